@@ -1,0 +1,92 @@
+"""The one loop that plays a game to its end, and many games at once (asyncio).
+
+Every caller plays through here: batch simulation and evaluation, the arena (a person is an
+agent whose move arrives from the UI) and training rollouts. Many episodes run concurrently
+under a bound on how many are in flight; each goes on to its next turn as soon as its own
+moves arrive, so a slow game never holds up the others (no batch barriers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Iterable
+
+from tqdm import tqdm
+
+from bargain.agents import Agent
+from bargain.game import GameState, new_initial_state
+from bargain.trial import Mode, Role, Trial
+
+AgentsFor = Callable[[Trial], tuple[Agent, Agent]]
+"""Builds the (buyer, seller) agents of one trial."""
+
+
+@dataclass
+class Episode:
+    """A finished (or failed) game with the names of who played it."""
+
+    trial: Trial
+    state: GameState
+    buyer: str
+    seller: str
+    error: str | None = None
+
+
+async def play(state: GameState, buyer: Agent, seller: Agent,
+               on_turn: Callable[[GameState], Awaitable[None] | None] | None = None) -> GameState:
+    """Play `state` to the end; `on_turn` runs after every applied move or round (e.g. to store it)."""
+    agents = {Role.BUYER: buyer, Role.SELLER: seller}
+    simultaneous = state.trial.mode is Mode.SIMULTANEOUS
+    while not state.is_terminal():
+        if simultaneous:
+            seen_b, seen_s = state.observation(Role.BUYER), state.observation(Role.SELLER)
+            if getattr(buyer, "instant", False) or getattr(seller, "instant", False):
+                # At most one side takes real time: waiting for them in turn costs nothing.
+                b, s = await buyer.act(seen_b), await seller.act(seen_s)
+            else:
+                b, s = await asyncio.gather(buyer.act(seen_b), seller.act(seen_s))
+            state.apply_actions({Role.BUYER: b, Role.SELLER: s})
+        else:
+            (actor,) = state.current_players()
+            state.apply_action(await agents[actor].act(state.observation(actor)), actor)
+        if on_turn is not None:
+            result = on_turn(state)
+            if result is not None:
+                await result
+    return state
+
+
+async def play_many(trials: Iterable[Trial], agents_for: AgentsFor, names: tuple[str, str],
+                    concurrency: int = 64, sanity_check: bool = False, progress: bool = True,
+                    desc: str = "episodes") -> list[Episode]:
+    """Play every trial with at most `concurrency` games in flight; results in trial order.
+
+    A game whose agent fails is kept with its error and the moves it reached, so one broken
+    game never loses the rest of a grid.
+    """
+    trials = list(trials)
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    episodes: list[Episode | None] = [None] * len(trials)
+    queue = iter(enumerate(trials))
+    bar = tqdm(total=len(trials), desc=desc, unit="game", disable=not progress)
+
+    async def worker() -> None:
+        # Each worker takes the next trial the moment its game ends: no batch barriers.
+        for index, trial in queue:
+            state = new_initial_state(trial, sanity_check)
+            error = None
+            try:
+                buyer, seller = agents_for(trial)
+                await play(state, buyer, seller)
+            except Exception as exc:  # recorded per game; the grid goes on
+                error = f"{type(exc).__name__}: {exc}"
+            episodes[index] = Episode(trial, state, names[0], names[1], error)
+            bar.update(1)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(trials)))))
+    finally:
+        bar.close()
+    return episodes
