@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
 from bargain.outcome import Outcome, settle
@@ -48,31 +48,38 @@ class OutOfTurnError(GameError):
     """A move came from the wrong side, or in the wrong way for the game's mode."""
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+class _MoveFields(NamedTuple):
+    action: Action
+    price: float | None
+    message: str
+    thought: str
+    raw: str | None
+    error: str | None
+
+
+class Move(_MoveFields):
     """One side's move: an action, a price for OFFER, a public message and a private thought.
 
     `raw` keeps a model's whole reply; `error` says why a move is INVALID (unparseable reply,
     failed sanity check) so that records can tell a deliberate pass from a broken one.
+    Immutable and checked on construction. Like the views, a named tuple: the engine makes
+    several per round and its speed (benchmarks/) rests on them being cheap.
     """
 
-    action: Action
-    price: float | None = None
-    message: str = ""
-    thought: str = ""
-    raw: str | None = None
-    error: str | None = None
+    __slots__ = ()
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.action, Action):
-            raise GameError(f"a move's action must be an Action, got {self.action!r}")
-        if self.action is Action.OFFER:
-            if not is_price(self.price):
-                raise GameError(f"an OFFER needs a finite number as its price, got {self.price!r}")
-        elif self.price is not None:
-            raise GameError(f"only an OFFER carries a price; {self.action} got {self.price!r}")
-        if type(self.message) is not str or type(self.thought) is not str:
+    def __new__(cls, action: Action, price: float | None = None, message: str = "", thought: str = "",
+                raw: str | None = None, error: str | None = None) -> "Move":
+        if action.__class__ is not Action:
+            raise GameError(f"a move's action must be an Action, got {action!r}")
+        if action is Action.OFFER:
+            if not is_price(price):
+                raise GameError(f"an OFFER needs a finite number as its price, got {price!r}")
+        elif price is not None:
+            raise GameError(f"only an OFFER carries a price; {action} got {price!r}")
+        if message.__class__ is not str or thought.__class__ is not str:
             raise GameError("a move's message and thought must be strings")
+        return tuple.__new__(cls, (action, price, message, thought, raw, error))
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
@@ -88,7 +95,8 @@ class Move:
 
 def is_price(value: object) -> bool:
     """True for a finite int or float that is not a bool (JSON `true` is not a price)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return value.__class__ in (float, int) and math.isfinite(value) or (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
 
 
 class Turn(NamedTuple):
@@ -292,24 +300,26 @@ class GameState:
             raise GameOverError(f"the game ended in round {self.end_round}; no more moves can be applied")
 
     def _record(self, role: Role, move: Move) -> Move:
-        if not isinstance(move, Move):
+        if move.__class__ is not Move:
             raise GameError(f"expected a Move for the {role}, got {type(move).__name__}")
-        move = self._sanity_checked(move)
-        self.turns.append(Turn(self.round, role, move))
-        public = (self.round, role, move.action, move.price, move.message)
-        self._seen[role].append(Seen(*public, move.thought, move.raw))
-        self._seen[role.other].append(Seen(*public))
+        if self.sanity_check:
+            move = self._sanity_checked(move)
+        round_, (action, price, message, thought, raw, _) = self.round, move
+        # tuple.__new__ is NamedTuple._make without its call overhead: this runs on every move.
+        self.turns.append(tuple.__new__(Turn, (round_, role, move)))
+        self._seen[role].append(tuple.__new__(Seen, (round_, role, action, price, message, thought, raw)))
+        self._seen[role.other].append(tuple.__new__(Seen, (round_, role, action, price, message, None, None)))
         return move
 
     def _sanity_checked(self, move: Move) -> Move:
         """Training-time check (PROTOCOL.md §7): an implausible offer becomes INVALID."""
-        if not self.sanity_check or move.action is not Action.OFFER:
+        if move.action is not Action.OFFER:
             return move
         lo, hi = self.trial.seller_price / SANITY_FACTOR, self.trial.buyer_price * SANITY_FACTOR
         if move.price > 0 and lo <= move.price <= hi:
             return move
-        return replace(move, action=Action.INVALID, price=None,
-                       error=f"offer {move.price} outside the sanity range [{lo:g}, {hi:g}]")
+        return move._replace(action=Action.INVALID, price=None,
+                             error=f"offer {move.price} outside the sanity range [{lo:g}, {hi:g}]")
 
     def _next_round(self) -> None:
         if self.round >= self.trial.max_rounds:

@@ -102,10 +102,13 @@ def from_mapping(data: Mapping[str, Sequence[Mapping]], source: str) -> Scenario
     """Build a scenario set from the dataset's own layout: `{tier: [scenario, ...]}`."""
     if not isinstance(data, Mapping) or not data:
         raise ScenarioError(f"{source}: expected one JSON object keyed by tier ({', '.join(TIERS)})")
-    tiers = {
-        tier: tuple(Scenario.from_dict(tier, i, s) for i, s in enumerate(records))
-        for tier, records in data.items()
-    }
+    try:
+        tiers = {
+            tier: tuple(Scenario.from_dict(tier, i, s) for i, s in enumerate(records))
+            for tier, records in data.items()
+        }
+    except (TrialError, TypeError, ValueError) as exc:
+        raise ScenarioError(f"{source}: {exc}") from exc
     return ScenarioSet(tiers=tiers, source=source)
 
 

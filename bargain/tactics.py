@@ -95,6 +95,15 @@ class TitForTat:
         return respond(obs, mine[-1] + (conceded if obs.role is Role.BUYER else -conceded), self.thought)
 
 
+def random_move(rng: random.Random, obs: Observation) -> Move:
+    """Any action (INVALID and a simultaneous-mode DEAL included); offers spread around the side's own price."""
+    action = rng.choice((Action.OFFER, Action.OFFER, Action.OFFER, Action.NO_DEAL, Action.DEAL, Action.INVALID))
+    if action is Action.OFFER:
+        price = round(obs.reservation_price * rng.uniform(0.5, 1.5), 2)
+        return Move(action, price=price, message=f"How about {price}?", thought="random")
+    return Move(action, message=rng.choice(("", "Hmm.", "Let us see.")), thought="random")
+
+
 @dataclass
 class RandomAgent:
     """Any move at all, drawn from its own seeded generator: exercises every rule."""
@@ -103,12 +112,8 @@ class RandomAgent:
     rng: random.Random
 
     async def act(self, obs: Observation) -> Move:
-        """A random action; offers spread around the side's own reservation price."""
-        action = self.rng.choice((Action.OFFER, Action.OFFER, Action.OFFER, Action.NO_DEAL, Action.DEAL, Action.INVALID))
-        if action is Action.OFFER:
-            price = round(obs.reservation_price * self.rng.uniform(0.5, 1.5), 2)
-            return Move(action, price=price, message=f"How about {price}?", thought="random")
-        return Move(action, message=self.rng.choice(("", "Hmm.", "Let us see.")), thought="random")
+        """A random move."""
+        return random_move(self.rng, obs)
 
 
 def _concession(name: str, e: float, pace: str) -> TimeDependent:
