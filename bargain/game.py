@@ -94,9 +94,18 @@ class Move(_MoveFields):
 
 
 def is_price(value: object) -> bool:
-    """True for a finite int or float that is not a bool (JSON `true` is not a price)."""
-    return value.__class__ in (float, int) and math.isfinite(value) or (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+    """True for a finite int or float that is not a bool (JSON `true` is not a price).
+
+    An integer too large for a float is not a price either: the rules do float arithmetic.
+    """
+    if value.__class__ is float:
+        return math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 class Turn(NamedTuple):

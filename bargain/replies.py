@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+import reprlib
 
 from bargain.game import Action, Move, is_price
 
@@ -49,7 +50,7 @@ def parse_reply(text: str | None, parsing: Parsing | str = Parsing.STRICT) -> Mo
     thought = raw[: fence.start()].strip() if lenient else raw.split("```json")[0].strip()
     try:
         data = json.loads(fence.group(1))
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON, too many digits, absurd nesting
         return Move(Action.INVALID, thought=thought, raw=raw, error=f"the JSON block does not parse: {exc}")
     if not isinstance(data, dict):
         return Move(Action.INVALID, thought=thought, raw=raw, error="the JSON block is not an object")
@@ -57,7 +58,7 @@ def parse_reply(text: str | None, parsing: Parsing | str = Parsing.STRICT) -> Mo
     action = _lenient_action(data.get("action")) if lenient else data.get("action")
     if not isinstance(action, str) or action not in VALID_ACTIONS:
         return Move(Action.INVALID, message=message, thought=thought, raw=raw,
-                    error=f"action {data.get('action')!r} is not one of OFFER, DEAL, NO_DEAL")
+                    error=f"action {reprlib.repr(data.get('action'))} is not one of OFFER, DEAL, NO_DEAL")
     if action != Action.OFFER:
         return Move(Action(action), message=message, thought=thought, raw=raw)
     price = data.get("offer_price")
@@ -65,7 +66,7 @@ def parse_reply(text: str | None, parsing: Parsing | str = Parsing.STRICT) -> Mo
         price = _lenient_price(price)
     if not is_price(price):
         return Move(Action.INVALID, message=message, thought=thought, raw=raw,
-                    error=f"an OFFER needs a finite number as offer_price, got {data.get('offer_price')!r}")
+                    error=f"an OFFER needs a finite number as offer_price, got {reprlib.repr(data.get('offer_price'))}")
     return Move(Action.OFFER, price=price, message=message, thought=thought, raw=raw)
 
 
@@ -96,5 +97,6 @@ def render_reply(thought: str, message: str, action: Action, price: float | None
     data: dict[str, object] = {"message": message, "action": action.value}
     if action is Action.OFFER:
         data["offer_price"] = price
-    block = json.dumps(data, indent=2, ensure_ascii=False)
+    # Backticks are escaped so that a message holding ``` cannot close the fence early.
+    block = json.dumps(data, indent=2, ensure_ascii=False).replace("`", "\\u0060")
     return f"{thought}\n\n```json\n{block}\n```" if thought else f"```json\n{block}\n```"
