@@ -112,13 +112,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         max_rounds=args.rounds or base.max_rounds,
         mode=Mode(args.mode) if args.mode else base.mode,
         first_actor=Role(args.first_actor) if args.first_actor else base.first_actor,
-        name=args.grid if args.grid and not any((args.split, args.tier, args.scenarios_slice, args.conditions, args.trials, args.rounds, args.mode, args.first_actor)) else "custom",
+        name=args.grid if args.grid and not any((args.split, args.tier, args.scenarios_slice, args.conditions,
+                                                 args.trials, args.rounds, args.mode, args.first_actor)) else "custom",
     )
     source = scenarios.load(args.scenarios)
     trials = scenarios.make_trials(spec, source, args.seed)
     for agent in (args.buyer, args.seller):
         make_agent(agent, 0)  # fail on a bad spec before anything runs
-    version = args.prompt_version or (PromptVersion.PAPER_EVAL if spec.name.startswith("paper-") else PromptVersion.TRAIN)
+    # The paper's grids were evaluated with the paper's wording, also when a flag changes a field.
+    version = args.prompt_version or (PromptVersion.PAPER_EVAL if args.grid else PromptVersion.TRAIN)
 
     def agents_for(trial: Trial):
         # Per-game seeds derived from the run seed and the trial: reruns repeat every move.

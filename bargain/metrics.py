@@ -38,15 +38,17 @@ def read_trials(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise MetricsError(f"no such file: {path}")
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        frame = pd.read_csv(path)
-    elif suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(path)
-    elif suffix in (".pkl", ".pickle"):
-        frame = pd.read_pickle(path)  # only open pickles you trust: they can run code
-    else:
+    readers = {".csv": pd.read_csv, ".parquet": pd.read_parquet, ".pq": pd.read_parquet,
+               ".pkl": pd.read_pickle, ".pickle": pd.read_pickle}  # only open pickles you trust
+    reader = readers.get(path.suffix.lower())
+    if reader is None:
         raise MetricsError(f"{path}: expected a .csv, .parquet or .pkl trials file")
+    try:
+        frame = reader(path)
+    except Exception as exc:  # each format fails in its own way; all mean "not a trials table"
+        raise MetricsError(f"cannot read {path} as a trials table: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(frame, pd.DataFrame):
+        raise MetricsError(f"{path} holds a {type(frame).__name__}, not a table of trials")
     return prepare(frame)
 
 
@@ -136,14 +138,21 @@ def scatter_quantities(frame: pd.DataFrame) -> dict:
 
 
 def _cell_order(key: object) -> tuple:
-    """Conditions in the paper's order (full, buyer_unaware, seller_unaware, both_unaware), others after."""
+    """Conditions in the paper's order (full, buyer_unaware, seller_unaware, both_unaware), then
+    numbers in numeric order (4 before 10), then anything else as text."""
     order = [c.value for c in Condition]
-    return (order.index(key), "") if key in order else (len(order), str(key))
+    if key in order:
+        return (order.index(key), 0.0, "")
+    if isinstance(key, (int, float, np.number)) and not isinstance(key, bool):
+        return (len(order), float(key), "")
+    return (len(order) + 1, 0.0, str(key))
 
 
 def cell_table(frame: pd.DataFrame, by: Sequence[str] = ("transparency",)) -> pd.DataFrame:
     """One row per cell (grouped by `by`) plus a pooled `ALL` row carrying the scatter quantities."""
     by = list(by)
+    if not by:
+        raise MetricsError("name at least one column to group by (e.g. transparency)")
     missing = [c for c in by if c not in frame]
     if missing:
         raise MetricsError(f"cannot group by {', '.join(missing)}: no such column (have {', '.join(frame.columns)})")
