@@ -2,6 +2,7 @@
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -9,7 +10,7 @@ from bargain import scenarios
 from bargain.scenarios import GridSpec, ScenarioError
 from bargain.trial import Condition, Mode, Role
 
-SHARED = "../shared/data/scenarios_by_reservation_ranges.jsonl"
+RAW = Path(__file__).resolve().parents[1] / "bargain" / "data" / "scenarios_by_reservation_ranges.jsonl"
 
 
 def test_bundled_copy_has_every_tier(scenario_set):
@@ -72,7 +73,7 @@ def test_zeroshot_grid_reproduces_the_papers_prices(scenario_set):
     assert trials[32].scenario.index == 1
     assert all(t.max_rounds == 6 and t.mode is Mode.SIMULTANEOUS for t in trials)
     # Independent re-derivation of every pair from the raw file.
-    raw = json.load(open(SHARED))["low"][:10]
+    raw = json.loads(RAW.read_text())["low"][:10]
     rng, expected = random.Random(42), []
     for s in raw:
         for _ in range(4 * 8):
