@@ -8,7 +8,7 @@ generator plays the same moves whatever order concurrent games run in.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 from bargain.game import Move, Observation
 from bargain.tactics import TACTICS
@@ -39,11 +39,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return kind, name
 
 
-def make_agent(spec: str, seed: int) -> Agent:
-    """A fresh agent for one game; `seed` seeds any randomness it has."""
+def agent_factory(spec: str) -> Callable[[int], Agent]:
+    """Resolve a spec once; the result builds a fresh agent per game from the game's seed."""
     kind, name = parse_spec(spec)
     if kind != "tactic":
         raise AgentSpecError(f"unknown agent kind {kind!r} in {spec!r}; available: tactic:NAME")
     if name not in TACTICS:
         raise AgentSpecError(f"unknown tactic {name!r}; choose from {', '.join(TACTICS)}")
-    return TACTICS[name](seed)
+    return TACTICS[name]
+
+
+def make_agent(spec: str, seed: int) -> Agent:
+    """A fresh agent for one game; `seed` seeds any randomness it has."""
+    return agent_factory(spec)(seed)

@@ -58,11 +58,11 @@ def _check_outcome(state: GameState) -> None:
         _require(math.isclose(sum(returns.values()), 1.0), f"{where}: normalised utilities of a deal must sum to 1")
     last = [t for t in state.turns if t.round == outcome.rounds]
     if trial.mode is Mode.SIMULTANEOUS:
-        b, s = (next(t.move.price for t in last if t.role is r) for r in ROLES)
+        b, s = (next(t.price for t in last if t.role is r) for r in ROLES)
         _require(b >= s and outcome.deal_price == (b + s) / 2, f"{where}: a deal must be the midpoint of crossing offers")
     else:
         accepter = state.turns[-1].role
-        _require(state.turns[-1].move.action is Action.DEAL and outcome.deal_price == state.last_offer(accepter.other),
+        _require(state.turns[-1].action is Action.DEAL and outcome.deal_price == state.last_offer(accepter.other),
                  f"{where}: a sequential deal must be the accepted standing offer")
 
 

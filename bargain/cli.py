@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from bargain import metrics, scenarios
-from bargain.agents import AgentSpecError, make_agent
+from bargain.agents import AgentSpecError, agent_factory
 from bargain.episodes import play_many
 from bargain.game import GameError, new_initial_state
 from bargain.prompts import PromptVersion, system_prompt
@@ -117,15 +117,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     )
     source = scenarios.load(args.scenarios)
     trials = scenarios.make_trials(spec, source, args.seed)
-    for agent in (args.buyer, args.seller):
-        make_agent(agent, 0)  # fail on a bad spec before anything runs
+    buyer, seller = agent_factory(args.buyer), agent_factory(args.seller)  # a bad spec fails before anything runs
     # The paper's grids were evaluated with the paper's wording, also when a flag changes a field.
     version = args.prompt_version or (PromptVersion.PAPER_EVAL if args.grid else PromptVersion.TRAIN)
 
     def agents_for(trial: Trial):
         # Per-game seeds derived from the run seed and the trial: reruns repeat every move.
         rng = random.Random(f"{args.seed}:{trial.trial_id}")
-        return make_agent(args.buyer, rng.getrandbits(64)), make_agent(args.seller, rng.getrandbits(64))
+        return buyer(rng.getrandbits(64)), seller(rng.getrandbits(64))
 
     episodes = asyncio.run(play_many(trials, agents_for, (args.buyer, args.seller), args.concurrency,
                                      args.sanity_check, progress=not args.quiet, desc=spec.name))

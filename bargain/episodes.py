@@ -22,7 +22,7 @@ AgentsFor = Callable[[Trial], tuple[Agent, Agent]]
 """Builds the (buyer, seller) agents of one trial."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Episode:
     """A finished (or failed) game with the names of who played it."""
 
@@ -38,11 +38,12 @@ async def play(state: GameState, buyer: Agent, seller: Agent,
     """Play `state` to the end; `on_turn` runs after every applied move or round (e.g. to store it)."""
     agents = {Role.BUYER: buyer, Role.SELLER: seller}
     simultaneous = state.trial.mode is Mode.SIMULTANEOUS
+    # When at most one side takes real time, waiting for the two in turn costs nothing.
+    in_turn = getattr(buyer, "instant", False) or getattr(seller, "instant", False)
     while not state.is_terminal():
         if simultaneous:
             seen_b, seen_s = state.observation(Role.BUYER), state.observation(Role.SELLER)
-            if getattr(buyer, "instant", False) or getattr(seller, "instant", False):
-                # At most one side takes real time: waiting for them in turn costs nothing.
+            if in_turn:
                 b, s = await buyer.act(seen_b), await seller.act(seen_s)
             else:
                 b, s = await asyncio.gather(buyer.act(seen_b), seller.act(seen_s))

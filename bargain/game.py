@@ -109,32 +109,39 @@ def is_price(value: object) -> bool:
 
 
 class Turn(NamedTuple):
-    """A move as it was applied: in which round and by whom."""
+    """A move as it was applied: in which round, by whom, and the move's fields.
 
-    round: int
-    role: Role
-    move: Move
-
-    def to_dict(self) -> dict:
-        """JSON-ready fields, the move's flattened in."""
-        return {"round": self.round, "role": self.role.value, **self.move.to_dict()}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> "Turn":
-        """Inverse of `to_dict`."""
-        return cls(int(data["round"]), Role(data["role"]), Move.from_dict(data))
-
-
-class Seen(NamedTuple):
-    """A turn as one side sees it: the opponent's thought and raw reply are never included."""
+    The move log holds these. A side's observation holds its own turns as they are and the
+    opponent's with the private fields (thought, raw reply, error) blanked to None.
+    """
 
     round: int
     role: Role
     action: Action
     price: float | None
     message: str
-    thought: str | None = None
-    raw: str | None = None
+    thought: str | None
+    raw: str | None
+    error: str | None
+
+    @property
+    def move(self) -> Move:
+        """The move itself (private fields as this record holds them)."""
+        return Move(self.action, self.price, self.message, self.thought or "", self.raw, self.error)
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return {"round": self.round, "role": self.role.value, **self.move.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Turn":
+        """Inverse of `to_dict`."""
+        return cls.of(int(data["round"]), Role(data["role"]), Move.from_dict(data))
+
+    @classmethod
+    def of(cls, round_: int, role: Role, move: Move) -> "Turn":
+        """The record of `move` played by `role` in `round_`."""
+        return cls(round_, role, *move)
 
 
 class Observation(NamedTuple):
@@ -159,7 +166,7 @@ class Observation(NamedTuple):
     other_prior: tuple[float, float] | None
     prior_on_me: tuple[float, float] | None
     round: int
-    history: tuple[Seen, ...]
+    history: tuple[Turn, ...]
     to_move: bool
     legal_actions: tuple[Action, ...]
     terminal: bool
@@ -170,7 +177,7 @@ class Observation(NamedTuple):
         """Rounds after the current one, as the per-turn message states it."""
         return self.max_rounds - self.round
 
-    def last_from(self, role: Role) -> Seen | None:
+    def last_from(self, role: Role) -> Turn | None:
         """The latest turn of `role` in this view, if any."""
         for turn in reversed(self.history):
             if turn.role is role:
@@ -185,7 +192,7 @@ class Observation(NamedTuple):
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class GameState:
     """The full state of one game. Only `observation(role)` may be shown to a side.
 
@@ -199,11 +206,13 @@ class GameState:
     round: int = field(default=1, init=False)
     deal_price: float | None = field(default=None, init=False)
     end_round: int | None = field(default=None, init=False)
-    _seen: dict[Role, list[Seen]] = field(init=False, repr=False, compare=False)
+    _seen: dict[Role, list[Turn]] = field(init=False, repr=False, compare=False)
     _facts: dict[Role, tuple] = field(init=False, repr=False, compare=False)
     _players: tuple[Role, ...] = field(init=False, repr=False, compare=False)
+    _legal: tuple[Action, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._legal = _LEGAL[self.trial.mode]
         self._seen = {Role.BUYER: [], Role.SELLER: []}
         self._facts = {role: self._private_facts(role) for role in ROLES}
         self._players = self._players_now()
@@ -242,24 +251,23 @@ class GameState:
 
     def legal_actions(self, role: Role) -> tuple[Action, ...]:
         """The actions the prompt offers `role` now (INVALID is always accepted as a pass)."""
-        return _LEGAL[self.trial.mode] if role in self._players else ()
+        return self._legal if role in self._players else ()
 
     def last_offer(self, role: Role) -> float | None:
         """The latest valid offer of `role` in the whole game, if any."""
-        return next((t.move.price for t in reversed(self.turns)
-                     if t.role is role and t.move.action is Action.OFFER), None)
+        return next((t.price for t in reversed(self.turns) if t.role is role and t.action is Action.OFFER), None)
 
     def observation(self, role: Role) -> Observation:
         """The view of `role`: its own facts, what its condition reveals, the public record."""
         to_move = role in self._players
-        return Observation(*self._facts[role], self.round, tuple(self._seen[role]), to_move,
-                           _LEGAL[self.trial.mode] if to_move else (), self.end_round is not None, self.deal_price)
+        return tuple.__new__(Observation, (*self._facts[role], self.round, tuple(self._seen[role]), to_move,
+                                           self._legal if to_move else (), self.end_round is not None, self.deal_price))
 
     def outcome(self) -> Outcome:
         """Utilities and benchmarks of the ended game (PROTOCOL.md §8)."""
         if not self.is_terminal():
             raise GameError("the game has not ended yet; outcome() is only defined at the end")
-        invalid = {r: sum(1 for t in self.turns if t.role is r and t.move.action is Action.INVALID) for r in ROLES}
+        invalid = {r: sum(1 for t in self.turns if t.role is r and t.action is Action.INVALID) for r in ROLES}
         return settle(self.trial, self.deal_price, self.end_round, invalid[Role.BUYER], invalid[Role.SELLER])
 
     def returns(self) -> dict[Role, float]:
@@ -313,11 +321,11 @@ class GameState:
             raise GameError(f"expected a Move for the {role}, got {type(move).__name__}")
         if self.sanity_check:
             move = self._sanity_checked(move)
-        round_, (action, price, message, thought, raw, _) = self.round, move
         # tuple.__new__ is NamedTuple._make without its call overhead: this runs on every move.
-        self.turns.append(tuple.__new__(Turn, (round_, role, move)))
-        self._seen[role].append(tuple.__new__(Seen, (round_, role, action, price, message, thought, raw)))
-        self._seen[role.other].append(tuple.__new__(Seen, (round_, role, action, price, message, None, None)))
+        turn = tuple.__new__(Turn, (self.round, role, *move))
+        self.turns.append(turn)
+        self._seen[role].append(turn)  # a side's own turns are shown as they are
+        self._seen[role.other].append(tuple.__new__(Turn, (*turn[:5], None, None, None)))  # private fields blanked
         return move
 
     def _sanity_checked(self, move: Move) -> Move:

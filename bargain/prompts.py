@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 
-from bargain.game import Observation, Seen
+from bargain.game import Observation, Turn
 from bargain.replies import render_reply
 from bargain.trial import Condition, Mode, Role
 
@@ -80,7 +80,7 @@ def system_prompt(obs: Observation, version: PromptVersion = PromptVersion.TRAIN
     )
 
 
-def user_message(obs: Observation, seen: tuple[Seen, ...], round_: int, first: bool,
+def user_message(obs: Observation, seen: tuple[Turn, ...], round_: int, first: bool,
                  version: PromptVersion = PromptVersion.TRAIN) -> str:
     """The user message for a turn in `round_`, given the turns `seen` before it (PROTOCOL.md §5)."""
     opponent = obs.role.other
@@ -95,7 +95,7 @@ def user_message(obs: Observation, seen: tuple[Seen, ...], round_: int, first: b
     return "\n".join(parts)
 
 
-def _seen_before(obs: Observation, index: int) -> tuple[Seen, ...]:
+def _seen_before(obs: Observation, index: int) -> tuple[Turn, ...]:
     """The turns visible when history[index] was chosen: in simultaneous mode, earlier rounds only."""
     if obs.mode is Mode.SIMULTANEOUS:
         round_ = obs.history[index].round

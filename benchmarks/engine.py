@@ -18,7 +18,7 @@ import statistics
 import time
 
 from bargain import scenarios
-from bargain.agents import make_agent
+from bargain.agents import agent_factory
 from bargain.episodes import play_many
 
 GOAL = 20_000
@@ -26,8 +26,9 @@ GOAL = 20_000
 
 def run_once(trials, buyer: str, seller: str) -> float:
     """Episodes per second for one pass over the grid."""
+    make_buyer, make_seller = agent_factory(buyer), agent_factory(seller)
     start = time.perf_counter()
-    episodes = asyncio.run(play_many(trials, lambda t: (make_agent(buyer, t.trial_id), make_agent(seller, t.trial_id)),
+    episodes = asyncio.run(play_many(trials, lambda t: (make_buyer(t.trial_id), make_seller(t.trial_id)),
                                      (buyer, seller), concurrency=256, progress=False))
     elapsed = time.perf_counter() - start
     assert all(e.state.is_terminal() for e in episodes)

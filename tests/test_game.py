@@ -153,11 +153,11 @@ def test_sanity_check_turns_implausible_offers_into_passes(trial):
     # bounds: [v_S / 5, 5 v_B] = [0.244, 13.4]
     state.apply_actions({B: offer(0.2, "cheap"), S: offer(13.5)})
     buyer, seller = state.turns
-    assert buyer.move.action is Action.INVALID and buyer.move.price is None and "sanity" in buyer.move.error
-    assert buyer.move.message == "cheap"
-    assert seller.move.action is Action.INVALID
+    assert buyer.action is Action.INVALID and buyer.price is None and "sanity" in buyer.error
+    assert buyer.message == "cheap"
+    assert seller.action is Action.INVALID
     state.apply_actions({B: offer(0.0), S: offer(13.4)})
-    assert state.turns[2].move.action is Action.INVALID and state.turns[3].move.action is Action.OFFER
+    assert state.turns[2].action is Action.INVALID and state.turns[3].action is Action.OFFER
     assert new_initial_state(trial).apply_actions({B: offer(0.2), S: offer(13.5)}) is None  # off: accepted
 
 

@@ -52,11 +52,11 @@ def test_outcomes_obey_the_rules(trial, data, sanity_check):
         assert math.isclose(outcome.buyer_utility + outcome.seller_utility, trial.buyer_price - trial.seller_price, abs_tol=1e-9)
         last_round = [t for t in state.turns if t.round == outcome.rounds]
         if trial.mode is Mode.SIMULTANEOUS:
-            b = next(t.move.price for t in last_round if t.role is Role.BUYER)
-            s = next(t.move.price for t in last_round if t.role is Role.SELLER)
+            b = next(t.price for t in last_round if t.role is Role.BUYER)
+            s = next(t.price for t in last_round if t.role is Role.SELLER)
             assert s <= outcome.deal_price <= b and outcome.deal_price == (b + s) / 2
         else:
-            assert state.turns[-1].move.action is Action.DEAL
+            assert state.turns[-1].action is Action.DEAL
             assert outcome.deal_price == state.last_offer(state.turns[-1].role.other)
         if trial.buyer_price > trial.seller_price:
             assert math.isclose(outcome.buyer_norm_utility + outcome.seller_norm_utility, 1.0)
@@ -66,8 +66,8 @@ def test_outcomes_obey_the_rules(trial, data, sanity_check):
         assert outcome.rounds == trial.max_rounds
     if sanity_check:
         for turn in state.turns:
-            if turn.move.action is Action.OFFER:
-                assert trial.seller_price / 5 <= turn.move.price <= 5 * trial.buyer_price and turn.move.price > 0
+            if turn.action is Action.OFFER:
+                assert trial.seller_price / 5 <= turn.price <= 5 * trial.buyer_price and turn.price > 0
 
 
 @settings(max_examples=200, deadline=None)

@@ -111,7 +111,7 @@ def test_tactics_only_use_their_observation(trial, name):
         for seller_price in (1.22, 1.9):
             state = new_initial_state(replace(trial, condition=condition, seller_price=seller_price))
             asyncio.run(play(state, make_agent(f"tactic:{name}", 7), Fixed([2.9, 2.8, 2.75, 2.7, 2.5])))
-            games.append([t.move for t in state.turns if t.role is B])
+            games.append([t for t in state.turns if t.role is B])
         assert games[0] == games[1]
 
 
@@ -121,7 +121,7 @@ def test_no_tactic_offers_beyond_its_reservation(trial):
             state = new_initial_state(replace(trial, condition=Condition.BOTH_UNAWARE))
             tactic, other = make_agent(f"tactic:{name}", 0), make_agent("tactic:random", 1)
             asyncio.run(play(state, *((tactic, other) if role is B else (other, tactic))))
-            offers = [t.move.price for t in state.turns if t.role is role and t.move.action is Action.OFFER]
+            offers = [t.price for t in state.turns if t.role is role and t.action is Action.OFFER]
             assert offers and all((p <= 2.68) if role is B else (p >= 1.22) for p in offers)
 
 
