@@ -73,7 +73,7 @@ class Move(_MoveFields):
         if action.__class__ is not Action:
             raise GameError(f"a move's action must be an Action, got {action!r}")
         if action is Action.OFFER:
-            if not is_price(price):
+            if not (price.__class__ is float and math.isfinite(price) or is_price(price)):
                 raise GameError(f"an OFFER needs a finite number as its price, got {price!r}")
         elif price is not None:
             raise GameError(f"only an OFFER carries a price; {action} got {price!r}")

@@ -30,17 +30,13 @@ def anchor(obs: Observation) -> float:
     return lo if obs.role is Role.BUYER else hi
 
 
-def better_for(role: Role, a: float, b: float) -> bool:
-    """Whether price `a` is at least as good as `b` for `role`."""
-    return a <= b if role is Role.BUYER else a >= b
-
-
 def respond(obs: Observation, target: float, thought: str) -> Move:
     """Offer `target` (kept within the reservation price), or take a better standing opponent offer."""
-    role, limit = obs.role, obs.reservation_price
-    target = round(min(target, limit) if role is Role.BUYER else max(target, limit), 2)
-    theirs = obs.last_offer_from(role.other)
-    if theirs is not None and better_for(role, theirs, target):
+    limit = obs.reservation_price
+    buyer = obs.role is Role.BUYER
+    target = round(min(target, limit) if buyer else max(target, limit), 2)
+    theirs = obs.last_offer_from(Role.SELLER if buyer else Role.BUYER)
+    if theirs is not None and (theirs <= target if buyer else theirs >= target):
         if obs.mode is Mode.SEQUENTIAL:
             return Move(Action.DEAL, message=f"Deal at {theirs}.", thought=thought)
         target = theirs
