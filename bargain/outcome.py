@@ -8,7 +8,7 @@ paper's per-trial columns come first in a trial record, in the paper's order and
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from bargain.trial import Condition, Role, Trial
 
@@ -131,10 +131,3 @@ def trial_record(trial: Trial, outcome: Outcome) -> dict:
         "buyer_invalid": outcome.buyer_invalid,
         "seller_invalid": outcome.seller_invalid,
     }
-
-
-def outcome_dict(outcome: Outcome) -> dict:
-    """The outcome's fields plus its derived quantities, JSON-ready."""
-    return {**asdict(outcome), "welfare": outcome.welfare, "seller_advantage": outcome.seller_advantage,
-            "nbs_deviation": None if not outcome.deal else outcome.nbs_deviation,
-            "nbs_deviation_share": None if math.isnan(outcome.nbs_deviation_share) else outcome.nbs_deviation_share}
