@@ -1,16 +1,23 @@
 """One agent interface for every player: take an observation, return a move (asynchronously).
 
 A tactic computes its move, a model agent asks a backend, a person's move arrives from the UI:
-the episode loop cannot tell them apart. Agents are named by a spec string such as
-`tactic:boulware`; `make_agent` builds a fresh one per game, so an agent with its own random
-generator plays the same moves whatever order concurrent games run in.
+the episode loop cannot tell them apart. Agents are named by a spec string (`tactic:boulware`,
+`arm:buyer-grpo`, `openai:MODEL@URL`; see bargain.arms); `agent_factory` resolves a spec once
+and builds a fresh agent per game, so an agent with its own random generator plays the same
+moves whatever order concurrent games run in.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Protocol, runtime_checkable
 
+from bargain.arms import resolve
+from bargain.backends import PRESETS, Backends, Sampling
 from bargain.game import Move, Observation
+from bargain.llm import LLMAgent
+from bargain.prompts import PromptVersion
+from bargain.replies import Parsing
 from bargain.tactics import TACTICS
 
 
@@ -27,28 +34,33 @@ class Agent(Protocol):
         ...
 
 
-class AgentSpecError(ValueError):
-    """An agent spec that names nothing we can build (the message lists what exists)."""
+@dataclass(frozen=True)
+class Side:
+    """How a model plays one side: sampling, parsing, prompt wording, re-asks on INVALID."""
+
+    sampling: Sampling = PRESETS["trained"]
+    parsing: Parsing = Parsing.STRICT
+    prompt_version: PromptVersion = PromptVersion.TRAIN
+    reask: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return {"sampling": self.sampling.to_dict(), "parsing": self.parsing.value,
+                "prompt_version": self.prompt_version.value, "reask": self.reask}
 
 
-def parse_spec(spec: str) -> tuple[str, str]:
-    """Split `kind:name` into its parts (`tactic:boulware` -> (`tactic`, `boulware`))."""
-    kind, sep, name = spec.partition(":")
-    if not sep or not name:
-        raise AgentSpecError(f"bad agent {spec!r}: expected KIND:NAME such as tactic:boulware")
-    return kind, name
+def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
+    """Resolve a spec once; the result builds a fresh agent per game from the game's seed.
 
-
-def agent_factory(spec: str) -> Callable[[int], Agent]:
-    """Resolve a spec once; the result builds a fresh agent per game from the game's seed."""
-    kind, name = parse_spec(spec)
-    if kind != "tactic":
-        raise AgentSpecError(f"unknown agent kind {kind!r} in {spec!r}; available: tactic:NAME")
-    if name not in TACTICS:
-        raise AgentSpecError(f"unknown tactic {name!r}; choose from {', '.join(TACTICS)}")
-    return TACTICS[name]
+    Tactics need nothing else; model arms get their backend from `backends`.
+    """
+    arm = resolve(spec)
+    if arm.kind == "tactic":
+        return TACTICS[arm.name]
+    backend = (backends or Backends()).for_arm(arm)
+    return lambda seed: LLMAgent(arm, backend, side.sampling, side.parsing, side.prompt_version, side.reask)
 
 
 def make_agent(spec: str, seed: int) -> Agent:
-    """A fresh agent for one game; `seed` seeds any randomness it has."""
+    """A fresh scripted agent for one game (model arms need `agent_factory` with backends)."""
     return agent_factory(spec)(seed)

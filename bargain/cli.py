@@ -1,7 +1,9 @@
-"""`python -m bargain ...`: simulate grids, tabulate metrics, print prompts, parse replies.
+"""`python -m bargain ...`: play grids, serve the models, list arms, tabulate, print prompts, parse replies.
 
-Every subcommand reports a bad argument as one line on standard error and exit status 2,
-never a traceback.
+Every subcommand reports a bad argument or an unusable setting as one line on standard error
+with exit status 2, never a traceback. Backend flags have environment variables
+(BARGAIN_BACKEND, BARGAIN_BASE_URL, BARGAIN_MODEL, BARGAIN_ADAPTERS_DIR) so a Space or a
+cluster job can set them once.
 """
 
 from __future__ import annotations
@@ -9,19 +11,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
 from bargain import metrics, scenarios
-from bargain.agents import AgentSpecError, agent_factory
-from bargain.episodes import play_many
+from bargain.agents import Side, agent_factory
+from bargain.arms import ADAPTERS, ArmError, catalogue, resolve
+from bargain.backends import PRESETS, BackendError, Backends
+from bargain.backends.build import KINDS, build_backend
 from bargain.game import GameError, new_initial_state
 from bargain.prompts import PromptVersion, system_prompt
 from bargain.replies import Parsing, parse_reply
-from bargain.runs import write_run
+from bargain.runs import RunError, RunSetup, run
 from bargain.trial import Condition, Mode, Role, Trial, TrialError
 
 
@@ -49,30 +53,74 @@ def _price(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
+def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    group = parser.add_argument_group("model backend (for arm:... agents)")
+    group.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
+                       help="vllm: an OpenAI-compatible server; hf: transformers + peft in this process (env BARGAIN_BACKEND)")
+    group.add_argument("--base-url", default=env("BARGAIN_BASE_URL"), help="server URL for --backend vllm, e.g. http://127.0.0.1:8000/v1 (env BARGAIN_BASE_URL)")
+    group.add_argument("--model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (hf), served name (vllm); default Qwen/Qwen3-8B (env BARGAIN_MODEL)")
+    group.add_argument("--adapters-dir", default=env("BARGAIN_ADAPTERS_DIR"), help="local directory with <arm>/adapter_config.json; default: download from the Hub (env BARGAIN_ADAPTERS_DIR)")
+    group.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="revision of the adapter repository to download")
+    group.add_argument("--device", help="hf: cuda, cpu, ... (default: cuda if present)")
+    group.add_argument("--dtype", help="hf: bfloat16, float16, float32 (default: bf16 on GPU, fp32 on CPU)")
+    group.add_argument("--max-in-flight", type=_positive, default=256, help="vllm: requests in flight at once (default 256)")
+
+
+def _add_side_flags(parser: argparse.ArgumentParser, role: str) -> None:
+    parser.add_argument(f"--{role}-preset", choices=sorted(PRESETS), default="trained",
+                        help=f"sampling preset of the {role} model (trained: T 0.7/top_p 0.8; frozen-opponent: T 0.1/top_p 0.5)")
+    parser.add_argument(f"--{role}-sampling", default="", help="overrides, e.g. temperature=0.5,max_tokens=512")
+    parser.add_argument(f"--{role}-parsing", choices=[p.value for p in Parsing], default="strict",
+                        help="strict (the paper's, default) or lenient reply parsing")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand (also the source of `--help`)."""
     parser = argparse.ArgumentParser(prog="python -m bargain", description="Bargaining games between language models, tactics and people.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sim = sub.add_parser("simulate", help="play a grid of trials between two agents and write the results")
-    sim.add_argument("--grid", choices=sorted(scenarios.GRIDS), help="a named grid; the flags below override its fields")
-    sim.add_argument("--tier", help="price tier (low, medium, high, very_high); default low")
-    sim.add_argument("--scenarios-slice", help="scenarios START:STOP of the tier, e.g. 1508:1516 (default 0:10)")
-    sim.add_argument("--split", choices=sorted(scenarios.SPLITS), help="one of the paper's splits instead of --tier/--scenarios-slice")
-    sim.add_argument("--conditions", type=_conditions, help="comma-separated conditions or 'all' (default all four)")
-    sim.add_argument("--trials", type=_positive, help="trials per (scenario, condition) cell (default 8)")
-    sim.add_argument("--rounds", type=_positive, help="maximum rounds per game (default 6)")
-    sim.add_argument("--mode", choices=[m.value for m in Mode], help="simultaneous (default) or sequential")
-    sim.add_argument("--first-actor", choices=[r.value for r in Role], help="who moves first in sequential mode (default buyer)")
-    sim.add_argument("--buyer", required=True, help="the buyer agent, e.g. tactic:boulware")
-    sim.add_argument("--seller", required=True, help="the seller agent, e.g. tactic:linear")
-    sim.add_argument("--seed", type=int, default=42, help="seed of the reservation prices (42 reproduces the paper)")
-    sim.add_argument("--scenarios", help="scenario source: a local file, or hub[:REPO[@REV]] (default: the bundled copy)")
-    sim.add_argument("--sanity-check", action="store_true", help="apply the training-time offer sanity check (x5)")
-    sim.add_argument("--prompt-version", choices=[v.value for v in PromptVersion], help="prompt wording for model agents (default paper-eval for paper grids, else train)")
-    sim.add_argument("--concurrency", type=_positive, default=256, help="games in flight at once (default 256)")
-    sim.add_argument("--out", required=True, help="output directory")
-    sim.add_argument("--quiet", action="store_true", help="no progress bar")
+    for name, text in (("simulate", "play a grid of trials between two agents and write the results"),
+                       ("evaluate", "like simulate, plus figures and the paper's numbers beside ours")):
+        sim = sub.add_parser(name, help=text, description=text)
+        sim.add_argument("--grid", choices=sorted(scenarios.GRIDS), help="a named grid; the flags below override its fields")
+        sim.add_argument("--tier", help="price tier (low, medium, high, very_high); default low")
+        sim.add_argument("--scenarios-slice", help="scenarios START:STOP of the tier, e.g. 1508:1516 (default 0:10)")
+        sim.add_argument("--split", choices=sorted(scenarios.SPLITS), help="one of the paper's splits instead of --tier/--scenarios-slice")
+        sim.add_argument("--conditions", type=_conditions, help="comma-separated conditions or 'all' (default all four)")
+        sim.add_argument("--trials", type=_positive, help="trials per (scenario, condition) cell (default 8)")
+        sim.add_argument("--rounds", type=_positive, help="maximum rounds per game (default 6)")
+        sim.add_argument("--mode", choices=[m.value for m in Mode], help="simultaneous (default) or sequential")
+        sim.add_argument("--first-actor", choices=[r.value for r in Role], help="who moves first in sequential mode (default buyer)")
+        sim.add_argument("--buyer", required=True, help="the buyer: tactic:NAME, arm:NAME or openai:MODEL@URL")
+        sim.add_argument("--seller", required=True, help="the seller: tactic:NAME, arm:NAME or openai:MODEL@URL")
+        sim.add_argument("--seed", type=int, default=42, help="seed of the reservation prices (42 reproduces the paper)")
+        sim.add_argument("--scenarios", help="scenario source: a local file, or hub[:REPO[@REV]] (default: the bundled copy)")
+        sim.add_argument("--sanity-check", action="store_true", help="apply the training-time offer sanity check (x5)")
+        sim.add_argument("--prompt-version", choices=[v.value for v in PromptVersion], help="prompt wording (default paper-eval with --grid, else train)")
+        sim.add_argument("--reask", type=int, default=0, help="re-ask a model up to N times after an INVALID reply (default 0, as the paper)")
+        _add_side_flags(sim, "buyer")
+        _add_side_flags(sim, "seller")
+        sim.add_argument("--concurrency", type=_positive, default=256, help="games in flight at once (default 256)")
+        sim.add_argument("--out", required=True, help="output directory; an interrupted run resumes there")
+        sim.add_argument("--quiet", action="store_true", help="no progress bar")
+        _add_backend_flags(sim)
+
+    arms = sub.add_parser("arms", help="list the arms, what they were trained for, and whether the backend serves them")
+    _add_backend_flags(arms)
+
+    srv = sub.add_parser("serve", help="start vLLM with the base model and the eight adapters")
+    srv.add_argument("--model", default=os.environ.get("BARGAIN_MODEL"), help="base model (default Qwen/Qwen3-8B)")
+    srv.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated adapters to serve (default all eight)")
+    srv.add_argument("--adapters-dir", default=os.environ.get("BARGAIN_ADAPTERS_DIR"), help="local adapter directory (default: download)")
+    srv.add_argument("--adapter-revision", help="revision of the adapter repository")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8000)
+    srv.add_argument("--max-model-len", type=int, default=8192, help="context length (default 8192: a game is a few thousand tokens)")
+    srv.add_argument("--gpu-memory-utilization", type=float, default=0.90, help="share of GPU memory for vLLM (default 0.90)")
+    srv.add_argument("--tensor-parallel-size", type=int, default=1)
+    srv.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the server to answer")
+    srv.add_argument("--dry-run", action="store_true", help="print the vllm command and exit")
 
     met = sub.add_parser("metrics", help="per-cell table of a trials file (ours or the paper's layout)")
     met.add_argument("file", help="trials file: .csv, .parquet or .pkl")
@@ -95,8 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
-    """Play a grid and write DIR/trials.{parquet,csv}, games.jsonl, summary.md, config.json."""
+def backend_from(args: argparse.Namespace, adapters: list[str] | None = None):
+    """The configured local backend (or None) from the backend flags."""
+    return build_backend(args.backend, base_url=args.base_url, model=args.model, adapters=adapters,
+                         adapters_dir=args.adapters_dir, adapter_revision=args.adapter_revision,
+                         device=args.device, dtype=args.dtype, max_in_flight=args.max_in_flight)
+
+
+def grid_from(args: argparse.Namespace) -> scenarios.GridSpec:
+    """A named grid with any flag overrides, or a custom grid from the flags alone."""
     base = scenarios.grid(args.grid) if args.grid else scenarios.GridSpec()
     tier, start, stop = base.tier, base.start, base.stop
     if args.split:
@@ -105,47 +160,104 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         tier = args.tier
     if args.scenarios_slice:
         start, stop = scenarios.parse_slice(args.scenarios_slice)
-    spec = scenarios.GridSpec(
+    changed = any((args.split, args.tier, args.scenarios_slice, args.conditions, args.trials, args.rounds,
+                   args.mode, args.first_actor))
+    return scenarios.GridSpec(
         tier=tier, start=start, stop=stop,
         conditions=args.conditions or base.conditions,
         trials_per_cell=args.trials or base.trials_per_cell,
         max_rounds=args.rounds or base.max_rounds,
         mode=Mode(args.mode) if args.mode else base.mode,
         first_actor=Role(args.first_actor) if args.first_actor else base.first_actor,
-        name=args.grid if args.grid and not any((args.split, args.tier, args.scenarios_slice, args.conditions,
-                                                 args.trials, args.rounds, args.mode, args.first_actor)) else "custom",
+        name=args.grid if args.grid and not changed else "custom",
     )
+
+
+def _side(args: argparse.Namespace, role: str, version: PromptVersion) -> Side:
+    try:
+        sampling = PRESETS[getattr(args, f"{role}_preset")].with_overrides(getattr(args, f"{role}_sampling"))
+    except ValueError as exc:
+        raise ArmError(f"--{role}-sampling: {exc}") from None
+    return Side(sampling, Parsing(getattr(args, f"{role}_parsing")), version, args.reask)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """simulate / evaluate: play a grid (resuming in --out) and write every output."""
+    spec = grid_from(args)
     source = scenarios.load(args.scenarios)
     trials = scenarios.make_trials(spec, source, args.seed)
-    buyer, seller = agent_factory(args.buyer), agent_factory(args.seller)  # a bad spec fails before anything runs
     # The paper's grids were evaluated with the paper's wording, also when a flag changes a field.
-    version = args.prompt_version or (PromptVersion.PAPER_EVAL if args.grid else PromptVersion.TRAIN)
+    version = PromptVersion(args.prompt_version or (PromptVersion.PAPER_EVAL if args.grid else PromptVersion.TRAIN))
+    arms = {role: resolve(getattr(args, role)) for role in ("buyer", "seller")}  # bad specs fail before any loading
+    adapters = sorted({a.name for a in arms.values() if a.kind == "adapter"})
+    needs_local = any(a.kind in ("base", "adapter") for a in arms.values())
+    backends = Backends(backend_from(args, adapters) if needs_local else None)
+    setup = RunSetup(grid=spec, seed=args.seed, buyer=args.buyer, seller=args.seller, scenarios=source.source,
+                     buyer_side=_side(args, "buyer", version), seller_side=_side(args, "seller", version),
+                     sanity_check=args.sanity_check)
+    makers = {role: agent_factory(getattr(args, role), backends, setup.side(Role(role))[1]) for role in ("buyer", "seller")}
+    for role, arm in arms.items():
+        if arm.kind in ("base", "adapter") and not asyncio.run(backends.for_arm(arm).available(arm)):
+            raise BackendError(f"the {args.backend} backend does not serve {arm.spec}; check `python -m bargain arms` "
+                               "with the same backend flags")
 
     def agents_for(trial: Trial):
-        # Per-game seeds derived from the run seed and the trial: reruns repeat every move.
+        # Per-game seeds derived from the run seed and the trial: reruns repeat every scripted move.
         rng = random.Random(f"{args.seed}:{trial.trial_id}")
-        return buyer(rng.getrandbits(64)), seller(rng.getrandbits(64))
+        return makers["buyer"](rng.getrandbits(64)), makers["seller"](rng.getrandbits(64))
 
-    episodes = asyncio.run(play_many(trials, agents_for, (args.buyer, args.seller), args.concurrency,
-                                     args.sanity_check, progress=not args.quiet, desc=spec.name))
-    config = {
-        "command": ["python", "-m", "bargain", *args.argv],
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "grid": spec.to_dict(),
-        "seed": args.seed,
-        "buyer": args.buyer,
-        "seller": args.seller,
-        "scenarios": source.source,
-        "sanity_check": args.sanity_check,
-        "prompt_version": str(version),
-        "concurrency": args.concurrency,
-        "n_trials": len(trials),
-        "scenario_names": list(dict.fromkeys(t.scenario.product_name for t in trials)),
-    }
-    frame = write_run(args.out, episodes, config, {"seed": args.seed, "prompt_version": str(version)})
-    print(f"{len(frame)} trials written to {args.out}")
+    backend_info = backends.local.describe() if backends.local else None
+    frame = run(setup, trials, agents_for, args.out, concurrency=args.concurrency, progress=not args.quiet,
+                evaluate=args.command == "evaluate",
+                extra_config={"command": ["python", "-m", "bargain", *args.argv], "backend": backend_info,
+                              "grid": spec.to_dict(), "seed": args.seed, "buyer": args.buyer, "seller": args.seller,
+                              "prompt_version": version.value})
+    print(f"{len(frame)} of {len(trials)} trials finished in {args.out}")
     print((Path(args.out) / "summary.md").read_text(encoding="utf-8"))
+    return 0 if len(frame) == len(trials) else 1
+
+
+def cmd_arms(args: argparse.Namespace) -> int:
+    """List every arm with its training conditions and availability on the configured backend."""
+    backend = backend_from(args) if args.backend != "none" else None
+
+    async def availability() -> list[str]:
+        marks = []
+        for arm in catalogue():
+            if arm.kind == "tactic":
+                marks.append("yes")
+            elif backend is None:
+                marks.append("needs --backend")
+            else:
+                marks.append("yes" if await backend.available(arm) else "no")
+        return marks
+
+    rows = []
+    for arm, mark in zip(catalogue(), asyncio.run(availability())):
+        trained = ("any" if arm.kind != "adapter" else
+                   f"{'+'.join(r.value for r in arm.roles)} / {', '.join(c.value for c in arm.conditions)} / simultaneous, 4 rounds")
+        detail = f"{arm.loss}, {arm.transform} transform, r={arm.lora_rank}, step {arm.checkpoint}" if arm.kind == "adapter" else arm.kind
+        rows.append((arm.spec, detail, trained, mark))
+    widths = [max(len(r[i]) for r in rows + [("arm", "", "", "")]) for i in range(4)]
+    header = ("arm", "kind", "trained for (role / conditions / rules)", "available")
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, [max(w, len(h)) for w, h in zip(widths, header)])).rstrip())
+    print("\nAlso: openai:MODEL@URL for any OpenAI-compatible API (key from OPENAI_API_KEY).")
+    if backend is None:
+        print("Model arms need a backend: --backend vllm --base-url URL (see `serve`), or --backend hf --model ID_OR_PATH.")
     return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Start vLLM (or print its command with --dry-run)."""
+    from bargain.serve import main_serve
+
+    names = [n.strip() for n in args.adapters.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ADAPTERS]
+    if unknown:
+        raise ArmError(f"unknown adapters {', '.join(unknown)}; choose from {', '.join(ADAPTERS)}")
+    return main_serve(args.model, names, args.adapters_dir, args.adapter_revision, args.host, args.port,
+                      args.max_model_len, args.gpu_memory_utilization, args.tensor_parallel_size, args.dry_run, args.timeout)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -182,7 +294,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"simulate": cmd_simulate, "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse}
+COMMANDS = {"simulate": cmd_play, "evaluate": cmd_play, "arms": cmd_arms, "serve": cmd_serve,
+            "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -193,6 +306,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     try:
         return COMMANDS[args.command](args)
-    except (TrialError, GameError, AgentSpecError, metrics.MetricsError, OSError) as exc:
+    except (TrialError, GameError, ArmError, BackendError, RunError, metrics.MetricsError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ moves arrive, so a slow game never holds up the others (no batch barriers).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable
 
 from tqdm import tqdm
@@ -31,6 +31,12 @@ class Episode:
     buyer: str
     seller: str
     error: str | None = None
+    records: list[dict] = field(default_factory=list)  # model agents' per-move records
+
+    @property
+    def finished(self) -> bool:
+        """Played to the end without an error."""
+        return self.error is None and self.state.is_terminal()
 
 
 async def play(state: GameState, buyer: Agent, seller: Agent,
@@ -60,11 +66,12 @@ async def play(state: GameState, buyer: Agent, seller: Agent,
 
 async def play_many(trials: Iterable[Trial], agents_for: AgentsFor, names: tuple[str, str],
                     concurrency: int = 64, sanity_check: bool = False, progress: bool = True,
-                    desc: str = "episodes") -> list[Episode]:
+                    desc: str = "episodes", on_done: Callable[[Episode], dict | None] | None = None) -> list[Episode]:
     """Play every trial with at most `concurrency` games in flight; results in trial order.
 
     A game whose agent fails is kept with its error and the moves it reached, so one broken
-    game never loses the rest of a grid.
+    game never loses the rest of a grid. `on_done` sees each episode as it ends (to store it);
+    a dict it returns is shown on the progress bar.
     """
     trials = list(trials)
     if concurrency < 1:
@@ -77,13 +84,17 @@ async def play_many(trials: Iterable[Trial], agents_for: AgentsFor, names: tuple
         # Each worker takes the next trial the moment its game ends: no batch barriers.
         for index, trial in queue:
             state = new_initial_state(trial, sanity_check)
-            error = None
+            error, agents = None, ()
             try:
-                buyer, seller = agents_for(trial)
-                await play(state, buyer, seller)
+                agents = agents_for(trial)
+                await play(state, *agents)
             except Exception as exc:  # recorded per game; the grid goes on
                 error = f"{type(exc).__name__}: {exc}"
-            episodes[index] = Episode(trial, state, names[0], names[1], error)
+            records = [r for agent in agents for r in getattr(agent, "records", ())]
+            episode = episodes[index] = Episode(trial, state, names[0], names[1], error, records)
+            shown = on_done(episode) if on_done is not None else None
+            if shown:
+                bar.set_postfix(shown, refresh=False)
             bar.update(1)
 
     try:

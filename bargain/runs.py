@@ -1,46 +1,62 @@
-"""Writing a finished grid to a run directory, the same layout for every batch command.
+"""Playing a grid into a run directory, resumably; the same layout for every batch command.
 
-DIR/trials.parquet and DIR/trials.csv: one row per trial, the paper's columns first;
-DIR/games.jsonl: one object per trial with every move (a game state rebuilds from it with
-`GameState.from_dict`); DIR/summary.md: the per-cell table; DIR/config.json: what ran and
-how to run it again.
+DIR/games.jsonl: one object per trial with every move and the model agents' per-move records
+(a game state rebuilds from it with `GameState.from_dict`); it grows as games finish, so an
+interrupted run continues where it stopped. DIR/trials.parquet and DIR/trials.csv: one row per
+finished trial, the paper's columns first; DIR/summary.md: the per-cell table and the agents'
+token usage; DIR/config.json: what ran and how to run it again. `evaluate` adds PNG figures and,
+when the run reproduces one of the paper's, the paper's numbers beside ours.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
-from bargain import metrics
-from bargain.episodes import Episode
+from bargain import figures, metrics, reference
+from bargain.agents import Side
+from bargain.arms import resolve
+from bargain.episodes import AgentsFor, Episode, play_many
+from bargain.game import Action, GameState
 from bargain.outcome import trial_record
+from bargain.scenarios import GridSpec
+from bargain.trial import ROLES, Role, Trial
 
 
-def trials_frame(episodes: list[Episode], extra: dict) -> pd.DataFrame:
-    """One row per finished trial plus the run-wide columns in `extra` (agents, seed, ...)."""
-    rows = []
-    for episode in episodes:
-        if episode.error is not None:
-            continue
-        rows.append({**trial_record(episode.trial, episode.state.outcome()),
-                     "buyer_agent": episode.buyer, "seller_agent": episode.seller, **extra})
-    return pd.DataFrame(rows)
+class RunError(ValueError):
+    """A run directory that cannot be used for this run (the message says what to do)."""
 
 
-def game_record(episode: Episode) -> dict:
-    """Everything about one game: its set-up, every move, the error if it failed."""
-    return {
-        "trial_id": episode.trial.trial_id,
-        "scenario": episode.trial.scenario.ref,
-        "transparency": episode.trial.condition.value,
-        "buyer_agent": episode.buyer,
-        "seller_agent": episode.seller,
-        "error": episode.error,
-        **episode.state.to_dict(),
-    }
+@dataclass
+class RunSetup:
+    """Everything that decides which games a run plays and how: two runs with equal keys are one run."""
+
+    grid: GridSpec
+    seed: int
+    buyer: str
+    seller: str
+    scenarios: str
+    buyer_side: Side = field(default_factory=Side)
+    seller_side: Side = field(default_factory=Side)
+    sanity_check: bool = False
+
+    def key(self) -> dict:
+        """The JSON form compared when resuming."""
+        return {"grid": self.grid.to_dict(), "seed": self.seed, "buyer": self.buyer, "seller": self.seller,
+                "scenarios": self.scenarios, "buyer_side": self.buyer_side.to_dict(),
+                "seller_side": self.seller_side.to_dict(), "sanity_check": self.sanity_check}
+
+    def side(self, role: Role) -> tuple[str, Side]:
+        """The agent spec and settings of one side."""
+        return (self.buyer, self.buyer_side) if role is Role.BUYER else (self.seller, self.seller_side)
 
 
 def _json_default(value: object) -> object:
@@ -49,21 +65,187 @@ def _json_default(value: object) -> object:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-def write_run(out: str | Path, episodes: list[Episode], config: dict, extra: dict) -> pd.DataFrame:
-    """Write every output of a run to `out` (created if needed) and return the trials table."""
+def game_record(episode: Episode, setup: RunSetup) -> dict:
+    """Everything about one game: set-up, every move, model records, the error if it failed."""
+    flags = {}
+    for role in ROLES:
+        spec, _ = setup.side(role)
+        flags[f"{role}_out_of_distribution"] = resolve(spec).out_of_distribution(role, episode.trial)
+    return {
+        "trial_id": episode.trial.trial_id,
+        "scenario": episode.trial.scenario.ref,
+        "transparency": episode.trial.condition.value,
+        "buyer_agent": episode.buyer,
+        "seller_agent": episode.seller,
+        "error": episode.error,
+        **flags,
+        **episode.state.to_dict(),
+        "records": episode.records,
+    }
+
+
+def _episode(record: dict) -> Episode:
+    state = GameState.from_dict(record)
+    return Episode(state.trial, state, record["buyer_agent"], record["seller_agent"], record["error"],
+                   record.get("records", []))
+
+
+def load_finished(out: Path, setup: RunSetup, trials: list[Trial]) -> dict[int, Episode]:
+    """Finished games already in `out` for this run (resume), checked against the run's key and trials."""
+    games = out / "games.jsonl"
+    if not games.exists():
+        return {}
+    config = json.loads((out / "config.json").read_text()) if (out / "config.json").exists() else {}
+    if config.get("key") != json.loads(json.dumps(setup.key())):
+        raise RunError(f"{out} holds games of a different run (another grid, seed, agent or setting); "
+                       "choose another --out, or delete the directory to start over")
+    by_id = {t.trial_id: t for t in trials}
+    finished = {}
+    for line in games.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            episode = _episode(json.loads(line))
+        except (ValueError, KeyError) as exc:  # a line cut short by an interruption is simply replayed
+            print(f"skipping an unreadable line of {games}: {exc}")
+            continue
+        if by_id.get(episode.trial.trial_id) != episode.trial:
+            raise RunError(f"{games} has a trial {episode.trial.trial_id} unlike this run's; delete the directory to start over")
+        if episode.finished:
+            finished[episode.trial.trial_id] = episode
+    return finished
+
+
+def _side_columns(episode: Episode, role: Role, spec: str) -> dict:
+    records = [r for r in episode.records if r["role"] == role.value]
+    reasons = resolve(spec).out_of_distribution(role, episode.trial)
+    return {
+        f"{role}_agent": spec,
+        f"{role}_out_of_distribution": bool(reasons),
+        f"{role}_prompt_tokens": sum(r["prompt_tokens"] for r in records),
+        f"{role}_completion_tokens": sum(r["completion_tokens"] for r in records),
+        f"{role}_latency_s": sum(r["latency_s"] for r in records),
+    }
+
+
+def trials_frame(episodes: list[Episode], setup: RunSetup) -> pd.DataFrame:
+    """One row per finished trial: the paper's columns, our outcome columns, then per-side columns."""
+    rows = []
+    for episode in episodes:
+        if not episode.finished:
+            continue
+        row = trial_record(episode.trial, episode.state.outcome())
+        for role in ROLES:
+            row.update(_side_columns(episode, role, setup.side(role)[0]))
+        row.update(seed=setup.seed, prompt_version=setup.buyer_side.prompt_version.value,
+                   buyer_parsing=setup.buyer_side.parsing.value, seller_parsing=setup.seller_side.parsing.value)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def usage(episodes: list[Episode]) -> dict:
+    """Per side: model moves, tokens, latency, re-asks and invalid moves."""
+    summary = {}
+    for role in ROLES:
+        records = [r for e in episodes for r in e.records if r["role"] == role.value]
+        moves = [t for e in episodes for t in e.state.turns if t.role is role]
+        summary[role.value] = {
+            "moves": len(moves),
+            "invalid_moves": sum(1 for t in moves if t.action is Action.INVALID),
+            "model_calls": sum(r["attempts"] for r in records),
+            "prompt_tokens": sum(r["prompt_tokens"] for r in records),
+            "completion_tokens": sum(r["completion_tokens"] for r in records),
+            "mean_latency_s": (sum(r["latency_s"] for r in records) / len(records)) if records else None,
+        }
+    return summary
+
+
+def _usage_markdown(summary: dict) -> str:
+    lines = ["| side | moves | invalid | model calls | prompt tokens | completion tokens | mean latency (s) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for side, u in summary.items():
+        latency = f"{u['mean_latency_s']:.3f}" if u["mean_latency_s"] is not None else "-"
+        lines.append(f"| {side} | {u['moves']} | {u['invalid_moves']} | {u['model_calls']} | {u['prompt_tokens']} "
+                     f"| {u['completion_tokens']} | {latency} |")
+    return "\n".join(lines) + "\n"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    partial = path.with_suffix(path.suffix + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | Path, *, concurrency: int = 256,
+        progress: bool = True, evaluate: bool = False, extra_config: dict | None = None) -> pd.DataFrame:
+    """Play the trials not yet finished in `out`, then write every output; returns the trials table."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    frame = trials_frame(episodes, extra)
+    done = load_finished(out, setup, trials)
+    config = {"key": setup.key(), **(extra_config or {}), "n_trials": len(trials),
+              "scenario_names": list(dict.fromkeys(t.scenario.product_name for t in trials)),
+              "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "status": "running"}
+    _write_atomically(out / "config.json", json.dumps(config, indent=2) + "\n")
+    todo = [t for t in trials if t.trial_id not in done]
+    if done:
+        print(f"resuming {out}: {len(done)} of {len(trials)} trials already finished")
+    new = _play(setup, todo, agents_for, out, concurrency, progress, already=len(done))
+    latest = {**done, **{e.trial.trial_id: e for e in new}}
+    episodes = [latest[t.trial_id] for t in trials if t.trial_id in latest]
+    _write_atomically(out / "games.jsonl", "".join(
+        json.dumps(game_record(e, setup), ensure_ascii=False, default=_json_default) + "\n" for e in episodes))
+    frame = trials_frame(episodes, setup)
     frame.to_parquet(out / "trials.parquet", index=False)
     frame.to_csv(out / "trials.csv", index=False)
-    with open(out / "games.jsonl", "w", encoding="utf-8") as handle:
-        for episode in episodes:
-            handle.write(json.dumps(game_record(episode), ensure_ascii=False, default=_json_default) + "\n")
-    failed = [e for e in episodes if e.error is not None]
-    title = f"{config['grid']['name']}: {config['buyer']} (buyer) vs {config['seller']} (seller)"
-    summary = metrics.summary_markdown(metrics.cell_table(metrics.prepare(frame)), title) if len(frame) else f"# {title}\n\nNo trial finished.\n"
-    if failed:
-        summary += f"\n{len(failed)} of {len(episodes)} games failed; see `error` in games.jsonl.\n"
-    (out / "summary.md").write_text(summary, encoding="utf-8")
-    (out / "config.json").write_text(json.dumps({**config, "failed_games": len(failed)}, indent=2) + "\n", encoding="utf-8")
+    failed = [e for e in episodes if not e.finished]
+    config.update(status="finished" if not failed else "incomplete", failed_games=len(failed),
+                  finished=datetime.now(timezone.utc).isoformat(timespec="seconds"), usage=usage(episodes))
+    _write_atomically(out / "config.json", json.dumps(config, indent=2, default=_json_default) + "\n")
+    _write_summary(out, setup, frame, episodes, failed, config["usage"], evaluate)
     return frame
+
+
+def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, concurrency: int,
+          progress: bool, already: int) -> list[Episode]:
+    """Play `todo`, appending each game to games.jsonl the moment it ends."""
+    if not todo:
+        return []
+    start, totals = time.perf_counter(), {"deals": 0, "tokens": 0}
+
+    with open(out / "games.jsonl", "a", encoding="utf-8") as log:
+        def on_done(episode: Episode) -> dict:
+            log.write(json.dumps(game_record(episode, setup), ensure_ascii=False, default=_json_default) + "\n")
+            log.flush()
+            totals["deals"] += int(episode.finished and episode.state.outcome().deal)
+            totals["tokens"] += sum(r["completion_tokens"] for r in episode.records)
+            shown = {"deals": totals["deals"]}
+            if totals["tokens"]:
+                shown["tok/s"] = f"{totals['tokens'] / (time.perf_counter() - start):.0f}"
+            return shown
+
+        return asyncio.run(play_many(todo, agents_for, (setup.buyer, setup.seller), concurrency, setup.sanity_check,
+                                     progress=progress, desc=setup.grid.name, on_done=on_done))
+
+
+def _write_summary(out: Path, setup: RunSetup, frame: pd.DataFrame, episodes: list[Episode], failed: list[Episode],
+                   usage_summary: dict, evaluate: bool) -> None:
+    title = f"{setup.grid.name}: {setup.buyer} (buyer) vs {setup.seller} (seller)"
+    if not len(frame):
+        _write_atomically(out / "summary.md", f"# {title}\n\nNo trial finished.\n")
+        return
+    table = metrics.cell_table(metrics.prepare(frame))
+    text = metrics.summary_markdown(table, title) + "\n## Agents\n\n" + _usage_markdown(usage_summary)
+    if failed:
+        text += f"\n{len(failed)} of {len(episodes)} games failed; see `error` in games.jsonl. Run the same command again to retry them.\n"
+    paper = None
+    name = reference.variant(setup.grid.name, setup.buyer, setup.buyer_side.sampling.temperature,
+                             setup.seller, setup.seller_side.sampling.temperature)
+    if evaluate and name is not None:
+        paper = reference.beside(table, name)
+        paper.to_csv(out / "paper_comparison.csv", index=False)
+        text += f"\n## Beside the paper ({name})\n\n" + paper.to_markdown(index=False, floatfmt=".3f") + "\n"
+    if evaluate:
+        figures.outcomes_by_condition(table, out / "outcomes_by_condition.png", title, paper)
+        figures.deal_price_vs_nbs(frame, out / "deal_price_vs_nbs.png", title)
+    _write_atomically(out / "summary.md", text)
+

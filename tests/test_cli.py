@@ -65,7 +65,7 @@ def draws(tier: str, start: int, stop: int, conditions: list[str], per_cell: int
 def zeroshot(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("zeroshot")
     run = ok(*ZEROSHOT, "--out", str(out))
-    assert run.stdout.startswith(f"320 trials written to {out}")
+    assert run.stdout.startswith(f"320 of 320 trials finished in {out}")
     return out
 
 

@@ -5,7 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from bargain.agents import AgentSpecError, make_agent
+from bargain.agents import make_agent
+from bargain.arms import ArmError
 from bargain.episodes import play
 from bargain.game import Action, Move, new_initial_state
 from bargain.tactics import TACTICS, anchor
@@ -136,5 +137,5 @@ def test_random_agent_is_reproducible(trial):
 
 @pytest.mark.parametrize("spec", ["boulware", "tactic:", "tactic:nope", "model:x"])
 def test_bad_agent_specs(spec):
-    with pytest.raises(AgentSpecError):
+    with pytest.raises(ArmError):
         make_agent(spec, 0)

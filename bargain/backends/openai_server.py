@@ -1,0 +1,123 @@
+"""Backend: any OpenAI-compatible chat completions server (vLLM above all; also hosted APIs).
+
+With vLLM the arm selects the model: the base model by its served name, an adapter by its LoRA
+module name. vLLM's own fields travel in `extra_body`: `top_k`, and
+`chat_template_kwargs: {enable_thinking: false}` so Qwen3 answers without a reasoning block; a
+reply that a reasoning parser put only in the reasoning field is recovered from there. Hosted
+APIs get only the standard fields. The `openai` client retries transient errors (connection
+errors, timeouts, 408/409/429/5xx) with exponential backoff; a bounded number of requests are in
+flight and each finished request frees its slot at once, so the server's continuous batching
+stays fed and no game waits for the slowest of a batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from bargain.backends import BackendError, Completion, Request
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+class OpenAIServer:
+    """Chat completions from an OpenAI-compatible endpoint such as `vllm serve`."""
+
+    name = "openai-compatible"
+
+    def __init__(self, base_url: str, base_model: str = "Qwen/Qwen3-8B", api_key: str | None = None,
+                 max_in_flight: int = 256, timeout_s: float = DEFAULT_TIMEOUT_S, max_retries: int = 4,
+                 vllm: bool = True):
+        self.base_url = base_url.rstrip("/")
+        self.base_model = base_model
+        self.vllm = vllm
+        self.api_key = api_key or "EMPTY"
+        self.max_in_flight, self.timeout_s, self.max_retries = max_in_flight, timeout_s, max_retries
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._served: set[str] | None = None
+
+    def _connection(self):
+        """The client and the in-flight bound of the running event loop (both are bound to one loop)."""
+        import openai  # light, but only needed when a server is used
+
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
+                                              timeout=self.timeout_s, max_retries=self.max_retries)
+            self._slots = asyncio.Semaphore(self.max_in_flight)
+        return self._client, self._slots
+
+    def model_name(self, arm) -> str:
+        """The base model's served name, an adapter's LoRA module name, or a hosted model's name."""
+        if arm.kind == "openai":
+            return arm.model
+        return self.base_model if arm.kind == "base" else arm.name
+
+    async def served_models(self) -> set[str]:
+        """The model names the server lists (GET /v1/models), cached after the first call."""
+        import openai
+
+        if self._served is None:
+            client, _ = self._connection()
+            try:
+                self._served = {m.id async for m in client.models.list()}
+            except openai.APIConnectionError as exc:
+                raise BackendError(self._unreachable(exc)) from exc
+        return self._served
+
+    async def available(self, arm) -> bool:
+        """Whether the server lists this arm's model (asks the server once)."""
+        try:
+            return self.model_name(arm) in await self.served_models()
+        except BackendError:
+            return False
+
+    def describe(self) -> dict:
+        """For the records."""
+        return {"backend": "vllm" if self.vllm else "openai", "base_url": self.base_url, "base_model": self.base_model}
+
+    def _unreachable(self, exc: Exception) -> str:
+        return (f"cannot reach the OpenAI-compatible server at {self.base_url} ({exc}); "
+                "start one with `python -m bargain serve` or pass the right --base-url")
+
+    async def complete(self, request: Request) -> Completion:
+        """One chat completion, retried on transient errors, within the in-flight bound."""
+        import openai
+
+        s = request.sampling
+        body = dict(model=request.model, messages=list(request.messages), temperature=s.temperature,
+                    top_p=s.top_p, presence_penalty=s.presence_penalty, max_tokens=s.max_tokens)
+        if self.vllm:
+            body["extra_body"] = {"top_k": s.top_k, "chat_template_kwargs": {"enable_thinking": False}}
+        client, slots = self._connection()
+        async with slots:
+            start = time.perf_counter()
+            try:
+                response = await client.chat.completions.create(**body)
+            except openai.APIConnectionError as exc:  # includes timeouts, after the retries
+                raise BackendError(self._unreachable(exc)) from exc
+            except openai.APIStatusError as exc:
+                raise BackendError(f"{self.base_url} refused the request for model {request.model!r}: "
+                                   f"HTTP {exc.status_code}: {exc.message}") from exc
+            latency = time.perf_counter() - start
+        if not response.choices:
+            raise BackendError(f"{self.base_url} returned no choices for model {request.model!r}")
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        recovered = False
+        if not text.strip():
+            reasoning = getattr(choice.message, "reasoning_content", None) or getattr(choice.message, "reasoning", None)
+            if reasoning:
+                text, recovered = reasoning, True
+        usage = response.usage
+        return Completion(
+            text=text,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_s=latency,
+            model=response.model or request.model,
+            finish_reason=choice.finish_reason,
+            revision=getattr(response, "system_fingerprint", None),
+            from_reasoning=recovered,
+        )

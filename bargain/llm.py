@@ -1,0 +1,76 @@
+"""The language-model agent: the paper's chat, a backend's reply, the paper's parsing (PROTOCOL.md §5-6, §9).
+
+Each turn the agent rebuilds its whole chat from its observation (system prompt folded into the
+first user message, its own raw replies as assistant turns), asks its backend, and parses the
+reply strictly (the default) or leniently. An INVALID reply is a pass, as in the paper; an
+optional bounded re-ask (off by default, recorded) shows the model why its reply could not be
+used and asks again within the same turn. Later turns carry only the reply finally used.
+Every move leaves a record: the messages sent, the raw reply, tokens, latency, sampling,
+backend and model revision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bargain.arms import Arm
+from bargain.backends import Backend, Completion, Request, Sampling
+from bargain.game import Action, Move, Observation
+from bargain.prompts import PromptVersion, chat_messages
+from bargain.replies import Parsing, parse_reply
+
+REASK = ("Your last reply could not be used: {error}. Reply again: 1-3 sentences describing your "
+         "bargaining strategy, then the JSON dict inside a ```json code block.")
+
+
+@dataclass
+class LLMAgent:
+    """A model arm playing one side through a backend."""
+
+    arm: Arm
+    backend: Backend
+    sampling: Sampling
+    parsing: Parsing = Parsing.STRICT
+    prompt_version: PromptVersion = PromptVersion.TRAIN
+    reask: int = 0
+    records: list[dict] = field(default_factory=list)
+
+    async def act(self, obs: Observation) -> Move:
+        """Ask the model for this turn's move; record what was sent and what came back."""
+        messages = chat_messages(obs, self.prompt_version)
+        chat = list(messages)
+        spent: list[Completion] = []
+        while True:
+            completion = await self.backend.complete(Request(tuple(chat), self.backend.model_name(self.arm), self.sampling))
+            spent.append(completion)
+            move = parse_reply(completion.text, self.parsing)
+            if move.action is not Action.INVALID or len(spent) > self.reask:
+                break
+            chat += [{"role": "assistant", "content": completion.text},
+                     {"role": "user", "content": REASK.format(error=move.error)}]
+        self.records.append(self._record(obs, messages, spent, move))
+        return move
+
+    def _record(self, obs: Observation, messages: list[dict], spent: list[Completion], move: Move) -> dict:
+        last = spent[-1]
+        return {
+            "round": obs.round,
+            "role": obs.role.value,
+            "arm": self.arm.spec,
+            "backend": self.backend.name,
+            "model": last.model,
+            "revision": last.revision,
+            "sampling": self.sampling.to_dict(),
+            "parsing": self.parsing.value,
+            "prompt_version": self.prompt_version.value,
+            "messages": messages,
+            "raw": last.text,
+            "error": move.error,
+            "attempts": len(spent),
+            "earlier_replies": [c.text for c in spent[:-1]],
+            "prompt_tokens": sum(c.prompt_tokens for c in spent),
+            "completion_tokens": sum(c.completion_tokens for c in spent),
+            "latency_s": sum(c.latency_s for c in spent),
+            "finish_reason": last.finish_reason,
+            "from_reasoning": last.from_reasoning,
+        }

@@ -1,0 +1,133 @@
+"""Tiny Qwen3-architecture models and LoRA adapters, built offline from random weights.
+
+For tests and benchmarks on machines that cannot download Qwen3-8B: a byte-level BPE tokenizer
+trained on generated bargaining text, Qwen3's special tokens and a Qwen3-style chat template
+that honours `enable_thinking`, a two-layer Qwen3 model, and adapters laid out like the
+released repository (one subfolder per arm, LoRA on q,k,v,o,gate,up,down_proj). `qwen3_8b_config`
+gives the real model's shape for GPU benchmarks with random weights. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
+                  "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+# Qwen2/Qwen3's pre-tokenizer split pattern.
+SPLIT_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{%- if message.role == 'assistant' %}"
+    "{%- set content = message.content %}"
+    "{%- if '</think>' in content %}{%- set content = content.split('</think>')[-1].lstrip('\\n') %}{%- endif %}"
+    "{{- '<|im_start|>assistant\\n' + content + '<|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}"
+    "{{- '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
+    "{%- endif %}"
+)
+
+
+def corpus(lines: int = 3000, seed: int = 0) -> list[str]:
+    """Generated bargaining replies and prompts: enough text for a small BPE vocabulary."""
+    from bargain import scenarios
+
+    rng = random.Random(seed)
+    source = scenarios.bundled().slice("low", 0, 200)
+    text = []
+    for _ in range(lines):
+        s = rng.choice(source)
+        price = round(rng.uniform(*s.buyer_range), 2)
+        action = rng.choice(["OFFER", "DEAL", "NO_DEAL"])
+        text.append(f"I will hold firm on the {s.product_name}.\n\n```json\n"
+                    + json.dumps({"message": f"How about {price}?", "action": action, "offer_price": price}, indent=2)
+                    + "\n```")
+        text.append(f"Item: {s.product_name}\nDescription: {s.product_description}\nYour persona: {s.buyer_persona}")
+    return text
+
+
+def build_tokenizer(directory: str | Path, vocab_size: int = 2300):
+    """Train a byte-level BPE tokenizer like Qwen's and save it (with the chat template) to `directory`."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(SPLIT_PATTERN), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   padding_side="left", additional_special_tokens=SPECIAL_TOKENS[1:])
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(str(directory))
+    return fast
+
+
+def tiny_config(vocab_size: int):
+    """A two-layer Qwen3 config (about 0.2M parameters besides the embeddings)."""
+    from transformers import Qwen3Config
+
+    return Qwen3Config(vocab_size=(vocab_size + 63) // 64 * 64, hidden_size=64, intermediate_size=128,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                       tie_word_embeddings=True, max_position_embeddings=8192)
+
+
+def qwen3_8b_config():
+    """Qwen3-8B's shape (36 layers, hidden 4096, GQA 32/8), for benchmarks with random weights."""
+    from transformers import Qwen3Config
+
+    return Qwen3Config(vocab_size=151936, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
+                       num_attention_heads=32, num_key_value_heads=8, head_dim=128, tie_word_embeddings=False,
+                       max_position_embeddings=40960, rope_theta=1000000.0, rms_norm_eps=1e-6)
+
+
+def build_model(directory: str | Path, seed: int = 0) -> Path:
+    """Save a tokenizer and a random tiny Qwen3 model to `directory` (a model id for `--model`)."""
+    import torch
+    from transformers import GenerationConfig, Qwen3ForCausalLM
+
+    directory = Path(directory)
+    tokenizer = build_tokenizer(directory)
+    torch.manual_seed(seed)
+    model = Qwen3ForCausalLM(tiny_config(len(tokenizer)))
+    model.generation_config = GenerationConfig(eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+                                               pad_token_id=tokenizer.pad_token_id)
+    model.save_pretrained(str(directory))
+    return directory
+
+
+def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str, int], seed: int = 0) -> Path:
+    """Save one random LoRA adapter per name (value: rank, alpha = 2 x rank) as `directory/<name>/`.
+
+    LoRA's B matrices start at zero, which would make every adapter a no-op: here they are drawn
+    at random so that each adapter really changes the model's output.
+    """
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    directory = Path(directory)
+    for i, (name, rank) in enumerate(names.items()):
+        torch.manual_seed(seed + i + 1)
+        base = AutoModelForCausalLM.from_pretrained(str(model_dir))
+        config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=LORA_TARGETS,
+                            task_type="CAUSAL_LM")
+        model = get_peft_model(base, config)
+        with torch.no_grad():
+            for param_name, param in model.named_parameters():
+                if "lora_B" in param_name:
+                    param.normal_(0.0, 0.5)
+        model.save_pretrained(str(directory / name))
+    return directory
