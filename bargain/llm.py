@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from bargain.arms import Arm
 from bargain.backends import Backend, Completion, Request, Sampling
 from bargain.game import Action, Move, Observation
-from bargain.prompts import PromptVersion, chat_messages
-from bargain.replies import Parsing, parse_reply
+from bargain.prompts import PromptVersion, chat_messages, user_message
+from bargain.replies import Parsing, parse_reply, render_reply
 
 REASK = ("Your last reply could not be used: {error}. Reply again: 1-3 sentences describing your "
          "bargaining strategy, then the JSON dict inside a ```json code block.")
@@ -34,10 +34,36 @@ class LLMAgent:
     prompt_version: PromptVersion = PromptVersion.TRAIN
     reask: int = 0
     records: list[dict] = field(default_factory=list)
+    _chat: list[dict] = field(default_factory=list, repr=False)
+    _turns: int = field(default=0, repr=False)
+    _settings: dict | None = field(default=None, repr=False)
+
+    @property
+    def instant(self) -> bool:
+        """True on a backend that answers without waiting (the episode loop then skips concurrency)."""
+        return getattr(self.backend, "instant", False)
+
+    def messages(self, obs: Observation) -> list[dict]:
+        """The chat for this turn: PROTOCOL.md §5, exactly as `prompts.chat_messages` builds it.
+
+        When the agent's previous turn in this game is the last of its moves in `obs`, the chat
+        grows by that reply and one user message instead of being rebuilt from the start: every
+        earlier message depends only on moves that have not changed since.
+        """
+        own = sum(1 for t in obs.history if t.role is obs.role)
+        if self._chat and own == self._turns + 1:
+            last = next(t for t in reversed(obs.history) if t.role is obs.role)
+            chat = [*self._chat, {"role": "assistant", "content": last.raw if last.raw is not None else
+                                  render_reply(last.thought or "", last.message, last.action, last.price)},
+                    {"role": "user", "content": user_message(obs, obs.history, obs.round, False, self.prompt_version)}]
+        else:
+            chat = chat_messages(obs, self.prompt_version)
+        self._chat, self._turns = chat, own
+        return chat
 
     async def act(self, obs: Observation) -> Move:
         """Ask the model for this turn's move; record what was sent and what came back."""
-        messages = chat_messages(obs, self.prompt_version)
+        messages = self.messages(obs)
         chat = list(messages)
         spent: list[Completion] = []
         while True:
@@ -52,17 +78,16 @@ class LLMAgent:
         return move
 
     def _record(self, obs: Observation, messages: list[dict], spent: list[Completion], move: Move) -> dict:
+        if self._settings is None:  # the same for every move of this agent
+            self._settings = {"arm": self.arm.spec, "backend": self.backend.name, "sampling": self.sampling.to_dict(),
+                              "parsing": self.parsing.value, "prompt_version": self.prompt_version.value}
         last = spent[-1]
         return {
             "round": obs.round,
             "role": obs.role.value,
-            "arm": self.arm.spec,
-            "backend": self.backend.name,
+            **self._settings,
             "model": last.model,
             "revision": last.revision,
-            "sampling": self.sampling.to_dict(),
-            "parsing": self.parsing.value,
-            "prompt_version": self.prompt_version.value,
             "messages": messages,
             "raw": last.text,
             "error": move.error,

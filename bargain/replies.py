@@ -40,7 +40,9 @@ class Parsing(enum.StrEnum):
 
 def parse_reply(text: str | None, parsing: Parsing | str = Parsing.STRICT) -> Move:
     """Turn a raw reply into a move; a reply that breaks the format is an INVALID move."""
-    lenient = Parsing(parsing) is Parsing.LENIENT
+    lenient = parsing == Parsing.LENIENT  # a Parsing or its string value
+    if not lenient and parsing != Parsing.STRICT:
+        raise ValueError(f"parsing must be strict or lenient, got {parsing!r}")
     raw = text if text is not None else ""
     if not raw:
         return Move(Action.INVALID, raw=raw, error="empty reply")

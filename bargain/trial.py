@@ -27,10 +27,11 @@ class Role(enum.StrEnum):
     @property
     def title(self) -> str:
         """`Buyer` or `Seller`, as the per-turn user messages name the opponent."""
-        return self.value.capitalize()
+        return _TITLE[self]
 
 
 _OTHER = {Role.BUYER: Role.SELLER, Role.SELLER: Role.BUYER}
+_TITLE = {Role.BUYER: "Buyer", Role.SELLER: "Seller"}
 
 
 class Condition(enum.StrEnum):

@@ -10,7 +10,7 @@ inside the backend that needs them.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Protocol, Sequence
 
 
@@ -34,7 +34,8 @@ class Sampling:
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
-        return asdict(self)
+        return {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k,
+                "presence_penalty": self.presence_penalty, "max_tokens": self.max_tokens}
 
     def with_overrides(self, text: str) -> "Sampling":
         """Apply `key=value,key=value` overrides, e.g. `temperature=0.5,max_tokens=512`."""
@@ -55,7 +56,7 @@ PRESETS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Request:
     """One chat completion: the whole chat, which served model (base or adapter), how to sample."""
 
@@ -64,7 +65,7 @@ class Request:
     sampling: Sampling
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Completion:
     """What came back, with what it cost."""
 
