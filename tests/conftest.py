@@ -14,3 +14,31 @@ from bargain import scenarios
 def scenario_set():
     """The bundled dataset (loaded once per session)."""
     return scenarios.bundled()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """A random two-layer Qwen3 with a tokenizer trained here (bargain.tiny); nothing is downloaded."""
+    from bargain import tiny
+
+    return tiny.build_model(tmp_path_factory.mktemp("tiny-qwen3"))
+
+
+@pytest.fixture(scope="session")
+def tiny_adapters(tiny_model, tmp_path_factory):
+    """All eight arms as random LoRA adapters on the tiny model, laid out like the released repository."""
+    from bargain import tiny
+    from bargain.arms import ADAPTERS
+
+    return tiny.build_adapters(tiny_model, tmp_path_factory.mktemp("tiny-adapters"),
+                               {name: arm.lora_rank for name, arm in ADAPTERS.items()})
+
+
+@pytest.fixture(scope="session")
+def tiny_backend(tiny_model, tiny_adapters):
+    """The hf backend with the tiny base model and all eight adapters, loaded once."""
+    from bargain.adapters import adapter_paths
+    from bargain.arms import ADAPTERS
+    from bargain.backends.hf import HFBackend
+
+    return HFBackend(str(tiny_model), adapter_paths(ADAPTERS, tiny_adapters), device="cpu")

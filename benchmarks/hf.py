@@ -1,0 +1,86 @@
+"""hf backend throughput: generated tokens per second for 1, 8 and 32 concurrent games.
+
+    python -m benchmarks.hf                      # tiny random Qwen3 on this machine (CPU)
+    python -m benchmarks.hf --shape qwen3-8b     # Qwen3-8B's shape, random bf16 weights (GPU)
+
+Games are played by LLM agents through the in-process transformers + peft backend, whose queue
+batches the requests of concurrent games into shared `generate` calls. Two settings per
+concurrency: every game on one adapter (arm:buyer-grpo against itself), and games spread over
+the base model and all eight adapters (mixed-adapter batches). No weights are downloaded: the
+models and the eight adapters (ranks 16 and 32, as released) are built with random weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from bargain import scenarios, tiny
+from bargain.agents import Side, agent_factory
+from bargain.arms import ADAPTERS
+from bargain.backends import Backends, Sampling
+from bargain.backends.hf import HFBackend
+from bargain.episodes import play_many
+
+
+def build(shape: str, root: Path) -> tuple[Path, Path]:
+    """A random model of the given shape and eight random adapters, saved under `root`."""
+    model_dir = root / "model"
+    if shape == "tiny":
+        tiny.build_model(model_dir)
+    else:
+        import torch
+        from transformers import Qwen3ForCausalLM
+
+        tokenizer = tiny.build_tokenizer(model_dir)
+        torch.set_default_dtype(torch.bfloat16)
+        with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+            model = Qwen3ForCausalLM(tiny.qwen3_8b_config())
+        model.generation_config.eos_token_id = tokenizer.convert_tokens_to_ids("<|im_end|>")
+        model.save_pretrained(str(model_dir))
+        del model
+    adapters = tiny.build_adapters(model_dir, root / "adapters", {n: a.lora_rank for n, a in ADAPTERS.items()})
+    return model_dir, adapters
+
+
+def tokens_per_second(backend: HFBackend, games: int, mixed: bool, max_tokens: int) -> float:
+    """Completion tokens per second over `games` concurrent two-round games."""
+    side = Side(Sampling(max_tokens=max_tokens))
+    arms = [f"arm:{n}" for n in ADAPTERS] + ["arm:base"] if mixed else ["arm:buyer-grpo"]
+    makers = [agent_factory(arm, Backends(backend), side) for arm in arms]
+    spec = scenarios.GridSpec(tier="low", start=1508, stop=1516, trials_per_cell=8, max_rounds=2)
+    trials = scenarios.make_trials(spec, scenarios.bundled())[:games]
+    start = time.perf_counter()
+    episodes = asyncio.run(play_many(
+        trials, lambda t: (makers[t.trial_id % len(makers)](0), makers[(t.trial_id + 1) % len(makers)](0)),
+        ("a", "b"), concurrency=games, progress=False))
+    elapsed = time.perf_counter() - start
+    return sum(r["completion_tokens"] for e in episodes for r in e.records) / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", choices=("tiny", "qwen3-8b"), default="tiny")
+    parser.add_argument("--games", default="1,8,32", help="comma-separated numbers of concurrent games")
+    parser.add_argument("--max-tokens", type=int, default=64, help="new tokens per reply (random weights rarely stop early)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as root:
+        model_dir, adapters = build(args.shape, Path(root))
+        backend = HFBackend(str(model_dir), {n: adapters / n for n in ADAPTERS})
+        print(f"{args.shape} model on {backend.device} ({backend.describe()['dtype']}), {args.max_tokens} tokens per reply")
+        tokens_per_second(backend, 2, True, 4)  # warm-up: first calls pay for lazy initialisation
+        for games in (int(g) for g in args.games.split(",")):
+            one = tokens_per_second(backend, games, False, args.max_tokens)
+            mixed = tokens_per_second(backend, games, True, args.max_tokens)
+            print(f"{games:3d} concurrent games: one adapter {one:8.1f} tokens/s, mixed adapters {mixed:8.1f} tokens/s")
+        if backend.device.startswith("cuda"):
+            import torch
+
+            print(f"peak GPU memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
+
+
+if __name__ == "__main__":
+    main()
