@@ -196,10 +196,17 @@ def cmd_play(args: argparse.Namespace) -> int:
                      buyer_side=_side(args, "buyer", version), seller_side=_side(args, "seller", version),
                      sanity_check=args.sanity_check)
     makers = {role: agent_factory(getattr(args, role), backends, setup.side(Role(role))[1]) for role in ("buyer", "seller")}
-    for role, arm in arms.items():
-        if arm.kind in ("base", "adapter") and not asyncio.run(backends.for_arm(arm).available(arm)):
-            raise BackendError(f"the {args.backend} backend does not serve {arm.spec}; check `python -m bargain arms` "
-                               "with the same backend flags")
+    async def unserved() -> list[str]:
+        try:
+            return [a.spec for a in arms.values() if a.kind in ("base", "adapter")
+                    and not await backends.for_arm(a).available(a)]
+        finally:
+            await backends.aclose()
+
+    missing = asyncio.run(unserved())
+    if missing:
+        raise BackendError(f"the {args.backend} backend does not serve {', '.join(missing)}; check "
+                           "`python -m bargain arms` with the same backend flags")
 
     def agents_for(trial: Trial):
         # Per-game seeds derived from the run seed and the trial: reruns repeat every scripted move.
@@ -211,7 +218,8 @@ def cmd_play(args: argparse.Namespace) -> int:
                 evaluate=args.command == "evaluate",
                 extra_config={"command": ["python", "-m", "bargain", *args.argv], "backend": backend_info,
                               "grid": spec.to_dict(), "seed": args.seed, "buyer": args.buyer, "seller": args.seller,
-                              "prompt_version": version.value})
+                              "prompt_version": version.value},
+                close=backends.aclose)
     print(f"{len(frame)} of {len(trials)} trials finished in {args.out}")
     print((Path(args.out) / "summary.md").read_text(encoding="utf-8"))
     return 0 if len(frame) == len(trials) else 1
@@ -230,6 +238,7 @@ def cmd_arms(args: argparse.Namespace) -> int:
                 marks.append("needs --backend")
             else:
                 marks.append("yes" if await backend.available(arm) else "no")
+        await Backends(backend).aclose()
         return marks
 
     rows = []

@@ -1,7 +1,8 @@
 """The paper's published outcomes per cell, to set a run beside (bargain/data/paper_reference_cells.csv).
 
-A run matches one of the paper's RL evaluations when it plays the `paper-rl-test` grid with the
-same arms and temperatures: a buyer or seller adapter at T 0.7 against the base model at T 0.1
+A run matches one of the paper's RL evaluations when it plays the games of the `paper-rl-test`
+grid (its scenarios and rules; fewer trials per cell give noisier means of the same cells) with
+the same arms and temperatures: a buyer or seller adapter at T 0.7 against the base model at T 0.1
 (the frozen-opponent preset), or a joint adapter (or the base model) against the base model or
 itself, both at T 0.7. The paper's zero-shot rows are hosted models in self-play on
 `paper-zeroshot`.
@@ -15,6 +16,7 @@ from importlib import resources
 import pandas as pd
 
 from bargain.arms import ADAPTERS
+from bargain.scenarios import GRIDS, GridSpec
 from bargain.trial import Role
 
 COMPARED = ("n", "deal_rate", "buyer_norm_utility", "seller_norm_utility", "buyer_utility", "seller_utility",
@@ -48,9 +50,13 @@ def _variants() -> dict[tuple[str, float, str, float], str]:
 VARIANTS = _variants()
 
 
-def variant(grid: str, buyer: str, buyer_temperature: float, seller: str, seller_temperature: float) -> str | None:
-    """The paper's variant a run reproduces (`paper-rl-test`, same arms and temperatures), if any."""
-    if grid != "paper-rl-test":
+def variant(grid: GridSpec, buyer: str, buyer_temperature: float, seller: str, seller_temperature: float) -> str | None:
+    """The paper's variant a run reproduces, if any: the test scenarios of `paper-rl-test` under its
+    rules (any number of trials per cell, any of its conditions) with the same arms and temperatures."""
+    paper = GRIDS["paper-rl-test"]
+    same_games = (grid.tier, grid.start, grid.stop, grid.max_rounds, grid.mode) == \
+        (paper.tier, paper.start, paper.stop, paper.max_rounds, paper.mode)
+    if not same_games or not set(grid.conditions) <= set(paper.conditions):
         return None
     return VARIANTS.get((buyer, buyer_temperature, seller, seller_temperature))
 

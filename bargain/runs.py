@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Awaitable, Callable
 
 import pandas as pd
 
@@ -177,8 +178,12 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | Path, *, concurrency: int = 256,
-        progress: bool = True, evaluate: bool = False, extra_config: dict | None = None) -> pd.DataFrame:
-    """Play the trials not yet finished in `out`, then write every output; returns the trials table."""
+        progress: bool = True, evaluate: bool = False, extra_config: dict | None = None,
+        close: Callable[[], Awaitable[None]] | None = None) -> pd.DataFrame:
+    """Play the trials not yet finished in `out`, then write every output; returns the trials table.
+
+    `close` runs in the games' event loop once they end (e.g. to close a backend's connections).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     done = load_finished(out, setup, trials)
@@ -189,7 +194,7 @@ def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | 
     todo = [t for t in trials if t.trial_id not in done]
     if done:
         print(f"resuming {out}: {len(done)} of {len(trials)} trials already finished")
-    new = _play(setup, todo, agents_for, out, concurrency, progress, already=len(done))
+    new = _play(setup, todo, agents_for, out, concurrency, progress, close)
     latest = {**done, **{e.trial.trial_id: e for e in new}}
     episodes = [latest[t.trial_id] for t in trials if t.trial_id in latest]
     _write_atomically(out / "games.jsonl", "".join(
@@ -206,7 +211,7 @@ def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | 
 
 
 def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, concurrency: int,
-          progress: bool, already: int) -> list[Episode]:
+          progress: bool, close: Callable[[], Awaitable[None]] | None) -> list[Episode]:
     """Play `todo`, appending each game to games.jsonl the moment it ends."""
     if not todo:
         return []
@@ -223,8 +228,15 @@ def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, 
                 shown["tok/s"] = f"{totals['tokens'] / (time.perf_counter() - start):.0f}"
             return shown
 
-        return asyncio.run(play_many(todo, agents_for, (setup.buyer, setup.seller), concurrency, setup.sanity_check,
-                                     progress=progress, desc=setup.grid.name, on_done=on_done))
+        async def games() -> list[Episode]:
+            try:
+                return await play_many(todo, agents_for, (setup.buyer, setup.seller), concurrency, setup.sanity_check,
+                                       progress=progress, desc=setup.grid.name, on_done=on_done)
+            finally:
+                if close is not None:
+                    await close()
+
+        return asyncio.run(games())
 
 
 def _write_summary(out: Path, setup: RunSetup, frame: pd.DataFrame, episodes: list[Episode], failed: list[Episode],
@@ -238,7 +250,7 @@ def _write_summary(out: Path, setup: RunSetup, frame: pd.DataFrame, episodes: li
     if failed:
         text += f"\n{len(failed)} of {len(episodes)} games failed; see `error` in games.jsonl. Run the same command again to retry them.\n"
     paper = None
-    name = reference.variant(setup.grid.name, setup.buyer, setup.buyer_side.sampling.temperature,
+    name = reference.variant(setup.grid, setup.buyer, setup.buyer_side.sampling.temperature,
                              setup.seller, setup.seller_side.sampling.temperature)
     if evaluate and name is not None:
         paper = reference.beside(table, name)

@@ -15,7 +15,7 @@ from bargain.arms import ADAPTERS, BASE_MODEL
 from bargain.backends import Backends, Sampling
 from bargain.runs import RunSetup, run
 from bargain.stub_server import StubServer
-from bargain.trial import Condition, Role
+from bargain.trial import Condition
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_ARMS = ["arm:base", *(f"arm:{name}" for name in ADAPTERS)]

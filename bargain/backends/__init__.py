@@ -131,3 +131,10 @@ class Backends:
             raise BackendError(f"{arm.spec} needs a model backend: pass --backend vllm --base-url URL "
                                "(see `python -m bargain serve`) or --backend hf --model ID_OR_PATH")
         return self.local
+
+    async def aclose(self) -> None:
+        """Close the connections every backend opened in the running event loop."""
+        for backend in (self.local, *self._remote.values()):
+            close = getattr(backend, "aclose", None)
+            if close is not None:
+                await close()

@@ -44,10 +44,19 @@ class OpenAIServer:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop
-            self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
-                                              timeout=self.timeout_s, max_retries=self.max_retries)
+            # A plain HTTP client: the default one, once dropped, schedules its own closing on
+            # whatever loop is running then, which fails when its connections belong to a closed one.
+            http = openai.DefaultAsyncHttpxClient(timeout=self.timeout_s)
+            self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
+                                              max_retries=self.max_retries, http_client=http)
             self._slots = asyncio.Semaphore(self.max_in_flight)
         return self._client, self._slots
+
+    async def aclose(self) -> None:
+        """Close the connections opened in the running event loop (call before the loop ends)."""
+        if self._loop is asyncio.get_running_loop():
+            await self._client.close()
+            self._loop = None
 
     def model_name(self, arm) -> str:
         """The base model's served name, an adapter's LoRA module name, or a hosted model's name."""
