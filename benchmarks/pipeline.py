@@ -1,6 +1,6 @@
 """Pipeline efficiency: how close an evaluation comes to keeping a model server saturated.
 
-    python -m benchmarks.pipeline [--delay 0.15] [--waves 60]
+    python -m benchmarks.pipeline [--delay 0.15] [--waves 120]
 
 A stub OpenAI-compatible server (`bargain.stub_server`, in its own process) answers every
 request after a fixed delay with a canned valid reply. An evaluation of the paper-rl-test grid
@@ -38,7 +38,7 @@ def _serve(delay: float, urls) -> None:
 
 def measure(url: str, in_flight: int, delay: float, waves: int) -> tuple[float, float]:
     """(requests per second, share of the ideal) for one setting."""
-    games = in_flight * waves // REQUESTS_PER_GAME * 2
+    games = in_flight * waves // REQUESTS_PER_GAME
     grid = scenarios.grid("paper-rl-test")
     trials = scenarios.make_trials(grid, scenarios.bundled())[:games]
     backends = Backends(OpenAIServer(url, max_in_flight=in_flight))
@@ -59,7 +59,7 @@ def measure(url: str, in_flight: int, delay: float, waves: int) -> tuple[float, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.15, help="seconds the server takes per request")
-    parser.add_argument("--waves", type=int, default=60, help="about how many times each request slot is used")
+    parser.add_argument("--waves", type=int, default=120, help="how many times each request slot is used")
     parser.add_argument("--in-flight", default="32,64", help="comma-separated numbers of requests in flight")
     args = parser.parse_args()
     urls = multiprocessing.get_context("spawn").Queue()
