@@ -1,0 +1,89 @@
+"""Start the bargaining arena: `python app.py` serves http://127.0.0.1:7860.
+
+Every flag has an environment variable (for a Hugging Face Space): see `python app.py --help`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from datetime import timedelta
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from bargain.arena import LAUNCH_DEFAULTS, build_app  # noqa: E402
+from bargain.arena.controller import Arena  # noqa: E402
+from bargain.arena.ui import Options  # noqa: E402
+from bargain.arms import catalogue  # noqa: E402
+from bargain.backends import BackendError, Backends  # noqa: E402
+from bargain.backends.build import KINDS, build_backend  # noqa: E402
+from bargain.store import Store, default_url  # noqa: E402
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    env = os.environ.get
+    parser = argparse.ArgumentParser(description="The bargaining arena: a person plays buyer or seller against a "
+                                                 "language model or a scripted tactic; every game is recorded.")
+    parser.add_argument("--host", default=env("BARGAIN_HOST", "127.0.0.1"), help="address to serve on (env BARGAIN_HOST; 0.0.0.0 on a Space)")
+    parser.add_argument("--port", type=int, default=int(env("BARGAIN_PORT", env("PORT", "7860"))), help="port (env BARGAIN_PORT)")
+    parser.add_argument("--db", default=env("BARGAIN_DB_URL"), help="SQLAlchemy URL or SQLite file path (env BARGAIN_DB_URL; "
+                        "default: data/bargain.db, or /data/bargain.db where /data exists)")
+    parser.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
+                        help="model backend: vllm (an OpenAI-compatible server), hf (transformers + peft here), none (env BARGAIN_BACKEND)")
+    parser.add_argument("--base-url", default=env("BARGAIN_BASE_URL"), help="server URL for --backend vllm (env BARGAIN_BASE_URL)")
+    parser.add_argument("--model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (env BARGAIN_MODEL; default Qwen/Qwen3-8B)")
+    parser.add_argument("--adapters-dir", default=env("BARGAIN_ADAPTERS_DIR"), help="local adapters (env BARGAIN_ADAPTERS_DIR; default: download)")
+    parser.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="adapter repository revision")
+    parser.add_argument("--device", default=env("BARGAIN_DEVICE"), help="hf backend device (env BARGAIN_DEVICE)")
+    parser.add_argument("--dtype", default=env("BARGAIN_DTYPE"), help="hf backend dtype (env BARGAIN_DTYPE)")
+    parser.add_argument("--max-in-flight", type=int, default=int(env("BARGAIN_MAX_IN_FLIGHT", "64")), help="vllm: requests in flight (env BARGAIN_MAX_IN_FLIGHT)")
+    parser.add_argument("--concurrency", type=int, default=int(env("BARGAIN_CONCURRENCY", "64")),
+                        help="events handled at once (env BARGAIN_CONCURRENCY; handlers wait on the model, not the CPU)")
+    parser.add_argument("--idle-minutes", type=float, default=float(env("BARGAIN_IDLE_MINUTES", "120")),
+                        help="an untouched game is marked abandoned after this long (env BARGAIN_IDLE_MINUTES)")
+    parser.add_argument("--admin-password", default=env("BARGAIN_ADMIN_PASSWORD"), help="enables the export of all data (env BARGAIN_ADMIN_PASSWORD)")
+    return parser.parse_args(argv)
+
+
+def database_url(value: str | None) -> str:
+    """A SQLAlchemy URL from a URL, a file path, or nothing (the default SQLite file)."""
+    if not value:
+        return default_url()
+    return value if "://" in value else f"sqlite:///{os.path.abspath(value)}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    try:
+        local = build_backend(args.backend, base_url=args.base_url, model=args.model, adapters_dir=args.adapters_dir,
+                              adapter_revision=args.adapter_revision, device=args.device, dtype=args.dtype,
+                              max_in_flight=args.max_in_flight)
+    except Exception as exc:  # a backend that cannot start: say so and stop
+        sys.exit(f"error: {exc}")
+    backends = Backends(local)
+    store = Store(database_url(args.db))
+    arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes))
+
+    async def availability() -> dict[str, bool]:
+        marks = {}
+        for arm in catalogue():
+            marks[arm.spec] = arm.kind == "tactic" or (local is not None and await local.available(arm))
+        await backends.aclose()
+        return marks
+
+    available = asyncio.run(availability())
+    note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "
+                                         "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
+    demo = build_app(arena, Options(available, args.admin_password, note))
+    demo.queue(default_concurrency_limit=args.concurrency)
+    print(f"database: {store.url}")
+    demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_DEFAULTS)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BackendError as exc:
+        sys.exit(f"error: {exc}")
