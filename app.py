@@ -16,10 +16,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 from bargain.arena import LAUNCH_DEFAULTS, build_app  # noqa: E402
 from bargain.arena.controller import Arena  # noqa: E402
 from bargain.arena.ui import Options  # noqa: E402
-from bargain.arms import catalogue  # noqa: E402
+from bargain.arms import ArmError, catalogue  # noqa: E402
 from bargain.backends import BackendError, Backends  # noqa: E402
 from bargain.backends.build import KINDS, build_backend  # noqa: E402
-from bargain.store import Store, default_url  # noqa: E402
+from bargain.store import Store, StoreError, default_url  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -54,14 +54,11 @@ def database_url(value: str | None) -> str:
     return value if "://" in value else f"sqlite:///{os.path.abspath(value)}"
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    try:
-        local = build_backend(args.backend, base_url=args.base_url, model=args.model, adapters_dir=args.adapters_dir,
-                              adapter_revision=args.adapter_revision, device=args.device, dtype=args.dtype,
-                              max_in_flight=args.max_in_flight)
-    except Exception as exc:  # a backend that cannot start: say so and stop
-        sys.exit(f"error: {exc}")
+def build(args: argparse.Namespace):
+    """The arena's Gradio app (queue configured) and its controller, from parsed flags."""
+    local = build_backend(args.backend, base_url=args.base_url, model=args.model, adapters_dir=args.adapters_dir,
+                          adapter_revision=args.adapter_revision, device=args.device, dtype=args.dtype,
+                          max_in_flight=args.max_in_flight)
     backends = Backends(local)
     store = Store(database_url(args.db))
     arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes))
@@ -73,17 +70,22 @@ def main(argv: list[str] | None = None) -> None:
         await backends.aclose()
         return marks
 
-    available = asyncio.run(availability())
     note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "
                                          "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
-    demo = build_app(arena, Options(available, args.admin_password, note))
+    demo = build_app(arena, Options(asyncio.run(availability()), args.admin_password, note))
     demo.queue(default_concurrency_limit=args.concurrency)
-    print(f"database: {store.url}")
+    return demo, arena
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    try:
+        demo, arena = build(args)
+    except (BackendError, ArmError, StoreError) as exc:  # a backend or database that cannot be used
+        sys.exit(f"error: {exc}")
+    print(f"database: {arena.store.url}")
     demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_DEFAULTS)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except BackendError as exc:
-        sys.exit(f"error: {exc}")
+    main()

@@ -1,0 +1,248 @@
+"""The arena app end to end: a real server, gradio_client, SQLite, and headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from gradio_client import Client
+
+import app as arena_app
+from bargain.arena import LAUNCH_DEFAULTS
+from bargain.game import Action, Turn, replay
+from bargain.store import Store
+from bargain.trial import Role, Trial
+
+CHROMIUM = "/usr/bin/chromium"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(db: Path, *extra: str) -> SimpleNamespace:
+    args = arena_app.parse_args(["--db", str(db), "--admin-password", "s3cret", *extra])
+    demo, arena = arena_app.build(args)
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
+                            **LAUNCH_DEFAULTS)
+    return SimpleNamespace(url=url, demo=demo, arena=arena, db=db)
+
+
+@pytest.fixture
+def server(tmp_path):
+    running = launch(tmp_path / "arena.db")
+    yield running
+    running.demo.close()
+
+
+def start(client: Client, **setup) -> dict:
+    return client.predict(**{"role": "buyer", "opponent": "tactic:linear", "condition": "both_unaware",
+                             "mode": "simultaneous", "rounds": 4, "scenario": "low", "prompt_version": "train",
+                             "seed": 1, "player": None, **setup}, api_name="/start_game")
+
+
+def play(client: Client, view: dict, action: str = "OFFER", price: float | None = None, message: str = "") -> dict:
+    if price is None:  # concede a little each round from a low opening
+        price = round(view["your_price"] * (0.6 + 0.1 * view["round"]) if view["role"] == "buyer"
+                      else view["your_price"] * (1.6 - 0.1 * view["round"]), 2)
+    return client.predict(game_id=view["game_id"], round=view["round"], action=action, price=str(price),
+                          message=message, api_name="/play_move")
+
+
+def play_out(client: Client, view: dict) -> list[dict]:
+    views = [view]
+    while views[-1]["status"] == "active":
+        views.append(play(client, views[-1], message=f"round {views[-1]['round']}"))
+    return views
+
+
+def stored(db: Path, game_id: str) -> dict:
+    return Store(f"sqlite:///{db}").game(game_id)
+
+
+@pytest.mark.parametrize("mode", ["simultaneous", "sequential"])
+@pytest.mark.parametrize("role", ["buyer", "seller"])
+def test_full_games_through_the_api_are_stored_move_by_move(server, mode, role):
+    client = Client(server.url, verbose=False)
+    views = play_out(client, start(client, role=role, mode=mode, seed=11))
+    final = views[-1]
+    assert final["status"] == "finished" and final["outcome"] is not None and final["debrief"] is not None
+    row = stored(server.db, final["game_id"])
+    assert row["status"] == "finished" and row["human_role"] == role and row["mode"] == mode
+    moves = row["moves"]
+    assert [m["seq"] for m in moves] == list(range(len(moves)))
+    assert [(m["round"], m["role"], m["action"], m["price"], m["message"]) for m in moves] == \
+        [(t["round"], t["role"], t["action"], t["price"], t["message"]) for t in final["transcript"]]
+    assert {m["actor"] for m in moves if m["role"] == role} == {"human"}
+    turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
+                  m["error"]) for m in moves]
+    outcome = replay(Trial.from_dict(row["trial"]), turns).outcome()
+    assert (row["deal"], row["deal_price"], row["rounds"]) == (outcome.deal, outcome.deal_price, outcome.rounds)
+    assert final["outcome"]["deal"] == outcome.deal and final["outcome"]["rounds"] == outcome.rounds
+
+
+def test_bad_input_is_refused_and_changes_nothing(server):
+    client = Client(server.url, verbose=False)
+    view = start(client)
+    for price in ("", "abc", "-3", "nan", "1e15"):
+        with pytest.raises(Exception) as refused:
+            play(client, view, price=price)
+        assert "price" in str(refused.value).lower()
+    with pytest.raises(Exception, match="500"):
+        play(client, view, price=2.0, message="x" * 501)
+    with pytest.raises(Exception, match="not possible"):
+        play(client, view, action="DEAL")
+    after = play(client, view)
+    with pytest.raises(Exception, match="round 1"):  # a second click on the same move
+        play(client, view)
+    with pytest.raises(Exception, match="no such game"):
+        client.predict(game_id="nope", api_name="/get_game")
+    assert len(stored(server.db, view["game_id"])["moves"]) == 2 and after["round"] == 2
+
+
+def test_reload_and_server_restart_resume_the_game(tmp_path):
+    db = tmp_path / "arena.db"
+    first = launch(db)
+    try:
+        client = Client(first.url, verbose=False)
+        view = play(client, start(client, seed=5))
+        reloaded = Client(first.url, verbose=False).predict(game_id=view["game_id"], api_name="/get_game")
+        assert reloaded == view
+    finally:
+        first.demo.close()
+    second = launch(db)
+    try:
+        client = Client(second.url, verbose=False)
+        resumed = client.predict(game_id=view["game_id"], api_name="/get_game")
+        assert resumed["round"] == 2 and resumed["transcript"] == view["transcript"] and resumed["your_turn"]
+        final = play_out(client, resumed)[-1]
+        assert final["status"] == "finished"
+        assert len(stored(db, view["game_id"])["moves"]) == len(final["transcript"])
+    finally:
+        second.demo.close()
+
+
+def test_two_sessions_never_see_each_other(server):
+    results = {}
+
+    def player(name: str, seed: int, role: str) -> None:
+        client = Client(server.url, verbose=False)
+        results[name] = play_out(client, start(client, seed=seed, role=role))
+
+    threads = [threading.Thread(target=player, args=("a", 101, "buyer")), threading.Thread(target=player, args=("b", 202, "seller"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    a, b = results["a"], results["b"]
+    assert a[0]["game_id"] != b[0]["game_id"]
+    assert all(v["game_id"] == a[0]["game_id"] and v["role"] == "buyer" for v in a)
+    assert all(v["game_id"] == b[0]["game_id"] and v["role"] == "seller" for v in b)
+    for views in (a, b):
+        row = stored(server.db, views[0]["game_id"])
+        assert len(row["moves"]) == len(views[-1]["transcript"])
+
+
+HIDDEN = {"buyer": ("buyer_unaware", "both_unaware"), "seller": ("seller_unaware", "both_unaware")}
+
+
+def test_the_hidden_price_reaches_the_person_only_in_the_debrief(server, monkeypatch):
+    """Everything the server sends (page, config, API info, every event output) before the debrief."""
+    import httpx
+    from gradio.blocks import Blocks
+
+    sent: list[str] = []
+    original = Blocks.process_api
+
+    async def recording(self, *args, **kwargs):
+        output = await original(self, *args, **kwargs)
+        sent.append(json.dumps(output["data"], default=str))
+        return output
+
+    monkeypatch.setattr(Blocks, "process_api", recording)
+    pages = [httpx.get(server.url + path, timeout=30).text for path in ("", "config", "gradio_api/info")]
+    client = Client(server.url, verbose=False)
+    checked = 0
+    for role, conditions in HIDDEN.items():
+        for condition in conditions:
+            for seed in range(30, 60):
+                first = start(client, role=role, condition=condition, opponent="tactic:hardliner", seed=seed)
+                row = stored(server.db, first["game_id"])
+                hidden = str(row["seller_price" if role == "buyer" else "buyer_price"])
+                visible = json.dumps({k: first[k] for k in ("item", "description", "persona", "your_price",
+                                                           "their_price_prior", "your_price_prior")})
+                if hidden in visible:  # the number also stands for something the person may see: try another
+                    continue
+                sent.clear()
+                views = play_out(client, first)
+                before_end = [json.dumps(v) for v in views[:-1]] + sent[:-1]
+                assert all(hidden not in text for text in before_end + pages), (role, condition, hidden)
+                assert views[-1]["debrief"]["agent_price"] == float(hidden)
+                assert first["their_price"] is None
+                checked += 1
+                break
+    assert checked == 4
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("BARGAIN_REQUIRE_BROWSER"),
+                    reason="Debian's chromium is not installed (apt-get install -y chromium)")
+def test_a_person_plays_a_game_in_the_browser(server, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        page.goto(server.url)
+        page.get_by_role("radio", name="seller").check()
+        page.get_by_role("button", name="Start game").click()
+        page.wait_for_selector("text=Round 1 of 4", timeout=20000)
+        body = page.inner_text("body")
+        assert "You are the SELLER" in body and "Your reservation price" in body
+        page.get_by_label("Price").fill("abc")
+        page.get_by_role("button", name="Offer").click()
+        page.wait_for_selector("text=is not a price", timeout=20000)
+        assert page.get_by_label("Price").input_value() == "abc"  # what was typed stays
+        for round_ in range(1, 5):
+            page.get_by_label("Your message (optional)").fill(f"my round {round_} offer")
+            page.get_by_label("Price").fill("1000")  # far above any buyer: the game runs its four rounds
+            page.get_by_role("button", name="Offer").click()
+            page.wait_for_selector(f"text=Round {round_ + 1} of 4" if round_ < 4 else "text=Game over", timeout=20000)
+        page.reload()  # a finished game is not resumed; the page is ready for a new one
+        page.wait_for_selector("text=Start game", timeout=20000)
+        browser.close()
+    player_games = Store(f"sqlite:///{server.db}").games_frame()
+    assert len(player_games) == 1 and player_games.iloc[0]["status"] == "finished"
+    assert player_games.iloc[0]["human_role"] == "seller"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("BARGAIN_REQUIRE_BROWSER"),
+                    reason="Debian's chromium is not installed (apt-get install -y chromium)")
+def test_the_debrief_and_the_screenshot(server, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1600})
+        page.goto(server.url)
+        page.get_by_role("button", name="Start game").click()
+        page.wait_for_selector("text=Round 1 of 4", timeout=20000)
+        page.get_by_role("button", name="Walk away").click()
+        page.wait_for_selector("text=Debrief", timeout=20000)
+        text = page.inner_text("body")
+        shot = tmp_path / "arena.png"
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    assert "No deal" in text and "had a reservation price of" in text and "Play again" in text
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("BARGAIN_SCREENSHOTS"):
+        shutil.copy(shot, Path(os.environ["BARGAIN_SCREENSHOTS"]) / "arena.png")
