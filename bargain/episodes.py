@@ -15,7 +15,7 @@ from typing import Awaitable, Callable, Iterable
 from tqdm import tqdm
 
 from bargain.agents import Agent
-from bargain.game import GameState, new_initial_state
+from bargain.game import GameState, Move, new_initial_state
 from bargain.trial import Mode, Role, Trial
 
 AgentsFor = Callable[[Trial], tuple[Agent, Agent]]
@@ -39,6 +39,18 @@ class Episode:
         return self.error is None and self.state.is_terminal()
 
 
+async def both(first: Awaitable[Move], second: Awaitable[Move]) -> tuple[Move, Move]:
+    """Both sides' moves, concurrently; if one side fails, the other's pending move is cancelled
+    (a person's turn must not be left waiting in a round that will never be applied)."""
+    tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
+    try:
+        return tuple(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        raise
+
+
 async def play(state: GameState, buyer: Agent, seller: Agent,
                on_turn: Callable[[GameState], Awaitable[None] | None] | None = None) -> GameState:
     """Play `state` to the end; `on_turn` runs after every applied move or round (e.g. to store it)."""
@@ -52,7 +64,7 @@ async def play(state: GameState, buyer: Agent, seller: Agent,
             if in_turn:
                 b, s = await buyer.act(seen_b), await seller.act(seen_s)
             else:
-                b, s = await asyncio.gather(buyer.act(seen_b), seller.act(seen_s))
+                b, s = await both(buyer.act(seen_b), seller.act(seen_s))
             state.apply_actions({Role.BUYER: b, Role.SELLER: s})
         else:
             (actor,) = state.current_players()

@@ -113,8 +113,12 @@ class StoreError(RuntimeError):
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # The driver's own transaction handling runs DDL outside transactions; take it over (see
+    # SQLAlchemy's pysqlite notes) so that a failed schema upgrade rolls back as a whole.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe from corruption, no fsync per commit
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
@@ -129,6 +133,7 @@ class Store:
         self.engine: Engine = create_engine(url, future=True)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "begin", lambda connection: connection.exec_driver_sql("BEGIN"))
         self._migrate()
 
     def _migrate(self) -> None:

@@ -80,6 +80,7 @@ class LiveGame:
     task: asyncio.Task | None = None
     stored: int = 0  # how many turns are in the store
     failure: str | None = None
+    status: str = "active"  # as stored: active, finished, abandoned
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def settled(self) -> None:
@@ -121,11 +122,12 @@ def parse_price(text: object) -> float:
             raise ArenaError(f"{str(text)[:40]!r} is not a price: type a number such as 2.50") from None
     if not math.isfinite(value):
         raise ArenaError("the price must be a finite number")
-    if value <= 0:
-        raise ArenaError("the price must be above zero")
     if value > PRICE_LIMIT:
         raise ArenaError("that price is absurdly large")
-    return round(value, 2)
+    value = round(value, 2)  # prices are in cents
+    if value <= 0:
+        raise ArenaError("the price must be at least 0.01")
+    return value
 
 
 def human_move(action: str, price: object, message: str | None) -> Move:
@@ -142,6 +144,13 @@ def human_move(action: str, price: object, message: str | None) -> Move:
     if kind is Action.OFFER:
         return Move(Action.OFFER, price=parse_price(price), message=message)
     return Move(kind, message=message)
+
+
+def _round(value: object) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ArenaError(f"the round must be a whole number, got {value!r}") from None
 
 
 class Arena:
@@ -260,7 +269,7 @@ class Arena:
         state = replay(trial, turns)
         side = Side(prompt_version=PromptVersion(row["prompt_version"]))
         if row["status"] != "active" or state.is_terminal():
-            return LiveGame(game_id, state, Role(row["human_role"]), HumanAgent(), None)
+            return LiveGame(game_id, state, Role(row["human_role"]), HumanAgent(), None, status=row["status"])
         live = self._begin(game_id, state, Role(row["human_role"]), row["arm"], side, row["seed"] or 0)
         await live.settled()
         return live
@@ -272,11 +281,13 @@ class Arena:
         async with live.lock:
             if live.state.is_terminal():
                 raise ArenaError("this game is over: start a new one")
+            if live.status == "abandoned":
+                raise ArenaError("this game was abandoned after being left idle: start a new one")
             if live.failure is not None:  # the agent failed last time: run the loop again from the stored state
                 live.failure = None
                 live.task = asyncio.get_running_loop().create_task(self._run(live, *self._sides(live)))
                 await live.settled()
-            if round_ is not None and int(round_) != live.state.round:
+            if round_ is not None and _round(round_) != live.state.round:
                 raise ArenaError(f"that move was for round {round_}, and the game is in round {live.state.round}")
             if not live.human.waiting:
                 raise ArenaError("wait for the other side's move")
@@ -308,7 +319,8 @@ class Arena:
         obs = live.state.observation(live.human_role)
         if live.state.is_terminal():
             self.live.pop(live.id, None)
-        return person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, live.failure)
+        return person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, live.failure,
+                           live.status)
 
 
 def _transcript(obs: Observation) -> list[dict]:
@@ -316,12 +328,15 @@ def _transcript(obs: Observation) -> list[dict]:
              "action": t.action.value, "price": t.price, "message": t.message} for t in obs.history]
 
 
-def person_view(game_id: str, obs: Observation, ended: GameState | None, your_turn: bool, failure: str | None) -> dict:
+def person_view(game_id: str, obs: Observation, ended: GameState | None, your_turn: bool, failure: str | None,
+                status: str = "active") -> dict:
     """The JSON view of a game for the person playing `obs.role`. Only `ended` (a finished game)
     may bring in what the observation hides, as the debrief."""
+    status = "finished" if ended is not None else status
+    your_turn = your_turn and status == "active"
     view = {
         "game_id": game_id,
-        "status": "finished" if ended is not None else "active",
+        "status": status,
         "role": obs.role.value,
         "condition": obs.condition.value,
         "mode": obs.mode.value,
@@ -335,10 +350,11 @@ def person_view(game_id: str, obs: Observation, ended: GameState | None, your_tu
         "their_price_prior": list(obs.other_prior) if obs.other_prior else None,
         "your_price_prior": list(obs.prior_on_me) if obs.prior_on_me else None,
         "transcript": _transcript(obs),
-        "your_turn": your_turn and ended is None,
+        "your_turn": your_turn,
         "actions": [a.value for a in obs.legal_actions] if your_turn else [],
-        "error": f"The agent could not move ({failure}). Your move was not applied: submit it again to retry."
-                 if failure else None,
+        "error": (f"The agent could not move ({failure}). Nothing of this round was applied: make your move "
+                  "(again) to retry." if failure else
+                  "This game was abandoned after being left idle: start a new one." if status == "abandoned" else None),
         "outcome": None,
         "debrief": None,
     }

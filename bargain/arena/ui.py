@@ -307,9 +307,10 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             except ArenaError as exc:
                 raise gr.Error(str(exc)) from None
 
-        gr.api(start_game, api_name="start_game")
-        gr.api(play_move, api_name="play_move")
-        gr.api(get_game, api_name="get_game")
+        # Off the queue: these are short awaits, and a plain request costs both sides far less.
+        gr.api(start_game, api_name="start_game", queue=False)
+        gr.api(play_move, api_name="play_move", queue=False)
+        gr.api(get_game, api_name="get_game", queue=False)
     return demo
 
 

@@ -1,0 +1,125 @@
+"""Arena load: 50 scripted participants at once, each playing whole games against a tactic.
+
+    python -m benchmarks.arena [--participants 50] [--games 3]
+
+The app is started in this process on a fresh SQLite database; every participant is its own
+`gradio_client` session playing through the named API (`start_game`, `play_move`). Reported:
+the server time per move (inside the app, from the move's arrival to its answer: validation,
+the tactic's move, the stored round) at p50 and p95, the round trip a participant sees, and a
+check that every move made is in the database. Goal: p95 server time under 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from gradio_client import Client
+
+import app as arena_app
+from bargain.arena import LAUNCH_DEFAULTS
+from bargain.arena.controller import Arena
+
+GOAL_MS = 100.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) by nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+def participant(url: str, games: int, seed: int, round_trips: list[float], made: list[int], errors: list[str]) -> None:
+    """Play `games` whole games, recording each move's round trip."""
+    client = Client(url, verbose=False)
+    for g in range(games):
+        try:
+            view = client.predict(role="buyer" if (seed + g) % 2 else "seller", opponent="tactic:boulware",
+                                  condition="both_unaware", mode="simultaneous", rounds=4, scenario="low",
+                                  prompt_version="train", seed=seed * 100 + g, player=f"bench-{seed}", api_name="/start_game")
+            while view["status"] == "active":
+                price = view["your_price"] * (0.7 if view["role"] == "buyer" else 1.3)
+                start = time.perf_counter()
+                view = client.predict(game_id=view["game_id"], round=view["round"], action="OFFER",
+                                      price=f"{price:.2f}", message="bench", api_name="/play_move")
+                round_trips.append(time.perf_counter() - start)
+                made.append(1)
+        except Exception as exc:  # reported below: a lost game is a failed benchmark
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def crowd_main(url: str, participants: int, games: int, results) -> None:
+    """All participants, each on its own thread; sends back (round trips, moves made, errors)."""
+    round_trips: list[float] = []
+    made: list[int] = []
+    errors: list[str] = []
+    threads = [threading.Thread(target=participant, args=(url, games, i, round_trips, made, errors))
+               for i in range(participants)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    results.put((round_trips, made, errors))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--participants", type=int, default=50)
+    parser.add_argument("--games", type=int, default=3, help="games per participant")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as root:
+        db = Path(root) / "bench.db"
+        demo, arena = arena_app.build(arena_app.parse_args(["--db", str(db), "--concurrency", str(args.participants + 14)]))
+        server_times: list[float] = []
+        original = Arena.move
+
+        async def timed(self, *a, **k):  # the server's own time for each move
+            start = time.perf_counter()
+            try:
+                return await original(self, *a, **k)
+            finally:
+                server_times.append(time.perf_counter() - start)
+
+        Arena.move = timed
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                                **LAUNCH_DEFAULTS)
+        # The participants run in a process of their own, so that their clients' work does not
+        # compete with the server for this process's interpreter.
+        context = multiprocessing.get_context("spawn")
+        results = context.Queue()
+        crowd = context.Process(target=crowd_main, args=(url, args.participants, args.games, results))
+        began = time.perf_counter()
+        crowd.start()
+        round_trips, made, errors = results.get()
+        crowd.join()
+        elapsed = time.perf_counter() - began
+        demo.close()
+        Arena.move = original
+        moves = arena.store.moves_frame()
+        human_moves = int((moves["actor"] == "human").sum()) if len(moves) else 0
+        games = arena.store.games_frame()
+        finished = int((games["status"] == "finished").sum()) if len(games) else 0
+    ms = [t * 1000 for t in server_times]
+    trips = [t * 1000 for t in round_trips]
+    print(f"{args.participants} participants x {args.games} games: {len(made)} moves in {elapsed:.1f} s")
+    print(f"server time per move: p50 {statistics.median(ms):.1f} ms, p95 {percentile(ms, 95):.1f} ms "
+          f"(goal p95 < {GOAL_MS:.0f} ms)")
+    print(f"round trip seen by a participant: p50 {statistics.median(trips):.1f} ms, p95 {percentile(trips, 95):.1f} ms")
+    lost = len(made) - human_moves
+    print(f"games finished {finished} of {args.participants * args.games}; moves made {len(made)}, stored {human_moves}; "
+          f"lost {lost}; errors {len(errors)}")
+    for error in errors[:5]:
+        print("  ", error)
+
+
+if __name__ == "__main__":
+    main()

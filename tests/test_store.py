@@ -1,0 +1,299 @@
+"""The arena's records (bargain.store): schema and its versions, games and moves, idle games, exports."""
+
+import json
+from datetime import timedelta
+
+import pandas as pd
+import pytest
+from sqlalchemy import inspect, text, update
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+import bargain.store as store_module
+from bargain.store import GameRow, MoveRow, Store, StoreError, default_url, utcnow
+
+TRIAL = {"trial_id": 1, "scenario": {"tier": "low", "index": 3, "product_name": "mug"}, "condition": "full"}
+
+
+def url_in(tmp_path, name="arena.db"):
+    return f"sqlite:///{tmp_path / name}"
+
+
+def game_fields(game_id, **overrides):
+    fields = {"id": game_id, "player": "alice", "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3",
+              "seed": 7, "condition": "full", "mode": "simultaneous", "max_rounds": 4, "first_actor": "buyer",
+              "buyer_price": 7.25, "seller_price": 5.5, "trial": TRIAL, "prompt_version": "train", "parsing": "strict",
+              "sampling": {"temperature": 0.7}, "backend": {"backend": "hf"}, "ood_reasons": ["trained with 4 rounds"]}
+    fields.update(overrides)
+    return fields
+
+
+def move(round_, role, actor, action="OFFER", price=6.0, message="", **extra):
+    return {"round": round_, "role": role, "actor": actor, "action": action, "price": price, "message": message,
+            **extra}
+
+
+def set_version(url, value):
+    store = Store(url)
+    with store.engine.begin() as connection:
+        connection.execute(text("UPDATE bargain_meta SET value = :v WHERE key = 'schema_version'"), {"v": str(value)})
+    store.engine.dispose()
+
+
+# --- schema and versions -----------------------------------------------------------------------
+
+
+def test_a_new_database_gets_every_table_and_the_current_schema_version(tmp_path):
+    store = Store(url_in(tmp_path))
+    inspector = inspect(store.engine)
+    assert {"bargain_meta", "games", "moves"} <= set(inspector.get_table_names())
+    assert {c["name"] for c in inspector.get_columns("games")} == set(GameRow.__table__.columns.keys())
+    assert {c["name"] for c in inspector.get_columns("moves")} == set(MoveRow.__table__.columns.keys())
+    assert store.schema_version() == store_module.SCHEMA_VERSION
+    assert (tmp_path / "arena.db").is_file()
+
+
+def test_the_directory_of_a_sqlite_file_is_created(tmp_path):
+    store = Store(url_in(tmp_path / "deep" / "er", "x.db"))
+    assert store.schema_version() == store_module.SCHEMA_VERSION
+    assert (tmp_path / "deep" / "er" / "x.db").is_file()
+
+
+def test_opening_again_keeps_data_and_version(tmp_path):
+    url = url_in(tmp_path)
+    first = Store(url)
+    first.create_game(**game_fields("g1"))
+    first.add_moves("g1", [move(1, "buyer", "human", message="hello")])
+    first.engine.dispose()
+    again = Store(url)
+    assert again.schema_version() == store_module.SCHEMA_VERSION
+    game = again.game("g1")
+    assert game["trial"] == TRIAL and [m["message"] for m in game["moves"]] == ["hello"]
+    assert len(again.games_frame()) == 1
+
+
+def test_a_database_newer_than_the_program_is_refused_with_upgrade_advice(tmp_path):
+    url = url_in(tmp_path)
+    set_version(url, store_module.SCHEMA_VERSION + 1)
+    with pytest.raises(StoreError, match=r"upgrade") as error:
+        Store(url)
+    assert str(store_module.SCHEMA_VERSION + 1) in str(error.value)
+
+
+MIGRATION_2 = ["ALTER TABLE games ADD COLUMN note VARCHAR(40)",
+               "INSERT INTO bargain_meta (key, value) VALUES ('migrated_to_2', 'yes')"]
+
+
+def test_an_old_database_is_upgraded_once(tmp_path, monkeypatch):
+    url = url_in(tmp_path)
+    old = Store(url)  # version 1, as the program was
+    old.create_game(**game_fields("g1"))
+    old.add_moves("g1", [move(1, "buyer", "human"), move(1, "seller", "agent", price=9.0)])
+    old.engine.dispose()
+    assert store_module.SCHEMA_VERSION == 1
+
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_module, "MIGRATIONS", [(2, MIGRATION_2)])
+    upgraded = Store(url)
+    assert upgraded.schema_version() == 2
+    assert "note" in {c["name"] for c in inspect(upgraded.engine).get_columns("games")}
+    with upgraded.engine.connect() as connection:
+        assert connection.execute(text("SELECT value FROM bargain_meta WHERE key = 'migrated_to_2'")).scalar() == "yes"
+    game = upgraded.game("g1")
+    assert game["buyer_price"] == 7.25 and [m["price"] for m in game["moves"]] == [6.0, 9.0]
+    upgraded.engine.dispose()
+
+    # The next start finds version 2 and applies nothing (both statements would fail if re-run).
+    again = Store(url)
+    assert again.schema_version() == 2
+    assert again.game("g1")["moves"][1]["actor"] == "agent"
+
+
+def test_a_new_database_starts_at_the_latest_version_without_migrating(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_module, "MIGRATIONS", [(2, ["SELECT * FROM a_table_that_does_not_exist"])])
+    assert Store(url_in(tmp_path)).schema_version() == 2
+
+
+def test_a_failed_migration_leaves_the_database_as_it_was(tmp_path, monkeypatch):
+    url = url_in(tmp_path)
+    Store(url).engine.dispose()
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_module, "MIGRATIONS",
+                        [(2, ["ALTER TABLE games ADD COLUMN note TEXT", "SELECT * FROM no_such_table"])])
+    with pytest.raises((OperationalError, StoreError)):
+        Store(url)
+    monkeypatch.setattr(store_module, "MIGRATIONS", [(2, ["ALTER TABLE games ADD COLUMN note TEXT"])])
+    assert Store(url).schema_version() == 2  # fixed program, same database: the upgrade goes through
+
+
+# --- games and moves ---------------------------------------------------------------------------
+
+
+def test_moves_come_back_in_order_across_several_calls(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    store.create_game(**game_fields("g2", player="bob"))
+    batches = [[move(1, "buyer", "human", price=5.0, message="a"), move(1, "seller", "agent", price=9.0, message="b")],
+               [move(2, "buyer", "human", price=5.5, message="c")],
+               [move(2, "seller", "agent", action="INVALID", price=None, message="d", raw="junk", error="no json",
+                     prompt_messages=[{"role": "user", "content": "hi"}], latency_s=0.25, prompt_tokens=12,
+                     completion_tokens=3, thought="hmm")]]
+    for batch in batches:
+        store.add_moves("g1", batch)
+    store.add_moves("g2", [move(1, "buyer", "human", message="other game")])
+    game = store.game("g1")
+    moves = game["moves"]
+    assert [m["seq"] for m in moves] == [0, 1, 2, 3]
+    assert [m["message"] for m in moves] == ["a", "b", "c", "d"]
+    assert [(m["round"], m["role"], m["actor"], m["action"], m["price"]) for m in moves] == [
+        (1, "buyer", "human", "OFFER", 5.0), (1, "seller", "agent", "OFFER", 9.0),
+        (2, "buyer", "human", "OFFER", 5.5), (2, "seller", "agent", "INVALID", None)]
+    last = moves[-1]
+    assert (last["raw"], last["error"], last["thought"], last["latency_s"]) == ("junk", "no json", "hmm", 0.25)
+    assert last["prompt_messages"] == [{"role": "user", "content": "hi"}]
+    assert (last["prompt_tokens"], last["completion_tokens"]) == (12, 3)
+    assert moves[0]["thought"] == "" and moves[0]["raw"] is None
+    assert all(m["game_id"] == "g1" for m in moves)
+    assert [m["seq"] for m in store.game("g2")["moves"]] == [0]
+    assert game["status"] == "active" and game["finished_at"] is None and game["deal"] is None
+    assert game["sampling"] == {"temperature": 0.7} and game["ood_reasons"] == ["trained with 4 rounds"]
+    assert game["extra"] == {} and game["updated_at"] >= game["created_at"]
+
+
+def test_an_unknown_game_has_no_record_and_takes_no_moves(tmp_path):
+    store = Store(url_in(tmp_path))
+    assert store.game("nope") is None
+    with pytest.raises(StoreError, match="no game"):
+        store.add_moves("nope", [move(1, "buyer", "human")])
+    assert store.moves_frame().empty
+
+
+def test_adding_moves_touches_the_game(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    age(store, "g1", timedelta(hours=5))
+    before = store.game("g1")["updated_at"]
+    store.add_moves("g1", [move(1, "buyer", "human")])
+    assert store.game("g1")["updated_at"] > before + timedelta(hours=4)
+
+
+def test_finish_game_records_the_outcome(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    outcome = {"deal": True, "deal_price": 6.375, "rounds": 2, "buyer_utility": 0.875, "seller_utility": 0.875,
+               "buyer_norm_utility": 0.5, "seller_norm_utility": 0.5}
+    store.finish_game("g1", outcome)
+    game = store.game("g1")
+    assert game["status"] == "finished" and game["finished_at"] is not None
+    assert game["finished_at"] >= game["created_at"] and game["updated_at"] == game["finished_at"]
+    assert {key: game[key] for key in outcome} == outcome
+
+
+def age(store, game_id, by):
+    with Session(store.engine) as session, session.begin():
+        session.execute(update(GameRow).where(GameRow.id == game_id).values(updated_at=utcnow() - by))
+
+
+def test_abandon_idle_marks_only_old_active_games(tmp_path):
+    store = Store(url_in(tmp_path))
+    for game_id in ("old", "fresh", "old-finished"):
+        store.create_game(**game_fields(game_id))
+    store.finish_game("old-finished", {"deal": False, "rounds": 4})
+    age(store, "old", timedelta(hours=3))
+    age(store, "old-finished", timedelta(hours=3))
+    assert store.abandon_idle(timedelta(hours=2)) == ["old"]
+    assert {g: store.game(g)["status"] for g in ("old", "fresh", "old-finished")} == {
+        "old": "abandoned", "fresh": "active", "old-finished": "finished"}
+    assert store.abandon_idle(timedelta(hours=2)) == []  # already abandoned: not again
+    assert store.abandon_idle(timedelta(0)) == ["fresh"]
+    assert store.game("fresh")["status"] == "abandoned"
+
+
+def test_games_frame_filters_by_player_and_moves_frame_holds_every_move(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("a1", player="alice"))
+    store.create_game(**game_fields("b1", player="bob"))
+    store.create_game(**game_fields("a2", player="alice"))
+    store.create_game(**game_fields("n1", player=None))
+    store.add_moves("b1", [move(1, "buyer", "human", message="b-0"), move(1, "seller", "agent", message="b-1")])
+    store.add_moves("a1", [move(1, "buyer", "human", message="a-0")])
+    store.add_moves("b1", [move(2, "buyer", "human", message="b-2")])
+    assert list(store.games_frame()["id"]) == ["a1", "b1", "a2", "n1"]
+    assert list(store.games_frame("alice")["id"]) == ["a1", "a2"]
+    assert list(store.games_frame("bob")["id"]) == ["b1"]
+    assert store.games_frame("carol").empty
+    moves = store.moves_frame()
+    assert list(zip(moves["game_id"], moves["seq"], moves["message"])) == [
+        ("a1", 0, "a-0"), ("b1", 0, "b-0"), ("b1", 1, "b-1"), ("b1", 2, "b-2")]
+
+
+JSON_GAME_COLUMNS = ("trial", "sampling", "backend", "ood_reasons", "extra")
+
+
+def test_export_writes_csv_and_parquet_that_read_back_the_same(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    store.create_game(**game_fields("g2", player="bob", sampling=None, backend=None, ood_reasons=[],
+                                    arm="tactic:hardliner"))
+    store.add_moves("g1", [move(1, "buyer", "human", message="hello, 'quoted' \"text\""),
+                           move(1, "seller", "agent", action="INVALID", price=None, raw="raw\nreply",
+                                prompt_messages=[{"role": "user", "content": "a,b\nc"}], latency_s=0.5,
+                                prompt_tokens=10, completion_tokens=2)])
+    store.add_moves("g2", [move(1, "buyer", "human", price=2.5)])
+    store.finish_game("g1", {"deal": True, "deal_price": 6.25, "rounds": 1, "buyer_utility": 1.0,
+                             "seller_utility": 0.75, "buyer_norm_utility": 0.571, "seller_norm_utility": 0.429})
+
+    out = tmp_path / "export"
+    written = store.export(out)
+    assert sorted(p.name for p in written) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+    assert all(p.parent == out and p.is_file() for p in written)
+
+    games, moves = store.games_frame(), store.moves_frame()
+    for name, frame, json_columns in (("games", games, JSON_GAME_COLUMNS), ("moves", moves, ("prompt_messages",))):
+        for reader in (pd.read_csv, pd.read_parquet):
+            back = reader(out / f"{name}.{'csv' if reader is pd.read_csv else 'parquet'}")
+            assert list(back.columns) == list(frame.columns)
+            assert len(back) == len(frame)
+            assert list(back["id"].astype(str)) == list(frame["id"].astype(str))
+            for column in json_columns:  # JSON columns are JSON text
+                for original, exported in zip(frame[column], back[column]):
+                    if original is None:
+                        assert pd.isna(exported)
+                    else:
+                        assert isinstance(exported, str) and json.loads(exported) == original
+            for column in frame.columns:
+                if column in json_columns or column.endswith("_at"):
+                    continue
+                for original, exported in zip(frame[column], back[column]):
+                    if original is None or (isinstance(original, float) and pd.isna(original)):
+                        assert pd.isna(exported), (name, column)
+                    elif original == "" and reader is pd.read_csv:  # CSV cannot tell "" from a missing value
+                        assert pd.isna(exported) or exported == "", (name, column)
+                    elif isinstance(original, (int, float)) and not isinstance(original, bool):
+                        assert float(exported) == pytest.approx(float(original)), (name, column)
+                    else:
+                        assert str(exported) == str(original), (name, column)
+            assert list(pd.to_datetime(back["created_at"])) == list(pd.to_datetime(frame["created_at"]))
+
+
+def test_export_of_an_empty_store(tmp_path):
+    written = Store(url_in(tmp_path)).export(tmp_path / "out")
+    assert sorted(p.name for p in written) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+
+
+# --- default_url -------------------------------------------------------------------------------
+
+
+def test_default_url_is_a_sqlite_file_inside_the_directory(tmp_path):
+    url = default_url(tmp_path / "data")
+    assert url == f"sqlite:///{(tmp_path / 'data').resolve() / 'bargain.db'}"
+    store = Store(url)
+    store.create_game(**game_fields("g1"))
+    assert (tmp_path / "data" / "bargain.db").is_file()
+
+
+def test_default_url_resolves_a_relative_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert default_url("rel") == f"sqlite:///{tmp_path.resolve() / 'rel' / 'bargain.db'}"
+    assert default_url().startswith("sqlite:///") and default_url().endswith("/data/bargain.db")
