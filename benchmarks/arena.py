@@ -1,18 +1,25 @@
 """Arena load: 50 scripted participants at once, each playing whole games against a tactic.
 
-    python -m benchmarks.arena [--participants 50] [--games 3]
+    python -m benchmarks.arena [--participants 50] [--games 3] [--think 1.0]
 
 The app is started in this process on a fresh SQLite database; every participant is its own
-`gradio_client` session playing through the named API (`start_game`, `play_move`). Reported:
+`gradio_client` session (all of them in a second process) playing through the named API
+(`start_game`, `play_move`), and takes `--think` seconds on average (0.5x to 1.5x, seeded)
+before each move, as a fast person would; `--think 0` is a stress test of back-to-back moves,
+where the figures measure queueing more than work. Reported:
 the server time per move (inside the app, from the move's arrival to its answer: validation,
 the tactic's move, the stored round) at p50 and p95, the round trip a participant sees, and a
-check that every move made is in the database. Goal: p95 server time under 100 ms.
+check that every move made is in the database. The server and the participants each get one
+core of their own where there are two. Goal: p95 server time under 100 ms. The round trip is
+mostly the 50 clients sharing one core (gradio_client costs tens of ms of CPU per call).
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
+import random
 import socket
 import statistics
 import tempfile
@@ -35,9 +42,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
-def participant(url: str, games: int, seed: int, round_trips: list[float], made: list[int], errors: list[str]) -> None:
-    """Play `games` whole games, recording each move's round trip."""
+def participant(url: str, games: int, seed: int, think: float, ready: threading.Barrier, round_trips: list[float],
+                made: list[int], errors: list[str]) -> None:
+    """Connect, wait for everyone, then play `games` whole games, recording each move's round trip."""
+    rng = random.Random(seed)
     client = Client(url, verbose=False)
+    ready.wait()  # connecting (the page config) is not a move: everyone starts together, connected
     for g in range(games):
         try:
             view = client.predict(role="buyer" if (seed + g) % 2 else "seller", opponent="tactic:boulware",
@@ -45,6 +55,7 @@ def participant(url: str, games: int, seed: int, round_trips: list[float], made:
                                   prompt_version="train", seed=seed * 100 + g, player=f"bench-{seed}", api_name="/start_game")
             while view["status"] == "active":
                 price = view["your_price"] * (0.7 if view["role"] == "buyer" else 1.3)
+                time.sleep(think * rng.uniform(0.5, 1.5))
                 start = time.perf_counter()
                 view = client.predict(game_id=view["game_id"], round=view["round"], action="OFFER",
                                       price=f"{price:.2f}", message="bench", api_name="/play_move")
@@ -54,12 +65,21 @@ def participant(url: str, games: int, seed: int, round_trips: list[float], made:
             errors.append(f"{type(exc).__name__}: {exc}")
 
 
-def crowd_main(url: str, participants: int, games: int, results) -> None:
+def pin(core: int) -> None:
+    """Keep this process on one core (where the machine has more than one), so that the server and
+    the participants' clients do not take CPU time from each other."""
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {core % os.cpu_count()})
+
+
+def crowd_main(url: str, participants: int, games: int, think: float, results) -> None:
     """All participants, each on its own thread; sends back (round trips, moves made, errors)."""
+    pin(1)
     round_trips: list[float] = []
     made: list[int] = []
     errors: list[str] = []
-    threads = [threading.Thread(target=participant, args=(url, games, i, round_trips, made, errors))
+    ready = threading.Barrier(participants)
+    threads = [threading.Thread(target=participant, args=(url, games, i, think, ready, round_trips, made, errors))
                for i in range(participants)]
     for t in threads:
         t.start()
@@ -72,7 +92,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=50)
     parser.add_argument("--games", type=int, default=3, help="games per participant")
+    parser.add_argument("--think", type=float, default=1.0, help="mean seconds a participant takes before a move")
     args = parser.parse_args()
+    pin(0)
     with tempfile.TemporaryDirectory() as root:
         db = Path(root) / "bench.db"
         demo, arena = arena_app.build(arena_app.parse_args(["--db", str(db), "--concurrency", str(args.participants + 14)]))
@@ -96,7 +118,7 @@ def main() -> None:
         # compete with the server for this process's interpreter.
         context = multiprocessing.get_context("spawn")
         results = context.Queue()
-        crowd = context.Process(target=crowd_main, args=(url, args.participants, args.games, results))
+        crowd = context.Process(target=crowd_main, args=(url, args.participants, args.games, args.think, results))
         began = time.perf_counter()
         crowd.start()
         round_trips, made, errors = results.get()
@@ -110,7 +132,8 @@ def main() -> None:
         finished = int((games["status"] == "finished").sum()) if len(games) else 0
     ms = [t * 1000 for t in server_times]
     trips = [t * 1000 for t in round_trips]
-    print(f"{args.participants} participants x {args.games} games: {len(made)} moves in {elapsed:.1f} s")
+    print(f"{args.participants} participants x {args.games} games, {args.think:.1f} s to think: "
+          f"{len(made)} moves in {elapsed:.1f} s")
     print(f"server time per move: p50 {statistics.median(ms):.1f} ms, p95 {percentile(ms, 95):.1f} ms "
           f"(goal p95 < {GOAL_MS:.0f} ms)")
     print(f"round trip seen by a participant: p50 {statistics.median(trips):.1f} ms, p95 {percentile(trips, 95):.1f} ms")
