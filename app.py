@@ -26,13 +26,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env = os.environ.get
     parser = argparse.ArgumentParser(description="The bargaining arena: a person plays buyer or seller against a "
                                                  "language model or a scripted tactic; every game is recorded.")
-    parser.add_argument("--host", default=env("BARGAIN_HOST", "127.0.0.1"), help="address to serve on (env BARGAIN_HOST; 0.0.0.0 on a Space)")
+    on_space = bool(env("SPACE_ID"))  # Hugging Face sets it: serve on every interface there
+    parser.add_argument("--host", default=env("BARGAIN_HOST", "0.0.0.0" if on_space else "127.0.0.1"),
+                        help="address to serve on (env BARGAIN_HOST; 0.0.0.0 on a Space)")
     parser.add_argument("--port", type=int, default=int(env("BARGAIN_PORT", env("PORT", "7860"))), help="port (env BARGAIN_PORT)")
     parser.add_argument("--db", default=env("BARGAIN_DB_URL"), help="SQLAlchemy URL or SQLite file path (env BARGAIN_DB_URL; "
                         "default: data/bargain.db, or /data/bargain.db where /data exists)")
     parser.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
                         help="model backend: vllm (an OpenAI-compatible server), hf (transformers + peft here), none (env BARGAIN_BACKEND)")
-    parser.add_argument("--base-url", default=env("BARGAIN_BASE_URL"), help="server URL for --backend vllm (env BARGAIN_BASE_URL)")
+    parser.add_argument("--base-url", default=env("BARGAIN_BASE_URL"),
+                        help="server URL for --backend vllm (env BARGAIN_BASE_URL); without it, vLLM is started here")
     parser.add_argument("--model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (env BARGAIN_MODEL; default Qwen/Qwen3-8B)")
     parser.add_argument("--adapters-dir", default=env("BARGAIN_ADAPTERS_DIR"), help="local adapters (env BARGAIN_ADAPTERS_DIR; default: download)")
     parser.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="adapter repository revision")
@@ -56,6 +59,10 @@ def database_url(value: str | None) -> str:
 
 def build(args: argparse.Namespace):
     """The arena's Gradio app (queue configured) and its controller, from parsed flags."""
+    if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
+        from bargain.serve import start_in_background
+
+        args.base_url = start_in_background(args.model, args.adapters_dir)
     local = build_backend(args.backend, base_url=args.base_url, model=args.model, adapters_dir=args.adapters_dir,
                           adapter_revision=args.adapter_revision, device=args.device, dtype=args.dtype,
                           max_in_flight=args.max_in_flight)

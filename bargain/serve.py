@@ -73,6 +73,25 @@ def wait_until_ready(url: str, process: subprocess.Popen, timeout_s: float) -> N
     raise BackendError(f"vllm did not answer at {url} within {timeout_s:.0f} s")
 
 
+def start_in_background(model: str | None, adapters_dir: str | None, port: int = 8000, timeout_s: float = 1800) -> str:
+    """Start vLLM with the base model and all eight adapters for this process's lifetime; its URL."""
+    import atexit
+
+    from bargain.adapters import adapter_paths
+    from bargain.arms import ADAPTERS
+
+    problem = vllm_missing()
+    if problem:
+        raise BackendError(problem)
+    command = vllm_command(model or BASE_MODEL, adapter_paths(ADAPTERS, adapters_dir), port=port)
+    print("starting:", shlex.join(command), flush=True)
+    process = subprocess.Popen(command)
+    atexit.register(process.terminate)
+    url = f"http://127.0.0.1:{port}/v1"
+    wait_until_ready(url, process, timeout_s)
+    return url
+
+
 def serve(command: list[str], url: str, arms: list[str], timeout_s: float = 1800) -> int:
     """Run vLLM, report when it answers, and keep it running until interrupted."""
     print("starting:", shlex.join(command), flush=True)
