@@ -208,14 +208,14 @@ def test_a_person_plays_a_game_in_the_browser(server, tmp_path):
         page.wait_for_selector("text=Round 1 of 4", timeout=20000)
         body = page.inner_text("body")
         assert "You are the SELLER" in body and "Your reservation price" in body
-        page.get_by_label("Price").fill("abc")
-        page.get_by_role("button", name="Offer").click()
+        page.get_by_role("textbox", name="Price").fill("abc")
+        page.get_by_role("button", name="Offer", exact=True).click()
         page.wait_for_selector("text=is not a price", timeout=20000)
-        assert page.get_by_label("Price").input_value() == "abc"  # what was typed stays
+        assert page.get_by_role("textbox", name="Price").input_value() == "abc"  # what was typed stays
         for round_ in range(1, 5):
-            page.get_by_label("Your message (optional)").fill(f"my round {round_} offer")
-            page.get_by_label("Price").fill("1000")  # far above any buyer: the game runs its four rounds
-            page.get_by_role("button", name="Offer").click()
+            page.get_by_role("textbox", name="Your message (optional)").fill(f"my round {round_} offer")
+            page.get_by_role("textbox", name="Price").fill("1000")  # far above any buyer: the game runs its four rounds
+            page.get_by_role("button", name="Offer", exact=True).click()
             page.wait_for_selector(f"text=Round {round_ + 1} of 4" if round_ < 4 else "text=Game over", timeout=20000)
         page.reload()  # a finished game is not resumed; the page is ready for a new one
         page.wait_for_selector("text=Start game", timeout=20000)
@@ -241,8 +241,52 @@ def test_the_debrief_and_the_screenshot(server, tmp_path):
         text = page.inner_text("body")
         shot = tmp_path / "arena.png"
         page.screenshot(path=str(shot), full_page=True)
+        page.get_by_role("tab", name="Results").click()
+        page.get_by_role("button", name="Refresh").click()
+        page.locator("table").filter(has_text="finished").first.wait_for(timeout=20000)
+        results = page.inner_text("body")
+        page.get_by_text("Export all games and moves (admin)").click()
+        page.get_by_label("Admin password").fill("wrong")
+        page.get_by_role("button", name="Export CSV and Parquet").click()
+        page.wait_for_selector("text=Wrong admin password", timeout=20000)
+        page.get_by_label("Admin password").fill("s3cret")
+        page.get_by_role("button", name="Export CSV and Parquet").click()
+        # The file list shows each name split into stem and extension: look in the page's HTML.
+        page.wait_for_function("document.documentElement.outerHTML.includes('moves.parquet')", timeout=20000)
+        exported = [name for name in ("games.csv", "games.parquet", "moves.csv", "moves.parquet") if name in page.content()]
         browser.close()
     assert "No deal" in text and "had a reservation price of" in text and "Play again" in text
     assert shot.stat().st_size > 10_000
+    assert "finished" in results and "both_unaware" in results
+    assert exported == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+    game_id = Store(f"sqlite:///{server.db}").games_frame()["id"].iloc[0]
+    written = server.arena.store.export(tmp_path / "export")
+    assert game_id in (tmp_path / "export" / "games.csv").read_text() and len(written) == 4
     if os.environ.get("BARGAIN_SCREENSHOTS"):
         shutil.copy(shot, Path(os.environ["BARGAIN_SCREENSHOTS"]) / "arena.png")
+
+
+def test_the_public_api_is_the_three_named_endpoints(server):
+    import httpx
+
+    info = httpx.get(server.url + "gradio_api/info", timeout=30).json()
+    assert set(info["named_endpoints"]) == {"/start_game", "/play_move", "/get_game"}
+    assert not info.get("unnamed_endpoints")
+
+
+def test_games_against_a_tiny_model_arm(tmp_path, tiny_model, tiny_adapters):
+    running = launch(tmp_path / "arena.db", "--backend", "hf", "--model", str(tiny_model),
+                     "--adapters-dir", str(tiny_adapters))
+    try:
+        client = Client(running.url, verbose=False)
+        for mode in ("simultaneous", "sequential"):
+            view = start(client, role="seller", opponent="arm:buyer-grpo", condition="seller_unaware", mode=mode,
+                         rounds=2)
+            final = play_out(client, view)[-1]
+            assert final["status"] == "finished"
+            row = stored(running.db, final["game_id"])
+            agent_moves = [m for m in row["moves"] if m["actor"] == "agent"]
+            assert agent_moves and all(m["raw"] is not None and m["prompt_messages"] for m in agent_moves)
+            assert row["backend"]["backend"] == "hf" and row["out_of_distribution"]  # 2 rounds, not 4
+    finally:
+        running.demo.close()

@@ -120,7 +120,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
     arms = [a for a in catalogue()]
     choices = [(f"{a.spec}{'' if options.available.get(a.spec) else ' (unavailable)'}", a.spec) for a in arms]
 
-    with gr.Blocks(title="bargain arena") as demo:
+    with gr.Blocks(title="bargain arena", analytics_enabled=False) as demo:
         saved = gr.BrowserState({"player": None, "game": None}, storage_key="bargain-arena")
         current = gr.State(None)  # the view shown (dict), or None
 
