@@ -194,67 +194,64 @@ def test_the_hidden_price_reaches_the_person_only_in_the_debrief(server, monkeyp
     assert checked == 4
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("BARGAIN_REQUIRE_BROWSER"),
-                    reason="Debian's chromium is not installed (apt-get install -y chromium)")
-def test_a_person_plays_a_game_in_the_browser(server, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1400})
-        page.goto(server.url)
-        page.get_by_role("radio", name="seller").check()
-        page.get_by_role("button", name="Start game").click()
-        page.wait_for_selector("text=Round 1 of 4", timeout=20000)
-        body = page.inner_text("body")
-        assert "You are the SELLER" in body and "Your reservation price" in body
-        page.get_by_role("textbox", name="Price").fill("abc")
-        page.get_by_role("button", name="Offer", exact=True).click()
-        page.wait_for_selector("text=is not a price", timeout=20000)
-        assert page.get_by_role("textbox", name="Price").input_value() == "abc"  # what was typed stays
-        for round_ in range(1, 5):
-            page.get_by_role("textbox", name="Your message (optional)").fill(f"my round {round_} offer")
-            page.get_by_role("textbox", name="Price").fill("1000")  # far above any buyer: the game runs its four rounds
-            page.get_by_role("button", name="Offer", exact=True).click()
-            page.wait_for_selector(f"text=Round {round_ + 1} of 4" if round_ < 4 else "text=Game over", timeout=20000)
-        page.reload()  # a finished game is not resumed; the page is ready for a new one
-        page.wait_for_selector("text=Start game", timeout=20000)
-        browser.close()
-    player_games = Store(f"sqlite:///{server.db}").games_frame()
-    assert len(player_games) == 1 and player_games.iloc[0]["status"] == "finished"
-    assert player_games.iloc[0]["human_role"] == "seller"
-
-
-@pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("BARGAIN_REQUIRE_BROWSER"),
-                    reason="Debian's chromium is not installed (apt-get install -y chromium)")
-def test_the_debrief_and_the_screenshot(server, tmp_path):
+@pytest.fixture
+def page(server):
+    """A headless Chromium page on the arena (Debian's chromium, driven by Playwright)."""
+    if not Path(CHROMIUM).exists() and not os.environ.get("BARGAIN_REQUIRE_BROWSER"):
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 1600})
         page.goto(server.url)
-        page.get_by_role("button", name="Start game").click()
-        page.wait_for_selector("text=Round 1 of 4", timeout=20000)
-        page.get_by_role("button", name="Walk away").click()
-        page.wait_for_selector("text=Debrief", timeout=20000)
-        text = page.inner_text("body")
-        shot = tmp_path / "arena.png"
-        page.screenshot(path=str(shot), full_page=True)
-        page.get_by_role("tab", name="Results").click()
-        page.get_by_role("button", name="Refresh").click()
-        page.locator("table").filter(has_text="finished").first.wait_for(timeout=20000)
-        results = page.inner_text("body")
-        page.get_by_text("Export all games and moves (admin)").click()
-        page.get_by_label("Admin password").fill("wrong")
-        page.get_by_role("button", name="Export CSV and Parquet").click()
-        page.wait_for_selector("text=Wrong admin password", timeout=20000)
-        page.get_by_label("Admin password").fill("s3cret")
-        page.get_by_role("button", name="Export CSV and Parquet").click()
-        # The file list shows each name split into stem and extension: look in the page's HTML.
-        page.wait_for_function("document.documentElement.outerHTML.includes('moves.parquet')", timeout=20000)
-        exported = [name for name in ("games.csv", "games.parquet", "moves.csv", "moves.parquet") if name in page.content()]
+        yield page
         browser.close()
+
+
+def test_a_person_plays_a_game_in_the_browser(server, page):
+    page.get_by_role("radio", name="seller").check()
+    page.get_by_role("button", name="Start game").click()
+    page.wait_for_selector("text=Round 1 of 4", timeout=20000)
+    body = page.inner_text("body")
+    assert "You are the SELLER" in body and "Your reservation price" in body
+    page.get_by_role("textbox", name="Price").fill("abc")
+    page.get_by_role("button", name="Offer", exact=True).click()
+    page.wait_for_selector("text=is not a price", timeout=20000)
+    assert page.get_by_role("textbox", name="Price").input_value() == "abc"  # what was typed stays
+    for round_ in range(1, 5):
+        page.get_by_role("textbox", name="Your message (optional)").fill(f"my round {round_} offer")
+        page.get_by_role("textbox", name="Price").fill("1000")  # far above any buyer: the game runs its four rounds
+        page.get_by_role("button", name="Offer", exact=True).click()
+        page.wait_for_selector(f"text=Round {round_ + 1} of 4" if round_ < 4 else "text=Game over", timeout=20000)
+    page.reload()  # a finished game is not resumed; the page is ready for a new one
+    page.wait_for_selector("text=Start game", timeout=20000)
+    player_games = Store(f"sqlite:///{server.db}").games_frame()
+    assert len(player_games) == 1 and player_games.iloc[0]["status"] == "finished"
+    assert player_games.iloc[0]["human_role"] == "seller"
+
+
+def test_the_debrief_and_the_screenshot(server, page, tmp_path):
+    page.get_by_role("button", name="Start game").click()
+    page.wait_for_selector("text=Round 1 of 4", timeout=20000)
+    page.get_by_role("button", name="Walk away").click()
+    page.wait_for_selector("text=Debrief", timeout=20000)
+    text = page.inner_text("body")
+    shot = tmp_path / "arena.png"
+    page.screenshot(path=str(shot), full_page=True)
+    page.get_by_role("tab", name="Results").click()
+    page.get_by_role("button", name="Refresh").click()
+    page.locator("table").filter(has_text="finished").first.wait_for(timeout=20000)
+    results = page.inner_text("body")
+    page.get_by_text("Export all games and moves (admin)").click()
+    page.get_by_label("Admin password").fill("wrong")
+    page.get_by_role("button", name="Export CSV and Parquet").click()
+    page.wait_for_selector("text=Wrong admin password", timeout=20000)
+    page.get_by_label("Admin password").fill("s3cret")
+    page.get_by_role("button", name="Export CSV and Parquet").click()
+    # The file list shows each name split into stem and extension: look in the page's HTML.
+    page.wait_for_function("document.documentElement.outerHTML.includes('moves.parquet')", timeout=20000)
+    exported = [name for name in ("games.csv", "games.parquet", "moves.csv", "moves.parquet") if name in page.content()]
     assert "No deal" in text and "had a reservation price of" in text and "Play again" in text
     assert shot.stat().st_size > 10_000
     assert "finished" in results and "both_unaware" in results
