@@ -210,7 +210,7 @@ def page(server):
 
 
 def test_a_person_plays_a_game_in_the_browser(server, page):
-    page.get_by_role("radio", name="seller").check()
+    page.get_by_role("radio", name="seller").first.check()  # "You play" (the first radio group)
     page.get_by_role("button", name="Start game").click()
     page.wait_for_selector("text=Round 1 of 4", timeout=20000)
     body = page.inner_text("body")
@@ -287,3 +287,11 @@ def test_games_against_a_tiny_model_arm(tmp_path, tiny_model, tiny_adapters):
             assert row["backend"]["backend"] == "hf" and row["out_of_distribution"]  # 2 rounds, not 4
     finally:
         running.demo.close()
+
+
+def test_the_seller_can_open_a_sequential_game(server):
+    client = Client(server.url, verbose=False)
+    view = start(client, role="seller", mode="sequential", first_actor="seller", seed=9)
+    assert view["round"] == 1 and view["transcript"] == [] and view["your_turn"]  # the person (seller) opens
+    after = play(client, view)
+    assert [(t["round"], t["speaker"]) for t in after["transcript"]] == [(1, "you"), (2, "agent")]

@@ -104,6 +104,7 @@ class Setup:
     scenario: str = DEFAULT_SOURCE  # a tier or split to draw from, or a reference TIER:INDEX
     prompt_version: PromptVersion = PromptVersion.TRAIN
     seed: int | None = None
+    first_actor: Role = Role.BUYER  # who opens in sequential mode
 
 
 def parse_price(text: object) -> float:
@@ -177,7 +178,7 @@ class Arena:
         if not 1 <= setup.rounds <= MAX_ROUNDS:
             raise ArenaError(f"choose between 1 and {MAX_ROUNDS} rounds")
         return Trial(trial_id=1, scenario=scenario, condition=setup.condition, buyer_price=buyer_price,
-                     seller_price=seller_price, max_rounds=setup.rounds, mode=setup.mode, first_actor=Role.BUYER)
+                     seller_price=seller_price, max_rounds=setup.rounds, mode=setup.mode, first_actor=setup.first_actor)
 
     async def start(self, setup: Setup, player: str | None = None) -> dict:
         """Create, store and begin a game; returns the person's first view."""

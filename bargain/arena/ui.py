@@ -137,6 +137,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                                             value=Condition.BOTH_UNAWARE.value, label="Information condition")
                 with gr.Row():
                     mode = gr.Radio([m.value for m in Mode], value=Mode.SIMULTANEOUS.value, label="Mode")
+                    opener = gr.Radio([r.value for r in Role], value=Role.BUYER.value, label="Who opens (sequential)")
                     rounds = gr.Slider(1, 20, value=4, step=1, label="Rounds (the adapters were trained with 4)")
                     version = gr.Radio([v.value for v in PromptVersion], value=PromptVersion.TRAIN.value,
                                        label="Prompt version")
@@ -211,20 +212,20 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         search.change(find, search, picked, api_visibility="private", queue=False)
 
-        async def on_start(store, role_value, arm_spec, condition_value, mode_value, rounds_value, version_value,
-                           source_value, picked_value):
+        async def on_start(store, role_value, arm_spec, condition_value, mode_value, opener_value, rounds_value,
+                           version_value, source_value, picked_value):
             store = dict(store or {})
             store["player"] = store.get("player") or secrets.token_hex(8)
             setup = Setup(role=Role(role_value), arm=arm_spec, condition=Condition(condition_value), mode=Mode(mode_value),
                           rounds=int(rounds_value), scenario=picked_value or source_value,
-                          prompt_version=PromptVersion(version_value))
+                          prompt_version=PromptVersion(version_value), first_actor=Role(opener_value))
             try:
                 view = await arena.start(setup, player=store["player"])
             except ArenaError as exc:
                 return render(None, store, note=f"**{exc}**")
             return render(view, store) + [gr.update(value=""), gr.update(value="")]
 
-        start_inputs = [saved, role, opponent, condition, mode, rounds, version, source, picked]
+        start_inputs = [saved, role, opponent, condition, mode, opener, rounds, version, source, picked]
         start.click(on_start, start_inputs, game_outputs + [message, price], api_visibility="private",
                     trigger_mode="once")
         again.click(on_start, start_inputs, game_outputs + [message, price], api_visibility="private",
@@ -284,11 +285,12 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         # --- named API endpoints: the caller's own view only --------------------------------
         async def start_game(role: str = "buyer", opponent: str = "tactic:linear", condition: str = "both_unaware",
                              mode: str = "simultaneous", rounds: int = 4, scenario: str = "low",
-                             prompt_version: str = "train", seed: int | None = None, player: str | None = None) -> dict:
+                             prompt_version: str = "train", seed: int | None = None, player: str | None = None,
+                             first_actor: str = "buyer") -> dict:
             """Start a game and return your view of it (keep `game_id` to play)."""
             try:
                 setup = Setup(Role(role), opponent, Condition(condition), Mode(mode), int(rounds), scenario,
-                              PromptVersion(prompt_version), seed)
+                              PromptVersion(prompt_version), seed, Role(first_actor))
                 return await arena.start(setup, player=player)
             except (ArenaError, ValueError) as exc:
                 raise gr.Error(str(exc)) from None
