@@ -78,6 +78,17 @@ class ScenarioSet:
         return [s for scenarios in self.tiers.values() for s in scenarios if needle in s.product_name.lower()]
 
 
+def selection(text: str) -> tuple[str, int | None, int | None]:
+    """(tier, start, stop) of a split name (`train`), a tier (`low`) or `TIER:START:STOP` (`low:0:100`)."""
+    if text in SPLITS:
+        return SPLITS[text]
+    tier, _, rest = text.partition(":")
+    if not rest:
+        return tier, None, None
+    start, stop = parse_slice(rest)
+    return tier, start, stop
+
+
 def parse_ref(ref: str) -> tuple[str, int]:
     """Split `tier:index` into its parts, with a clear error for anything else."""
     match = re.fullmatch(r"\s*([a-z_]+)\s*:\s*(\d+)\s*", ref)

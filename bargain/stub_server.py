@@ -1,8 +1,9 @@
 """A minimal OpenAI-compatible chat server for tests and pipeline benchmarks (standard library only).
 
 It answers POST /v1/chat/completions after a fixed delay with a canned valid reply (or a reply
-function of the request), lists models on GET /v1/models, records every request body, and can
-be told to fail the first N requests with an HTTP status (to exercise retries). Each request
+function of the request), lists models on GET /v1/models, accepts runtime LoRA loads on POST
+/v1/load_lora_adapter (recording them), records every request body, and can be told to fail
+the first N requests with an HTTP status (to exercise retries). Each request
 is served on its own thread, so concurrent requests overlap as they would on vLLM.
 """
 
@@ -27,9 +28,10 @@ class StubServer:
 
     def __init__(self, models: list[str], delay_s: float = 0.0, reply: Callable[[dict], str] | None = None,
                  fail_first: int = 0, fail_status: int = 503, reasoning_only: bool = False):
-        self.models, self.delay_s, self.reply = models, delay_s, reply or (lambda body: canned_reply(body["messages"]))
+        self.models, self.delay_s, self.reply = list(models), delay_s, reply or (lambda body: canned_reply(body["messages"]))
         self.fail_first, self.fail_status, self.reasoning_only = fail_first, fail_status, reasoning_only
         self.requests: list[dict] = []
+        self.adapter_loads: list[dict] = []  # bodies of POST /v1/load_lora_adapter
         self.lock = threading.Lock()
         self.in_flight = self.peak_in_flight = 0
         self.httpd = _Server(("127.0.0.1", 0), self._handler())
@@ -69,6 +71,13 @@ class StubServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self.path.rstrip("/").endswith("/load_lora_adapter"):  # vLLM's runtime LoRA loading
+                    with server.lock:
+                        server.adapter_loads.append(body)
+                        if body.get("lora_name") not in server.models:
+                            server.models.append(body["lora_name"])
+                    self._send(200, {"status": "ok"})
+                    return
                 with server.lock:
                     server.requests.append(body)
                     failing = len(server.requests) <= server.fail_first

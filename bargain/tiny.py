@@ -131,3 +131,63 @@ def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str
                     param.normal_(0.0, 0.5)
         model.save_pretrained(str(directory / name))
     return directory
+
+
+def templated_reply(price: float, action: str = "OFFER") -> str:
+    """A short valid reply in the paper's format (what `teach_format` teaches)."""
+    data = {"message": "", "action": action, "offer_price": price}
+    return f"Offer.\n\n```json\n{json.dumps(data)}\n```"
+
+
+def teach_format(model_dir: str | Path, directory: str | Path, prices=(1.0, 2.0, 3.0, 4.0, 5.0), scenario: str = "low:0",
+                 steps: int = 300, batch: int = 8, learning_rate: float = 3e-3, seed: int = 0) -> Path:
+    """Fine-tune a tiny model on templated valid replies (a price drawn from `prices`) to the game's
+    real prompts for both roles, so that it plays valid moves; saves it to `directory`.
+
+    A random model's replies are all INVALID, which gives a policy-gradient learner nothing to
+    learn from; after this it bids valid prices at random, and learning can show.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from bargain import scenarios
+    from bargain.game import new_initial_state
+    from bargain.prompts import chat_messages
+    from bargain.trial import Condition, Role, Trial
+
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir))
+    source = scenarios.bundled()
+    examples = []
+    for _ in range(256):
+        picked = source.get(scenario)
+        buyer, seller = scenarios.draw_prices(rng, picked)
+        trial = Trial(1, picked, rng.choice(list(Condition)), buyer, seller, max_rounds=rng.randint(1, 4))
+        obs = new_initial_state(trial).observation(rng.choice([Role.BUYER, Role.SELLER]))
+        prompt = tokenizer.apply_chat_template(chat_messages(obs), tokenize=False, add_generation_prompt=True,
+                                               enable_thinking=False)
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        reply_ids = tokenizer(templated_reply(rng.choice(prices)), add_special_tokens=False)["input_ids"]
+        examples.append((prompt_ids, reply_ids + [tokenizer.eos_token_id]))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    model.train()
+    for _ in range(steps):
+        chosen = rng.sample(examples, batch)
+        length = max(len(p) + len(c) for p, c in chosen)
+        ids = torch.full((batch, length), tokenizer.pad_token_id)
+        labels = torch.full((batch, length), -100)
+        attention = torch.zeros((batch, length), dtype=torch.long)
+        for row, (p, c) in enumerate(chosen):
+            ids[row, :len(p) + len(c)] = torch.tensor(p + c)
+            labels[row, len(p):len(p) + len(c)] = torch.tensor(c)
+            attention[row, :len(p) + len(c)] = 1
+        loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    directory = Path(directory)
+    model.save_pretrained(str(directory))
+    tokenizer.save_pretrained(str(directory))
+    return directory

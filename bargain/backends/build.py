@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bargain.adapters import adapter_paths
 from bargain.arms import ADAPTERS, BASE_MODEL
 from bargain.backends import Backend, BackendError
@@ -15,7 +17,8 @@ def build_backend(kind: str, *, base_url: str | None = None, model: str | None =
                   api_key: str | None = None) -> Backend | None:
     """The backend for the base model and adapters: an OpenAI-compatible server, hf in process, or none.
 
-    `adapters` names the adapters the hf backend loads (all eight by default).
+    `adapters` names the adapters the hf backend loads (by default every arm found in `adapters_dir`, or all
+    eight from the Hub).
     """
     if kind == "none":
         return None
@@ -29,7 +32,12 @@ def build_backend(kind: str, *, base_url: str | None = None, model: str | None =
     if kind == "hf":
         from bargain.backends.hf import HFBackend
 
-        names = list(ADAPTERS) if adapters is None else adapters
+        if adapters is not None:
+            names = adapters
+        elif adapters_dir:  # every arm with a copy there (a training checkpoint holds one)
+            names = [n for n in ADAPTERS if (Path(adapters_dir) / n / "adapter_config.json").is_file()]
+        else:
+            names = list(ADAPTERS)
         options = {"adapters_dir": adapters_dir, "revision": adapter_revision}
         if adapter_repo:
             options["repo"] = adapter_repo

@@ -62,35 +62,48 @@ class HFBackend:
 
     def __init__(self, model: str, adapters: Mapping[str, str | Path] | None = None, device: str | None = None,
                  dtype: str | None = None, max_batch: int = 64, revision: str | None = None):
-        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.model_id = model
-        self.device = pick_device(device)
-        self.dtype = pick_dtype(dtype, self.device)
+        device = pick_device(device)
+        torch_dtype = pick_dtype(dtype, device)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
-            base = AutoModelForCausalLM.from_pretrained(model, revision=revision, dtype=self.dtype)
+            tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+            base = AutoModelForCausalLM.from_pretrained(model, revision=revision, dtype=torch_dtype)
         except OSError as exc:
             raise BackendError(f"cannot load the model {model!r} ({exc}); pass a Hub id or a local directory "
                                "with --model (offline: set HF_HUB_OFFLINE=1 and use a cached or local copy)") from exc
+        base.to(device)
+        adapters = dict(adapters or {})
+        if adapters:
+            from peft import PeftModel
+
+            (first, path), *rest = adapters.items()
+            loaded = PeftModel.from_pretrained(base, str(path), adapter_name=first)
+            for name, path in rest:
+                loaded.load_adapter(str(path), adapter_name=name)
+        else:
+            loaded = base
+        self._setup(loaded, tokenizer, list(adapters), model, device, max_batch)
+
+    @classmethod
+    def of(cls, model, tokenizer, adapters: list[str], model_id: str, max_batch: int = 64) -> "HFBackend":
+        """A backend over a model already in memory (the trainer's: its rollouts use the weights it trains)."""
+        backend = cls.__new__(cls)
+        backend._setup(model, tokenizer, adapters, model_id, str(next(model.parameters()).device), max_batch)
+        return backend
+
+    def _setup(self, model, tokenizer, adapters: list[str], model_id: str, device: str, max_batch: int) -> None:
+        import torch
+
+        self.model, self.tokenizer, self.model_id, self.device = model, tokenizer, model_id, device
+        self.dtype = next(model.parameters()).dtype
+        self.adapters = set(adapters)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.revision = getattr(base.config, "_commit_hash", None)
-        base.to(self.device)
-        self.adapters = dict(adapters or {})
-        if self.adapters:
-            from peft import PeftModel
-
-            (first, path), *rest = self.adapters.items()
-            self.model = PeftModel.from_pretrained(base, str(path), adapter_name=first)
-            for name, path in rest:
-                self.model.load_adapter(str(path), adapter_name=name)
-        else:
-            self.model = base
+        self.revision = getattr(model.config, "_commit_hash", None)
         self.model.eval()
-        eos = base.generation_config.eos_token_id
+        eos = model.generation_config.eos_token_id
         self.eos_ids = sorted({*(eos if isinstance(eos, list) else [eos] if eos is not None else []),
                                self.tokenizer.eos_token_id})
         self.max_batch = max_batch

@@ -1,0 +1,166 @@
+"""The trainer end to end on tiny models: every preset runs, the policy learns, checkpoints play, runs resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from bargain import scenarios
+from bargain.agents import agent_factory
+from bargain.arms import Arm
+from bargain.backends import Sampling
+from bargain.backends.hf import HFBackend
+from bargain.episodes import play_many
+from bargain.llm import LLMAgent
+from bargain.stub_server import StubServer
+from bargain.tiny import templated_reply
+from bargain.trial import Condition
+from train import config as configuration
+from train.trainer import best, run
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_RUN = dict(steps=1, groups_per_step=1, group_size=2, max_rounds=1, max_completion_tokens=8, epochs=1, mini_batch=2,
+                val_interval=0, rollout_concurrency=8)
+
+
+@pytest.fixture(scope="session")
+def format_model(tiny_model, tmp_path_factory):
+    """The tiny model taught to bid valid prices at random (1 to 5) in rice games (low:0)."""
+    from bargain.tiny import teach_format
+
+    return teach_format(tiny_model, tmp_path_factory.mktemp("format-model"), steps=250)
+
+
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "train" / "configs").glob("*.yaml")))
+def test_every_preset_runs_a_step_on_the_tiny_model(preset, tiny_model, tmp_path):
+    cfg = configuration.load(ROOT / "train" / "configs" / f"{preset}.yaml",
+                             {**TINY_RUN, "model": str(tiny_model), "output_dir": str(tmp_path)})
+    result = run(cfg, progress=False)
+    assert len(result.metrics) == 1 and result.metrics[0]["episodes"] == 2
+    assert (tmp_path / "checkpoints" / "step_1" / preset / "adapter_config.json").exists()
+    saved = json.loads((tmp_path / "checkpoints" / "step_1" / preset / "adapter_config.json").read_text())
+    assert saved["r"] == cfg.lora_rank and saved["lora_alpha"] == cfg.lora_alpha
+    assert set(saved["target_modules"]) == set(cfg.lora_targets)
+
+
+def mean_reward(model_dir: Path, checkpoint: Path | None, games: int = 128) -> float:
+    """The buyer's mean normalised utility against the random seller on fixed rice trials."""
+    adapters = {"learn": checkpoint / "learn"} if checkpoint else None
+    backend = HFBackend(str(model_dir), adapters, device="cpu")
+    arm = Arm(name="learn", kind="adapter") if checkpoint else Arm(name="base", kind="base")
+    spec = scenarios.GridSpec(tier="low", start=0, stop=1, conditions=(Condition.BOTH_UNAWARE,),
+                              trials_per_cell=games, max_rounds=1)
+    trials = scenarios.make_trials(spec, scenarios.bundled(), seed=7)
+    seller = agent_factory("tactic:random")
+    torch.manual_seed(0)
+    episodes = asyncio.run(play_many(trials, lambda t: (LLMAgent(arm, backend, Sampling(max_tokens=40)),
+                                                        seller(t.trial_id)), ("buyer", "seller"), progress=False))
+    return sum(e.state.outcome().buyer_norm_utility for e in episodes) / len(episodes)
+
+
+def test_grpo_measurably_improves_the_policy(format_model, tmp_path):
+    """A buyer that bids 1-5 at random against a random seller in rice games (v_B in [2.1, 3.0]):
+    bids of 4 and 5 lose money. A dozen GRPO steps must raise its mean reward clearly."""
+    before = mean_reward(format_model, None)
+    cfg = configuration.TrainConfig(
+        variant="learn", model=str(format_model), roles=["buyer"], loss="grpo", opponent_tactic="tactic:random",
+        train_split="low:0:1", conditions=["both_unaware"], max_rounds=1, group_size=8, groups_per_step=8, epochs=2,
+        mini_batch=16, learning_rate=0.005, lora_rank=8, lora_alpha=16, steps=12, max_completion_tokens=40,
+        val_interval=0, output_dir=str(tmp_path))
+    result = run(cfg, progress=False)
+    after = mean_reward(format_model, tmp_path / "checkpoints" / "step_12")
+    assert after > before + 0.1, (before, after, [round(m["reward"], 3) for m in result.metrics])
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "train", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("loss", ["grpo", "cispo"])
+def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(loss, format_model, tmp_path):
+    out = tmp_path / "run"
+    common = ["--config", "train/configs/buyer-grpo.yaml", "--model", str(format_model), "--loss", loss,
+              "--groups-per-step", "2", "--group-size", "2", "--max-rounds", "2", "--max-completion-tokens", "40",
+              "--epochs", "1", "--mini-batch", "4", "--val-trials", "1", "--val-conditions", "seller_unaware",
+              "--output-dir", str(out), "--quiet"]
+    first = cli(*common, "--steps", "2")
+    assert first.returncode == 0, first.stderr
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_1", "step_2"]
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert list(metrics["step"]) == [1, 2] and (metrics["samples"] > 0).all()
+    resumed = cli(*common, "--steps", "3", "--resume", str(out))
+    assert resumed.returncode == 0, resumed.stderr
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]
+    step, path, _ = best(out)
+    assert path == out / "checkpoints" / f"step_{step}"
+    shown = cli("best", str(out))
+    assert shown.returncode == 0 and f"best step {step}" in shown.stdout
+
+    # The checkpoint plays in the arena, on the hf backend, as the arm it was trained as.
+    from bargain.arena.controller import Arena, Setup
+    from bargain.backends import Backends
+    from bargain.backends.build import build_backend
+    from bargain.store import Store
+    from bargain.trial import Role
+
+    backend = build_backend("hf", model=str(format_model), adapters_dir=str(out / "checkpoints" / "step_3"))
+    assert backend.adapters == {"buyer-grpo"}
+
+    async def game():
+        arena = Arena(Store(f"sqlite:///{tmp_path / 'arena.db'}"), Backends(backend))
+        view = await arena.start(Setup(role=Role.SELLER, arm="arm:buyer-grpo", condition=Condition.SELLER_UNAWARE, seed=1))
+        while view["status"] == "active":
+            view = await arena.move(view["game_id"], view["round"], "OFFER", view["your_price"] * 1.5)
+        return view
+
+    final = asyncio.run(game())
+    assert final["status"] == "finished"
+    assert any(t["speaker"] == "agent" and t["action"] == "OFFER" for t in final["transcript"])  # it bids validly
+
+
+def test_bad_configs_are_refused_by_the_command(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("loss: grpo\nlearning_rte: 0.1\n")
+    run_bad = cli("--config", str(bad))
+    assert run_bad.returncode == 2 and "learning_rte" in run_bad.stderr
+    joint = cli("--config", "train/configs/joint-grpo.yaml", "--opponent", "frozen")
+    assert joint.returncode == 2 and "opponent: self" in joint.stderr
+    assert cli("best", str(tmp_path)).returncode == 2
+
+
+def test_vllm_rollouts_hot_load_each_checkpoint(tiny_model, tmp_path):
+    """With a vLLM server the adapter is saved and loaded in place after every step, and the first
+    step checks that the loaded adapter changes the output."""
+    def reply(body):  # the adapter answers differently from the base model, as a trained one would
+        price = 2.0 if body["model"] == "buyer-grpo" else 3.0
+        return templated_reply(price)
+
+    with StubServer(["tiny-base"], reply=reply) as server:
+        cfg = configuration.load(ROOT / "train" / "configs" / "buyer-grpo.yaml", {
+            **TINY_RUN, "steps": 2, "model": str(tiny_model), "output_dir": str(tmp_path), "rollout_backend": "vllm",
+            "base_url": server.url, "served_model": "tiny-base"})
+        run(cfg, progress=False)
+        loads = list(server.adapter_loads)
+        used = {r["model"] for r in server.requests}
+    assert [Path(x["lora_path"]) for x in loads] == [(tmp_path / "checkpoints" / f"step_{n}" / "buyer-grpo").resolve()
+                                                     for n in (0, 1, 2)]
+    assert all(x["lora_name"] == "buyer-grpo" and x["load_inplace"] is True for x in loads)
+    assert used == {"buyer-grpo", "tiny-base"}  # the trained side and the frozen base opponent
+
+
+def test_an_adapter_that_changes_nothing_stops_a_vllm_run(tiny_model, tmp_path):
+    with StubServer(["tiny-base"]) as server:  # the same canned reply for every model
+        cfg = configuration.load(ROOT / "train" / "configs" / "buyer-grpo.yaml", {
+            **TINY_RUN, "model": str(tiny_model), "output_dir": str(tmp_path), "rollout_backend": "vllm",
+            "base_url": server.url, "served_model": "tiny-base"})
+        with pytest.raises(RuntimeError, match="does not change"):
+            run(cfg, progress=False)

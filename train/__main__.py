@@ -1,0 +1,50 @@
+"""`python -m train --config CONFIG [--field value ...] [--resume DIR]`, or `python -m train best RUN_DIR`.
+
+Multi-GPU (data parallel): `accelerate launch -m train --config ...`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from train import config as configuration
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["best"]:
+        from train.trainer import best
+
+        parser = argparse.ArgumentParser(prog="python -m train best", description="the checkpoint with the best validation reward")
+        parser.add_argument("run_dir")
+        args = parser.parse_args(argv[1:])
+        try:
+            step, path, value = best(args.run_dir)
+        except FileNotFoundError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"best step {step}: validation reward {value:.4f}\n{path}")
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m train", description="Train a bargaining adapter with GRPO or CISPO "
+                                     "(TRAINING.md). Every config field can be overridden by its flag.")
+    parser.add_argument("--config", help="a YAML preset, e.g. train/configs/buyer-grpo.yaml")
+    parser.add_argument("--resume", help="a run directory or checkpoint to continue from")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    configuration.add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        cfg = configuration.load(args.config, configuration.overrides_from(args))
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from train.trainer import run
+
+    result = run(cfg, resume=args.resume, progress=not args.quiet)
+    last = result.metrics[-1] if result.metrics else {}
+    print(f"{len(result.metrics)} steps in {result.directory}; last reward {last.get('reward', float('nan')):.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Rewards to advantages within a group (TRAINING.md step 3).
+
+The reward of the trained side is its signed normalised utility (bargain.outcome; 0 without a
+deal). With the rank transform, rewards are replaced by their average ranks within the group
+(worst 1 ... best N; ties share the mean of their ranks). The advantage is the group-normalised
+value (x - mean) / (population std + 1e-8), so an all-tie group gives zero advantage.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import rankdata
+
+EPSILON = 1e-8
+
+
+def rank_transform(rewards: np.ndarray) -> np.ndarray:
+    """Average ranks, 1 for the worst reward; ties share the mean of their ranks."""
+    return rankdata(rewards, method="average")
+
+
+def group_advantages(rewards: list[float], transform: str = "rank") -> np.ndarray:
+    """The advantage of each episode of one group."""
+    values = np.asarray(rewards, dtype=np.float64)
+    if transform == "rank":
+        values = rank_transform(values)
+    elif transform != "none":
+        raise ValueError(f"unknown reward transform {transform!r}: use rank or none")
+    return (values - values.mean()) / (values.std() + EPSILON)  # numpy's std is the population std

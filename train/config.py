@@ -1,0 +1,170 @@
+"""The trainer's configuration: one typed dataclass, loaded from YAML, every field overridable.
+
+Values and their meaning follow TRAINING.md; the eight variants are presets in
+train/configs/<variant>.yaml, not branches in the code. Unknown keys are errors, and
+`__post_init__` refuses combinations that cannot run, saying what to change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bargain.trial import Condition, Role
+
+LOSSES = ("grpo", "cispo")
+TRANSFORMS = ("rank", "none")
+OLD_LOGPROBS = ("before_epochs", "first_visit")
+
+
+def _help(text: str, **kwargs) -> Any:
+    return field(metadata={"help": text}, **kwargs)
+
+
+@dataclass
+class TrainConfig:
+    """Everything one training run needs (TRAINING.md)."""
+
+    variant: str = _help("name of the run's preset, e.g. buyer-grpo", default="custom")
+    roles: list[str] = _help("trained role(s): [buyer], [seller], or [buyer, seller] for joint self-play "
+                             "(one adapter plays both; TRAINING.md 'The eight variants')", default_factory=lambda: ["buyer"])
+    loss: str = _help("grpo (clipped ratio) or cispo (capped, stop-gradient importance weight); TRAINING.md step 6",
+                      default="grpo")
+    reward_transform: str = _help("rank: average ranks within a group (ties share); none: raw signed normalised "
+                                  "utility; TRAINING.md step 3", default="rank")
+    learning_rate: float = _help("AdamW learning rate (1e-6 buyer runs, 5e-6 seller and joint runs)", default=1e-6)
+    weight_decay: float = _help("AdamW weight decay", default=0.01)
+    grad_accumulation: int = _help("mini-batches per optimiser step (1 buyer runs, 24 seller and joint runs)", default=1)
+    lora_rank: int = _help("LoRA rank (16 single-role, 32 joint)", default=16)
+    lora_alpha: int = _help("LoRA alpha (2 x rank in every released adapter)", default=32)
+    lora_targets: list[str] = _help("modules with LoRA, in every layer", default_factory=lambda: [
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    conditions: list[str] = _help("information conditions of the training games", default_factory=lambda: ["seller_unaware"])
+    opponent: str = _help("frozen: the base model (adapter disabled) at the opponent sampling; self: the current "
+                          "adapter (joint runs)", default="frozen")
+    trained_temperature: float = _help("sampling temperature of the trained side (PROTOCOL.md §9)", default=0.7)
+    trained_top_p: float = _help("top_p of the trained side", default=0.8)
+    opponent_temperature: float = _help("temperature of the opponent (0.1 frozen base; 0.7 joint)", default=0.1)
+    opponent_top_p: float = _help("top_p of the opponent (0.5 frozen base; 0.8 joint)", default=0.5)
+    top_k: int = _help("top_k of both sides", default=20)
+    presence_penalty: float = _help("presence penalty of both sides", default=1.5)
+    groups_per_step: int = _help("groups of episodes per step (64)", default=64)
+    group_size: int = _help("episodes per group: one trial repeated (16)", default=16)
+    trials_per_scenario: int = _help("trials drawn per (scenario, condition) when building groups (4)", default=4)
+    epochs: int = _help("passes over a step's samples (4)", default=4)
+    mini_batch: int = _help("samples per mini-batch per device (24)", default=24)
+    clip: float = _help("GRPO clip range epsilon (0.2)", default=0.2)
+    cispo_cap: float = _help("CISPO upper cap on the importance weight (5.0)", default=5.0)
+    kl_coef: float = _help("weight of the k3 KL estimate to the reference (adapter disabled) (0.001)", default=0.001)
+    max_rounds: int = _help("rounds per training game (4)", default=4)
+    max_prompt_tokens: int = _help("prompt tokens kept; longer prompts lose their oldest tokens (2048)", default=2048)
+    max_completion_tokens: int = _help("new tokens per reply (1024)", default=1024)
+    sanity_check: bool = _help("the x5 offer sanity check during rollouts (on in training)", default=True)
+    steps: int = _help("optimisation steps (300 budget; released checkpoints are validation peaks at steps 11-37)",
+                       default=300)
+    max_grad_norm: float = _help("gradient clipping norm (1.0)", default=1.0)
+    old_logprobs: str = _help("before_epochs: old log-probs computed once before the epochs (textbook, default); "
+                              "first_visit: cached at a sample's first visit in the step (the reference's quirk)",
+                              default="before_epochs")
+    seed: int = _help("seed of the groups, of the validation trials and of sampling (42)", default=42)
+    train_split: str = _help("scenarios of the training groups: a split (train = low[0:1500]), a tier, or "
+                             "TIER:START:STOP", default="train")
+    val_split: str = _help("scenarios of validation: val = low[1500:1508], or as train_split", default="val")
+    val_trials: int = _help("validation trials per (scenario, condition) (16)", default=16)
+    val_conditions: list[str] = _help("validation conditions (default: all four)", default_factory=lambda: [c.value for c in Condition])
+    val_interval: int = _help("validate every N steps (0: never)", default=1)
+    rollout_concurrency: int = _help("games in flight during rollouts", default=256)
+    bf16: bool = _help("bf16 weights and autocast on GPU (ignored on CPU)", default=True)
+    model: str = _help("base model: Hub id or local path", default="Qwen/Qwen3-8B")
+    rollout_backend: str = _help("hf: the model being trained generates in process; vllm: a vLLM server with "
+                                 "runtime LoRA updates generates (--base-url)", default="hf")
+    base_url: str | None = _help("vLLM server URL for --rollout-backend vllm", default=None)
+    served_model: str | None = _help("the base model's name on the vLLM server (default: --model)", default=None)
+    opponent_tactic: str | None = _help("play the opponent with a scripted tactic instead (e.g. tactic:random), "
+                                        "for tests and curricula", default=None)
+    output_dir: str = _help("run directory (checkpoints, metrics, validation)", default="runs/train")
+    log_with: list[str] = _help("accelerate trackers, e.g. [tensorboard] or [wandb]", default_factory=list)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.roles or any(r not in (Role.BUYER, Role.SELLER) for r in self.roles):
+            problems.append(f"roles must be buyer and/or seller, got {self.roles}")
+        if self.loss not in LOSSES:
+            problems.append(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if self.reward_transform not in TRANSFORMS:
+            problems.append(f"reward_transform must be one of {TRANSFORMS}, got {self.reward_transform!r}")
+        if self.old_logprobs not in OLD_LOGPROBS:
+            problems.append(f"old_logprobs must be one of {OLD_LOGPROBS}, got {self.old_logprobs!r}")
+        if self.opponent not in ("frozen", "self"):
+            problems.append(f"opponent must be frozen or self, got {self.opponent!r}")
+        if len(self.roles) == 2 and self.opponent != "self" and self.opponent_tactic is None:
+            problems.append("a joint run (two roles) plays the current adapter against itself: set opponent: self")
+        for name in ("conditions", "val_conditions"):
+            unknown = [c for c in getattr(self, name) if c not in {x.value for x in Condition}]
+            if unknown:
+                problems.append(f"{name} has unknown conditions {unknown}")
+        if self.group_size < 2:
+            problems.append("group_size must be at least 2: advantages compare episodes within a group")
+        if min(self.groups_per_step, self.epochs, self.mini_batch, self.grad_accumulation, self.steps,
+               self.max_rounds, self.lora_rank) < 1:
+            problems.append("groups_per_step, epochs, mini_batch, grad_accumulation, steps, max_rounds and lora_rank "
+                            "must be at least 1")
+        if self.rollout_backend not in ("hf", "vllm"):
+            problems.append(f"rollout_backend must be hf or vllm, got {self.rollout_backend!r}")
+        if self.rollout_backend == "vllm" and not self.base_url:
+            problems.append("rollout_backend vllm needs base_url (the server started with "
+                            "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True; see the README)")
+        if problems:
+            raise ValueError("bad training configuration: " + "; ".join(problems))
+
+    def to_dict(self) -> dict:
+        """Plain values, as in the YAML files."""
+        return dataclasses.asdict(self)
+
+
+def load(path: str | Path | None = None, overrides: dict | None = None) -> TrainConfig:
+    """A config from a YAML file (unknown keys are errors) with overrides applied."""
+    values: dict = {}
+    if path is not None:
+        values = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(values, dict):
+            raise ValueError(f"{path}: expected a mapping of config keys")
+    values.update(overrides or {})
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown config keys {unknown}; known keys: {', '.join(sorted(known))}")
+    return TrainConfig(**values)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One `--field` flag per config field (lists as comma-separated values), all optional."""
+    for f in dataclasses.fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        kind = str(f.type)
+        if kind == "bool":
+            parser.add_argument(flag, type=_boolean, metavar="true|false", help=f.metadata["help"])
+        elif kind.startswith("list"):
+            parser.add_argument(flag, type=lambda text: [x.strip() for x in text.split(",") if x.strip()],
+                                metavar="A,B", help=f.metadata["help"])
+        else:
+            cast = {"int": int, "float": float}.get(kind, str)
+            parser.add_argument(flag, type=cast, help=f.metadata["help"])
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def overrides_from(args: argparse.Namespace) -> dict:
+    """The config fields given on the command line."""
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name, None) is not None}

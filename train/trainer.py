@@ -1,0 +1,334 @@
+"""The training loop, top to bottom: rollout, reward, advantage, epochs, save, hot-load, validate.
+
+TRAINING.md, one step: play `groups_per_step` groups of `group_size` episodes with the current
+adapter; turn the trained side's rewards into group advantages; make one sample per trained
+turn; compute the reference log-probs (adapter off) and the old log-probs; run `epochs` passes
+of mini-batches of GRPO or CISPO loss with AdamW, gradient clipping and a cosine schedule
+without warmup; save the adapter (PEFT format, loadable by peft, the arena and vLLM); with a
+vLLM server, hot-load it (checking once that it changes the output); validate every
+`val_interval` steps on the same trials. Data parallel with accelerate: each process plays its
+share of the groups, the samples are shared out in equal shards (zero-weight padding), and
+gradients are averaged across processes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import torch
+import yaml
+from tqdm import tqdm
+
+from bargain import scenarios
+from bargain.arms import Arm
+from bargain.backends import Backends
+from bargain.trial import Role
+from train import rollouts
+from train.config import TrainConfig
+from train.losses import policy_loss
+from train.samples import Sample, completion_logprobs, turn_samples
+
+STATE_FILE = "trainer_state.pt"
+
+
+@dataclass
+class Run:
+    """What a finished (or interrupted) run leaves: its directory and per-step metrics."""
+
+    directory: Path
+    metrics: list[dict]
+
+
+def adapter_name(cfg: TrainConfig) -> str:
+    """The adapter's name: the variant's (so a checkpoint folder holds `<variant>/adapter_config.json`,
+    the layout the arena and `serve` read)."""
+    return cfg.variant
+
+
+def load_model(cfg: TrainConfig, accelerator):
+    """The base model with a fresh LoRA adapter (bf16 on GPU), and its tokenizer."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    use_bf16 = cfg.bf16 and accelerator.device.type == "cuda"
+    tokenizer = AutoTokenizer.from_pretrained(cfg.model)
+    base = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.bfloat16 if use_bf16 else torch.float32)
+    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_targets,
+                      task_type="CAUSAL_LM")
+    model = get_peft_model(base, lora, adapter_name=adapter_name(cfg))
+    return model.to(accelerator.device), tokenizer
+
+
+def pad_right_aligned(rows: list[torch.Tensor], width: int, device) -> torch.Tensor:
+    """Stack per-sample vectors into (B, width), each aligned to the right (as the completions are)."""
+    out = torch.zeros((len(rows), width), device=device)
+    for i, row in enumerate(rows):
+        out[i, width - len(row):] = row.to(device)
+    return out
+
+
+def fill_logprobs(model, samples: list[Sample], pad_id: int, batch: int, reference: bool) -> None:
+    """Store each sample's reference (adapter off) or old (current) log-probs, without gradients."""
+    with torch.no_grad():
+        for start in range(0, len(samples), batch):
+            chunk = samples[start:start + batch]
+            if reference:
+                with model.disable_adapter():
+                    logp, _ = completion_logprobs(model, chunk, pad_id)
+            else:
+                logp, _ = completion_logprobs(model, chunk, pad_id)
+            for sample, row in zip(chunk, logp):
+                values = row[row.shape[0] - len(sample.completion_ids):].detach().cpu()
+                if reference:
+                    sample.ref_logp = values
+                else:
+                    sample.old_logp = values
+
+
+def share(samples: list[Sample], accelerator, mini_batch: int, rng: random.Random) -> list[Sample]:
+    """This process's shard of all processes' samples: equal sizes (whole mini-batches), padded with
+    zero-weight copies, so every process takes the same number of optimiser steps."""
+    from accelerate.utils import gather_object
+
+    everything = gather_object([samples]) if accelerator.num_processes > 1 else [samples]
+    pool = [s for part in everything for s in part]
+    rng.shuffle(pool)
+    per_process = math.ceil(len(pool) / accelerator.num_processes / mini_batch) * mini_batch
+    padded = pool + [Sample(s.prompt_ids, s.completion_ids, 0.0, weight=0.0)
+                     for s in pool[: per_process * accelerator.num_processes - len(pool)]]
+    return padded[accelerator.process_index::accelerator.num_processes][:per_process]
+
+
+def optimise(cfg: TrainConfig, model, optimizer, scheduler, accelerator, samples: list[Sample], pad_id: int,
+             rng: random.Random) -> dict:
+    """`epochs` passes of mini-batches; returns mean loss, KL, ratio, clip fraction and grad norm."""
+    model.train()
+    totals, count, steps_taken = {"loss": 0.0, "kl": 0.0, "ratio": 0.0, "clipped": 0.0, "grad_norm": 0.0}, 0, 0
+    micro = max(1, min(cfg.mini_batch, 4))  # forward/backward in small pieces: memory, not maths
+    for epoch in range(cfg.epochs):
+        order = samples[:]
+        rng.shuffle(order)
+        batches = [order[i:i + cfg.mini_batch] for i in range(0, len(order), cfg.mini_batch)]
+        for index, batch in enumerate(batches):
+            weight_total = sum(s.weight for s in batch) or 1.0
+            for start in range(0, len(batch), micro):
+                chunk = batch[start:start + micro]
+                logp, mask = completion_logprobs(model, chunk, pad_id)
+                width = logp.shape[1]
+                if cfg.old_logprobs == "first_visit":
+                    for sample, row in zip(chunk, logp):
+                        if sample.old_logp is None:
+                            sample.old_logp = row[width - len(sample.completion_ids):].detach().cpu()
+                old = pad_right_aligned([s.old_logp for s in chunk], width, logp.device)
+                ref = pad_right_aligned([s.ref_logp for s in chunk], width, logp.device)
+                weights = torch.tensor([s.weight for s in chunk], device=logp.device)
+                adv = torch.tensor([s.advantage for s in chunk], device=logp.device, dtype=torch.float32)
+                loss, parts = policy_loss(cfg.loss, logp, old, ref, adv, mask * weights[:, None], clip=cfg.clip,
+                                          cap=cfg.cispo_cap, kl_coef=cfg.kl_coef)
+                # policy_loss averages over the chunk; re-weight to the mean over the mini-batch and accumulation
+                scale = sum(s.weight for s in chunk) / weight_total / cfg.grad_accumulation
+                accelerator.backward(loss * scale)
+                totals["loss"] += loss.item() * len(chunk)
+                totals["kl"] += parts["kl"] * len(chunk)
+                totals["ratio"] += parts["ratio"] * len(chunk)
+                totals["clipped"] += parts["clipped"] * len(chunk)
+                count += len(chunk)
+            last = index == len(batches) - 1
+            if (index + 1) % cfg.grad_accumulation == 0 or last:
+                norm = accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                totals["grad_norm"] += float(norm)
+                steps_taken += 1
+    return {k: (v / steps_taken if k == "grad_norm" else v / max(count, 1)) for k, v in totals.items()} | {
+        "optimiser_steps": steps_taken}
+
+
+def save_checkpoint(run_dir: Path, step: int, model, optimizer, scheduler, accelerator, cfg: TrainConfig) -> Path:
+    """The adapter in PEFT format plus what resuming needs, under checkpoints/step_<n>/."""
+    directory = run_dir / "checkpoints" / f"step_{step}"
+    accelerator.unwrap_model(model).save_pretrained(str(directory))  # -> directory/<variant>/adapter_*.*
+    torch.save({"step": step, "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "torch_rng": torch.get_rng_state(), "python_rng": random.getstate()}, directory / STATE_FILE)
+    return directory
+
+
+def latest_checkpoint(path: Path) -> Path:
+    """A checkpoint directory, or the newest one of a run directory."""
+    if (path / STATE_FILE).exists():
+        return path
+    found = sorted((path / "checkpoints").glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
+    if not found:
+        raise FileNotFoundError(f"no checkpoint in {path}: expected {path}/checkpoints/step_N/{STATE_FILE}")
+    return found[-1]
+
+
+def hot_load(cfg: TrainConfig, checkpoint: Path) -> None:
+    """Load the saved adapter into the vLLM server in place (runtime LoRA updating)."""
+    import httpx
+
+    url = cfg.base_url.rstrip("/").removesuffix("/v1") + "/v1/load_lora_adapter"
+    body = {"lora_name": adapter_name(cfg), "lora_path": str((checkpoint / adapter_name(cfg)).resolve()),
+            "load_inplace": True}
+    response = httpx.post(url, json=body, timeout=600)
+    if response.status_code != 200:
+        raise RuntimeError(f"vLLM refused the adapter ({response.status_code}: {response.text[:300]}); start it with "
+                           "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora --max-lora-rank 32")
+
+
+def check_adapter_changes_output(players: rollouts.Players, trained: Arm) -> None:
+    """Greedy replies with and without the adapter must differ once it has trained (TRAINING.md)."""
+    import asyncio
+
+    from bargain.arms import BASE
+    from bargain.backends import Request, Sampling
+
+    greedy = Sampling(temperature=0.0, max_tokens=32, presence_penalty=0.0)
+    chat = ({"role": "user", "content": "You are the BUYER in a bargaining negotiation. Round 1, rounds left 3"},)
+
+    async def both():
+        backend = players.backend
+        return await asyncio.gather(backend.complete(Request(chat, backend.model_name(trained), greedy)),
+                                    backend.complete(Request(chat, backend.model_name(BASE), greedy)))
+
+    with_adapter, without = asyncio.run(both())
+    if with_adapter.text == without.text:
+        raise RuntimeError("the hot-loaded adapter does not change the server's output: check that vLLM runs with "
+                           "--enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True")
+
+
+def build_backends(cfg: TrainConfig, model, tokenizer, trained: Arm) -> Backends:
+    """The rollout backend: the model being trained (hf), or a vLLM server with runtime LoRA updates."""
+    if cfg.rollout_backend == "hf":
+        from bargain.backends.hf import HFBackend
+
+        return Backends(HFBackend.of(model, tokenizer, [trained.name], cfg.model))
+    from bargain.backends.openai_server import OpenAIServer
+
+    return Backends(OpenAIServer(cfg.base_url, base_model=cfg.served_model or cfg.model,
+                                 max_in_flight=cfg.rollout_concurrency))
+
+
+def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = True) -> Run:
+    """Train as `cfg` says (continuing from a checkpoint with `resume`); returns the run's metrics."""
+    from accelerate import Accelerator
+    from transformers import get_cosine_schedule_with_warmup
+
+    run_dir = Path(cfg.output_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    accelerator = Accelerator(log_with=cfg.log_with or None, project_dir=str(run_dir))
+    torch.manual_seed(cfg.seed + accelerator.process_index)
+    rng = random.Random(cfg.seed + accelerator.process_index)
+    model, tokenizer = load_model(cfg, accelerator)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    # Optimiser steps per training step, at most (every game lasting all its rounds): the cosine
+    # schedule is laid out over that many, so it decays a little early when games end sooner.
+    turns = cfg.groups_per_step * cfg.group_size * cfg.max_rounds
+    per_step = cfg.epochs * math.ceil(turns / accelerator.num_processes / cfg.mini_batch / cfg.grad_accumulation)
+    scheduler = get_cosine_schedule_with_warmup(optimizer, 0, max(1, cfg.steps * per_step))
+    model, optimizer = accelerator.prepare(model, optimizer)
+    start = 1
+    if resume is not None:
+        checkpoint = latest_checkpoint(Path(resume))
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        weights = load_file(str(checkpoint / adapter_name(cfg) / "adapter_model.safetensors"))
+        set_peft_model_state_dict(accelerator.unwrap_model(model), weights, adapter_name=adapter_name(cfg))
+        state = torch.load(checkpoint / STATE_FILE, weights_only=False)
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+        random.setstate(state["python_rng"])
+        start = state["step"] + 1
+    if accelerator.is_main_process:
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    accelerator.init_trackers("bargain-train", config=cfg.to_dict())
+
+    source = scenarios.bundled()
+    groups = rollouts.build_groups(cfg, source)
+    trained = Arm(name=adapter_name(cfg), kind="adapter", roles=tuple(Role(r) for r in cfg.roles))
+    unwrapped = accelerator.unwrap_model(model)
+    backends = build_backends(cfg, unwrapped, tokenizer, trained)
+    players = rollouts.Players(cfg, backends, trained)
+    if cfg.rollout_backend == "vllm" and accelerator.is_main_process:
+        hot_load(cfg, save_checkpoint(run_dir, start - 1, model, optimizer, scheduler, accelerator, cfg))
+    metrics: list[dict] = []
+    bar = tqdm(range(start, cfg.steps + 1), desc=f"train {cfg.variant}", disable=not progress or not accelerator.is_main_process)
+    for step in bar:
+        # 1-3. rollouts (this process's share of the groups), rewards, advantages
+        began = time.perf_counter()
+        unwrapped.eval()
+        with accelerator.split_between_processes(rollouts.groups_for_step(groups, step, cfg.groups_per_step)) as mine:
+            played = rollouts.play_groups(cfg, players, list(mine), step)
+            advantage = rollouts.advantages(cfg, list(mine), played)
+            rewards = [rollouts.reward(e, g.role) for g, eps in zip(mine, played) for e in eps]
+            deals = [e.finished and e.state.outcome().deal for eps in played for e in eps]
+        rollout_s = time.perf_counter() - began
+        # 4. samples: one per trained turn, carrying its episode's advantage
+        samples = [s for g, eps, adv in zip(mine, played, advantage) for e, a in zip(eps, adv)
+                   for s in turn_samples(e, g.role.value, float(a), tokenizer, cfg.max_prompt_tokens,
+                                         cfg.max_completion_tokens)]
+        samples = share(samples, accelerator, cfg.mini_batch, rng)
+        # 5. reference (adapter off) and old log-probs
+        began = time.perf_counter()
+        model.eval()
+        fill_logprobs(unwrapped, samples, tokenizer.pad_token_id, cfg.mini_batch, reference=True)
+        if cfg.old_logprobs == "before_epochs":
+            fill_logprobs(unwrapped, samples, tokenizer.pad_token_id, cfg.mini_batch, reference=False)
+        # 6. epochs of mini-batches
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+        result = optimise(cfg, model, optimizer, scheduler, accelerator, samples, tokenizer.pad_token_id, rng)
+        train_s = time.perf_counter() - began
+        tokens = sum(len(s.prompt_ids) + len(s.completion_ids) for s in samples) * cfg.epochs
+        # 7. save, hot-load, validate
+        checkpoint = None
+        if accelerator.is_main_process:
+            checkpoint = save_checkpoint(run_dir, step, model, optimizer, scheduler, accelerator, cfg)
+            if cfg.rollout_backend == "vllm":
+                hot_load(cfg, checkpoint)
+                if step == start:
+                    check_adapter_changes_output(players, trained)
+        row = {"step": step, "episodes": len(rewards), "samples": len(samples),
+               "reward": sum(rewards) / max(1, len(rewards)), "deal_rate": sum(deals) / max(1, len(deals)),
+               **result, "lr": scheduler.get_last_lr()[0], "rollout_s": rollout_s, "train_s": train_s,
+               "samples_per_s": len(samples) * cfg.epochs / max(train_s, 1e-9), "tokens_per_s": tokens / max(train_s, 1e-9),
+               "peak_memory_gb": (torch.cuda.max_memory_allocated() / 2**30) if torch.cuda.is_available() else None}
+        if accelerator.is_main_process and cfg.val_interval and step % cfg.val_interval == 0:
+            table = rollouts.validate(cfg, players, source)
+            table.insert(0, "step", step)
+            path = run_dir / "validation.csv"
+            table.to_csv(path, mode="a", header=not path.exists(), index=False)
+            row["val_reward"] = float(table[table["condition"] == "ALL"]["reward"].mean())
+        metrics.append(row)
+        accelerator.log({k: v for k, v in row.items() if isinstance(v, (int, float))}, step=step)
+        if accelerator.is_main_process:
+            with open(run_dir / "metrics.jsonl", "a") as log:
+                log.write(json.dumps(row) + "\n")
+            bar.set_postfix(reward=f"{row['reward']:.3f}", loss=f"{row['loss']:.4f}")
+    accelerator.end_training()
+    if accelerator.is_main_process and metrics:
+        pd.DataFrame([json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]).to_csv(
+            run_dir / "metrics.csv", index=False)
+    return Run(run_dir, metrics)
+
+
+def best(run_dir: str | Path) -> tuple[int, Path, float]:
+    """The step with the best validation reward (mean over the trained roles' pooled rows), its checkpoint and reward."""
+    run_dir = Path(run_dir)
+    path = run_dir / "validation.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"no validation table in {run_dir}: train with val_interval > 0")
+    table = pd.read_csv(path)
+    pooled = table[table["condition"] == "ALL"].groupby("step")["reward"].mean()
+    step = int(pooled.idxmax())
+    return step, run_dir / "checkpoints" / f"step_{step}", float(pooled.loc[step])
