@@ -93,15 +93,30 @@ def qwen3_8b_config():
                        max_position_embeddings=40960, rope_theta=1000000.0, rms_norm_eps=1e-6)
 
 
-def build_model(directory: str | Path, seed: int = 0) -> Path:
-    """Save a tokenizer and a random tiny Qwen3 model to `directory` (a model id for `--model`)."""
+def build_model(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
+    """Save a tokenizer and a random Qwen3 model to `directory` (a model id for `--model`).
+
+    `shape` "tiny" is the two-layer model of the tests; "qwen3-8b" has Qwen3-8B's shape, in bf16,
+    built on the GPU when there is one (for benchmarks; about 16 GB).
+    """
     import torch
     from transformers import GenerationConfig, Qwen3ForCausalLM
 
     directory = Path(directory)
     tokenizer = build_tokenizer(directory)
     torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(tiny_config(len(tokenizer)))
+    if shape == "tiny":
+        model = Qwen3ForCausalLM(tiny_config(len(tokenizer)))
+    elif shape == "qwen3-8b":
+        with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+            previous = torch.get_default_dtype()
+            torch.set_default_dtype(torch.bfloat16)
+            try:
+                model = Qwen3ForCausalLM(qwen3_8b_config())
+            finally:
+                torch.set_default_dtype(previous)
+    else:
+        raise ValueError(f"unknown shape {shape!r}: tiny or qwen3-8b")
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
                                                pad_token_id=tokenizer.pad_token_id)
     model.save_pretrained(str(directory))

@@ -28,20 +28,7 @@ from bargain.episodes import play_many
 
 def build(shape: str, root: Path) -> tuple[Path, Path]:
     """A random model of the given shape and eight random adapters, saved under `root`."""
-    model_dir = root / "model"
-    if shape == "tiny":
-        tiny.build_model(model_dir)
-    else:
-        import torch
-        from transformers import Qwen3ForCausalLM
-
-        tokenizer = tiny.build_tokenizer(model_dir)
-        torch.set_default_dtype(torch.bfloat16)
-        with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
-            model = Qwen3ForCausalLM(tiny.qwen3_8b_config())
-        model.generation_config.eos_token_id = tokenizer.convert_tokens_to_ids("<|im_end|>")
-        model.save_pretrained(str(model_dir))
-        del model
+    model_dir = tiny.build_model(root / "model", shape=shape)
     adapters = tiny.build_adapters(model_dir, root / "adapters", {n: a.lora_rank for n, a in ADAPTERS.items()})
     return model_dir, adapters
 

@@ -45,6 +45,15 @@ class Run:
     metrics: list[dict]
 
 
+def peak_memory_gb() -> float:
+    """Peak GPU memory of this step on a GPU; else the process's peak resident memory so far."""
+    if torch.cuda.is_available():
+        return torch.cuda.max_memory_allocated() / 2**30
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
+
+
 def adapter_name(cfg: TrainConfig) -> str:
     """The adapter's name: the variant's (so a checkpoint folder holds `<variant>/adapter_config.json`,
     the layout the arena and `serve` read)."""
@@ -302,7 +311,7 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
                "reward": sum(rewards) / max(1, len(rewards)), "deal_rate": sum(deals) / max(1, len(deals)),
                **result, "lr": scheduler.get_last_lr()[0], "rollout_s": rollout_s, "train_s": train_s,
                "samples_per_s": len(samples) * cfg.epochs / max(train_s, 1e-9), "tokens_per_s": tokens / max(train_s, 1e-9),
-               "peak_memory_gb": (torch.cuda.max_memory_allocated() / 2**30) if torch.cuda.is_available() else None}
+               "peak_memory_gb": peak_memory_gb()}
         if accelerator.is_main_process and cfg.val_interval and step % cfg.val_interval == 0:
             table = rollouts.validate(cfg, players, source)
             table.insert(0, "step", step)
