@@ -24,6 +24,7 @@ CHAT_TEMPLATE = (
     "{%- if message.role == 'assistant' %}"
     "{%- set content = message.content %}"
     "{%- if '</think>' in content %}{%- set content = content.split('</think>')[-1].lstrip('\\n') %}{%- endif %}"
+    "{%- if loop.last %}{%- set content = '<think>\\n\\n</think>\\n\\n' + content %}{%- endif %}"
     "{{- '<|im_start|>assistant\\n' + content + '<|im_end|>\\n' }}"
     "{%- else %}"
     "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"

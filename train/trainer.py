@@ -100,18 +100,20 @@ def fill_logprobs(model, samples: list[Sample], pad_id: int, batch: int, referen
                     sample.old_logp = values
 
 
-def share(samples: list[Sample], accelerator, mini_batch: int, rng: random.Random) -> list[Sample]:
+def share(samples: list[Sample], accelerator, mini_batch: int, seed: int) -> list[Sample]:
     """This process's shard of all processes' samples: equal sizes (whole mini-batches), padded with
-    zero-weight copies, so every process takes the same number of optimiser steps."""
+    zero-weight copies, so every process takes the same number of optimiser steps. `seed` must be
+    the same on every process: all shuffle the pool alike, so each sample lands in one shard."""
     from accelerate.utils import gather_object
 
     everything = gather_object([samples]) if accelerator.num_processes > 1 else [samples]
     pool = [s for part in everything for s in part]
-    rng.shuffle(pool)
+    random.Random(seed).shuffle(pool)
     per_process = math.ceil(len(pool) / accelerator.num_processes / mini_batch) * mini_batch
-    padded = pool + [Sample(s.prompt_ids, s.completion_ids, 0.0, weight=0.0)
-                     for s in pool[: per_process * accelerator.num_processes - len(pool)]]
-    return padded[accelerator.process_index::accelerator.num_processes][:per_process]
+    missing = per_process * accelerator.num_processes - len(pool)
+    padded = pool + [Sample(pool[i % len(pool)].prompt_ids, pool[i % len(pool)].completion_ids, 0.0, weight=0.0)
+                     for i in range(missing)]
+    return padded[accelerator.process_index::accelerator.num_processes]
 
 
 def optimise(cfg: TrainConfig, model, optimizer, scheduler, accelerator, samples: list[Sample], pad_id: int,
@@ -140,8 +142,9 @@ def optimise(cfg: TrainConfig, model, optimizer, scheduler, accelerator, samples
                 adv = torch.tensor([s.advantage for s in chunk], device=logp.device, dtype=torch.float32)
                 loss, parts = policy_loss(cfg.loss, logp, old, ref, adv, mask * weights[:, None], clip=cfg.clip,
                                           cap=cfg.cispo_cap, kl_coef=cfg.kl_coef)
-                # policy_loss averages over the chunk; re-weight to the mean over the mini-batch and accumulation
-                scale = sum(s.weight for s in chunk) / weight_total / cfg.grad_accumulation
+                # policy_loss averages over the chunk's rows (padding rows add zero); make it the chunk's
+                # share of the mean over the mini-batch's real samples, and of the accumulation
+                scale = len(chunk) / weight_total / cfg.grad_accumulation
                 accelerator.backward(loss * scale)
                 totals["loss"] += loss.item() * len(chunk)
                 totals["kl"] += parts["kl"] * len(chunk)
@@ -286,7 +289,7 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         samples = [s for g, eps, adv in zip(mine, played, advantage) for e, a in zip(eps, adv)
                    for s in turn_samples(e, g.role.value, float(a), tokenizer, cfg.max_prompt_tokens,
                                          cfg.max_completion_tokens)]
-        samples = share(samples, accelerator, cfg.mini_batch, rng)
+        samples = share(samples, accelerator, cfg.mini_batch, seed=cfg.seed * 1_000_003 + step)
         # 5. reference (adapter off) and old log-probs
         began = time.perf_counter()
         model.eval()
