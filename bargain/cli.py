@@ -138,6 +138,26 @@ def build_parser() -> argparse.ArgumentParser:
     pro.add_argument("--version", choices=[v.value for v in PromptVersion], default=PromptVersion.TRAIN.value)
     pro.add_argument("--scenarios", help="scenario source (default: the bundled copy)")
 
+    jud = sub.add_parser("judge", help="rate honesty and credulity with the paper's judge (non-full games)")
+    jud.add_argument("run_dir", nargs="?", help="a run directory from simulate or evaluate")
+    jud.add_argument("--db", help="judge the arena's finished games in this database instead (SQLAlchemy URL)")
+    jud.add_argument("--judge", required=True, help="the judge: openai:MODEL@URL (key from OPENAI_API_KEY), or arm:base "
+                     "on the backend below")
+    jud.add_argument("--concurrency", type=_positive, default=32, help="judge requests in flight (default 32)")
+    jud.add_argument("--temperature", type=float, default=0.0, help="judge temperature (default 0, as the paper)")
+    jud.add_argument("--max-tokens", type=_positive, default=2048, help="longest judge reply")
+    jud.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_backend_flags(jud)
+
+    rep = sub.add_parser("report", help="HTML report of runs (and arena games): outcomes, honesty, claims, paired differences")
+    rep.add_argument("run_dirs", nargs="*", help="run directories (judged or not)")
+    rep.add_argument("--db", help="add the arena's games from this database (SQLAlchemy URL)")
+    rep.add_argument("--out", required=True, help="report directory")
+
+    cla = sub.add_parser("claims", help="the price claims in one message read from standard input, as JSON")
+    cla.add_argument("--role", required=True, choices=[r.value for r in Role])
+    cla.add_argument("--reservation", required=True, type=_price, help="the speaker's true reservation price")
+
     par = sub.add_parser("parse", help="parse one model reply read from standard input")
     par.add_argument("--lenient", action="store_true", help="accept currency strings and any-case actions")
     return parser
@@ -303,8 +323,51 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Judge a run directory (or the arena's database) and report the token usage."""
+    from bargain.judging import judge_db, judge_run, judge_sampling
+
+    if bool(args.run_dir) == bool(args.db):
+        raise ArmError("give either a run directory or --db URL")
+    arm = resolve(args.judge)
+    backends = Backends(backend_from(args, [arm.name] if arm.kind == "adapter" else []) if arm.kind in ("base", "adapter") else None)
+    backend = backends.for_arm(arm)
+    sampling = judge_sampling(args.temperature, args.max_tokens)
+    if args.db:
+        count, usage = judge_db(args.db, args.judge, backend, sampling, args.concurrency, progress=not args.quiet)
+        print(f"judged {count} arena games")
+    else:
+        frame, usage = judge_run(args.run_dir, args.judge, backend, sampling, args.concurrency, progress=not args.quiet)
+        scored = frame[["seller_honesty", "buyer_honesty", "buyer_credulity", "seller_credulity"]].notna().any(axis=1).sum()
+        missing = frame["judge_error"].notna().sum()
+        print(f"{scored} trials scored, {missing} with a missing score; written to "
+              f"{Path(args.run_dir) / 'trials_with_honesty.csv'}")
+    print(f"judge tokens this call: {usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion, "
+          f"{usage['calls']} calls")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the HTML report and its tables."""
+    from bargain.report import build
+
+    if not args.run_dirs and not args.db:
+        raise ArmError("give at least one run directory or --db URL")
+    print(f"report written to {build(args.run_dirs, args.out, args.db)}")
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    """Print the claims of one message (standard input) as JSON."""
+    from bargain.claims import claims_json
+
+    print(json.dumps(claims_json(sys.stdin.read(), args.role, args.reservation), indent=2))
+    return 0
+
+
 COMMANDS = {"simulate": cmd_play, "evaluate": cmd_play, "arms": cmd_arms, "serve": cmd_serve,
-            "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse}
+            "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse, "judge": cmd_judge,
+            "report": cmd_report, "claims": cmd_claims}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

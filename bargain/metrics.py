@@ -137,7 +137,7 @@ def scatter_quantities(frame: pd.DataFrame) -> dict:
     }
 
 
-def _cell_order(key: object) -> tuple:
+def cell_order(key: object) -> tuple:
     """Conditions in the paper's order (full, buyer_unaware, seller_unaware, both_unaware), then
     numbers in numeric order (4 before 10), then anything else as text."""
     order = [c.value for c in Condition]
@@ -157,7 +157,7 @@ def cell_table(frame: pd.DataFrame, by: Sequence[str] = ("transparency",)) -> pd
     if missing:
         raise MetricsError(f"cannot group by {', '.join(missing)}: no such column (have {', '.join(frame.columns)})")
     groups = [((key if isinstance(key, tuple) else (key,)), group) for key, group in frame.groupby(by, sort=False, dropna=False)]
-    groups.sort(key=lambda item: tuple(_cell_order(k) for k in item[0]))
+    groups.sort(key=lambda item: tuple(cell_order(k) for k in item[0]))
     rows = [{**dict(zip(by, keys)), **cell(group)} for keys, group in groups]
     rows.append({**{c: POOLED for c in by}, **cell(frame), **scatter_quantities(frame)})
     return pd.DataFrame(rows)

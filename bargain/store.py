@@ -187,6 +187,12 @@ class Store:
             game.status, game.finished_at = "finished", utcnow()
             game.updated_at = game.finished_at
 
+    def set_extra(self, game_id: str, key: str, value: Any) -> None:
+        """Store `value` under `key` in a game's `extra` record (e.g. the judge's scores)."""
+        with Session(self.engine) as session, session.begin():
+            game = session.get(GameRow, game_id)
+            game.extra = {**(game.extra or {}), key: value}
+
     def abandon_idle(self, idle: timedelta) -> list[str]:
         """Mark active games untouched for longer than `idle` as abandoned; returns their ids."""
         cutoff = utcnow() - idle
@@ -233,6 +239,16 @@ class Store:
                 write(flat, path)
                 written.append(path)
         return written
+
+
+def game_state(row: dict):
+    """A stored game (as returned by `Store.game`) rebuilt through the rules from its moves."""
+    from bargain.game import Action, Turn, replay
+    from bargain.trial import Role, Trial
+
+    turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
+                  m["error"]) for m in row["moves"]]
+    return replay(Trial.from_dict(row["trial"]), turns)
 
 
 def _flat(value: object) -> object:

@@ -105,7 +105,9 @@ def test_hosted_api_gets_only_standard_fields():
     (body,) = server.requests
     assert "top_k" not in body
     assert "chat_template_kwargs" not in body
-    assert set(body) == {"model", "messages", "temperature", "top_p", "presence_penalty", "max_tokens"}
+    # hosted APIs take the current name of the length limit (newer OpenAI models refuse max_tokens)
+    assert set(body) == {"model", "messages", "temperature", "top_p", "presence_penalty", "max_completion_tokens"}
+    assert body["max_completion_tokens"] == 99
     assert backend.describe()["backend"] == "openai"
 
 

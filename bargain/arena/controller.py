@@ -23,9 +23,9 @@ from bargain.agents import Side, agent_factory
 from bargain.arms import ArmError, resolve
 from bargain.backends import Backends
 from bargain.episodes import play
-from bargain.game import Action, GameState, Move, Observation, Turn, new_initial_state, replay
+from bargain.game import Action, GameState, Move, Observation, new_initial_state
 from bargain.prompts import PromptVersion
-from bargain.store import Store
+from bargain.store import Store, game_state
 from bargain.trial import Condition, Mode, Role, Trial
 
 MAX_MESSAGE = 500  # characters in one public message
@@ -264,10 +264,7 @@ class Arena:
         row = self.store.game(str(game_id)) if game_id else None
         if row is None:
             raise ArenaError("no such game: start a new one")
-        trial = Trial.from_dict(row["trial"])
-        turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"],
-                      m["raw"], m["error"]) for m in row["moves"]]
-        state = replay(trial, turns)
+        state = game_state(row)
         side = Side(prompt_version=PromptVersion(row["prompt_version"]))
         if row["status"] != "active" or state.is_terminal():
             return LiveGame(game_id, state, Role(row["human_role"]), HumanAgent(), None, status=row["status"])

@@ -97,9 +97,11 @@ class OpenAIServer:
 
         s = request.sampling
         body = {"model": request.model, "messages": list(request.messages), "temperature": s.temperature,
-                "top_p": s.top_p, "presence_penalty": s.presence_penalty, "max_tokens": s.max_tokens}
+                "top_p": s.top_p, "presence_penalty": s.presence_penalty}
         if self.vllm:
-            body.update(top_k=s.top_k, chat_template_kwargs={"enable_thinking": False})
+            body.update(max_tokens=s.max_tokens, top_k=s.top_k, chat_template_kwargs={"enable_thinking": False})
+        else:  # hosted APIs: the current name of the limit (newer OpenAI models refuse max_tokens)
+            body["max_completion_tokens"] = s.max_tokens
         client, slots = self._connection()
         async with slots:
             start = time.perf_counter()
