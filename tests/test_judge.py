@@ -151,7 +151,7 @@ def test_judge_a_run_directory_end_to_end(tmp_path):
         again = cli("judge", str(run), "--judge", f"openai:gpt-judge@{server.url}", "--quiet")
         calls_again = len(server.requests) - calls
     assert first.returncode == 0, first.stderr
-    assert calls == 24 and calls_again == 0  # only non-full games, and each once (resumed)
+    assert calls == 24 and calls_again == 0 and again.returncode == 0  # only non-full games, each once (resumed)
     assert body["temperature"] == 0.0 and body["messages"][0]["role"] == "system"
     assert "judge tokens this call" in first.stdout
     frame = pd.read_csv(run / "trials_with_honesty.csv")

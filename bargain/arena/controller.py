@@ -21,6 +21,7 @@ from datetime import timedelta
 from bargain import scenarios
 from bargain.agents import Side, agent_factory
 from bargain.arms import ArmError, resolve
+from bargain.claims import check_turns
 from bargain.backends import Backends
 from bargain.episodes import play
 from bargain.game import Action, GameState, Move, Observation, new_initial_state
@@ -383,4 +384,21 @@ def _debrief(state: GameState, role: Role) -> dict:
         "agent_price": state.trial.reservation(agent),
         "strategy": [{"round": t.round, "thought": t.thought or "", "action": t.action.value, "price": t.price}
                      for t in state.turns if t.role is agent],
+        "claims": claim_findings(state, role),
     }
+
+
+def claim_findings(state: GameState, person: Role) -> list[dict]:
+    """Each price claim either side made, set against the truth (the claim checker, bargain.claims)."""
+    checked = check_turns(state.turns, state.trial.buyer_price, state.trial.seller_price)
+    findings = []
+    for move in checked["moves"]:
+        speaker = Role(move["role"])
+        for claim in move["claims"]:
+            about = speaker if claim["kind"] != "other_limit" else speaker.other
+            findings.append({"round": move["round"], "speaker": "you" if speaker is person else "agent",
+                             "role": speaker.value, "kind": claim["kind"], "said": claim["value"],
+                             "about": about.value, "truth": state.trial.reservation(about),
+                             "misrepresentation": claim["misrepresentation"],
+                             "bluff": claim["kind"] == "final_offer" and move["bluff"], "text": claim["text"]})
+    return findings

@@ -18,6 +18,7 @@ import pandas as pd
 
 from bargain.arena.controller import Arena, ArenaError, Setup
 from bargain.arms import catalogue
+from bargain.claims import check_turns
 from bargain.prompts import PromptVersion
 from bargain.trial import Condition, Mode, Role
 
@@ -109,7 +110,27 @@ def result_markdown(view: dict) -> str:
     reveal = (f"\n\n### Debrief\n\nThe agent ({debrief['agent_role']}) had a reservation price of "
               f"**{debrief['agent_price']}**. Its private strategy, round by round:\n\n"
               f"| round | move | strategy |\n|---|---|---|\n{strategy}")
-    return head + table + reveal
+    return head + table + reveal + claims_markdown(debrief["claims"])
+
+
+def claims_markdown(findings: list[dict]) -> str:
+    """The claim checker's findings in plain words: what each side said about a price limit, and the truth."""
+    if not findings:
+        return "\n\n### Claims\n\nNeither side stated a price limit or called an offer final."
+    lines = []
+    for f in findings:
+        who, whose = ("You", "your") if f["speaker"] == "you" else ("The agent", "its")
+        limit = "ceiling" if f["about"] == "buyer" else "floor"
+        if f["kind"] == "final_offer":
+            said = f" ({f['said']})" if f["said"] is not None else ""
+            verdict = "and then improved on it: a bluff" if f["bluff"] else "and kept to it"
+            lines.append(f"- Round {f['round']}: {who} called an offer final{said} {verdict}.")
+            continue
+        subject = f"{whose} {limit}" if f["kind"] == "own_limit" else (
+            f"the {f['about']}'s {limit}" if f["speaker"] == "you" else f"your {limit}")
+        verdict = f": **a misstatement in {whose} favour**" if f["misrepresentation"] else ""
+        lines.append(f"- Round {f['round']}: {who} said {subject} was {f['said']}; it was {f['truth']}{verdict}.")
+    return "\n\n### Claims\n\n" + "\n".join(lines)
 
 
 # --- the page -----------------------------------------------------------------------------------
@@ -344,18 +365,29 @@ def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
 
 
 def per_arm_rows(arena: Arena) -> pd.DataFrame:
-    """Finished games with the person's and the agent's normalised utility (for the plot)."""
+    """Finished games with the person's and the agent's normalised utility, and whether the agent
+    misstated a price limit in its favour (the claim checker), for the table and the plot."""
     games = _person_frame(arena.store.games_frame())
     if games.empty:
         return pd.DataFrame(columns=["opponent", "condition", "your_norm_utility"])
-    return games[games["status"] == "finished"][["opponent", "condition", "your_norm_utility", "agent_norm_utility", "deal"]]
+    games = games[games["status"] == "finished"]
+    moves = arena.store.moves_frame()
+    misstated = []
+    for _, game in games.iterrows():
+        own = moves[moves["game_id"] == game["id"]].to_dict("records")
+        agent = "seller" if game["human_role"] == "buyer" else "buyer"
+        misstated.append(check_turns(own, game["buyer_price"], game["seller_price"])[agent]["misrepresentations"] > 0)
+    return games.assign(agent_misstated=misstated)[["opponent", "condition", "your_norm_utility",
+                                                    "agent_norm_utility", "deal", "agent_misstated"]]
 
 
 def per_arm(arena: Arena) -> pd.DataFrame:
     """Per opponent and condition: games, deal rate, mean normalised utility of the person and of the agent."""
     rows = per_arm_rows(arena)
     if rows.empty:
-        return pd.DataFrame(columns=["opponent", "condition", "games", "deal_rate", "your_norm_utility", "agent_norm_utility"])
+        return pd.DataFrame(columns=["opponent", "condition", "games", "deal_rate", "your_norm_utility", "agent_norm_utility",
+                                     "agent_misrepresentation_rate"])
     grouped = rows.groupby(["opponent", "condition"], sort=True)
     return grouped.agg(games=("deal", "size"), deal_rate=("deal", "mean"), your_norm_utility=("your_norm_utility", "mean"),
-                       agent_norm_utility=("agent_norm_utility", "mean")).round(3).reset_index()
+                       agent_norm_utility=("agent_norm_utility", "mean"),
+                       agent_misrepresentation_rate=("agent_misstated", "mean")).round(3).reset_index()

@@ -1,0 +1,335 @@
+"""The claim checker (bargain.claims): scores on the labelled set, the truth of claims, move logs.
+
+The labelled set (tests/data/claims_labelled.jsonl) was written before the extractor was tuned;
+the held-out set (tests/data/claims_heldout.jsonl) was written after tuning and never tuned on:
+its scores are printed (run with -s), not asserted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bargain.claims import (
+    KINDS,
+    Claim,
+    check_turns,
+    claims_json,
+    extract_claims,
+    misrepresents,
+)
+from bargain.game import Action, Turn
+from bargain.trial import Role
+
+DATA = Path(__file__).parent / "data"
+
+
+def _load(name: str) -> list[dict]:
+    with open(DATA / name, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _same_value(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= 0.005
+
+
+def score(rows: list[dict]) -> dict:
+    """Precision and recall, overall and per kind: a predicted claim is a true positive when an unused
+    gold claim of the same kind and value (within 0.005, or both None) is in the same message."""
+    counts = {kind: {"tp": 0, "fp": 0, "fn": 0} for kind in KINDS}
+    for row in rows:
+        gold = list(row["claims"])
+        used = [False] * len(gold)
+        for claim in extract_claims(row["message"]):
+            for i, g in enumerate(gold):
+                if not used[i] and g["kind"] == claim.kind and _same_value(g["value"], claim.value):
+                    used[i] = True
+                    counts[claim.kind]["tp"] += 1
+                    break
+            else:
+                counts[claim.kind]["fp"] += 1
+        for i, g in enumerate(gold):
+            if not used[i]:
+                counts[g["kind"]]["fn"] += 1
+
+    def pr(c: dict) -> tuple[float, float]:
+        p = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 1.0
+        r = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 1.0
+        return p, r
+
+    total = {key: sum(c[key] for c in counts.values()) for key in ("tp", "fp", "fn")}
+    result = {"all": (*pr(total), total)}
+    for kind, c in counts.items():
+        result[kind] = (*pr(c), c)
+    return result
+
+
+def _report(title: str, result: dict) -> None:
+    print(f"\n{title}")
+    for key, (p, r, c) in result.items():
+        print(f"  {key:12s} precision {p:.3f}  recall {r:.3f}  (tp {c['tp']}, fp {c['fp']}, fn {c['fn']})")
+
+
+# --- the labelled set ---------------------------------------------------------------------
+
+def test_labelled_set_is_well_formed_and_large_enough():
+    rows = _load("claims_labelled.jsonl")
+    assert len(rows) >= 220
+    for row in rows:
+        assert isinstance(row["message"], str) and row["message"]
+        assert row["role"] in ("buyer", "seller")
+        for claim in row["claims"]:
+            assert claim["kind"] in KINDS
+            assert claim["value"] is None or isinstance(claim["value"], (int, float))
+            assert claim["value"] is not None or claim["kind"] == "final_offer"
+    kinds = [c["kind"] for row in rows for c in row["claims"]]
+    own_roles = {row["role"] for row in rows for c in row["claims"] if c["kind"] == "own_limit"}
+    assert sum(1 for row in rows if not row["claims"]) >= 60
+    assert kinds.count("own_limit") >= 50 and own_roles == {"buyer", "seller"}
+    assert kinds.count("final_offer") >= 25
+    assert kinds.count("other_limit") >= 20
+    assert sum(1 for row in rows if "tricky" in row.get("tags", ())) >= 40
+    assert len({row["message"] for row in rows}) == len(rows)
+
+
+def test_precision_and_recall_on_the_labelled_set():
+    result = score(_load("claims_labelled.jsonl"))
+    _report("claims: labelled set", result)
+    precision, recall, _ = result["all"]
+    assert precision >= 0.95
+    assert recall >= 0.80
+    for kind in KINDS:
+        assert result[kind][1] >= 0.6, f"recall for {kind} is {result[kind][1]:.3f}"
+
+
+def test_heldout_scores_are_reported_not_asserted():
+    rows = _load("claims_heldout.jsonl")
+    assert len(rows) >= 20
+    _report("claims: held-out set (not tuned on; reported only)", score(rows))
+
+
+# --- phrasing from the specification --------------------------------------------------------
+
+@pytest.mark.parametrize("message, kind, value", [
+    ("my budget is $2", "own_limit", 2.0),
+    ("I can't go above 2.40", "own_limit", 2.40),
+    ("I can't go below 1.80", "own_limit", 1.80),
+    ("it cost me 1.50", "own_limit", 1.50),
+    ("the lowest I can do is 1.75", "own_limit", 1.75),
+    ("the most I can pay is 3", "own_limit", 3.0),
+    ("my maximum is 2.10", "own_limit", 2.10),
+    ("anything over 2.5 is out of my budget", "own_limit", 2.5),
+    ("I paid 1.60 for it wholesale", "own_limit", 1.60),
+    ("my floor is 1.9", "own_limit", 1.9),
+    ("below 1.70 I lose money", "own_limit", 1.70),
+    ("this is my final offer", "final_offer", None),
+    ("take it or leave it at 2.20", "final_offer", 2.20),
+    ("best and final: 1.95", "final_offer", 1.95),
+    ("last offer, 2.00", "final_offer", 2.00),
+    ("I won't go any lower than this", "final_offer", None),
+    ("I know your budget is at least 3.00", "other_limit", 3.00),
+    ("your cost can't be more than 1.50", "other_limit", 1.50),
+    ("you can surely afford 2.80", "other_limit", 2.80),
+    ("your floor is probably around 1.4", "other_limit", 1.4),
+    ("My budget is €1,200.50 for a sofa.", "own_limit", 1200.50),
+    ("My max is .75 for the small bar.", "own_limit", 0.75),
+    ("I can't pay more than USD 3.", "own_limit", 3.0),
+    ("My limit is EUR 12.", "own_limit", 12.0),
+    ("I can't go above £3.50.", "own_limit", 3.50),
+    ("my budget is 2 to 2.5", "own_limit", 2.5),
+    ("my floor is somewhere between 1.8 and 2.0", "own_limit", 1.8),
+    ("the most I can pay is somewhere between 1.8 and 2.0", "own_limit", 2.0),
+])
+def test_claims_from_the_specification(message, kind, value):
+    claims = extract_claims(message)
+    assert [(c.kind, c.value) for c in claims] == [(kind, value)]
+
+
+@pytest.mark.parametrize("message", [
+    "I'm not saying my budget is 2",
+    "if my budget were 3 I would buy two",
+    "is your budget 2.50?",
+    "my offer is 2.40",
+    "I can do 2.40",
+    "I need 3 bags",
+    "I can bring it in 2 days",
+    "we're in round 3",
+    "can you give me 10% off?",
+    "it's a 5kg bag",
+    "each bar is 100g",
+    "it's a 2019 model",
+    "Is that your final offer?",
+    "Your last offer was 2.10.",
+    "2.60 is over my budget.",
+])
+def test_non_claims_from_the_specification(message):
+    assert extract_claims(message) == []
+
+
+def test_claims_are_in_order_with_spans():
+    message = "You can surely afford 2.80; my cost alone is 2.10. Take it or leave it at 2.60."
+    claims = extract_claims(message)
+    assert [(c.kind, c.value) for c in claims] == [("other_limit", 2.80), ("own_limit", 2.10), ("final_offer", 2.60)]
+    for claim in claims:
+        assert message[claim.start:claim.end] == claim.text
+    assert [c.start for c in claims] == sorted(c.start for c in claims)
+
+
+def test_a_final_offer_without_a_number_in_its_sentence_has_no_value():
+    assert [(c.kind, c.value) for c in extract_claims("Final offer. $640.")] == [("final_offer", None)]
+
+
+# --- misrepresents ----------------------------------------------------------------------------
+
+def _claim(kind: str, value: float | None) -> Claim:
+    return Claim(kind, value, "", 0, 0)
+
+
+def test_own_limit_of_a_buyer_is_false_when_below_the_true_ceiling():
+    assert misrepresents(_claim("own_limit", 2.0), Role.BUYER, 2.5) is True
+    assert misrepresents(_claim("own_limit", 2.5), "buyer", 2.5) is False
+    assert misrepresents(_claim("own_limit", 3.0), "buyer", 2.5) is False
+
+
+def test_own_limit_of_a_seller_is_false_when_above_the_true_floor():
+    assert misrepresents(_claim("own_limit", 2.0), Role.SELLER, 1.5) is True
+    assert misrepresents(_claim("own_limit", 1.5), "seller", 1.5) is False
+    assert misrepresents(_claim("own_limit", 1.2), "SELLER", 1.5) is False
+
+
+def test_other_limit_in_both_directions_and_unknown():
+    # a buyer saying the seller's floor is below its true v_S
+    assert misrepresents(_claim("other_limit", 1.2), "buyer", 2.5, other_reservation=1.5) is True
+    assert misrepresents(_claim("other_limit", 1.8), "buyer", 2.5, other_reservation=1.5) is False
+    # a seller saying the buyer's ceiling is above its true v_B
+    assert misrepresents(_claim("other_limit", 3.0), "seller", 1.5, other_reservation=2.5) is True
+    assert misrepresents(_claim("other_limit", 2.0), "seller", 1.5, other_reservation=2.5) is False
+    assert misrepresents(_claim("other_limit", 3.0), "seller", 1.5) is None
+
+
+def test_a_final_offer_is_never_a_misrepresentation_by_itself():
+    assert misrepresents(_claim("final_offer", 2.0), "buyer", 2.5, 1.5) is None
+    assert misrepresents(_claim("final_offer", None), "seller", 1.5, 2.5) is None
+
+
+# --- check_turns ---------------------------------------------------------------------------
+
+V_B, V_S = 2.5, 1.5  # surplus 1.0
+
+
+def _game() -> list[Turn]:
+    def turn(round_: int, role: Role, price: float, message: str) -> Turn:
+        return Turn(round_, role, Action.OFFER, price, message, None, None, None)
+
+    return [
+        turn(1, Role.BUYER, 2.0, "My budget is 2.00. This is my final offer: 2.0."),
+        turn(1, Role.SELLER, 2.6, "It cost me 2.10, so 2.60 is more than fair."),
+        turn(2, Role.BUYER, 2.2, "Fine, 2.20."),
+        turn(2, Role.SELLER, 2.4, "Take it or leave it at 2.40."),
+        turn(3, Role.BUYER, 2.3, "I know your cost is around 1.40."),
+        turn(3, Role.SELLER, 2.4, "Still 2.40."),
+    ]
+
+
+def test_check_turns_finds_bluffs_and_misstatements():
+    result = check_turns(_game(), buyer_price=V_B, seller_price=V_S)
+    moves = result["moves"]
+    assert [(m["round"], m["role"]) for m in moves] == [(1, "buyer"), (1, "seller"), (2, "buyer"), (2, "seller"),
+                                                        (3, "buyer"), (3, "seller")]
+    # round 1: the buyer's "final offer" of 2.0 is raised to 2.2 in round 2: a bluff
+    assert moves[0]["bluff"] is True
+    kinds = [(c["kind"], c["value"], c["misrepresentation"]) for c in moves[0]["claims"]]
+    assert kinds == [("own_limit", 2.0, True), ("final_offer", 2.0, None)]
+    assert moves[0]["claims"][0]["misstatement_share"] == pytest.approx(0.5)  # |2.0 - 2.5| / 1.0
+    assert moves[1]["claims"][0]["misstatement_share"] == pytest.approx(0.6)  # |2.1 - 1.5| / 1.0
+    # round 2: the seller's final 2.40 is kept in round 3: not a bluff
+    assert moves[3]["bluff"] is False
+    assert [(c["kind"], c["value"]) for c in moves[3]["claims"]] == [("final_offer", 2.4)]
+    # round 3: the buyer understates the seller's floor (1.40 < 1.50)
+    assert moves[4]["claims"][0]["kind"] == "other_limit"
+    assert moves[4]["claims"][0]["misstatement_share"] == pytest.approx(0.1)
+    assert not any(m["bluff"] for m in moves[1:])
+
+    buyer, seller = result["buyer"], result["seller"]
+    assert buyer == {"claims": 3, "own_limit": 1, "final_offer": 1, "other_limit": 1, "misrepresentations": 2,
+                     "bluffs": 1, "mean_misstatement_share": pytest.approx(0.3)}
+    assert seller == {"claims": 2, "own_limit": 1, "final_offer": 1, "other_limit": 0, "misrepresentations": 1,
+                      "bluffs": 0, "mean_misstatement_share": pytest.approx(0.6)}
+
+
+def test_check_turns_takes_dicts_and_handles_no_surplus():
+    dicts = [t.to_dict() for t in _game()]
+    assert check_turns(dicts, V_B, V_S) == check_turns(_game(), V_B, V_S)
+    flat = check_turns(dicts, buyer_price=1.5, seller_price=1.5)
+    assert flat["buyer"]["mean_misstatement_share"] is None
+    # v_B = 1.5 now: the budget claim 2.00 is no longer an understatement; "your cost is around 1.40" still is
+    assert flat["buyer"]["misrepresentations"] == 1
+    assert all(c["misstatement_share"] is None for m in flat["moves"] for c in m["claims"])
+
+
+def test_a_final_offer_in_a_pass_commits_to_the_last_offer():
+    turns = [
+        {"round": 1, "role": "seller", "action": "OFFER", "price": 2.4, "message": "2.40."},
+        {"round": 2, "role": "seller", "action": "INVALID", "price": None, "message": "That's my final offer."},
+        {"round": 3, "role": "seller", "action": "OFFER", "price": 2.3, "message": "Ok, 2.30."},
+    ]
+    result = check_turns(turns, 3.0, 2.0)
+    assert [m["bluff"] for m in result["moves"]] == [False, True, False]
+    assert result["seller"]["bluffs"] == 1 and result["buyer"]["claims"] == 0
+
+
+# --- claims_json -------------------------------------------------------------------------------
+
+def test_claims_json():
+    out = claims_json("My budget is 2.00, and I know your cost is 1.20. Final offer: 2.00.", "buyer", 2.5)
+    assert out == [
+        {"kind": "own_limit", "value": 2.0, "text": "My budget is 2.00", "misrepresentation": True},
+        {"kind": "other_limit", "value": 1.2, "text": "your cost is 1.20", "misrepresentation": None},
+        {"kind": "final_offer", "value": 2.0, "text": "Final offer: 2.00", "misrepresentation": None},
+    ]
+    json.dumps(out)
+
+
+# --- robustness ----------------------------------------------------------------------------------
+
+_FRAGMENTS = st.sampled_from([
+    "my budget is ", "I can't go above ", "the lowest I can do is ", "final offer", "take it or leave it",
+    "your cost can't be more than ", "you can surely afford ", "between ", " and ", " to ", "$", "€", "£",
+    "USD ", "1,200.50", "2.40", ".75", "3", "10%", "5kg", "?", ". ", ", ", "if ", "not ", "I paid ", " for it",
+    "’", "'", "—", "\n",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=200), st.lists(st.one_of(_FRAGMENTS, st.text(max_size=5)), max_size=30).map("".join)))
+def test_extract_claims_never_raises_and_spans_match(message):
+    claims = extract_claims(message)
+    for claim in claims:
+        assert claim.kind in KINDS
+        assert message[claim.start:claim.end] == claim.text
+        assert claim.value is not None or claim.kind == "final_offer"
+    assert [c.start for c in claims] == sorted(c.start for c in claims)
+    assert len({(c.kind, c.start, c.end) for c in claims}) == len(claims)
+
+
+def test_the_claims_command_reads_one_message():
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "bargain", "claims", "--role", "seller", "--reservation", "1.85"],
+                          input="Honestly it cost me 2.40, so my final offer is 2.50. I know your budget is at least 3.",
+                          cwd=root, env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    claims = json.loads(done.stdout)
+    assert [(c["kind"], c["value"], c["misrepresentation"]) for c in claims] == [
+        ("own_limit", 2.4, True), ("final_offer", 2.5, None), ("other_limit", 3.0, None)]

@@ -1,0 +1,128 @@
+"""Reports from real run directories: tables, paired differences with bootstrap intervals, the scatter."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bargain import metrics
+from bargain.report import RunData, bootstrap_interval, paired
+from bargain.stub_server import StubServer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "test-key"}
+    return subprocess.run([sys.executable, "-m", "bargain", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def judge_reply(body: dict) -> str:
+    return ('```json\n{"reasoning": "fine", "seller_honesty": 2, "buyer_honesty": 3, "buyer_credulity": 1, '
+            '"seller_credulity": 2}\n```')
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two runs of the same trials (boulware and conceder buyers against a linear seller), the first judged."""
+    root = tmp_path_factory.mktemp("runs")
+    for name, buyer in (("boulware", "tactic:boulware"), ("conceder", "tactic:conceder")):
+        done = cli("evaluate", "--grid", "paper-rl-test", "--trials", "2", "--buyer", buyer, "--seller", "tactic:linear",
+                   "--out", str(root / name), "--quiet")
+        assert done.returncode == 0, done.stderr
+    with StubServer(["judge"], reply=judge_reply) as server:
+        assert cli("judge", str(root / "boulware"), "--judge", f"openai:judge@{server.url}", "--quiet").returncode == 0
+    return root
+
+
+def test_three_commands_give_a_report(runs, tmp_path):
+    from bargain.arena.controller import Arena, Setup
+    from bargain.backends import Backends
+    from bargain.store import Store
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+
+    async def person():
+        arena = Arena(Store(url), Backends())
+        view = await arena.start(Setup(arm="tactic:hardliner", seed=2))
+        await arena.move(view["game_id"], 1, "NO_DEAL", message="My budget is only 0.50, bye.")
+
+    asyncio.run(person())
+    out = tmp_path / "report"
+    result = cli("report", str(runs / "boulware"), str(runs / "conceder"), "--db", url, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    page = (out / "report.html").read_text()
+    for heading in ("Run 1: boulware", "Run 2: conceder", "Claim checker", "Run 1 minus run 2, trial by trial",
+                    "Honesty against utility", "Games people played in the arena"):
+        assert heading in page
+    assert "data:image/png;base64," in page and "src='http" not in page  # self-contained
+    for name in ("run1_cells.csv", "run1_claims.csv", "run2_cells.csv", "paired.csv", "scatter.csv", "arena.csv"):
+        assert (out / name).exists(), name
+    cells = pd.read_csv(out / "run1_cells.csv")
+    assert cells.iloc[-1]["transparency"] == "ALL" and cells.iloc[-1]["avg_honesty"] == pytest.approx(2.5)
+    scatter = pd.read_csv(out / "scatter.csv")
+    paper = scatter[scatter["source"] == "paper"]
+    assert {"buyer_grpo", "seller_cispo", "joint_grpo_selfplay", "gpt52"} <= set(paper["name"])
+    ours = scatter[scatter["source"] == "this project"]
+    assert len(ours) == 2 and ours.iloc[0]["avg_honesty"] == pytest.approx(2.5)
+    arena = pd.read_csv(out / "arena.csv")
+    assert arena.loc[0, "opponent"] == "tactic:hardliner" and arena.loc[0, "games"] == 1
+
+
+def test_paired_differences_match_the_trials(runs, tmp_path):
+    out = tmp_path / "report"
+    assert cli("report", str(runs / "boulware"), str(runs / "conceder"), "--out", str(out)).returncode == 0
+    comparison = pd.read_csv(out / "paired.csv")
+    a = pd.read_csv(runs / "boulware" / "trials.csv").set_index("trial_id")
+    b = pd.read_csv(runs / "conceder" / "trials.csv").set_index("trial_id")
+    for condition in ("full", "both_unaware", "ALL"):
+        ids = a.index if condition == "ALL" else a.index[a["transparency"] == condition]
+        expected = (a.loc[ids, "buyer_norm_utility"] - b.loc[ids, "buyer_norm_utility"]).mean()
+        row = comparison[(comparison["transparency"] == condition) & (comparison["quantity"] == "buyer_norm_utility")].iloc[0]
+        assert row["mean_difference"] == pytest.approx(expected) and row["n"] == len(ids)
+        assert row["ci_low"] <= row["mean_difference"] <= row["ci_high"]
+
+
+def small_run(values: list[float], name: str) -> RunData:
+    frame = pd.DataFrame({"trial_id": [1, 2, 3], "transparency": ["full"] * 3, "buyer_res_price": [2.0] * 3,
+                          "seller_res_price": [1.0] * 3, "deal": ["deal"] * 3, "deal_price": [1.5] * 3,
+                          "rounds": [1] * 3, "buyer_utility": [0.5] * 3, "seller_utility": [0.5] * 3,
+                          "buyer_norm_utility": values, "seller_norm_utility": [1 - v for v in values]})
+    return RunData(name, Path(name), {}, metrics.prepare(frame), [])
+
+
+def test_paired_difference_and_interval_by_hand():
+    """Differences 0.1, 0.2, 0.6: mean 0.3. Of the 27 equally likely resamples, one has mean 0.1 and one
+    mean 0.6 (each 1/27 > 2.5%), so the 95% percentile interval is exactly [0.1, 0.6]."""
+    first, second = small_run([0.6, 0.7, 1.0], "a"), small_run([0.5, 0.5, 0.4], "b")
+    comparison = paired(first, second)
+    row = comparison[(comparison["transparency"] == "full") & (comparison["quantity"] == "buyer_norm_utility")].iloc[0]
+    assert row["mean_difference"] == pytest.approx(0.3) and row["n"] == 3
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.1, 0.6))
+    seller = comparison[(comparison["transparency"] == "full") & (comparison["quantity"] == "seller_norm_utility")].iloc[0]
+    assert seller["mean_difference"] == pytest.approx(-0.3)
+
+
+def test_bootstrap_interval_edges():
+    assert np.isnan(bootstrap_interval(np.array([0.4]))[0])
+    assert bootstrap_interval(np.array([0.2, 0.2, 0.2])) == (0.2, 0.2)
+    low, high = bootstrap_interval(np.random.default_rng(1).normal(1.0, 0.1, 400))
+    assert 0.97 < low < 1.0 < high < 1.03
+
+
+def test_runs_over_other_trials_are_not_paired(runs):
+    first = small_run([0.6, 0.7, 1.0], "a")
+    other = small_run([0.5, 0.5, 0.4], "b")
+    other.trials["buyer_res_price"] = 3.0  # other prices: not the same trials
+    assert paired(first, other).empty
+
+
+def test_report_needs_something_to_report(tmp_path):
+    assert cli("report", "--out", str(tmp_path)).returncode == 2
