@@ -27,6 +27,7 @@ from scipy import stats
 from bargain import metrics, reference
 from bargain.claims import check_turns
 from bargain.game import GameState
+from bargain.scenarios import GridSpec
 
 PAIRED = ("buyer_norm_utility", "seller_norm_utility", "deal", "buyer_honesty", "seller_honesty",
           "buyer_credulity", "seller_credulity")
@@ -53,6 +54,15 @@ def load_run(directory: str | Path) -> RunData:
     config = json.loads((directory / "config.json").read_text()) if (directory / "config.json").exists() else {}
     name = f"{directory.name}: {config.get('buyer', '?')} vs {config.get('seller', '?')}"
     return RunData(name, directory, config, trials, [g for g in games if g.is_terminal()])
+
+
+def paper_variant(run: RunData) -> str | None:
+    """The paper's variant this run reproduces (its grid, arms and temperatures), if any."""
+    key = run.config.get("key")
+    if not key:
+        return None
+    return reference.variant(GridSpec.from_dict(key["grid"]), key["buyer"], key["buyer_side"]["sampling"]["temperature"],
+                             key["seller"], key["seller_side"]["sampling"]["temperature"])
 
 
 def claim_rows(games: list[GameState]) -> pd.DataFrame:
@@ -213,6 +223,11 @@ def build(run_dirs: list[str | Path], out: str | Path, db: str | None = None) ->
         sections.append(f"<h2>Run {index}: {html.escape(run.name)}</h2><p>{html.escape(str(run.directory))}</p>"
                         f"<h3>Outcomes and judge scores per condition</h3>{_table(cells)}"
                         f"<h3>Claim checker</h3>{_table(claims)}")
+        name = paper_variant(run)
+        if name is not None:
+            beside = reference.beside(cells, name)
+            beside.to_csv(out / f"run{index}_paper.csv", index=False)
+            sections.append(f"<h3>Beside the paper's published numbers ({html.escape(name)})</h3>{_table(beside)}")
     if len(runs) >= 2:
         comparison = paired(runs[0], runs[1])
         comparison.to_csv(out / "paired.csv", index=False)

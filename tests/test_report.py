@@ -126,3 +126,24 @@ def test_runs_over_other_trials_are_not_paired(runs):
 
 def test_report_needs_something_to_report(tmp_path):
     assert cli("report", "--out", str(tmp_path)).returncode == 2
+
+
+def test_a_run_of_the_papers_is_reported_beside_its_numbers(tmp_path):
+    """An evaluate run of paper-rl-test with buyer-grpo (T 0.7) against the base model (T 0.1), on the
+    stub server: the report carries the paper's published cells for buyer_grpo."""
+    from bargain.arms import ADAPTERS, BASE_MODEL
+
+    run = tmp_path / "run"
+    with StubServer([BASE_MODEL, *ADAPTERS]) as server:
+        done = cli("evaluate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo",
+                   "--seller", "arm:base", "--seller-preset", "frozen-opponent", "--backend", "vllm",
+                   "--base-url", server.url, "--out", str(run), "--quiet")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "report"
+    assert cli("report", str(run), "--out", str(out)).returncode == 0
+    page = (out / "report.html").read_text()
+    assert "Beside the paper's published numbers (buyer_grpo)" in page
+    beside = pd.read_csv(out / "run1_paper.csv")
+    assert list(beside["transparency"]) == ["full", "buyer_unaware", "seller_unaware", "both_unaware", "ALL"]
+    assert beside.loc[4, "paper_n"] == 1280 and beside.loc[4, "ours_n"] == 32
+
