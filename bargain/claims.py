@@ -69,13 +69,13 @@ class Claim:
 
 # --- prices -------------------------------------------------------------------------------
 
-_NUM = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+_NUM = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:k\b)?"  # "2k" is 2000
 _CUR_PRE = r"(?:(?:US\$|USD|EUR|GBP)\s?|[$€£]\s?)"
-_CUR_POST = r"(?:\s?(?:USD|EUR|GBP|dollars?|euros?|bucks)\b|\s?€)"
+_CUR_POST = r"(?:\s?(?:USD|EUR|GBP|dollars?|euros?|bucks|quid)\b|\s?€)"
 # A price: an optional currency, a number that is not part of a longer number, an optional currency.
 _PRICE = rf"(?<![\w.,$€£]){_CUR_PRE}?{_NUM}(?!\d|[.,]\d){_CUR_POST}?"
 _PRICE_RE = re.compile(_PRICE, re.IGNORECASE)
-_HAS_CURRENCY = re.compile(r"[$€£]|USD|EUR|GBP|dollar|euro|buck", re.IGNORECASE)
+_HAS_CURRENCY = re.compile(r"[$€£]|USD|EUR|GBP|dollar|euro|buck|quid", re.IGNORECASE)
 
 # A number directly followed by one of these is a quantity, a share or a duration, not a price.
 _UNIT_AFTER = re.compile(
@@ -100,8 +100,10 @@ def _parse_number(text: str) -> float | None:
     match = re.search(_NUM, text)
     if match is None:
         return None
+    number = match.group(0).replace(",", "")
+    thousands = number.lower().endswith("k")
     try:
-        value = float(match.group(0).replace(",", ""))
+        value = float(number.rstrip("kK")) * (1000 if thousands else 1)
     except ValueError:  # pragma: no cover - the regex only admits valid numbers
         return None
     return value if math.isfinite(value) else None
@@ -129,9 +131,9 @@ def _price_at(message: str, start: int, end: int) -> float | None:
 
 # One price or a range of two; the caller picks the end of a range.
 _RANGE = (rf"(?:between\s+(?P<lo>{_PRICE})\s+and\s+(?P<hi>{_PRICE})"
-          rf"|(?P<a>{_PRICE})(?:\s*(?:-|–|to)\s*(?P<b>{_PRICE}))?)")
+          rf"|(?P<a>{_PRICE})(?:\s*(?:-|–|to)\s*(?P<b>{_PRICE})(?:\s+range\b)?)?)")
 # Hedges and bounds that may stand between a limit word and its number.
-_ADV_WORDS = (r"only|just|about|around|roughly|approximately|approx\.?|really|honestly|basically|actually|"
+_ADV_WORDS = (r"only|just|about|around|roughly|approximately|approx\.?|really|honestly|basically|actually|like|in\s+the|"
               r"exactly|strictly|firmly|realistically|truly|still|already|set\s+at|capped\s+at|fixed\s+at|"
               r"right\s+at|at\s+most|at\s+the\s+most|at|of|maybe|probably|likely|somewhere|near|close\s+to|"
               r"no\s+more\s+than|not\s+more\s+than|no\s+less\s+than|not\s+less\s+than|tops|a\s+(?:hard|firm|strict)")
@@ -150,7 +152,7 @@ _LO_WORDS = re.compile(r"cost|floor|min|bottom|lowest|least|low|below|under|lowe
 _OWN_NOUN = (r"budget|limit|max(?:imum)?|ceiling|cap|floor|minimum|min|bottom\s+line|bottom|"
              r"reserve(?:\s+price)?|reservation\s+(?:price|value)|walk[- ]?away(?:\s+price|\s+point)?|"
              r"cost(?:\s+price)?|costs|break[- ]?even(?:\s+point|\s+price)?|top\s+price|lowest\s+price|"
-             r"highest\s+price|upper\s+limit|lower\s+limit|price\s+(?:floor|ceiling|limit)|spending\s+limit")
+             r"highest\s+price|upper\s+limit|lower\s+limit|price\s+(?:floor|ceiling|limit)|spending\s+(?:limit|cap)")
 _NOUN_MODS = r"(?:(?:absolute|total|whole|real|actual|hard|strict|top|overall|own|entire|personal|firm|very)\s+)*"
 _FILL = r"(?:\s+(?!(?:not|isn't|is|was|wasn't|were|would|could|might|may|if|and|but|or)\b)[\w\x27\u2019-]+){0,6}?"
 _COPULA = r"(?:\s+is|\s+was|'s|\s*:|\s*=|\s+of|\s+sits\s+at|\s+stands\s+at|\s+comes\s+(?:out\s+)?to|" \
@@ -163,7 +165,7 @@ _OWN_PATTERNS = [
     rf"\b{_I}\s*(?:'ve\s+got|'ve|have\s+got|have|got|'m\s+working\s+with|am\s+working\s+with|"
     rf"'re\s+working\s+with|'m\s+on|am\s+on|'re\s+on|'m\s+operating\s+on)\s+(?:only\s+)?(?:a|an)\s+"
     rf"(?:(?:hard|strict|firm|tight|total|fixed|absolute|max(?:imum)?)\s+)*"
-    rf"(?P<word>budget|limit|ceiling|cap|spending\s+limit|floor|minimum)\s+(?:of|at)\s+{_ADV}{_RANGE}",
+    rf"(?P<word>budget|limit|ceiling|cap|spending\s+(?:limit|cap)|floor|minimum)\s+(?:of|at)\s+{_ADV}{_RANGE}",
     # I budgeted $500 / I've got 3.50 budgeted
     rf"\b{_I}(?:'ve|\s+have)?\s+(?P<word>budgeted)\s+(?:only\s+|just\s+)?{_RANGE}",
     rf"\b{_I}(?:'ve|\s+have)?\s+got\s+(?:only\s+|just\s+)?{_RANGE}\s+(?P<word>budgeted)",
@@ -180,7 +182,7 @@ _OWN_PATTERNS = [
     rf"|the\s+(?:absolute\s+|very\s+)?(?P<word2>most|highest|max(?:imum)?|lowest|least|minimum|best)\s+"
     rf"(?:price\s+)?{_I}{_MODAL}?\s+(?:go|do|pay|spend|afford|accept|take|offer|sell|manage|part\s+with)"
     rf"|(?P<word3>all|as\s+much\s+as|as\s+high\s+as|as\s+low\s+as|as\s+far\s+as)\s+{_I}\s+(?:can|could)\s+"
-    rf"(?:afford|pay|spend|go|do|manage|accept|take)|(?P<word4>all)\s+{_I}\s+(?:have|'ve\s+got|got))\b",
+    rf"(?:afford|pay|spend|go|do|manage|accept|take|stretch)|(?P<word4>all)\s+{_I}\s+(?:have|'ve\s+got|got))\b",
     # I can't go above 2.40 / I won't accept anything under 2.40 / there's no way I can pay over 2.60
     rf"\b(?:{_I}\s*(?:(?:really|just|simply|honestly|absolutely|definitely|seriously)\s+)?"
     rf"(?:can't|cannot|can\s+not|won't|will\s+not|couldn't|could\s+not|am\s+not\s+able\s+to|'m\s+not\s+able\s+to|"
@@ -190,8 +192,9 @@ _OWN_PATTERNS = [
     rf"|{_I}\s+(?:don't|do\s+not)\s+think\s+{_I}\s+(?:can|could))"
     rf"\s+(?:(?:really|possibly|just|even|afford\s+to)\s+)?"
     rf"(?:go|going|pay|paying|spend|spending|afford|accept|accepting|take|taking|sell|selling|"
-    rf"let\s+{_OBJ}\s+go|part\s+with\s+{_OBJ}|do|offer|budge|come\s+down|move)"
-    rf"(?:\s+(?:{_OBJ}|anything|a\s+(?:cent|penny|dime)))?\s+(?:any\s+)?(?:for\s+)?"
+    rf"let\s+(?:{_OBJ}|the\s+\w+)\s+go|part\s+with\s+(?:{_OBJ}|the\s+\w+)|do|offer|budge|budging|"
+    rf"come\s+down|coming\s+down|move|moving|drop|dropping)"
+    rf"(?:\s+(?:{_OBJ}|anything|a\s+(?:cent|penny|dime)))?\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?"
     rf"(?P<word>above|over|higher\s+than|more\s+than|beyond|past|below|under|lower\s+than|less\s+than|"
     rf"better\s+than|further\s+than)\s+{_ADV}{_RANGE}",
     # anything over 2.5 is out of my budget / anything under 1.80 is a loss for me
@@ -215,7 +218,7 @@ _OWN_PATTERNS = [
     rf"\b{_I}(?:'ve|\s+have)?\s+(?:only\s+|just\s+)?(?:have|got|'ve\s+got)\s+(?:only\s+|just\s+)?{_RANGE}\s+"
     rf"(?:left\s+)?(?P<word>to\s+spend|on\s+me|in\s+my\s+(?:budget|wallet|pocket)|in\s+total|total)\b",
     # it cost me 1.50 / each bar costs me $3
-    rf"\b(?P<word>costs?|set\s+me\s+back)\s+(?:me|us)\s+(?:(?:only|just|about|around|roughly|nearly|almost|"
+    rf"\b(?P<word>costs?\s+(?:me|us)|set\s+(?:me|us)\s+back)\s+(?:(?:only|just|about|around|roughly|nearly|almost|"
     rf"over|more\s+than|a\s+good)\s+)*{_RANGE}",
     # I paid 1.60 for it wholesale
     rf"\b{_I}\s+(?:originally\s+|actually\s+|myself\s+|already\s+)?(?P<word>paid|spent)\s+(?:only\s+|just\s+|"
@@ -241,6 +244,32 @@ _OWN_PATTERNS = [
     # at 1.20 I'm only breaking even
     rf"\bat\s+{_RANGE}\s*,?\s+{_I}(?:'m|\s+am|'d|\s+would|'re|\s+are)?\s+(?:be\s+)?(?:only\s+|just\s+|barely\s+|"
     rf"already\s+)?(?P<word>break(?:ing)?\s+even)\b",
+    # my wallet tops out at 30 / my wallet has a hard stop at 12 / hard stop at 850
+    rf"\b(?:(?:my|our)\s+(?:wallet|budget|pocket|purse)\s+(?:tops\s+out|maxes\s+out|stops|caps\s+out)\s+at"
+    rf"|(?:my|our)\s+(?:wallet|budget|pocket|purse)\s+(?:has|have)\s+a\s+(?:hard|firm)\s+stop\s+at"
+    rf"|(?P<word>hard\s+stop)\s+at)\s+{_ADV}{_RANGE}",
+    # break-even for me is around 4.20 / budget's 2k tops (a clause opening with the limit word)
+    rf"\b(?P<word>break[- ]?even)(?:\s+(?:point|price))?\s+for\s+(?:me|us)\s+(?:is|'s|would\s+be)\s+{_ADV}{_RANGE}",
+    rf"(?:^|(?<=[.!?;]\s))(?P<word>budget|max|limit|floor|minimum)(?:'s|\s+is)\s+{_ADV}{_RANGE}",
+    # I'd rather keep the sofa than sell it for less than 1,000 dollars
+    rf"\b{_I}(?:'d|\s+would)\s+rather\s+keep\s+(?:{_OBJ}|the\s+\w+)\s+than\s+(?:sell|let\s+(?:{_OBJ}\s+)?go|"
+    rf"part\s+with\s+{_OBJ})(?:\s+{_OBJ})?\s+(?:for\s+)?(?P<word>less\s+than|under|below)\s+{_RANGE}",
+    # what I paid, which was $130
+    rf"\bwhat\s+{_I}\s+(?P<word>paid)(?:\s+for\s+{_OBJ})?\s*,?\s+which\s+(?:was|is)\s+{_ADV}{_RANGE}",
+    # the price has to stay at 2.40 or higher
+    rf"\b(?:the\s+price|it)\s+(?:has\s+to|must|needs\s+to)\s+(?:stay|be)\s+(?:at\s+)?{_RANGE}\s+or\s+"
+    rf"(?P<word>higher|more|above|lower|less|below)\b",
+    # anything under 110 bucks and the dresser stays with me
+    rf"\banything\s+(?P<word>under|below|less\s+than)\s+{_RANGE}\s*,?\s+and\s+(?:the\s+\w+|it|they)\s+"
+    rf"(?:stays?|remains?)\s+with\s+(?:me|us)\b",
+    # I can afford somewhere between 400 and 450, no more
+    rf"\b{_I}\s+can\s+(?P<word>afford)\s+{_ADV}{_RANGE}(?:\s+(?:for|on)\s+[\w\x27 -]{{0,30}}?)?\s*,?\s*"
+    rf"(?:and\s+)?(?:no|not\s+a\s+(?:cent|penny|dime))\s+more\b",
+    # I've got 80 set aside for this
+    rf"\b{_I}(?:'ve|\s+have)?\s+got\s+{_RANGE}\s+(?P<word>set\s+aside)\b",
+    # I only brought 25 with me, that's my max
+    rf"{_RANGE}[^.!?\n]{{0,40}}?,?\s+(?:that's|that\s+is|which\s+is)\s+(?:my|our)\s+(?:absolute\s+|hard\s+)?"
+    rf"(?P<word>max(?:imum)?|limit|budget|ceiling|cap|floor|minimum)\b",
 ]
 
 # Other side's limit.
@@ -248,17 +277,19 @@ _OTHER_NOUN = (r"budget|limit|max(?:imum)?|ceiling|cap|floor|minimum|min|bottom\
                r"reservation\s+(?:price|value)|walk[- ]?away(?:\s+price|\s+point)?|cost(?:\s+price)?|costs|"
                r"break[- ]?even(?:\s+point)?|top\s+price|lowest\s+price|highest\s+price|upper\s+limit|"
                r"lower\s+limit|purchase\s+price|wholesale\s+price")
-_SURE = r"(?:surely|probably|likely|clearly|obviously|definitely|certainly)"
+_SURE = r"(?:surely|probably|likely|clearly|obviously|definitely|certainly|def|defo|deffo)"
 _BOUNDS = (rf"(?:(?:{_SURE}|easily|well|way|much|at\s+least|at\s+most|no\s+more\s+than|no\s+less\s+than|"
            r"not\s+more\s+than|more\s+than|less\s+than|higher\s+than|lower\s+than|over|above|under|below|around|"
-           r"about|roughly|near|close\s+to|closer\s+to|something\s+like|somewhere\s+(?:around|near)|"
+           r"about|roughly|near|close\s+to|closer\s+to|something\s+like|somewhere\s+(?:around|near)|(?:north|south)\s+of|"
            r"in\s+the\s+region\s+of|only|just|maybe)\s+)*")
 
 _OTHER_PATTERNS = [
     # your budget is at least 3 / your cost can't be more than 1.50
-    rf"\byour\s+(?:(?:real|actual|true|absolute|own|total|whole|hard|top)\s+)*(?P<word>{_OTHER_NOUN})\b\s*"
+    rf"\b(?:your|ur)\s+(?:(?:real|actual|true|absolute|own|total|whole|hard|top)\s+)*(?P<word>{_OTHER_NOUN})\b"
+    rf"(?:\s+(?:for|on)\s+(?:a|an|the|these|this|those|that)\s+\w+)?\s*"
     rf"(?:(?:is|'s)(?:\s+{_SURE})?|must\s+be|has\s+to\s+be|(?:has|'s)\s+got\s+to\s+be|should\s+be|"
-    rf"can't\s+(?:possibly\s+)?be|cannot\s+(?:possibly\s+)?be|can\s+not\s+be|couldn't\s+be|must\s+have\s+been)"
+    rf"can't\s+(?:possibly\s+|really\s+)?be|cannot\s+(?:possibly\s+|really\s+)?be|can\s+not\s+be|couldn't\s+be|"
+    rf"must\s+have\s+been)"
     rf"\s+{_BOUNDS}{_RANGE}",
     # you can surely afford 2.80
     rf"\byou\s+(?:can|could)\s+(?:(?:{_SURE}|easily|totally|absolutely|still|comfortably)\s+)*(?P<word>afford)\s+"
@@ -286,6 +317,10 @@ _OTHER_PATTERNS = [
     rf"\byou(?:'re|\s+are|'d|\s+would|'ll|\s+will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?"
     rf"(?P<word>making|make|turning|turn)\s+(?:money|a\s+(?:good\s+|nice\s+|small\s+)?(?:profit|margin))\s+"
     rf"(?:even\s+)?at\s+{_RANGE}",
+    # I'm sure you can stretch to 250 / I know for a fact you can spend 700
+    rf"\b(?:I'm\s+sure|I\s+am\s+sure|I\s+know(?:\s+for\s+a\s+fact)?|I\s+bet)\s+(?:that\s+)?you\s+(?:can|could)\s+"
+    rf"(?:easily\s+)?(?P<word>afford|pay|spend|stretch(?:\s+to)?|go\s+(?:up\s+)?to)\s+"
+    rf"(?:(?:at\s+least|up\s+to|as\s+much\s+as)\s+)?{_RANGE}",
 ]
 
 # Final offers: the cue; the value is looked up in the sentence.
@@ -294,6 +329,7 @@ _FINAL_PATTERNS = [
     r"(?:absolute(?:ly)?\s+|very\s+)?final\s+(?:offer|price|bid|answer|word|number)|"
     r"(?:very\s+)?last\s+(?:offer|price|bid))\b",
     r"\btake\s+it\s+or\s+leave\s+it\b",
+    r"\bnon[- ]negotiable\b",
     r"\b(?:that's|that\s+is|this\s+is|it's|it\s+is)\s+final\b",
     rf"\b{_I}\s*(?:'m|\s+am|'re|\s+are)?\s*(?:(?:not\s+going\s+to|won't|will\s+not|can't|cannot|can\s+not|"
     rf"not\s+able\s+to|refuse\s+to)\s+(?:go|come\s+down|budge)|not\s+going)\s+(?:any\s+)?(?:lower|higher|further|more)\b"
@@ -303,6 +339,7 @@ _FINAL_PATTERNS = [
     rf"(?:go|do|pay|offer|accept))\b",
     rf"\b{_I}(?:'m|\s+am|'re|\s+are)\s+firm\s+(?:at|on)\s+(?P<p>{_PRICE})",
     rf"(?P<p>{_PRICE})\s*,?\s+(?:and\s+)?firm\b",
+    rf"(?P<p>{_PRICE})\s+is\s+(?:my\s+)?final\b",
 ]
 
 # Post-filters ---------------------------------------------------------------------------------
@@ -399,8 +436,9 @@ def _limit_claims(kind: str, regexes: list[re.Pattern], message: str) -> list[Cl
             value = _range_value(match, message)
             if value is None:
                 continue
-            if not _asserted(message, start, end):
-                continue
+            relative = re.match(r"what\s", message[start:end], re.IGNORECASE) is not None
+            if not (_asserted(message, start, end) or (relative and not _clause_ends_in_question(message, end))):
+                continue  # "I won't sell below what I paid, which was 130": the negation governs the sale
             if "word" in regex.groupindex and match.group("word") and match.group("word").lower().startswith(
                     ("cost", "set")) and kind == "own_limit" and _MODAL_BEFORE.search(_clause_left(message, start)):
                 continue  # "fixing it would cost me 50" is not a cost of the goods

@@ -1,8 +1,11 @@
-"""The claim checker (bargain.claims): scores on the labelled set, the truth of claims, move logs.
+"""The claim checker (bargain.claims): scores on the labelled sets, the truth of claims, move logs.
 
-The labelled set (tests/data/claims_labelled.jsonl) was written before the extractor was tuned;
-the held-out set (tests/data/claims_heldout.jsonl) was written after tuning and never tuned on:
-its scores are printed (run with -s), not asserted.
+The extractor was built on three sets, each written before the patterns were tuned on it:
+claims_labelled.jsonl (260 messages), claims_heldout.jsonl (20) and claims_dev.jsonl (80, written
+by someone who never saw the extractor). claims_test.jsonl (60, written with the dev set, by the
+same hand, and never tuned on) measures what the extractor does on phrasing it has not seen:
+its precision is asserted, its recall only reported (run with -s). Do not tune on it: write a
+new test set instead.
 """
 
 from __future__ import annotations
@@ -108,10 +111,19 @@ def test_precision_and_recall_on_the_labelled_set():
         assert result[kind][1] >= 0.6, f"recall for {kind} is {result[kind][1]:.3f}"
 
 
-def test_heldout_scores_are_reported_not_asserted():
-    rows = _load("claims_heldout.jsonl")
-    assert len(rows) >= 20
-    _report("claims: held-out set (not tuned on; reported only)", score(rows))
+def test_precision_and_recall_on_the_later_sets_built_on():
+    for name in ("claims_heldout.jsonl", "claims_dev.jsonl"):
+        result = score(_load(name))
+        _report(f"claims: {name}", result)
+        assert result["all"][0] >= 0.95 and result["all"][1] >= 0.80
+
+
+def test_precision_on_phrasing_never_tuned_on():
+    rows = _load("claims_test.jsonl")
+    assert len(rows) >= 60
+    result = score(rows)
+    _report("claims: test set (never tuned on; recall reported only)", result)
+    assert result["all"][0] >= 0.95
 
 
 # --- phrasing from the specification --------------------------------------------------------
