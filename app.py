@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
@@ -47,7 +49,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--idle-minutes", type=float, default=float(env("BARGAIN_IDLE_MINUTES", "120")),
                         help="an untouched game is marked abandoned after this long (env BARGAIN_IDLE_MINUTES)")
     parser.add_argument("--admin-password", default=env("BARGAIN_ADMIN_PASSWORD"), help="enables the export of all data (env BARGAIN_ADMIN_PASSWORD)")
+    parser.add_argument("--browser-secret", default=env("BARGAIN_BROWSER_SECRET"),
+                        help="key of the game id kept in the browser; the same across restarts so pages resume their "
+                             "games (env BARGAIN_BROWSER_SECRET; default: made once and kept in the data directory)")
     return parser.parse_args(argv)
+
+
+def browser_secret(given: str | None) -> str:
+    """The browser-state key: given, or made once and kept beside the default database (data/ or /data)."""
+    if given:
+        return given
+    path = Path("/data" if Path("/data").is_dir() else "data") / ".browser_secret"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16))
+    return path.read_text().strip()
 
 
 def database_url(value: str | None) -> str:
@@ -79,7 +95,8 @@ def build(args: argparse.Namespace):
 
     note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "
                                          "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
-    demo = build_app(arena, Options(asyncio.run(availability()), args.admin_password, note))
+    demo = build_app(arena, Options(asyncio.run(availability()), args.admin_password, note,
+                                    browser_secret(args.browser_secret)))
     demo.queue(default_concurrency_limit=args.concurrency)
     return demo, arena
 

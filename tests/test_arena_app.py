@@ -30,11 +30,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(db: Path, *extra: str) -> SimpleNamespace:
-    args = arena_app.parse_args(["--db", str(db), "--admin-password", "s3cret", *extra])
+def launch(db: Path, *extra: str, port: int | None = None) -> SimpleNamespace:
+    args = arena_app.parse_args(["--db", str(db), "--admin-password", "s3cret", "--browser-secret", "test-secret", *extra])
     demo, arena = arena_app.build(args)
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
-                            **LAUNCH_DEFAULTS)
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port or free_port(), prevent_thread_lock=True,
+                            quiet=True, **LAUNCH_DEFAULTS)
     return SimpleNamespace(url=url, demo=demo, arena=arena, db=db)
 
 
@@ -295,3 +295,37 @@ def test_the_seller_can_open_a_sequential_game(server):
     assert view["round"] == 1 and view["transcript"] == [] and view["your_turn"]  # the person (seller) opens
     after = play(client, view)
     assert [(t["round"], t["speaker"]) for t in after["transcript"]] == [(1, "you"), (2, "agent")]
+
+
+def test_a_page_resumes_its_game_after_a_server_restart(tmp_path):
+    """The game id kept in the browser survives a restart (a stable browser-state key), and the new
+    server rebuilds the game from its stored moves."""
+    if not Path(CHROMIUM).exists() and not os.environ.get("BARGAIN_REQUIRE_BROWSER"):
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    db, port = tmp_path / "arena.db", free_port()
+    first = launch(db, port=port)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        page.goto(first.url)
+        page.get_by_role("button", name="Start game").click()
+        page.wait_for_selector("text=Round 1 of 4", timeout=20000)
+        page.get_by_role("textbox", name="Price").fill("0.50")
+        page.get_by_role("button", name="Offer", exact=True).click()
+        page.wait_for_selector("text=Round 2 of 4", timeout=20000)
+        first.demo.close()
+        started: list[SimpleNamespace] = []  # built on a thread of its own: Playwright's loop runs on this one
+        builder = threading.Thread(target=lambda: started.append(launch(db, port=port)))
+        builder.start()
+        builder.join(60)
+        second = started[0]
+        try:
+            page.reload()
+            page.wait_for_selector("text=Round 2 of 4", timeout=20000)
+            assert "offers **0.5**" in page.content() or "0.5" in page.inner_text("body")
+        finally:
+            browser.close()
+            second.demo.close()
+

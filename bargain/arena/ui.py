@@ -38,6 +38,7 @@ class Options:
     available: dict[str, bool]  # arm spec -> playable here
     admin_password: str | None = None
     note: str = ""
+    browser_secret: str | None = None  # the same across restarts, so that a page resumes its game
 
 
 # --- rendering views ----------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
     choices = [(f"{a.spec}{'' if options.available.get(a.spec) else ' (unavailable)'}", a.spec) for a in arms]
 
     with gr.Blocks(title="bargain arena", analytics_enabled=False) as demo:
-        saved = gr.BrowserState({"player": None, "game": None}, storage_key="bargain-arena")
+        saved = gr.BrowserState({"player": None, "game": None}, storage_key="bargain-arena", secret=options.browser_secret)
         current = gr.State(None)  # the view shown (dict), or None
 
         gr.Markdown("# Bargaining arena\nHaggle with a language model (or a scripted tactic) over an everyday item. "
