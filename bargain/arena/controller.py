@@ -15,6 +15,7 @@ import asyncio
 import math
 import random
 import secrets
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -164,6 +165,7 @@ class Arena:
         self.source = source or scenarios.bundled()
         self.idle_timeout = idle_timeout
         self.live: dict[str, LiveGame] = {}
+        self._swept = -math.inf  # when idle games were last looked for
 
     # --- starting ----------------------------------------------------------------------------
 
@@ -276,6 +278,7 @@ class Arena:
     async def move(self, game_id: str, round_: int | None, action: str, price: object = None, message: str | None = "") -> dict:
         """Apply the person's move for `round_` (a repeated submission is refused) and return the new view."""
         move = human_move(action, price, message)
+        await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
         live = await self.live_game(game_id)
         async with live.lock:
             if live.state.is_terminal():
@@ -304,8 +307,12 @@ class Arena:
         """The person's current view of a game (resuming it if needed)."""
         return self.view_of(await self.live_game(game_id))
 
-    async def sweep(self) -> None:
-        """Mark games idle past the timeout as abandoned and stop their loops."""
+    async def sweep(self, every: timedelta = timedelta(0)) -> None:
+        """Mark games idle past the timeout as abandoned and stop their loops (at most once per `every`)."""
+        now = time.monotonic()
+        if now - self._swept < every.total_seconds():
+            return
+        self._swept = now
         for game_id in self.store.abandon_idle(self.idle_timeout):
             live = self.live.pop(game_id, None)
             if live is not None and live.task is not None:
