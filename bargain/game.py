@@ -172,18 +172,6 @@ class Observation(NamedTuple):
     terminal: bool
     deal_price: float | None
 
-    @property
-    def rounds_left(self) -> int:
-        """Rounds after the current one, as the per-turn message states it."""
-        return self.max_rounds - self.round
-
-    def last_from(self, role: Role) -> Turn | None:
-        """The latest turn of `role` in this view, if any."""
-        for turn in reversed(self.history):
-            if turn.role is role:
-                return turn
-        return None
-
     def last_offer_from(self, role: Role) -> float | None:
         """The latest valid offer price of `role` in this view, if any."""
         for turn in reversed(self.history):
