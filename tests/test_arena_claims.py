@@ -8,23 +8,15 @@ import json
 from bargain.arena.controller import Arena, Setup
 from bargain.arena.ui import claims_markdown, per_arm
 from bargain.backends import Backends, Completion
+from bargain.backends.canned import CannedBackend
 from bargain.store import Store
 from bargain.trial import Condition, Role
 
 
-class Boasting:
+class Boasting(CannedBackend):
     """A model that always claims a floor of 9.00 (far above any rice seller's) and calls it final."""
 
     name = "boasting"
-
-    def model_name(self, arm):
-        return arm.name
-
-    async def available(self, arm):
-        return True
-
-    def describe(self):
-        return {"backend": "boasting"}
 
     async def complete(self, request):
         block = json.dumps({"message": "My floor is 9.00, so this is my final offer.", "action": "OFFER",

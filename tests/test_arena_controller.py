@@ -23,7 +23,7 @@ from bargain.arena.controller import (
     parse_price,
 )
 from bargain.backends import PRESETS, BackendError, Backends, Completion
-from bargain.backends.canned import canned_reply
+from bargain.backends.canned import CannedBackend, canned_reply
 from bargain.game import Action, Move, Turn, replay
 from bargain.store import GameRow, Store, utcnow
 from bargain.tactics import TACTICS
@@ -529,22 +529,14 @@ def test_interleaved_games_never_see_each_other(tmp_path):
 # --- an agent that fails --------------------------------------------------------------------------
 
 
-class FlakyBackend:
+class FlakyBackend(CannedBackend):
     """Canned replies, but the first completion fails (after `delay` seconds)."""
 
     name = "flaky"
+    instant = False  # it waits: both sides' moves are asked for at once
 
     def __init__(self, delay=0.0):
         self.delay, self.calls = delay, 0
-
-    def model_name(self, arm):
-        return arm.name
-
-    async def available(self, arm):
-        return True
-
-    def describe(self):
-        return {"backend": "flaky"}
 
     async def complete(self, request):
         self.calls += 1

@@ -43,7 +43,7 @@ class CannedBackend:
 
     def describe(self) -> dict:
         """For the records."""
-        return {"backend": "canned"}
+        return {"backend": self.name}
 
     async def complete(self, request: Request) -> Completion:
         """The canned reply for this side."""
