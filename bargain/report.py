@@ -49,8 +49,8 @@ def load_run(directory: str | Path) -> RunData:
     directory = Path(directory)
     judged = directory / "trials_with_honesty.csv"
     trials = metrics.read_trials(judged if judged.exists() else directory / "trials.csv")
-    games = [GameState.from_dict(json.loads(line)) for line in (directory / "games.jsonl").read_text().splitlines()
-             if json.loads(line).get("error") is None]
+    records = [json.loads(line) for line in (directory / "games.jsonl").read_text().splitlines()]
+    games = [GameState.from_dict(r) for r in records if r.get("error") is None]
     config = json.loads((directory / "config.json").read_text()) if (directory / "config.json").exists() else {}
     name = f"{directory.name}: {config.get('buyer', '?')} vs {config.get('seller', '?')}"
     return RunData(name, directory, config, trials, [g for g in games if g.is_terminal()])

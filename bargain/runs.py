@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -58,12 +57,6 @@ class RunSetup:
     def side(self, role: Role) -> tuple[str, Side]:
         """The agent spec and settings of one side."""
         return (self.buyer, self.buyer_side) if role is Role.BUYER else (self.seller, self.seller_side)
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
 def game_record(episode: Episode, setup: RunSetup) -> dict:
@@ -198,14 +191,14 @@ def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | 
     latest = {**done, **{e.trial.trial_id: e for e in new}}
     episodes = [latest[t.trial_id] for t in trials if t.trial_id in latest]
     _write_atomically(out / "games.jsonl", "".join(
-        json.dumps(game_record(e, setup), ensure_ascii=False, default=_json_default) + "\n" for e in episodes))
+        json.dumps(game_record(e, setup), ensure_ascii=False) + "\n" for e in episodes))
     frame = trials_frame(episodes, setup)
     frame.to_parquet(out / "trials.parquet", index=False)
     frame.to_csv(out / "trials.csv", index=False)
     failed = [e for e in episodes if not e.finished]
     config.update(status="finished" if not failed else "incomplete", failed_games=len(failed),
                   finished=datetime.now(timezone.utc).isoformat(timespec="seconds"), usage=usage(episodes))
-    _write_atomically(out / "config.json", json.dumps(config, indent=2, default=_json_default) + "\n")
+    _write_atomically(out / "config.json", json.dumps(config, indent=2) + "\n")
     _write_summary(out, setup, frame, episodes, failed, config["usage"], evaluate)
     return frame
 
@@ -219,7 +212,7 @@ def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, 
 
     with open(out / "games.jsonl", "a", encoding="utf-8") as log:
         def on_done(episode: Episode) -> dict:
-            log.write(json.dumps(game_record(episode, setup), ensure_ascii=False, default=_json_default) + "\n")
+            log.write(json.dumps(game_record(episode, setup), ensure_ascii=False) + "\n")
             log.flush()
             totals["deals"] += int(episode.finished and episode.state.outcome().deal)
             totals["tokens"] += sum(r["completion_tokens"] for r in episode.records)
