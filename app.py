@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import secrets
 import sys
@@ -17,8 +18,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 from bargain.arena import LAUNCH_DEFAULTS, build_app  # noqa: E402
 from bargain.arena.controller import Arena  # noqa: E402
+from bargain.arena.limits import AdminGate, RateLimit, StartLimits  # noqa: E402
 from bargain.arena.ui import Options  # noqa: E402
-from bargain.arms import ArmError, catalogue  # noqa: E402
+from bargain.arms import ArmError, catalogue, resolve  # noqa: E402
 from bargain.backends import BackendError, Backends  # noqa: E402
 from bargain.backends.build import KINDS, build_backend  # noqa: E402
 from bargain.store import Store, StoreError, default_url  # noqa: E402
@@ -48,11 +50,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="events handled at once (env BARGAIN_CONCURRENCY; handlers wait on the model, not the CPU)")
     parser.add_argument("--idle-minutes", type=float, default=float(env("BARGAIN_IDLE_MINUTES", "120")),
                         help="an untouched game is marked abandoned after this long (env BARGAIN_IDLE_MINUTES)")
+    parser.add_argument("--remote-model", action="append", default=_listed(env("BARGAIN_REMOTE_MODELS")),
+                        metavar="openai:MODEL@URL",
+                        help="also offer this OpenAI-compatible model as an opponent; repeatable (env BARGAIN_REMOTE_MODELS, "
+                             "comma-separated). Its key is OPENAI_API_KEY; only these endpoints are ever called")
+    parser.add_argument("--games-per-hour", type=int, default=int(env("BARGAIN_GAMES_PER_HOUR", "60")),
+                        help="games one browser may start per hour (env BARGAIN_GAMES_PER_HOUR)")
+    parser.add_argument("--games-per-hour-per-address", type=int,
+                        default=int(env("BARGAIN_GAMES_PER_HOUR_PER_ADDRESS", "600")),
+                        help="games one network address may start per hour (env BARGAIN_GAMES_PER_HOUR_PER_ADDRESS)")
     parser.add_argument("--admin-password", default=env("BARGAIN_ADMIN_PASSWORD"), help="enables the export of all data (env BARGAIN_ADMIN_PASSWORD)")
     parser.add_argument("--browser-secret", default=env("BARGAIN_BROWSER_SECRET"),
-                        help="key of the game id kept in the browser; the same across restarts so pages resume their "
-                             "games (env BARGAIN_BROWSER_SECRET; default: made once and kept in the data directory)")
+                        help="signs the ids a browser keeps; the same across restarts so pages resume their games; "
+                             "never sent to browsers (env BARGAIN_BROWSER_SECRET; default: made once and kept in the "
+                             "data directory)")
+    parser.add_argument("--behind-proxy", action=argparse.BooleanOptionalAction, default=on_space,
+                        help="take the client's address from the proxy's X-Forwarded-For (on by default on a Space)")
     return parser.parse_args(argv)
+
+
+def _listed(value: str | None) -> list[str]:
+    """A comma-separated setting as a list."""
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
 def browser_secret(given: str | None) -> str:
@@ -79,29 +98,42 @@ def build(args: argparse.Namespace):
         from bargain.serve import start_in_background
 
         args.base_url = start_in_background(args.model, args.adapters_dir)
+    remote = [resolve(spec) for spec in args.remote_model]
+    if any(arm.kind != "openai" for arm in remote):
+        raise ArmError("--remote-model takes openai:MODEL@URL specs, such as openai:gpt-5.2@https://api.openai.com/v1")
     local = build_backend(args.backend, base_url=args.base_url, model=args.model, adapters_dir=args.adapters_dir,
                           adapter_revision=args.adapter_revision, device=args.device, dtype=args.dtype,
                           max_in_flight=args.max_in_flight)
-    backends = Backends(local)
+    backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
-    arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes))
+    store.check_writable()  # a read-only file or a full disk is found now, not at the first move
+    arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
+    arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes), arms=arms)
 
     async def availability() -> dict[str, bool]:
+        check = getattr(local, "check", None)  # a model server: one quick probe, and say plainly if it is down
+        problem = await check() if check is not None else None
+        if problem:
+            logging.getLogger("bargain").warning("the models cannot be played until the server answers: %s", problem)
         marks = {}
-        for arm in catalogue():
-            marks[arm.spec] = arm.kind == "tactic" or (local is not None and await local.available(arm))
+        for spec in arms:
+            arm = resolve(spec)
+            marks[spec] = arm.kind == "tactic" or (
+                (arm.kind == "openai" or local is not None) and await backends.for_arm(arm).available(arm))
         await backends.aclose()
         return marks
 
     note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "
                                          "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
-    demo = build_app(arena, Options(asyncio.run(availability()), args.admin_password, note,
-                                    browser_secret(args.browser_secret)))
+    limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
+    demo = build_app(arena, Options(asyncio.run(availability()), AdminGate(args.admin_password), note,
+                                    browser_secret(args.browser_secret), limits, args.behind_proxy))
     demo.queue(default_concurrency_limit=args.concurrency)
     return demo, arena
 
 
 def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     try:
         demo, arena = build(args)

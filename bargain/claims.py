@@ -324,6 +324,22 @@ def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float) -
     return {"moves": moves, **summary}
 
 
+def findings(turns: Iterable[Any], buyer_price: float, seller_price: float) -> list[dict]:
+    """Each price claim of a game's move log set against the truth, as stored with a finished arena game:
+    round, role (the speaker), kind, said (the value claimed), about (whose limit), truth (that limit),
+    misrepresentation, bluff (a final offer later improved on) and text."""
+    truth = {Role.BUYER.value: float(buyer_price), Role.SELLER.value: float(seller_price)}
+    found = []
+    for move in check_turns(turns, buyer_price, seller_price)["moves"]:
+        speaker = Role(move["role"])
+        for claim in move["claims"]:
+            about = (speaker if claim["kind"] != "other_limit" else speaker.other).value
+            found.append({"round": move["round"], "role": speaker.value, "kind": claim["kind"], "said": claim["value"],
+                          "about": about, "truth": truth[about], "misrepresentation": claim["misrepresentation"],
+                          "bluff": claim["kind"] == "final_offer" and move["bluff"], "text": claim["text"]})
+    return found
+
+
 def claims_json(message: str, role: str, reservation: float) -> list[dict]:
     """Each claim as {"kind", "value", "text", "misrepresentation"} (misrepresentation against `reservation`;
     null for final offers and for other-side claims, whose truth the caller does not know)."""

@@ -26,6 +26,7 @@ from bargain.game import GameError, new_initial_state
 from bargain.prompts import PromptVersion, system_prompt
 from bargain.replies import Parsing, parse_reply
 from bargain.runs import RunError, RunSetup, run
+from bargain.store import StoreError
 from bargain.trial import Condition, Mode, Role, Trial, TrialError
 
 
@@ -211,7 +212,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     arms = {role: resolve(getattr(args, role)) for role in ("buyer", "seller")}  # bad specs fail before any loading
     adapters = sorted({a.name for a in arms.values() if a.kind == "adapter"})
     needs_local = any(a.kind in ("base", "adapter") for a in arms.values())
-    backends = Backends(backend_from(args, adapters) if needs_local else None)
+    backends = Backends(backend_from(args, adapters) if needs_local else None,
+                        remote=[a.base_url for a in arms.values() if a.kind == "openai"])
     setup = RunSetup(grid=spec, seed=args.seed, buyer=args.buyer, seller=args.seller, scenarios=source.source,
                      buyer_side=_side(args, "buyer", version), seller_side=_side(args, "seller", version),
                      sanity_check=args.sanity_check)
@@ -330,7 +332,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if bool(args.run_dir) == bool(args.db):
         raise ArmError("give either a run directory or --db URL")
     arm = resolve(args.judge)
-    backends = Backends(backend_from(args, [arm.name] if arm.kind == "adapter" else []) if arm.kind in ("base", "adapter") else None)
+    backends = Backends(backend_from(args, [arm.name] if arm.kind == "adapter" else []) if arm.kind in ("base", "adapter") else None,
+                        remote=[arm.base_url] if arm.kind == "openai" else [])
     backend = backends.for_arm(arm)
     sampling = judge_sampling(args.temperature, args.max_tokens)
     if args.db:
@@ -378,6 +381,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     try:
         return COMMANDS[args.command](args)
-    except (TrialError, GameError, ArmError, BackendError, RunError, metrics.MetricsError, OSError) as exc:
+    except (TrialError, GameError, ArmError, BackendError, RunError, StoreError, metrics.MetricsError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

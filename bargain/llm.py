@@ -7,10 +7,15 @@ optional bounded re-ask (off by default, recorded) shows the model why its reply
 used and asks again within the same turn. Later turns carry only the reply finally used.
 Every move leaves a record: the messages sent, the raw reply, tokens, latency, sampling,
 backend and model revision.
+
+A reply longer than the token limit could produce (a backend that ignores `max_tokens`, a
+misbehaving server) is cut to that length before it is parsed, kept or sent back to the model,
+and its record says so (`truncated`), so no reply can make parsing or storage arbitrarily slow.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from bargain.arms import Arm
@@ -19,6 +24,12 @@ from bargain.game import Action, Move, Observation
 from bargain.prompts import PromptVersion, chat_messages, user_message
 from bargain.replies import Parsing, parse_reply, render_reply
 
+# No token of the served tokenizers (Qwen3's byte-level BPE) decodes to more than 64 characters,
+# so `max_tokens * MAX_CHARS_PER_TOKEN` characters bound any reply generated within the limit.
+MAX_CHARS_PER_TOKEN = 64
+# Parsing is linear (about 10 us per KB); a reply longer than this is parsed in a worker thread, so that
+# no reply holds up the event loop every other game (and the arena's every participant) shares.
+INLINE_PARSE_CHARS = 16_384
 REASK = ("Your last reply could not be used: {error}. Reply again: 1-3 sentences describing your "
          "bargaining strategy, then the JSON dict inside a ```json code block.")
 
@@ -65,19 +76,26 @@ class LLMAgent:
         """Ask the model for this turn's move; record what was sent and what came back."""
         messages = self.messages(obs)
         chat = list(messages)
+        longest = self.sampling.max_tokens * MAX_CHARS_PER_TOKEN
         spent: list[Completion] = []
+        replies: list[str] = []  # as parsed: cut to `longest`, valid Unicode
         while True:
             completion = await self.backend.complete(Request(tuple(chat), self.backend.model_name(self.arm), self.sampling))
             spent.append(completion)
-            move = parse_reply(completion.text, self.parsing)
+            text = completion.text[:longest]
+            move = (parse_reply(text, self.parsing) if len(text) <= INLINE_PARSE_CHARS
+                    else await asyncio.to_thread(parse_reply, text, self.parsing))
+            replies.append(move.raw)
             if move.action is not Action.INVALID or len(spent) > self.reask:
                 break
-            chat += [{"role": "assistant", "content": completion.text},
+            chat += [{"role": "assistant", "content": move.raw},
                      {"role": "user", "content": REASK.format(error=move.error)}]
-        self.records.append(self._record(obs, messages, spent, move))
+        truncated = any(len(c.text) > longest for c in spent)
+        self.records.append(self._record(obs, messages, spent, replies, truncated, move))
         return move
 
-    def _record(self, obs: Observation, messages: list[dict], spent: list[Completion], move: Move) -> dict:
+    def _record(self, obs: Observation, messages: list[dict], spent: list[Completion], replies: list[str],
+                truncated: bool, move: Move) -> dict:
         if self._settings is None:  # the same for every move of this agent
             self._settings = {"arm": self.arm.spec, "backend": self.backend.name, "sampling": self.sampling.to_dict(),
                               "parsing": self.parsing.value, "prompt_version": self.prompt_version.value}
@@ -89,10 +107,11 @@ class LLMAgent:
             "model": last.model,
             "revision": last.revision,
             "messages": messages,
-            "raw": last.text,
+            "raw": replies[-1],
+            "truncated": truncated,  # some reply of this move was cut to the longest the token limit allows
             "error": move.error,
             "attempts": len(spent),
-            "earlier_replies": [c.text for c in spent[:-1]],
+            "earlier_replies": replies[:-1],
             "prompt_tokens": sum(c.prompt_tokens for c in spent),
             "completion_tokens": sum(c.completion_tokens for c in spent),
             "latency_s": sum(c.latency_s for c in spent),

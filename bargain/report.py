@@ -19,6 +19,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,11 @@ from bargain.claims import check_turns
 from bargain.game import GameState
 from bargain.scenarios import GridSpec
 
+if TYPE_CHECKING:
+    from bargain.store import Store
+
+ARENA_COLUMNS = ["opponent", "condition", "games", "person_norm_utility", "agent_norm_utility",
+                 "agent_misrepresentation_rate", "agent_claims_per_game", "agent_honesty", "person_credulity"]
 PAIRED = ("buyer_norm_utility", "seller_norm_utility", "deal", "buyer_honesty", "seller_honesty",
           "buyer_credulity", "seller_credulity")
 
@@ -176,14 +182,49 @@ def scatter_figure(points: pd.DataFrame) -> str:
     return encoded
 
 
-def arena_tables(url: str) -> dict[str, pd.DataFrame]:
-    """From the arena's database: per opponent and condition, utilities, honesty and credulity."""
-    from bargain.store import Store
+def _existing_store(url: str) -> Store:
+    """The arena's database at `url`, refusing to create one or to add tables to another program's.
 
-    store = Store(url)
+    A report only reads: a mistyped --db must be reported as such, not answered with a new empty
+    database (which `Store` would create) and a report of nothing.
+    """
+    from sqlalchemy import create_engine, inspect
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bargain.store import Store, StoreError
+
+    try:
+        location = make_url(url)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"{url!r} is not a database URL: give one like sqlite:///data/bargain.db") from exc
+    shown = location.render_as_string(hide_password=True)
+    # SQLite creates a missing file; a `file:` URI (uri=true) carries its own open mode instead
+    if location.get_backend_name() == "sqlite" and not location.query.get("uri") and \
+            not Path(location.database or "").expanduser().is_file():
+        raise StoreError(f"there is no database file at {location.database or shown!r}: check the --db URL")
+    try:
+        engine = create_engine(location)
+        try:
+            tables = set(inspect(engine).get_table_names())
+        finally:
+            engine.dispose()
+    except (SQLAlchemyError, ImportError) as exc:  # ImportError: the URL's database driver is not installed
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())  # drivers' messages span lines
+        raise StoreError(f"cannot read the database at {shown}: {reason}; check the --db URL") from exc
+    if "bargain_meta" not in tables:
+        raise StoreError(f"the database at {shown} is not a bargain arena database (it has no bargain_meta table): "
+                         "check the --db URL")
+    return Store(url)
+
+
+def arena_tables(url: str) -> dict[str, pd.DataFrame]:
+    """From the arena's database: per opponent and condition over finished games, utilities, honesty
+    and credulity (no rows while no game has finished)."""
+    store = _existing_store(url)
     games = store.games_frame()
-    if games.empty:
-        return {"arena": pd.DataFrame()}
+    if games.empty or not (games["status"] == "finished").any():
+        return {"arena": pd.DataFrame(columns=ARENA_COLUMNS)}
     games = games[games["status"] == "finished"].copy()
     moves = store.moves_frame()
     rows = []
@@ -241,7 +282,8 @@ def build(run_dirs: list[str | Path], out: str | Path, db: str | None = None) ->
     if db:
         for name, table in arena_tables(db).items():
             table.to_csv(out / f"{name}.csv", index=False)
-            sections.append(f"<h2>Games people played in the arena</h2>{_table(table)}")
+            sections.append("<h2>Games people played in the arena</h2>"
+                            + (_table(table) if not table.empty else "<p>No arena game has finished yet.</p>"))
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>bargain report</title><style>"
             "body{font-family:sans-serif;margin:2em;max-width:1400px} table{border-collapse:collapse;font-size:12px;"
             "margin-bottom:1.5em} td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}</style></head><body>"

@@ -4,24 +4,36 @@ A game row holds everything needed to reanalyse it (scenario, seed, v_B, v_S, ra
 condition, mode, rounds, arm, the person's role, prompt version, backend, model and revision,
 sampling, the out-of-distribution flag, timestamps, status, outcome); a move row holds one
 side's move with the agent's raw reply, thought, prompt messages, latency and tokens. Each
-round's moves are committed before the game goes on. `participant`, `study` and `extra` leave
-room for study mode (consent, recruitment ids, surveys) without a rewrite. The schema carries
-a version number; `connect` creates a new database or upgrades an old one step by step.
+round's moves (and, at the end, the outcome and the claim checker's findings) are committed in one
+transaction before the game goes on. `participant`, `study` and `extra` leave room for study
+mode (consent, recruitment ids, surveys) without a rewrite. The schema carries a version
+number; opening a database creates it or upgrades an old one step by step.
+
+Every failure of the database (locked past the busy timeout, disk full, read-only, gone) is
+raised as `StoreError`, so that callers can tell "cannot save" from everything else. Calls
+block: async callers run them in a worker thread.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pandas as pd
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, create_engine, event, select, text
-from sqlalchemy.engine import Engine
+from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Integer, String, Text, case, create_engine, event, func,
+                        select, text)
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
+log = logging.getLogger(__name__)
 
 
 def utcnow() -> datetime:
@@ -76,6 +88,8 @@ class GameRow(Base):
     seller_utility: Mapped[Optional[float]]
     buyer_norm_utility: Mapped[Optional[float]]
     seller_norm_utility: Mapped[Optional[float]]
+    claims: Mapped[Optional[list]] = mapped_column(JSON)  # the claim checker's findings, made when the game ended
+    agent_misstated: Mapped[Optional[bool]]  # whether the agent misstated a price limit in its favour
     extra: Mapped[dict] = mapped_column(JSON, default=dict)
     moves: Mapped[list["MoveRow"]] = relationship(back_populates="game", order_by="MoveRow.seq",
                                                   cascade="all, delete-orphan")
@@ -104,12 +118,28 @@ class MoveRow(Base):
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
 
-# Upgrades from each older version to the next: (version reached, SQL statements).
-MIGRATIONS: list[tuple[int, list[str]]] = []
-
-
 class StoreError(RuntimeError):
     """The database cannot be used (the message says why and what to do)."""
+
+
+def _fill_claims(connection: Connection) -> None:
+    """Version 2: the claim findings of games that finished before findings were stored (plain SQL over
+    the columns of version 2, so that later versions of the models cannot change what it reads)."""
+    games, moves = GameRow.__table__, MoveRow.__table__
+    pending = connection.execute(select(games.c.id, games.c.human_role, games.c.buyer_price, games.c.seller_price)
+                                 .where(games.c.status == "finished", games.c.claims.is_(None))).mappings().all()
+    for game in pending:
+        turns = connection.execute(select(moves.c["round", "role", "action", "price", "message"])
+                                   .where(moves.c.game_id == game["id"]).order_by(moves.c.seq)).mappings().all()
+        found, misstated = game_findings(dict(game), [dict(t) for t in turns])
+        connection.execute(games.update().where(games.c.id == game["id"]).values(claims=found, agent_misstated=misstated))
+
+
+# Upgrades from each older version to the next: (version reached, SQL statements, then a Python step or None).
+MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
+    (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN"],
+     _fill_claims),
+]
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -123,18 +153,61 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def _sqlite_begin(connection: Connection) -> None:
+    # A writer takes the write lock at once (IMMEDIATE): a deferred transaction that reads and then writes
+    # fails at once with "database is locked" when another connection wrote in between, busy timeout or not.
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get("writing") else "BEGIN")
+
+
 class Store:
     """Named operations on the records; every write is its own committed transaction."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, busy_timeout_s: float = BUSY_TIMEOUT_S):
         self.url = url
-        if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(url, future=True)
-        if url.startswith("sqlite"):
+        sqlite = url.startswith("sqlite")
+        try:
+            if url.startswith("sqlite:///") and not url.startswith("sqlite:///file:"):
+                Path(url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.engine: Engine = create_engine(url, connect_args={"timeout": busy_timeout_s} if sqlite else {})
+        except (OSError, SQLAlchemyError, ValueError) as exc:  # ValueError: an unknown driver option or URL form
+            raise StoreError(f"cannot open the database at {url}: {exc}") from exc
+        if sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine, "begin", lambda connection: connection.exec_driver_sql("BEGIN"))
-        self._migrate()
+            event.listen(self.engine, "begin", _sqlite_begin)
+        with self._failing_as_store_error("open"):
+            self._migrate()
+
+    @contextmanager
+    def _failing_as_store_error(self, doing: str) -> Iterator[None]:
+        """Any database failure (locked, full, read-only, unreachable) as a StoreError naming what was being done."""
+        try:
+            yield
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot {doing} the database at {self.engine.url!r}: "
+                             f"{getattr(exc, 'orig', None) or exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot {doing} the database at {self.engine.url!r}: {exc}") from exc
+
+    @contextmanager
+    def _writing(self, doing: str) -> Iterator[Session]:
+        """A session whose changes commit together at the end, or not at all (on SQLite it takes the write lock
+        at its start, waiting up to the busy timeout, so that two writers never deadlock half-way)."""
+        with (self._failing_as_store_error(doing), self.engine.connect() as connection,
+              Session(bind=connection.execution_options(writing=True)) as session, session.begin()):
+            yield session
+
+    @contextmanager
+    def _reading(self) -> Iterator[Session]:
+        with self._failing_as_store_error("read"), Session(self.engine) as session:
+            yield session
+
+    def check_writable(self) -> None:
+        """Raise StoreError unless a write can be made now (a read-only file, a full disk...); writes nothing."""
+        with self._failing_as_store_error("write to"), self.engine.connect() as connection:
+            transaction = connection.begin()
+            connection.execute(Meta.__table__.update().where(Meta.key == "schema_version")
+                               .values(value=Meta.value))
+            transaction.rollback()
 
     def _migrate(self) -> None:
         with self.engine.begin() as connection:
@@ -147,28 +220,32 @@ class Store:
             if version > SCHEMA_VERSION:
                 raise StoreError(f"the database at {self.url} has schema version {version}, newer than this "
                                  f"program's {SCHEMA_VERSION}: upgrade bargain")
-            for reached, statements in MIGRATIONS:
+            for reached, statements, step in MIGRATIONS:
                 if reached > version:
+                    log.info("upgrading the database at %s to schema version %d", self.engine.url, reached)
                     for statement in statements:
                         connection.execute(text(statement))
+                    if step is not None:
+                        step(connection)
                     connection.execute(Meta.__table__.update().where(Meta.key == "schema_version")
                                        .values(value=str(reached)))
 
     def schema_version(self) -> int:
         """The version this database is at."""
-        with Session(self.engine) as session:
+        with self._reading() as session:
             return int(session.get(Meta, "schema_version").value)
 
     # --- writes ------------------------------------------------------------------------------
 
     def create_game(self, **fields: Any) -> None:
         """Insert a new game row."""
-        with Session(self.engine) as session, session.begin():
+        with self._writing("create a game in") as session:
             session.add(GameRow(**fields))
 
-    def add_moves(self, game_id: str, moves: list[dict]) -> None:
-        """Append moves (in order) to a game and touch it, in one transaction."""
-        with Session(self.engine) as session, session.begin():
+    def add_moves(self, game_id: str, moves: list[dict], outcome: dict | None = None) -> None:
+        """Append moves (in order) to a game and touch it; with `outcome` (its fields, claims and
+        agent_misstated included) also finish it. One transaction: all of it is stored, or nothing."""
+        with self._writing("save moves in") as session:
             game = session.get(GameRow, game_id)
             if game is None:
                 raise StoreError(f"no game {game_id}")
@@ -177,26 +254,25 @@ class Store:
             for offset, move in enumerate(moves):
                 session.add(MoveRow(game_id=game_id, seq=(start + 1 if start is not None else 0) + offset, **move))
             game.updated_at = utcnow()
+            if outcome is not None:
+                for key, value in outcome.items():
+                    setattr(game, key, value)
+                game.status, game.finished_at = "finished", game.updated_at
 
     def finish_game(self, game_id: str, outcome: dict) -> None:
-        """Record the outcome and mark the game finished."""
-        with Session(self.engine) as session, session.begin():
-            game = session.get(GameRow, game_id)
-            for key, value in outcome.items():
-                setattr(game, key, value)
-            game.status, game.finished_at = "finished", utcnow()
-            game.updated_at = game.finished_at
+        """Record the outcome and mark the game finished (no moves added)."""
+        self.add_moves(game_id, [], outcome)
 
     def set_extra(self, game_id: str, key: str, value: Any) -> None:
         """Store `value` under `key` in a game's `extra` record (e.g. the judge's scores)."""
-        with Session(self.engine) as session, session.begin():
+        with self._writing("update a game in") as session:
             game = session.get(GameRow, game_id)
             game.extra = {**(game.extra or {}), key: value}
 
     def abandon_idle(self, idle: timedelta) -> list[str]:
         """Mark active games untouched for longer than `idle` as abandoned; returns their ids."""
         cutoff = utcnow() - idle
-        with Session(self.engine) as session, session.begin():
+        with self._writing("mark idle games in") as session:
             games = session.scalars(select(GameRow).where(GameRow.status == "active", GameRow.updated_at < cutoff)).all()
             for game in games:
                 game.status = "abandoned"
@@ -206,7 +282,7 @@ class Store:
 
     def game(self, game_id: str) -> dict | None:
         """A game with its moves in order, as plain dicts (None if unknown)."""
-        with Session(self.engine) as session:
+        with self._reading() as session:
             game = session.get(GameRow, game_id)
             if game is None:
                 return None
@@ -217,26 +293,55 @@ class Store:
         query = select(GameRow).order_by(GameRow.created_at)
         if player is not None:
             query = query.where(GameRow.player == player)
-        with Session(self.engine) as session:
+        with self._reading() as session:
             return pd.DataFrame([_columns(g) for g in session.scalars(query)])
 
     def moves_frame(self) -> pd.DataFrame:
         """All moves of all games, in order."""
-        with Session(self.engine) as session:
+        with self._reading() as session:
             rows = session.scalars(select(MoveRow).order_by(MoveRow.game_id, MoveRow.seq))
             return pd.DataFrame([_columns(m) for m in rows])
 
+    def player_games(self, player: str, limit: int = 200) -> pd.DataFrame:
+        """One player's latest games (newest first), without their trial or moves: cheap at any size."""
+        person = case((GameRow.human_role == "buyer", GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
+        query = (select(GameRow.created_at.label("started"), GameRow.arm.label("opponent"),
+                        GameRow.human_role.label("role"), GameRow.condition, GameRow.status, GameRow.deal,
+                        GameRow.deal_price, person.label("your_norm_utility"))
+                 .where(GameRow.player == player).order_by(GameRow.created_at.desc()).limit(limit))
+        with self._reading() as session:
+            return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
+
+    def results_by_arm(self) -> pd.DataFrame:
+        """Per opponent and condition, over finished games, in one query: games, deal rate, mean normalised
+        utility of the person and of the agent, and the share of games where the agent misstated a limit."""
+        buyer = GameRow.human_role == "buyer"
+        person = case((buyer, GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
+        agent = case((buyer, GameRow.seller_norm_utility), else_=GameRow.buyer_norm_utility)
+        as_number = lambda flag: case((flag, 1.0), else_=0.0)  # noqa: E731 (booleans averaged alike everywhere)
+        query = (select(GameRow.arm.label("opponent"), GameRow.condition, func.count().label("games"),
+                        func.avg(as_number(GameRow.deal)).label("deal_rate"),
+                        func.avg(person).label("your_norm_utility"), func.avg(agent).label("agent_norm_utility"),
+                        func.avg(as_number(GameRow.agent_misstated)).label("agent_misrepresentation_rate"))
+                 .where(GameRow.status == "finished").group_by(GameRow.arm, GameRow.condition)
+                 .order_by(GameRow.arm, GameRow.condition))
+        with self._reading() as session:
+            return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
+
     def export(self, directory: str | Path) -> list[Path]:
-        """games and moves as CSV and Parquet files in `directory`."""
+        """games and moves as CSV and Parquet files in `directory`. Parquet holds the values exactly; in CSV a
+        text cell that a spreadsheet would run as a formula (= + - @ first) is prefixed with a quote."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         written = []
         for name, frame in (("games", self.games_frame()), ("moves", self.moves_frame())):
             flat = frame.apply(lambda column: column.map(_flat) if column.dtype == object else column)
-            for suffix, write in ((".csv", lambda f, p: f.to_csv(p, index=False)),
-                                  (".parquet", lambda f, p: f.to_parquet(p, index=False))):
+            inert = flat.apply(lambda column: column.map(_inert) if pd.api.types.is_string_dtype(column)
+                               or column.dtype == object else column)
+            for suffix, table, write in ((".csv", inert, lambda f, p: f.to_csv(p, index=False)),
+                                         (".parquet", flat, lambda f, p: f.to_parquet(p, index=False))):
                 path = directory / f"{name}{suffix}"
-                write(flat, path)
+                write(table, path)
                 written.append(path)
         return written
 
@@ -249,6 +354,21 @@ def game_state(row: dict):
     turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
                   m["error"]) for m in row["moves"]]
     return replay(Trial.from_dict(row["trial"]), turns)
+
+
+def game_findings(game: dict, moves: list[dict]) -> tuple[list[dict], bool]:
+    """The claim checker's findings of a finished game (bargain.claims.findings) and whether the agent
+    misstated a price limit in its favour: what the debrief and the results tables show."""
+    from bargain.claims import findings
+
+    found = findings(moves, game["buyer_price"], game["seller_price"])
+    agent = "seller" if game["human_role"] == "buyer" else "buyer"
+    return found, any(f["role"] == agent and f["misrepresentation"] for f in found)
+
+
+def _inert(value: object) -> object:
+    """A CSV cell that no spreadsheet runs as a formula."""
+    return "'" + value if isinstance(value, str) and value.startswith(CSV_FORMULA_PREFIXES) else value
 
 
 def _flat(value: object) -> object:

@@ -1,6 +1,7 @@
-"""Arena load: 50 scripted participants at once, each playing whole games against a tactic.
+"""Arena load: 100 scripted participants at once, each playing whole games against a tactic, while
+two visitors keep refreshing the Results tab; then the cost of one Results refresh at 10,000 games.
 
-    python -m benchmarks.arena [--participants 50] [--games 3] [--think 1.0]
+    python -m benchmarks.arena [--participants 100] [--games 3] [--think 1.0] [--visitors 2] [--results-games 10000]
 
 The app is started in this process on a fresh SQLite database; every participant is its own
 `gradio_client` session (all of them in a second process) playing through the named API
@@ -10,8 +11,15 @@ where the figures measure queueing more than work. Reported:
 the server time per move (inside the app, from the move's arrival to its answer: validation,
 the tactic's move, the stored round) at p50 and p95, the round trip a participant sees, and a
 check that every move made is in the database. The server and the participants each get one
-core of their own where there are two. Goal: p95 server time under 100 ms. The round trip is
-mostly the 50 clients sharing one core (gradio_client costs tens of ms of CPU per call).
+core of their own where there are two. The visitors run in the server's process, on threads of
+their own as Gradio runs the Refresh handler, calling what it calls (the per-opponent table and
+the visitor's own games) once a second: their CPU competes with the moves as it would. Goal:
+p95 server time per move under 100 ms with the visitors refreshing. The round trip is mostly
+the clients sharing one core (gradio_client costs tens of ms of CPU per call).
+
+Then a database of `--results-games` finished games (written in bulk) is refreshed 30 times.
+Goal: a refresh under 50 ms at 10,000 games (one aggregate query; the claim findings were stored
+when each game ended).
 """
 
 from __future__ import annotations
@@ -32,8 +40,11 @@ from gradio_client import Client
 import app as arena_app
 from bargain.arena import LAUNCH_DEFAULTS
 from bargain.arena.controller import Arena
+from bargain.arena.ui import my_games, per_arm
+from bargain.store import GameRow, Store
 
 GOAL_MS = 100.0
+RESULTS_GOAL_MS = 50.0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -52,7 +63,7 @@ def participant(url: str, games: int, seed: int, think: float, ready: threading.
         try:
             view = client.predict(role="buyer" if (seed + g) % 2 else "seller", opponent="tactic:boulware",
                                   condition="both_unaware", mode="simultaneous", rounds=4, scenario="low",
-                                  prompt_version="train", seed=seed * 100 + g, player=f"bench-{seed}", api_name="/start_game")
+                                  prompt_version="train", player=f"bench-{seed}", api_name="/start_game")
             while view["status"] == "active":
                 price = view["your_price"] * (0.7 if view["role"] == "buyer" else 1.3)
                 time.sleep(think * rng.uniform(0.5, 1.5))
@@ -88,16 +99,59 @@ def crowd_main(url: str, participants: int, games: int, think: float, results) -
     results.put((round_trips, made, errors))
 
 
+def visitor(arena: Arena, every_s: float, stop: threading.Event, times: list[float]) -> None:
+    """Refresh the Results tab every `every_s` seconds until stopped (what its handler does)."""
+    while not stop.wait(every_s):
+        start = time.perf_counter()
+        per_arm(arena)
+        my_games(arena, "bench-0")
+        times.append(time.perf_counter() - start)
+
+
+def results_at_scale(games: int, repeats: int = 30) -> list[float]:
+    """Seconds per Results refresh over a database of `games` finished games (written in bulk)."""
+    with tempfile.TemporaryDirectory() as root:
+        store = Store(f"sqlite:///{Path(root) / 'results.db'}")
+        rng = random.Random(0)
+        arms = ["tactic:linear", "tactic:boulware", "arm:base", "arm:buyer-grpo", "arm:seller-grpo"]
+        conditions = ["full", "buyer_unaware", "seller_unaware", "both_unaware"]
+        rows = []
+        for i in range(games):
+            deal = rng.random() < 0.7
+            rows.append(dict(id=f"{i:032x}", status="finished", player=f"p{i % 500}", human_role=rng.choice(["buyer", "seller"]),
+                             arm=rng.choice(arms), scenario="low:0", seed=i, condition=rng.choice(conditions),
+                             mode="simultaneous", max_rounds=4, first_actor="buyer", buyer_price=5.0, seller_price=3.0,
+                             trial={}, prompt_version="train", parsing="strict", deal=deal,
+                             deal_price=4.0 if deal else None, rounds=4, buyer_norm_utility=rng.random() if deal else 0.0,
+                             seller_norm_utility=rng.random() if deal else 0.0, claims=[],
+                             agent_misstated=rng.random() < 0.1))
+        with store.engine.begin() as connection:
+            connection.execute(GameRow.__table__.insert(), rows)
+        arena = Arena(store, None)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            per_arm(arena)
+            my_games(arena, "p7")
+            times.append(time.perf_counter() - start)
+        store.engine.dispose()
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--participants", type=int, default=50)
+    parser.add_argument("--participants", type=int, default=100)
     parser.add_argument("--games", type=int, default=3, help="games per participant")
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds a participant takes before a move")
+    parser.add_argument("--visitors", type=int, default=2, help="visitors refreshing the Results tab once a second")
+    parser.add_argument("--results-games", type=int, default=10_000, help="finished games for the Results figure")
     args = parser.parse_args()
     pin(0)
     with tempfile.TemporaryDirectory() as root:
         db = Path(root) / "bench.db"
-        demo, arena = arena_app.build(arena_app.parse_args(["--db", str(db), "--concurrency", str(args.participants + 14)]))
+        demo, arena = arena_app.build(arena_app.parse_args(
+            ["--db", str(db), "--concurrency", str(args.participants + 14), "--games-per-hour",
+             str(args.games + 1), "--games-per-hour-per-address", str(args.participants * args.games + 1)]))
         server_times: list[float] = []
         original = Arena.move
 
@@ -114,6 +168,9 @@ def main() -> None:
             port = s.getsockname()[1]
         _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
                                 **LAUNCH_DEFAULTS)
+        stop, refreshes = threading.Event(), []
+        visitors = [threading.Thread(target=visitor, args=(arena, 1.0, stop, refreshes), daemon=True)
+                    for _ in range(args.visitors)]
         # The participants run in a process of their own, so that their clients' work does not
         # compete with the server for this process's interpreter.
         context = multiprocessing.get_context("spawn")
@@ -121,8 +178,11 @@ def main() -> None:
         crowd = context.Process(target=crowd_main, args=(url, args.participants, args.games, args.think, results))
         began = time.perf_counter()
         crowd.start()
+        for v in visitors:
+            v.start()
         round_trips, made, errors = results.get()
         crowd.join()
+        stop.set()
         elapsed = time.perf_counter() - began
         demo.close()
         Arena.move = original
@@ -132,16 +192,21 @@ def main() -> None:
         finished = int((games["status"] == "finished").sum()) if len(games) else 0
     ms = [t * 1000 for t in server_times]
     trips = [t * 1000 for t in round_trips]
-    print(f"{args.participants} participants x {args.games} games, {args.think:.1f} s to think: "
-          f"{len(made)} moves in {elapsed:.1f} s")
+    print(f"{args.participants} participants x {args.games} games, {args.think:.1f} s to think, {args.visitors} visitors "
+          f"refreshing Results: {len(made)} moves in {elapsed:.1f} s")
     print(f"server time per move: p50 {statistics.median(ms):.1f} ms, p95 {percentile(ms, 95):.1f} ms "
           f"(goal p95 < {GOAL_MS:.0f} ms)")
     print(f"round trip seen by a participant: p50 {statistics.median(trips):.1f} ms, p95 {percentile(trips, 95):.1f} ms")
+    if refreshes:
+        print(f"Results refreshes during the run: {len(refreshes)}, p50 {statistics.median(refreshes) * 1000:.1f} ms")
     lost = len(made) - human_moves
     print(f"games finished {finished} of {args.participants * args.games}; moves made {len(made)}, stored {human_moves}; "
           f"lost {lost}; errors {len(errors)}")
     for error in errors[:5]:
         print("  ", error)
+    refresh = [t * 1000 for t in results_at_scale(args.results_games)]
+    print(f"Results refresh at {args.results_games:,} finished games: p50 {statistics.median(refresh):.1f} ms, "
+          f"p95 {percentile(refresh, 95):.1f} ms (goal < {RESULTS_GOAL_MS:.0f} ms)")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -248,6 +249,27 @@ def test_metrics_unreadable_files_and_empty_grouping(tmp_path, zeroshot):
     garbage.write_text("not parquet at all")
     assert_one_line_error(cli("metrics", str(garbage)), "garbage.parquet")
     assert_one_line_error(cli("metrics", str(zeroshot / "trials.csv"), "--by", ""), "group by")
+
+
+def another_programs_database(db: Path) -> None:
+    connection = sqlite3.connect(db)
+    connection.execute("CREATE TABLE notes (text)")
+    connection.commit()
+    connection.close()
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda db: None, "there is no database file at"),
+    (lambda db: db.write_text("hello, not a database\n" * 100), "file is not a database"),
+    (another_programs_database, "is not a bargain arena database"),
+], ids=["missing", "not-sqlite", "another-programs"])
+def test_report_on_an_unusable_database(tmp_path, make, needle):
+    db = tmp_path / "arena.db"
+    make(db)
+    before = db.read_bytes() if db.exists() else None
+    run = cli("report", "--db", f"sqlite:///{db}", "--out", str(tmp_path / "report"))
+    assert_one_line_error(run, needle, str(db), "--db")
+    assert (db.read_bytes() if db.exists() else None) == before  # nothing created or added: a report only reads
 
 
 # --- metrics ------------------------------------------------------------------------------

@@ -8,17 +8,22 @@ fields, vLLM's extra body (top_k, enable_thinking false), and the chat itself.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from bargain.arms import ADAPTERS, BASE, BASE_MODEL, resolve
 from bargain.backends import BackendError, Backends, Request, Sampling, generate
+from bargain.backends import openai_server
 from bargain.backends.canned import REPLIES, canned_reply
 from bargain.backends.openai_server import OpenAIServer
 from bargain.episodes import play
@@ -113,8 +118,9 @@ def test_hosted_api_gets_only_standard_fields():
 
 def test_openai_arms_get_a_hosted_client():
     arm = resolve("openai:gpt-x@http://127.0.0.1:1/v1")
-    backends = Backends()
+    backends = Backends(remote=["http://127.0.0.1:1/v1"], api_key="sk-test")
     backend = backends.for_arm(arm)
+    assert backend.api_key == "sk-test"
     assert isinstance(backend, OpenAIServer) and backend.vllm is False
     assert backend.model_name(arm) == "gpt-x"
     assert backends.for_arm(arm) is backend  # one client per URL
@@ -205,6 +211,7 @@ def test_available():
             return {arm.name: await backend.available(arm) for arm in (BASE, *ADAPTERS.values())}
 
         marks = asyncio.run(check())
+        assert asyncio.run(backend.check()) is None
     assert marks == {"base": True, "buyer-grpo": True, **{n: False for n in ADAPTERS if n != "buyer-grpo"}}
 
 
@@ -212,6 +219,112 @@ def test_available_is_false_when_unreachable():
     backend = OpenAIServer(free_url(), max_retries=0, timeout_s=2)
     assert asyncio.run(backend.available(BASE)) is False
     assert asyncio.run(backend.available(ADAPTERS["buyer-grpo"])) is False
+
+
+ARMS = [BASE, *ADAPTERS.values()]  # the nine arms the arena checks at start-up
+
+
+class ModelListing:
+    """A server whose GET /v1/models answers with `status` and a model list, or `page` instead when set
+    (both changeable while it runs), counting those requests."""
+
+    def __init__(self, status: int):
+        self.status, self.listings, self.page = status, 0, b""
+        listing = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                listing.listings += 1
+                payload = ({"object": "list", "data": [{"id": BASE_MODEL, "object": "model"}]} if listing.status == 200
+                           else {"error": {"message": "not today"}})
+                data = listing.page or json.dumps(payload).encode()
+                self.send_response(listing.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "ModelListing":
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_an_unreachable_server_costs_one_quick_attempt():
+    url = free_url()
+    backend = OpenAIServer(url)  # the completions' retries and long timeout are not for the availability check
+
+    async def start_up():
+        return await backend.check(), [await backend.available(arm) for arm in ARMS]
+
+    start = time.perf_counter()
+    reason, marks = asyncio.run(start_up())
+    with pytest.raises(BackendError) as info:  # a game start: another event loop, the same remembered failure
+        asyncio.run(backend.served_models())
+    assert time.perf_counter() - start < 6
+    assert marks == [False] * len(ARMS)
+    assert url in reason and "python -m bargain serve" in reason
+    assert str(info.value) == reason
+
+
+def test_a_server_that_never_answers_times_out_once(monkeypatch):
+    monkeypatch.setattr(openai_server, "PROBE_TIMEOUT_S", 0.5)
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        backend = OpenAIServer(f"http://127.0.0.1:{silent.getsockname()[1]}/v1")
+        start = time.perf_counter()
+        reason = asyncio.run(backend.check())
+        elapsed = time.perf_counter() - start
+    assert 0.4 < elapsed < 2.5
+    assert "cannot reach" in reason and "timed out" in reason
+
+
+@pytest.mark.parametrize("status", [401, 404, 500])
+def test_an_http_error_on_the_model_list_is_reported(status):
+    with ModelListing(status) as server:
+        backend = OpenAIServer(server.url)
+        reason = asyncio.run(backend.check())
+        with pytest.raises(BackendError, match=f"HTTP {status}"):
+            asyncio.run(backend.served_models())
+    assert f"HTTP {status}" in reason and server.url in reason and "not today" in reason
+    assert server.listings == 1  # not retried, and the failure is remembered
+
+
+def test_a_web_page_instead_of_a_model_list_is_reported():
+    with ModelListing(200) as server:
+        server.page = b"<html>\n<title>Welcome</title>\n</html>"
+        reason = asyncio.run(OpenAIServer(server.url).check())
+    assert "sent no model list" in reason and "Welcome" in reason and "\n" not in reason
+
+
+def test_a_failed_model_list_is_remembered_for_a_while(monkeypatch):
+    with ModelListing(500) as server:
+        backend = OpenAIServer(server.url)
+
+        async def check_all():
+            return await asyncio.gather(*(backend.available(arm) for arm in ARMS))
+
+        assert asyncio.run(check_all()) == [False] * len(ARMS)
+        assert asyncio.run(backend.available(BASE)) is False
+        assert server.listings == 1  # nine concurrent checks and a later one share one request
+        server.status = 200
+        assert asyncio.run(backend.check()) is not None  # still remembered
+        monkeypatch.setattr(openai_server, "PROBE_FAILURE_TTL_S", 0.0)  # the failure is now too old
+        assert asyncio.run(backend.check()) is None
+        assert asyncio.run(backend.available(BASE)) is True
+        assert asyncio.run(backend.available(ADAPTERS["buyer-grpo"])) is False
+    assert server.listings == 2  # a listing, once had, is kept
 
 
 # --- Concurrency ----------------------------------------------------------------------------------

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bargain.game import Action, Move, is_price
-from bargain.replies import Parsing, parse_reply, render_reply
+from bargain.replies import Parsing, find_fence, parse_reply, render_reply, valid_text
 
 MODES = [Parsing.STRICT, Parsing.LENIENT]
 
@@ -222,6 +224,7 @@ def test_currency_string_strict_invalid_lenient_parsed():
 @pytest.mark.parametrize("price,expected", [
     ("$2.50", 2.5), ("$1,200.50", 1200.5), ("2.50 EUR", 2.5), ("1,234", 1234.0), ("EUR 7", 7.0),
     ("\u20ac3.25", 3.25), ("  4 ", 4.0), ("12", 12.0), ("USD 1,000,000", 1000000.0),
+    ("1,23", 1.23), ("2,50 \u20ac", 2.5),  # a decimal comma before exactly two digits
 ])
 def test_lenient_currency_strings(price, expected):
     text = reply({"message": "", "action": "OFFER", "offer_price": price})
@@ -233,7 +236,7 @@ def test_lenient_currency_strings(price, expected):
 
 @pytest.mark.parametrize("parsing", MODES)
 @pytest.mark.parametrize("raw_price", [
-    '"cheap"', '"two dollars"', '"1,23"', '"$"', '""', '"NaN"', '"inf"',
+    '"cheap"', '"two dollars"', '"1,2,3"', '"1_000"', '"1e3"', '"-3"', '"1.250,00"', '"$"', '""', '"NaN"', '"inf"',
     "true", "false", "NaN", "Infinity", "-Infinity", "null", "[2.0]", '{"amount": 2}',
 ])
 def test_non_prices_are_invalid_in_both_modes(parsing, raw_price):
@@ -368,3 +371,120 @@ def test_render_reply_round_trips_a_message_containing_a_closing_fence():
     message = "see {this} ```"
     move = parse_reply(render_reply("", message, Action.OFFER, 2.0), Parsing.STRICT)
     assert (move.action, move.message) == (Action.OFFER, message)
+
+
+# --- the fence in linear time ------------------------------------------------------------------
+
+# The reference's regexes, kept here only as the oracle: searched directly they take quadratic time.
+STRICT_FENCE = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
+LENIENT_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
+# Pieces of fences and objects, case variants ("\u017f" matches s and "\u212a" matches k when case is
+# ignored) and whitespace that only Unicode counts as such.
+FRAGMENTS = ["```", "`", "``", "json", "JSON", "Json", "j\u017fon", "\u017f", "\u212a", "```json", "{", "}", "{}",
+             "}```", " ", "\n", "\t", "\u2003", "\x1c", "a", '"', ":", ",", "[", "1"]
+fragment_texts = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=2), max_size=40).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=fragment_texts, lenient=st.booleans())
+def test_find_fence_matches_the_reference_regex(text, lenient):
+    expected = (LENIENT_FENCE if lenient else STRICT_FENCE).search(text)
+    found = find_fence(text, lenient)
+    assert found == (None if expected is None else (expected.start(), expected.end(), expected.group(1)))
+
+
+@pytest.mark.parametrize("text, lenient, expected", [
+    ('x ```json {"a": {"b": 1}} ``` y', False, (2, 29, '{"a": {"b": 1}}')),
+    ("```json x ```json {} ```", False, (10, 24, "{}")),  # an opening without an object is skipped
+    ("````{}```", True, (1, 9, "{}")),  # the last three of a run of backticks open
+    ("```J\u017fON\n{}```", True, (0, 13, "{}")),
+    ("```json {} `` } ```", False, (0, 19, "{} `` }")),
+    ("```json {```json {}", False, None),
+])
+def test_find_fence_examples(text, lenient, expected):
+    assert find_fence(text, lenient) == expected
+
+
+MB = 1_000_000
+ADVERSARIAL = {
+    "openings": "```json {" * (MB // 9),
+    "upper-case openings": "```JSON {" * (MB // 9),
+    "closing braces": "```json {" + "}" * MB,
+    "braces then a fence": "{" * MB + "```",
+    "whitespace after an opening": "```json " + " " * MB,
+    "backticks": "`" * MB,
+    "fences": "``` " * (MB // 4),
+    "braces and spaces": "```json {" + "} " * (MB // 2),
+    "almost closings": "```json {" + "} ``" * (MB // 4),
+    "unterminated": "Thinking. ```json {\"message\": \"" + "a" * MB,
+    "deep nesting": '```json {"message": ' + "[" * MB + "]} ```",
+    "long integer": '```json {"action": "OFFER", "offer_price": ' + "1" * MB + "} ```",
+    "long fraction": '```json {"action": "OFFER", "offer_price": 1.' + "1" * MB + "} ```",
+    "long exponent": '```json {"action": "OFFER", "offer_price": 1e' + "9" * MB + "} ```",
+    "mixed": "```json {\n} ``\u2003```JSON{ `" * (MB // 25),
+}
+
+
+def slowest_parse(text: str) -> float:
+    """The longer of the two modes' parse times, each the best of three (a scheduler hiccup is not the parser)."""
+    return max(min(_timed(text, parsing) for _ in range(3)) for parsing in MODES)
+
+
+def _timed(text: str, parsing: Parsing) -> float:
+    start = time.perf_counter()
+    parse_reply(text, parsing)
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL)
+def test_adversarial_megabyte_replies_parse_fast(name):
+    assert slowest_parse(ADVERSARIAL[name]) < 0.05
+
+
+@settings(max_examples=30, deadline=None)
+@given(pieces=st.lists(st.tuples(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join),
+                                 st.integers(1, 1000) | st.sampled_from([MB // 100, MB // 10, MB // 3, MB])),
+                       min_size=1, max_size=4),
+       fenced=st.booleans())
+def test_repeated_fragments_parse_fast(pieces, fenced):
+    text = "".join(fragment * count for fragment, count in pieces)[:MB]
+    assert slowest_parse("```json {" + text + "} ```" if fenced else text) < 0.05
+
+
+# --- valid text ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("plain", "plain"), ("caf\u00e9 \U0001f600", "caf\u00e9 \U0001f600"), ("a\ud800b", "a\ufffdb"),
+    ("\udfff", "\ufffd"), ("\ud83d\ude00", "\ufffd\ufffd"),  # surrogates never pair up inside a str
+])
+def test_valid_text(text, expected):
+    assert valid_text(text) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=())))
+def test_valid_text_is_utf8_and_keeps_everything_else(text):
+    cleaned = valid_text(text)
+    cleaned.encode("utf-8")
+    assert len(cleaned) == len(text)
+    assert all(a == b or b == "\ufffd" and 0xD800 <= ord(a) <= 0xDFFF for a, b in zip(text, cleaned))
+
+
+@pytest.mark.parametrize("parsing", MODES)
+def test_lone_surrogates_become_replacement_characters(parsing):
+    text = 'I bid \ud800 low.\n```json\n{"message": "one \\ud800 two", "action": "OFFER", "offer_price": 2}\n```'
+    move = parse_reply(text, parsing)
+    assert (move.action, move.price) == (Action.OFFER, 2)
+    assert (move.message, move.thought) == ("one \ufffd two", "I bid \ufffd low.")
+    assert move.raw == text.replace("\ud800", "\ufffd")
+
+
+@settings(max_examples=200, deadline=None)
+@given(thought=st.text(st.characters(blacklist_categories=())), message=st.text(st.characters(blacklist_categories=())),
+       parsing=st.sampled_from(MODES))
+def test_every_text_field_of_a_move_is_utf8(thought, message, parsing):
+    body = json.dumps({"message": message, "action": "NO_DEAL"})  # lone surrogates become \ud800 escapes
+    move = parse_reply(f"{thought}\n```json\n{body}\n```", parsing)
+    for field in (move.message, move.thought, move.raw):
+        field.encode("utf-8")

@@ -128,6 +128,47 @@ def test_report_needs_something_to_report(tmp_path):
     assert cli("report", "--out", str(tmp_path)).returncode == 2
 
 
+def arena_db(path: Path, games: int) -> Path:
+    """A bargain database at `path` holding `games` games that are still being played (one move each)."""
+    from bargain.store import Store
+
+    store = Store(f"sqlite:///{path}")
+    for n in range(games):
+        store.create_game(id=f"g{n}", player="alice", human_role="buyer", arm="tactic:linear", scenario="low:3",
+                          seed=7, condition="full", mode="simultaneous", max_rounds=4, first_actor="buyer",
+                          buyer_price=7.25, seller_price=5.5, trial={"trial_id": n}, prompt_version="train",
+                          parsing="strict")
+        store.add_moves(f"g{n}", [{"round": 1, "role": "buyer", "actor": "human", "action": "OFFER", "price": 6.0,
+                                   "message": "6 is my offer."}])
+    store.engine.dispose()
+    return path
+
+
+def assert_no_finished_game_reported(result: subprocess.CompletedProcess, out: Path) -> None:
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "No arena game has finished yet." in (out / "report.html").read_text()
+    arena = pd.read_csv(out / "arena.csv")
+    assert arena.empty and list(arena.columns[:3]) == ["opponent", "condition", "games"]
+
+
+@pytest.mark.parametrize("games", [0, 2])
+def test_an_arena_without_finished_games_is_reported_as_such(tmp_path, games):
+    db = arena_db(tmp_path / "arena.db", games)
+    out = tmp_path / "report"
+    assert_no_finished_game_reported(cli("report", "--db", f"sqlite:///{db}", "--out", str(out)), out)
+
+
+def test_a_read_only_database_is_reported(tmp_path):
+    """The report only reads: a database opened read-only (as a file without write permission is) will do."""
+    db = arena_db(tmp_path / "arena.db", 1)
+    before = db.read_bytes()
+    out = tmp_path / "report"
+    result = cli("report", "--db", f"sqlite:///file:{db}?mode=ro&uri=true", "--out", str(out))
+    assert_no_finished_game_reported(result, out)
+    assert db.read_bytes() == before
+
+
 def test_a_run_of_the_papers_is_reported_beside_its_numbers(tmp_path):
     """An evaluate run of paper-rl-test with buyer-grpo (T 0.7) against the base model (T 0.1), on the
     stub server: the report carries the paper's published cells for buyer_grpo."""

@@ -6,7 +6,6 @@ from datetime import timedelta
 import pandas as pd
 import pytest
 from sqlalchemy import inspect, text, update
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 import bargain.store as store_module
@@ -80,51 +79,52 @@ def test_a_database_newer_than_the_program_is_refused_with_upgrade_advice(tmp_pa
     assert str(store_module.SCHEMA_VERSION + 1) in str(error.value)
 
 
-MIGRATION_2 = ["ALTER TABLE games ADD COLUMN note VARCHAR(40)",
-               "INSERT INTO bargain_meta (key, value) VALUES ('migrated_to_2', 'yes')"]
+NEXT = store_module.SCHEMA_VERSION + 1
+MIGRATION_NEXT = ["ALTER TABLE games ADD COLUMN note VARCHAR(40)",
+                  "INSERT INTO bargain_meta (key, value) VALUES ('migrated', 'yes')"]
 
 
 def test_an_old_database_is_upgraded_once(tmp_path, monkeypatch):
     url = url_in(tmp_path)
-    old = Store(url)  # version 1, as the program was
+    old = Store(url)  # the version the program is at now
     old.create_game(**game_fields("g1"))
     old.add_moves("g1", [move(1, "buyer", "human"), move(1, "seller", "agent", price=9.0)])
     old.engine.dispose()
-    assert store_module.SCHEMA_VERSION == 1
 
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(store_module, "MIGRATIONS", [(2, MIGRATION_2)])
+    steps = []
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NEXT)
+    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, (NEXT, MIGRATION_NEXT, steps.append)])
     upgraded = Store(url)
-    assert upgraded.schema_version() == 2
+    assert upgraded.schema_version() == NEXT and len(steps) == 1  # the Python step ran once, in the upgrade
     assert "note" in {c["name"] for c in inspect(upgraded.engine).get_columns("games")}
     with upgraded.engine.connect() as connection:
-        assert connection.execute(text("SELECT value FROM bargain_meta WHERE key = 'migrated_to_2'")).scalar() == "yes"
+        assert connection.execute(text("SELECT value FROM bargain_meta WHERE key = 'migrated'")).scalar() == "yes"
     game = upgraded.game("g1")
     assert game["buyer_price"] == 7.25 and [m["price"] for m in game["moves"]] == [6.0, 9.0]
     upgraded.engine.dispose()
 
-    # The next start finds version 2 and applies nothing (both statements would fail if re-run).
+    # The next start finds the new version and applies nothing (both statements would fail if re-run).
     again = Store(url)
-    assert again.schema_version() == 2
+    assert again.schema_version() == NEXT and len(steps) == 1
     assert again.game("g1")["moves"][1]["actor"] == "agent"
 
 
 def test_a_new_database_starts_at_the_latest_version_without_migrating(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(store_module, "MIGRATIONS", [(2, ["SELECT * FROM a_table_that_does_not_exist"])])
-    assert Store(url_in(tmp_path)).schema_version() == 2
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NEXT)
+    monkeypatch.setattr(store_module, "MIGRATIONS", [(NEXT, ["SELECT * FROM a_table_that_does_not_exist"], None)])
+    assert Store(url_in(tmp_path)).schema_version() == NEXT
 
 
 def test_a_failed_migration_leaves_the_database_as_it_was(tmp_path, monkeypatch):
     url = url_in(tmp_path)
     Store(url).engine.dispose()
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NEXT)
     monkeypatch.setattr(store_module, "MIGRATIONS",
-                        [(2, ["ALTER TABLE games ADD COLUMN note TEXT", "SELECT * FROM no_such_table"])])
-    with pytest.raises((OperationalError, StoreError)):
+                        [(NEXT, ["ALTER TABLE games ADD COLUMN note TEXT", "SELECT * FROM no_such_table"], None)])
+    with pytest.raises(StoreError):
         Store(url)
-    monkeypatch.setattr(store_module, "MIGRATIONS", [(2, ["ALTER TABLE games ADD COLUMN note TEXT"])])
-    assert Store(url).schema_version() == 2  # fixed program, same database: the upgrade goes through
+    monkeypatch.setattr(store_module, "MIGRATIONS", [(NEXT, ["ALTER TABLE games ADD COLUMN note TEXT"], None)])
+    assert Store(url).schema_version() == NEXT  # fixed program, same database: the upgrade goes through
 
 
 # --- games and moves ---------------------------------------------------------------------------

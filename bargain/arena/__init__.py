@@ -10,7 +10,9 @@ LAUNCH_DEFAULTS = {
     "run_history": False,  # no replayable calls stored for anyone to see
     "enable_monitoring": False,  # no /monitoring page
     "footer_links": ["api"],
-    "show_error": True,  # a refused move or setup says why
+    # Only the project's own messages (gr.Error) reach people; any other exception's text (SQL, URLs, a
+    # model's raw reply) stays in the server's log.
+    "show_error": False,
 }
 
 

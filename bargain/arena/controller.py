@@ -12,32 +12,31 @@ This module knows nothing of Gradio: the UI and the API call `Arena` and render 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import random
 import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Iterable
 
 from bargain import scenarios
 from bargain.agents import Side, agent_factory
+from bargain.arena import inputs
+from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import person_view
-from bargain.arms import ArmError, resolve
+from bargain.arms import Arm, catalogue, resolve
 from bargain.backends import Backends
 from bargain.episodes import play
-from bargain.game import Action, GameState, Move, Observation, new_initial_state
+from bargain.game import GameState, Move, Observation, new_initial_state, replay
 from bargain.prompts import PromptVersion
-from bargain.store import Store, game_state
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.store import Store, StoreError, game_findings, game_state
+from bargain.trial import Role, Trial
 
-MAX_MESSAGE = 500  # characters in one public message
-MAX_ROUNDS = 20
-PRICE_LIMIT = 1e9
-DEFAULT_SOURCE = "low"  # random scenarios from the low tier, the adapters' training tier
-
-
-class ArenaError(ValueError):
-    """Something the person (or an API caller) asked for that cannot be done; the text says why."""
+ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
+CANNOT_SAVE = "The server cannot save games right now, so nothing was started or changed: try again in a minute."
+log = logging.getLogger(__name__)
 
 
 class HumanAgent:
@@ -81,8 +80,9 @@ class LiveGame:
     agent: object
     task: asyncio.Task | None = None
     stored: int = 0  # how many turns are in the store
-    failure: str | None = None
+    failure: str | None = None  # why the loop stopped before the end: "agent" or "storage" (views.FAILURES)
     status: str = "active"  # as stored: active, finished, abandoned
+    findings: list[dict] = field(default_factory=list)  # the claim checker's, once the game has ended
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def settled(self) -> None:
@@ -94,83 +94,30 @@ class LiveGame:
             self.human.asked.clear()
 
 
-@dataclass(frozen=True)
-class Setup:
-    """What a person chooses before a game."""
-
-    role: Role = Role.BUYER
-    arm: str = "tactic:linear"
-    condition: Condition = Condition.BOTH_UNAWARE
-    mode: Mode = Mode.SIMULTANEOUS
-    rounds: int = 4
-    scenario: str = DEFAULT_SOURCE  # a tier or split to draw from, or a reference TIER:INDEX
-    prompt_version: PromptVersion = PromptVersion.TRAIN
-    seed: int | None = None
-    first_actor: Role = Role.BUYER  # who opens in sequential mode
-
-
-def parse_price(text: object) -> float:
-    """A price typed by a person: a positive finite number of sensible size, or a clear ArenaError."""
-    if isinstance(text, bool):
-        raise ArenaError("the price must be a number")
-    if isinstance(text, (int, float)):
-        value = float(text)
-    else:
-        cleaned = str(text or "").strip().replace(",", "").lstrip("$€£")
-        if not cleaned:
-            raise ArenaError("enter a price to make an offer")
-        try:
-            value = float(cleaned)
-        except ValueError:
-            raise ArenaError(f"{str(text)[:40]!r} is not a price: type a number such as 2.50") from None
-    if not math.isfinite(value):
-        raise ArenaError("the price must be a finite number")
-    if value > PRICE_LIMIT:
-        raise ArenaError("that price is absurdly large")
-    value = round(value, 2)  # prices are in cents
-    if value <= 0:
-        raise ArenaError("the price must be at least 0.01")
-    return value
-
-
-def human_move(action: str, price: object, message: str | None) -> Move:
-    """Validate what a person submitted and make it a move (nothing is stored on an error)."""
-    message = (message or "").strip()
-    if len(message) > MAX_MESSAGE:
-        raise ArenaError(f"the message is {len(message)} characters long; the limit is {MAX_MESSAGE}")
-    try:
-        kind = Action(str(action).upper())
-    except ValueError:
-        raise ArenaError(f"unknown action {action!r}: use OFFER, DEAL or NO_DEAL") from None
-    if kind is Action.INVALID:
-        raise ArenaError("choose OFFER, DEAL or NO_DEAL")
-    if kind is Action.OFFER:
-        return Move(Action.OFFER, price=parse_price(price), message=message)
-    return Move(kind, message=message)
-
-
-def _round(value: object) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ArenaError(f"the round must be a whole number, got {value!r}") from None
-
-
 class Arena:
-    """Every live game of one server, over one store and one set of backends."""
+    """Every live game of one server, over one store and one set of backends.
+
+    `arms` are the opponents this server offers (by default the built-in catalogue); nothing else can
+    be played, whatever a caller asks for. Store calls run in a worker thread, so a slow or locked
+    database never holds up the event loop that every other game shares.
+    """
 
     def __init__(self, store: Store, backends: Backends, source: scenarios.ScenarioSet | None = None,
-                 idle_timeout: timedelta = timedelta(hours=2)):
+                 idle_timeout: timedelta = timedelta(hours=2), arms: Iterable[str] | None = None):
         self.store, self.backends = store, backends
         self.source = source or scenarios.bundled()
         self.idle_timeout = idle_timeout
+        self.arms: tuple[str, ...] = tuple(arms) if arms is not None else tuple(a.spec for a in catalogue())
         self.live: dict[str, LiveGame] = {}
+        self._loading = asyncio.Lock()  # one rebuild of a stored game at a time: never two loops for one game
         self._swept = -math.inf  # when idle games were last looked for
 
     # --- starting ----------------------------------------------------------------------------
 
     def trial_for(self, setup: Setup, rng: random.Random) -> Trial:
         """The trial of a new game: a chosen scenario, or one drawn from a tier or split."""
+        if not 1 <= setup.rounds <= inputs.MAX_ROUNDS:
+            raise ArenaError(f"choose between 1 and {inputs.MAX_ROUNDS} rounds")
         if ":" in setup.scenario:
             scenario = self.source.get(setup.scenario)
         elif setup.scenario in scenarios.SPLITS:
@@ -178,65 +125,90 @@ class Arena:
         else:
             scenario = rng.choice(self.source.tier(setup.scenario))
         buyer_price, seller_price = scenarios.draw_prices(rng, scenario)
-        if not 1 <= setup.rounds <= MAX_ROUNDS:
-            raise ArenaError(f"choose between 1 and {MAX_ROUNDS} rounds")
         return Trial(trial_id=1, scenario=scenario, condition=setup.condition, buyer_price=buyer_price,
                      seller_price=seller_price, max_rounds=setup.rounds, mode=setup.mode, first_actor=setup.first_actor)
 
     async def start(self, setup: Setup, player: str | None = None) -> dict:
-        """Create, store and begin a game; returns the person's first view."""
+        """Create, store and begin a game; returns the person's first view. The seed is drawn here
+        (cryptographically) unless the setup carries one: only the server's own callers can replay a seed."""
         await self.sweep()
-        try:
-            arm = resolve(setup.arm)
-        except ArmError as exc:
-            raise ArenaError(str(exc)) from None
-        if arm.kind != "tactic" and not await self._available(arm):
-            raise ArenaError(f"{arm.spec} is not available here: start the app with a model backend "
-                             "(--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)")
+        arm = await self._playable(setup.arm)
         seed = setup.seed if setup.seed is not None else secrets.randbits(31)
         try:
             trial = self.trial_for(setup, random.Random(seed))
-        except (scenarios.ScenarioError, ValueError) as exc:
-            raise ArenaError(str(exc)) from None
+        except (scenarios.ScenarioError, KeyError, IndexError) as exc:
+            log.info("refused a setup %r: %s", setup, exc)
+            raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
         side = Side(prompt_version=setup.prompt_version)
-        agent_role = setup.role.other
-        reasons = arm.out_of_distribution(agent_role, trial)
+        reasons = arm.out_of_distribution(setup.role.other, trial)
         game_id = secrets.token_hex(16)
         backend = self.backends.for_arm(arm).describe() if arm.kind != "tactic" else None
-        self.store.create_game(
-            id=game_id, player=player, human_role=setup.role.value, arm=arm.spec, scenario=trial.scenario.ref,
-            seed=seed, condition=trial.condition.value, mode=trial.mode.value, max_rounds=trial.max_rounds,
-            first_actor=trial.first_actor.value, buyer_price=trial.buyer_price, seller_price=trial.seller_price,
-            trial=trial.to_dict(), prompt_version=side.prompt_version.value, parsing=side.parsing.value,
-            sampling=side.sampling.to_dict() if arm.kind != "tactic" else None, backend=backend,
-            out_of_distribution=bool(reasons), ood_reasons=reasons)
+        try:
+            await asyncio.to_thread(
+                self.store.create_game, id=game_id, player=inputs.player_id(player), human_role=setup.role.value,
+                arm=arm.spec, scenario=trial.scenario.ref, seed=seed, condition=trial.condition.value,
+                mode=trial.mode.value, max_rounds=trial.max_rounds, first_actor=trial.first_actor.value,
+                buyer_price=trial.buyer_price, seller_price=trial.seller_price, trial=trial.to_dict(),
+                prompt_version=side.prompt_version.value, parsing=side.parsing.value,
+                sampling=side.sampling.to_dict() if arm.kind != "tactic" else None, backend=backend,
+                out_of_distribution=bool(reasons), ood_reasons=reasons)
+        except StoreError:
+            log.exception("a new game could not be stored")
+            raise ArenaError(CANNOT_SAVE) from None
         live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed)
         await live.settled()
         return self.view_of(live)
 
-    async def _available(self, arm) -> bool:
+    async def _playable(self, spec: str) -> Arm:
+        """The arm named by `spec` if this server offers it and can play it now, else an ArenaError."""
+        if spec not in self.arms:
+            raise ArenaError(f"{inputs.shown(spec)} is not an opponent offered here; choose one of: "
+                             f"{', '.join(self.arms)}")
+        arm = resolve(spec)
+        if arm.kind == "tactic":
+            return arm
+        if arm.kind != "openai" and self.backends.local is None:
+            raise ArenaError(f"{spec} is not available on this server: it was started without a model backend, "
+                             "so only the scripted tactics can be played")
         try:
-            return await self.backends.for_arm(arm).available(arm)
-        except Exception:  # no backend configured, or it cannot be reached
-            return False
+            playable = await self.backends.for_arm(arm).available(arm)
+        except Exception:  # no backend for it, or it cannot be reached: the log says which
+            log.exception("checking whether %s can play", spec)
+            playable = False
+        if not playable:
+            raise ArenaError(f"{spec} cannot play right now: its model server does not answer or does not serve it. "
+                             "Try again in a minute, or choose another opponent.")
+        return arm
 
     def _begin(self, game_id: str, state: GameState, human_role: Role, arm_spec: str, side: Side, seed: int) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
         human = HumanAgent()
         live = LiveGame(game_id, state, human_role, human, agent, stored=len(state.turns))
-        buyer, seller = (human, agent) if human_role is Role.BUYER else (agent, human)
-        live.task = asyncio.get_running_loop().create_task(self._run(live, buyer, seller))
         self.live[game_id] = live
+        self._run_loop(live)
         return live
+
+    def _run_loop(self, live: LiveGame) -> None:
+        """Run (or run again, after a failure) the game's episode loop from its state."""
+        live.failure = None
+        buyer, seller = (live.human, live.agent) if live.human_role is Role.BUYER else (live.agent, live.human)
+        live.task = asyncio.get_running_loop().create_task(self._run(live, buyer, seller))
 
     async def _run(self, live: LiveGame, buyer, seller) -> None:
         try:
             await play(live.state, buyer, seller, on_turn=lambda state: self._store(live))
-        except Exception as exc:  # the agent failed: the round is not applied, the person may retry
-            live.failure = f"{type(exc).__name__}: {exc}"
+        except StoreError:
+            log.exception("game %s: a round could not be stored; the game is paused", live.id)
+            live.failure = "storage"
+        except Exception:  # the agent (its backend) failed: the round is not applied, the person may retry
+            log.exception("game %s: the agent could not move", live.id)
+            live.failure = "agent"
+        if live.failure is not None and len(live.state.turns) > live.stored:  # never show what is not stored
+            live.state = replay(live.state.trial, list(live.state.turns[:live.stored]))
 
-    def _store(self, live: LiveGame) -> None:
-        """Commit the turns not yet stored (called after every applied round, before the next)."""
+    async def _store(self, live: LiveGame) -> None:
+        """Commit the turns not yet stored (after every applied round, before the next); at the end, in the
+        same transaction, the outcome and the claim checker's findings. The work runs in a worker thread."""
         new = live.state.turns[live.stored:]
         records = {(r["round"], r["role"]): r for r in getattr(live.agent, "records", ())}
         rows = []
@@ -249,35 +221,59 @@ class Arena:
                          "prompt_messages": record.get("messages"), "latency_s": record.get("latency_s"),
                          "prompt_tokens": record.get("prompt_tokens"),
                          "completion_tokens": record.get("completion_tokens")})
-        self.store.add_moves(live.id, rows)
+        ended = live.state.outcome() if live.state.is_terminal() else None
+        turns, trial = list(live.state.turns), live.state.trial
+
+        def commit() -> list[dict]:
+            outcome, findings = None, []
+            if ended is not None:
+                findings, misstated = game_findings(
+                    {"human_role": live.human_role.value, "buyer_price": trial.buyer_price,
+                     "seller_price": trial.seller_price}, turns)
+                outcome = {"deal": ended.deal, "deal_price": ended.deal_price, "rounds": ended.rounds,
+                           "buyer_utility": ended.buyer_utility, "seller_utility": ended.seller_utility,
+                           "buyer_norm_utility": ended.buyer_norm_utility,
+                           "seller_norm_utility": ended.seller_norm_utility,
+                           "claims": findings, "agent_misstated": misstated}
+            self.store.add_moves(live.id, rows, outcome)
+            return findings
+
+        live.findings = await asyncio.to_thread(commit)
         live.stored += len(new)
-        if live.state.is_terminal():
-            outcome = live.state.outcome()
-            self.store.finish_game(live.id, {
-                "deal": outcome.deal, "deal_price": outcome.deal_price, "rounds": outcome.rounds,
-                "buyer_utility": outcome.buyer_utility, "seller_utility": outcome.seller_utility,
-                "buyer_norm_utility": outcome.buyer_norm_utility, "seller_norm_utility": outcome.seller_norm_utility})
 
     # --- playing -----------------------------------------------------------------------------
 
-    async def live_game(self, game_id: str) -> LiveGame:
-        """The live game, rebuilt from the store if this server does not hold it (reload, restart)."""
-        if game_id in self.live:
-            return self.live[game_id]
-        row = self.store.game(str(game_id)) if game_id else None
-        if row is None:
-            raise ArenaError("no such game: start a new one")
-        state = game_state(row)
-        side = Side(prompt_version=PromptVersion(row["prompt_version"]))
-        if row["status"] != "active" or state.is_terminal():
-            return LiveGame(game_id, state, Role(row["human_role"]), HumanAgent(), None, status=row["status"])
-        live = self._begin(game_id, state, Role(row["human_role"]), row["arm"], side, row["seed"] or 0)
+    async def live_game(self, game_id: object) -> LiveGame:
+        """The game, rebuilt from the store if this server does not hold it (reload, restart), its loop run
+        again if it stopped on a failure (a retry), and settled: waiting for the person, or ended."""
+        game_id = inputs.game_id(game_id)
+        async with self._loading:
+            live = self.live.get(game_id)
+            if live is None:
+                try:
+                    row = await asyncio.to_thread(self.store.game, game_id)
+                except StoreError:
+                    log.exception("game %s could not be read", game_id)
+                    raise ArenaError("The server cannot read games right now: try again in a minute.") from None
+                if row is None:
+                    raise ArenaError("no such game: start a new one")
+                state = game_state(row)
+                human_role = Role(row["human_role"])
+                if row["status"] != "active" or state.is_terminal():
+                    return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
+                                    findings=row["claims"] or [])
+                side = Side(prompt_version=PromptVersion(row["prompt_version"]))
+                live = self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0)
+            elif live.failure is not None and live.task is not None and live.task.done():
+                self._run_loop(live)
         await live.settled()
         return live
 
-    async def move(self, game_id: str, round_: int | None, action: str, price: object = None, message: str | None = "") -> dict:
-        """Apply the person's move for `round_` (a repeated submission is refused) and return the new view."""
-        move = human_move(action, price, message)
+    async def move(self, game_id: object, round_: object, action: object, price: object = None,
+                   message: object = "") -> dict:
+        """Apply the person's move for `round_` (required: a repeated submission is refused) and return the new view."""
+        move = inputs.human_move(action, price, message)
+        round_ = inputs.whole_number("the round", round_, 1, 10 * inputs.MAX_ROUNDS)
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
         live = await self.live_game(game_id)
         async with live.lock:
@@ -285,26 +281,23 @@ class Arena:
                 raise ArenaError("this game is over: start a new one")
             if live.status == "abandoned":
                 raise ArenaError("this game was abandoned after being left idle: start a new one")
-            if live.failure is not None:  # the agent failed last time: run the loop again from the stored state
-                live.failure = None
-                live.task = asyncio.get_running_loop().create_task(self._run(live, *self._sides(live)))
-                await live.settled()
-            if round_ is not None and _round(round_) != live.state.round:
+            if round_ != live.state.round:
                 raise ArenaError(f"that move was for round {round_}, and the game is in round {live.state.round}")
             if not live.human.waiting:
+                if live.failure is not None:  # it stopped again at once: say so, as the view does
+                    return self.view_of(live)
                 raise ArenaError("wait for the other side's move")
             if move.action not in live.state.legal_actions(live.human_role):
                 allowed = ", ".join(a.value for a in live.state.legal_actions(live.human_role))
                 raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
+            if move.price is not None and move.price > ABSURD_FACTOR * _largest_price(live.state.trial):
+                raise ArenaError(f"{move.price:,.2f} is far more than anything in this game is worth: check the number")
             live.human.submit(move)
             await live.settled()
             return self.view_of(live)
 
-    def _sides(self, live: LiveGame) -> tuple:
-        return (live.human, live.agent) if live.human_role is Role.BUYER else (live.agent, live.human)
-
-    async def view(self, game_id: str) -> dict:
-        """The person's current view of a game (resuming it if needed)."""
+    async def view(self, game_id: object) -> dict:
+        """The person's current view of a game (resuming it, or retrying a failed round, if needed)."""
         return self.view_of(await self.live_game(game_id))
 
     async def sweep(self, every: timedelta = timedelta(0)) -> None:
@@ -313,7 +306,12 @@ class Arena:
         if now - self._swept < every.total_seconds():
             return
         self._swept = now
-        for game_id in self.store.abandon_idle(self.idle_timeout):
+        try:
+            idle = await asyncio.to_thread(self.store.abandon_idle, self.idle_timeout)
+        except StoreError:  # the next sweep will try again; play goes on meanwhile
+            log.exception("idle games could not be marked abandoned")
+            return
+        for game_id in idle:
             live = self.live.pop(game_id, None)
             if live is not None and live.task is not None:
                 live.task.cancel()
@@ -325,5 +323,11 @@ class Arena:
         obs = live.state.observation(live.human_role)
         if live.state.is_terminal():
             self.live.pop(live.id, None)
-        return person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, live.failure,
-                           live.status)
+        stopped = live.failure if live.task is not None and live.task.done() else None
+        return person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, stopped,
+                           live.status, live.findings)
+
+
+def _largest_price(trial: Trial) -> float:
+    """The largest price of the scenario's two reservation ranges."""
+    return max(trial.scenario.price_range(Role.BUYER)[1], trial.scenario.price_range(Role.SELLER)[1])

@@ -9,39 +9,65 @@ views, and nothing but the caller's own view.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import logging
+import re
 import secrets
+import shutil
 import tempfile
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import gradio as gr
 import pandas as pd
 
-from bargain.arena.controller import Arena, ArenaError, Setup
-from bargain.arms import catalogue
-from bargain.claims import check_turns
+from bargain.arena import inputs
+from bargain.arena.controller import Arena, ArenaError
+from bargain.arena.inputs import SOURCES
+from bargain.arena.limits import AdminGate, StartLimits
+from bargain.arms import resolve
 from bargain.prompts import PromptVersion
+from bargain.store import StoreError
 from bargain.trial import Condition, Mode, Role
 
-SOURCES = ["low", "medium", "high", "very_high", "train", "val", "test"]
 CONDITION_LABELS = {
     Condition.FULL: "full: both know both prices",
     Condition.BUYER_UNAWARE: "buyer_unaware: the seller knows the buyer's price",
     Condition.SELLER_UNAWARE: "seller_unaware: the buyer knows the seller's price",
     Condition.BOTH_UNAWARE: "both_unaware: neither knows the other's price",
 }
+UNEXPECTED = "Something went wrong on the server. Your game is saved: try again, or reload the page."
+EXPORT_KEPT_S = 600  # an export's own files are deleted this long after it is made
+CACHE_SWEEP = (600, 3600)  # Gradio's copies of served files: looked at every 10 minutes, deleted after an hour
+MAX_SEARCH = 100  # characters of a product search
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class Options:
-    """What the page offers: which arms can be chosen, and how to say when models are missing."""
+    """What the page offers (the opponents, in order, and whether each can play here), and the server-side
+    settings around it. Nothing here is sent to the browser except the opponents and the note."""
 
-    available: dict[str, bool]  # arm spec -> playable here
-    admin_password: str | None = None
+    available: dict[str, bool]  # arm spec -> playable here; the keys are the opponents offered
+    admin: AdminGate = field(default_factory=lambda: AdminGate(None))
     note: str = ""
-    browser_secret: str | None = None  # the same across restarts, so that a page resumes its game
+    browser_secret: str = field(default_factory=lambda: secrets.token_hex(16))  # signs what a browser keeps
+    limits: StartLimits = field(default_factory=StartLimits)
+    behind_proxy: bool = False  # trust the last X-Forwarded-For hop as the client's address (a Space)
 
 
 # --- rendering views ----------------------------------------------------------------------------
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$:])")
+
+
+def plain(text: str) -> str:
+    """Text from a person or a model shown as that text: no Markdown, no HTML, nothing loaded from elsewhere
+    (links, images and forms in a message are shown as the characters typed)."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return escaped.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def info_markdown(view: dict) -> str:
@@ -75,7 +101,7 @@ def chat_messages(view: dict, typing: bool = False) -> list[dict]:
                  "INVALID": "passes (no valid move)"}[turn["action"]]
         text = f"*Round {turn['round']}: {label}*"
         if turn["message"]:
-            text = f"{turn['message']}\n\n{text}"
+            text = f"{plain(turn['message'])}\n\n{text}"
         messages.append({"role": "user" if turn["speaker"] == "you" else "assistant", "content": text})
     if typing:
         messages.append({"role": "assistant", "content": "*typing...*"})
@@ -107,7 +133,7 @@ def result_markdown(view: dict) -> str:
              f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
              f"| agent | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |")
     strategy = "\n".join(f"| {s['round']} | {s['action']}{' ' + str(s['price']) if s['price'] is not None else ''} "
-                         f"| {s['thought'] or '(none)'} |" for s in debrief["strategy"])
+                         f"| {plain(' '.join(s['thought'].split())) or '(none)'} |" for s in debrief["strategy"])
     reveal = (f"\n\n### Debrief\n\nThe agent ({debrief['agent_role']}) had a reservation price of "
               f"**{debrief['agent_price']}**. Its private strategy, round by round:\n\n"
               f"| round | move | strategy |\n|---|---|---|\n{strategy}")
@@ -134,16 +160,55 @@ def claims_markdown(findings: list[dict]) -> str:
     return "\n\n### Claims\n\n" + "\n".join(lines)
 
 
+# --- what a browser keeps -----------------------------------------------------------------------
+
+
+def _signature(secret: str, player: str, game: str | None) -> str:
+    return hmac.new(secret.encode(), f"{player}|{game or ''}".encode(), hashlib.sha256).hexdigest()
+
+
+def kept(secret: str, saved: object) -> dict:
+    """The player id and game id a browser kept, if the server signed them; else a new player and no game."""
+    if isinstance(saved, dict) and isinstance(saved.get("player"), str) and isinstance(saved.get("sig"), str):
+        player, game = saved["player"], saved.get("game") if isinstance(saved.get("game"), str) else None
+        if hmac.compare_digest(saved["sig"], _signature(secret, player, game)):
+            return {"player": player, "game": game}
+    return {"player": secrets.token_hex(8), "game": None}
+
+
+def keep(secret: str, player: str, game: str | None) -> dict:
+    """What the browser keeps: the ids and the server's signature of them (the key never leaves the server)."""
+    return {"player": player, "game": game, "sig": _signature(secret, player, game)}
+
+
+def client_address(request: gr.Request | None, behind_proxy: bool) -> str:
+    """The caller's address: the nearest proxy's view of it on a Space, else the connection's."""
+    if request is None:
+        return "unknown"
+    if behind_proxy:
+        hops = [hop.strip() for hop in (request.headers.get("x-forwarded-for") or "").split(",") if hop.strip()]
+        if hops:
+            return hops[-1]
+    return request.client.host if request.client else "unknown"
+
+
 # --- the page -----------------------------------------------------------------------------------
 
 
 def build_app(arena: Arena, options: Options) -> gr.Blocks:
-    """The Blocks app over one arena (launch it with the settings in bargain.arena.launch_kwargs)."""
-    arms = [a for a in catalogue()]
-    choices = [(f"{a.spec}{'' if options.available.get(a.spec) else ' (unavailable)'}", a.spec) for a in arms]
+    """The Blocks app over one arena (launch it with the settings in bargain.arena.LAUNCH_DEFAULTS)."""
+    offered = list(options.available)
+    choices = [(f"{spec}{'' if options.available[spec] else ' (unavailable)'}", spec) for spec in offered]
+    secret = options.browser_secret
+    # The browser encrypts what it keeps with a key it is sent; derive one, so that the server's own secret
+    # (which signs the ids) stays on the server and a restart keeps the same key.
+    browser_key = hmac.new(secret.encode(), b"browser-state key", hashlib.sha256).hexdigest()[:32]
 
-    with gr.Blocks(title="bargain arena", analytics_enabled=False) as demo:
-        saved = gr.BrowserState({"player": None, "game": None}, storage_key="bargain-arena", secret=options.browser_secret)
+    def address(request: gr.Request | None) -> str:
+        return client_address(request, options.behind_proxy)
+
+    with gr.Blocks(title="bargain arena", analytics_enabled=False, delete_cache=CACHE_SWEEP) as demo:
+        saved = gr.BrowserState(None, storage_key="bargain-arena", secret=browser_key)
         current = gr.State(None)  # the view shown (dict), or None
 
         gr.Markdown("# Bargaining arena\nHaggle with a language model (or a scripted tactic) over an everyday item. "
@@ -154,31 +219,36 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             with gr.Accordion("Game setup", open=True) as setup_box:
                 with gr.Row():
                     role = gr.Radio([r.value for r in Role], value=Role.BUYER.value, label="You play")
-                    opponent = gr.Dropdown(choices, value="tactic:linear", label="Opponent")
+                    opponent = gr.Dropdown(choices, value=offered[0] if "tactic:linear" not in offered else "tactic:linear",
+                                           label="Opponent")
                     condition = gr.Dropdown([(label, c.value) for c, label in CONDITION_LABELS.items()],
                                             value=Condition.BOTH_UNAWARE.value, label="Information condition")
                 with gr.Row():
                     mode = gr.Radio([m.value for m in Mode], value=Mode.SIMULTANEOUS.value, label="Mode")
                     opener = gr.Radio([r.value for r in Role], value=Role.BUYER.value, label="Who opens (sequential)")
-                    rounds = gr.Slider(1, 20, value=4, step=1, label="Rounds (the adapters were trained with 4)")
+                    rounds = gr.Slider(1, inputs.MAX_ROUNDS, value=4, step=1,
+                                       label="Rounds (the adapters were trained with 4)")
                     version = gr.Radio([v.value for v in PromptVersion], value=PromptVersion.TRAIN.value,
                                        label="Prompt version")
                 with gr.Row():
-                    source = gr.Dropdown(SOURCES, value="low", label="Random scenario from (tier or split)")
-                    search = gr.Textbox(label="...or search a product", placeholder="e.g. rice")
+                    source = gr.Dropdown(list(SOURCES), value=inputs.DEFAULT_SOURCE,
+                                         label="Random scenario from (tier or split)")
+                    search = gr.Textbox(label="...or search a product", placeholder="e.g. rice", max_length=MAX_SEARCH)
                     picked = gr.Dropdown([], value=None, label="Chosen scenario", allow_custom_value=False)
                 badge = gr.Markdown()
                 start = gr.Button("Start game", variant="primary")
             info = gr.Markdown()
             status = gr.Markdown()
-            chat = gr.Chatbot(label="Negotiation", height=380, feedback_options=None)
+            chat = gr.Chatbot(label="Negotiation", height=380, feedback_options=None, buttons=[], allow_tags=False,
+                              sanitize_html=True, latex_delimiters=[])
             with gr.Row():
-                message = gr.Textbox(label="Your message (optional)", max_lines=3, scale=3)
-                price = gr.Textbox(label="Price", placeholder="e.g. 2.40", scale=1)
+                message = gr.Textbox(label="Your message (optional)", max_lines=3, scale=3, max_length=inputs.MAX_MESSAGE)
+                price = gr.Textbox(label="Price", placeholder="e.g. 2.40", scale=1, max_length=inputs.MAX_PRICE_TEXT)
             with gr.Row():
                 offer = gr.Button("Offer", variant="primary", interactive=False)
                 accept = gr.Button("Accept their offer", interactive=False, visible=False)
                 walk = gr.Button("Walk away", variant="stop", interactive=False)
+                retry = gr.Button("Try again", visible=False)
             feedback = gr.Markdown()
             result = gr.Markdown()
             again = gr.Button("Play again (same settings)", visible=False)
@@ -189,38 +259,50 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             plot = gr.BarPlot(x="opponent", y="your_norm_utility", color="condition",
                               title="Mean normalised utility of the person, by opponent", y_aggregate="mean")
             with gr.Accordion("Export all games and moves (admin)", open=False):
-                password = gr.Textbox(label="Admin password", type="password")
+                password = gr.Textbox(label="Admin password", type="password", max_length=200)
                 export = gr.Button("Export CSV and Parquet")
                 files = gr.File(label="Files", file_count="multiple")
 
-        game_outputs = [current, saved, info, status, chat, offer, accept, walk, feedback, result, again, setup_box]
+        game_outputs = [current, saved, info, status, chat, offer, accept, walk, retry, feedback, result, again,
+                        setup_box, message, price]
+        unchanged_fields = [gr.update(), gr.update()]
+        cleared_fields = [gr.update(value=""), gr.update(value="")]
 
-        def render(view: dict | None, store: dict, note: str = "", typing: bool = False) -> list:
+        def render(view: dict | None, ids: dict, note: str = "", typing: bool = False, fields: list | None = None) -> list:
+            """Every output of the page for a view (or for no game), so that no path returns fewer."""
+            fields = fields if fields is not None else unchanged_fields
             if view is None:
-                return [None, store, "", "", [], gr.update(interactive=False), gr.update(interactive=False, visible=False),
-                        gr.update(interactive=False), note, "", gr.update(visible=False), gr.update(open=True)]
+                return [None, keep(secret, ids["player"], None), "", "", [], gr.update(interactive=False),
+                        gr.update(interactive=False, visible=False), gr.update(interactive=False),
+                        gr.update(visible=False), note, "", gr.update(visible=False), gr.update(open=True), *fields]
             live = view["status"] == "active"
             turn = live and view["your_turn"] and not typing
             actions = view["actions"] if turn else []
-            store = {**store, "game": view["game_id"] if live else None}
-            return [view, store, info_markdown(view), round_markdown(view), chat_messages(view, typing),
+            return [view, keep(secret, ids["player"], view["game_id"] if live else None), info_markdown(view),
+                    round_markdown(view), chat_messages(view, typing),
                     gr.update(interactive="OFFER" in actions),
                     gr.update(interactive="DEAL" in actions, visible=view["mode"] == Mode.SEQUENTIAL),
                     gr.update(interactive="NO_DEAL" in actions),
+                    gr.update(visible=bool(view.get("retry")) and not typing),
                     note or (f"**{view['error']}**" if view["error"] else ""),
-                    result_markdown(view), gr.update(visible=not live), gr.update(open=False)]
+                    result_markdown(view), gr.update(visible=not live), gr.update(open=False), *fields]
 
         def describe_choice(arm_spec: str, role_value: str, condition_value: str, mode_value: str, rounds_value: int) -> str:
-            from bargain.arms import resolve
-
-            arm = resolve(arm_spec)
-            if not options.available.get(arm_spec):
-                return f"**{arm_spec} is not available here.** {options.note}"
-            from bargain.trial import Trial
             from bargain.scenarios import bundled
+            from bargain.trial import Trial
 
-            probe = Trial(1, bundled().get("low:0"), Condition(condition_value), 2.0, 1.5, int(rounds_value), Mode(mode_value))
-            reasons = arm.out_of_distribution(Role(role_value).other, probe)
+            if arm_spec not in options.available:
+                return ""
+            if not options.available[arm_spec]:
+                return f"**{arm_spec} is not available here.** {options.note}"
+            try:
+                probe = Trial(1, bundled().get("low:0"), inputs.choice("condition", condition_value, Condition), 2.0,
+                              1.5, inputs.whole_number("rounds", rounds_value, 1, inputs.MAX_ROUNDS),
+                              inputs.choice("mode", mode_value, Mode))
+                agent_role = inputs.choice("role", role_value, Role).other
+            except ArenaError:
+                return ""
+            reasons = resolve(arm_spec).out_of_distribution(agent_role, probe)
             return ("**Outside training conditions** (out of distribution): " + "; ".join(reasons)) if reasons else ""
 
         setup_inputs = [opponent, role, condition, mode, rounds]
@@ -228,108 +310,139 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             control.change(describe_choice, setup_inputs, badge, api_visibility="private", queue=False)
 
         def find(text: str):
-            found = arena.source.search(text)[:50] if text and len(text.strip()) >= 2 else []
+            text = text if isinstance(text, str) else ""
+            found = arena.source.search(text[:MAX_SEARCH])[:50] if len(text.strip()) >= 2 else []
             return gr.update(choices=[(f"{s.product_name} ({s.ref})", s.ref) for s in found],
                              value=found[0].ref if found else None)
 
         search.change(find, search, picked, api_visibility="private", queue=False)
 
-        async def on_start(store, role_value, arm_spec, condition_value, mode_value, opener_value, rounds_value,
-                           version_value, source_value, picked_value):
-            store = dict(store or {})
-            store["player"] = store.get("player") or secrets.token_hex(8)
-            setup = Setup(role=Role(role_value), arm=arm_spec, condition=Condition(condition_value), mode=Mode(mode_value),
-                          rounds=int(rounds_value), scenario=picked_value or source_value,
-                          prompt_version=PromptVersion(version_value), first_actor=Role(opener_value))
+        async def on_start(saved_value, role_value, arm_spec, condition_value, mode_value, opener_value, rounds_value,
+                           version_value, source_value, picked_value, request: gr.Request):
+            ids = kept(secret, saved_value)
             try:
-                view = await arena.start(setup, player=store["player"])
+                setup = inputs.setup(role_value, arm_spec, condition_value, mode_value, rounds_value,
+                                     picked_value or source_value, version_value, opener_value)
+                options.limits.check(ids["player"], address(request))
+                view = await arena.start(setup, player=ids["player"])
             except ArenaError as exc:
-                return render(None, store, note=f"**{exc}**")
-            return render(view, store) + [gr.update(value=""), gr.update(value="")]
+                return render(None, ids, note=f"**{exc}**")
+            except Exception:
+                log.exception("starting a game")
+                return render(None, ids, note=f"**{UNEXPECTED}**")
+            return render(view, ids, fields=cleared_fields)
 
         start_inputs = [saved, role, opponent, condition, mode, opener, rounds, version, source, picked]
-        start.click(on_start, start_inputs, game_outputs + [message, price], api_visibility="private",
-                    trigger_mode="once")
-        again.click(on_start, start_inputs, game_outputs + [message, price], api_visibility="private",
-                    trigger_mode="once")
+        for button in (start, again):
+            button.click(on_start, start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
 
         def lock():
-            return [gr.update(interactive=False)] * 3
+            return [gr.update(interactive=False)] * 4
 
         def submitter(action: str):
-            async def submit(view, store, message_value, price_value):
-                if view is None:
-                    yield render(None, store, note="**Start a game first.**") + [gr.update(), gr.update()]
+            async def submit(view, saved_value, message_value, price_value):
+                ids = kept(secret, saved_value)
+                if not isinstance(view, dict) or "game_id" not in view:
+                    yield render(None, ids, note="**Start a game first.**")
                     return
                 if view["mode"] == Mode.SEQUENTIAL:  # show the person's move at once, the agent "typing"
-                    pending = {**view, "your_turn": False}
-                    yield render(pending, store, typing=True) + [gr.update(), gr.update()]
+                    yield render({**view, "your_turn": False}, ids, typing=True)
                 try:
                     new = await arena.move(view["game_id"], view["round"], action, price_value, message_value)
                 except ArenaError as exc:  # refused: nothing stored, what was typed stays
-                    yield render(view, store, note=f"**{exc}**") + [gr.update(), gr.update()]
+                    yield render(view, ids, note=f"**{exc}**")
                     return
-                yield render(new, store) + [gr.update(value=""), gr.update(value="")]
+                except Exception:
+                    log.exception("a move in game %s", view.get("game_id"))
+                    yield render(view, ids, note=f"**{UNEXPECTED}**")
+                    return
+                # After a round that could not be played, what was typed stays for the retry.
+                yield render(new, ids, fields=unchanged_fields if new["error"] else cleared_fields)
             return submit
 
         for button, action in ((offer, "OFFER"), (accept, "DEAL"), (walk, "NO_DEAL")):
-            button.click(lock, None, [offer, accept, walk], api_visibility="private", queue=False).then(
-                submitter(action), [current, saved, message, price], game_outputs + [message, price],
-                api_visibility="private", trigger_mode="once")
+            button.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(
+                submitter(action), [current, saved, message, price], game_outputs, api_visibility="private",
+                trigger_mode="once")
 
-        async def on_load(store):
-            store = dict(store or {})
-            store["player"] = store.get("player") or secrets.token_hex(8)
-            if store.get("game"):
+        async def resume(saved_value):
+            """The kept game, resumed (a reload, or Try again after a failure); or the page ready for a new one."""
+            ids = kept(secret, saved_value)
+            if ids["game"]:
                 try:
-                    return render(await arena.view(store["game"]), store)
-                except ArenaError:
-                    store["game"] = None
-            return render(None, store)
+                    return render(await arena.view(ids["game"]), ids)
+                except ArenaError as exc:
+                    return render(None, ids, note=f"**{exc}**" if "no such game" not in str(exc) else "")
+                except Exception:
+                    log.exception("resuming game %s", ids["game"])
+                    return render(None, ids, note=f"**{UNEXPECTED}**")
+            return render(None, ids)
 
-        demo.load(on_load, saved, game_outputs, api_visibility="private")
+        demo.load(resume, saved, game_outputs, api_visibility="private")
+        retry.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(
+            resume, saved, game_outputs, api_visibility="private", trigger_mode="once")
 
-        def results(store):
-            player = (store or {}).get("player")
-            return [my_games(arena, player), per_arm(arena), per_arm_rows(arena)]
+        def results(saved_value):
+            player = kept(secret, saved_value)["player"]
+            try:
+                table_value = per_arm(arena)
+                return [my_games(arena, player), table_value, table_value]
+            except StoreError:
+                log.exception("reading the results")
+                raise gr.Error("The results cannot be read right now: try again in a minute.") from None
 
-        refresh.click(results, saved, [mine, table, plot], api_visibility="private")
+        refresh.click(results, saved, [mine, table, plot], api_visibility="private", concurrency_limit=2)
 
-        def do_export(given: str):
-            if not options.admin_password:
-                raise gr.Error("Export is disabled: start the app with BARGAIN_ADMIN_PASSWORD set.")
-            if not secrets.compare_digest(given or "", options.admin_password):
-                raise gr.Error("Wrong admin password.")
-            return [str(p) for p in arena.store.export(tempfile.mkdtemp(prefix="bargain-export-"))]
+        def do_export(given: str, request: gr.Request):
+            try:
+                options.admin.check(given, address(request))
+            except ArenaError as exc:
+                raise gr.Error(str(exc)) from None
+            directory = tempfile.mkdtemp(prefix="bargain-export-")  # readable by this user only
+            try:
+                written = arena.store.export(directory)
+            except StoreError:
+                log.exception("exporting the database")
+                shutil.rmtree(directory, ignore_errors=True)
+                raise gr.Error("The database cannot be read right now: try again in a minute.") from None
+            remove = threading.Timer(EXPORT_KEPT_S, shutil.rmtree, args=(directory,), kwargs={"ignore_errors": True})
+            remove.daemon = True
+            remove.start()
+            return [str(p) for p in written]
 
-        export.click(do_export, password, files, api_visibility="private")
+        export.click(do_export, password, files, api_visibility="private", concurrency_limit=1)
 
         # --- named API endpoints: the caller's own view only --------------------------------
+
+        async def answer(work) -> dict:
+            """A view for an API caller, or one of the project's own messages as a gr.Error."""
+            try:
+                return await work
+            except ArenaError as exc:
+                raise gr.Error(str(exc)) from None
+            except Exception:
+                log.exception("an API call")
+                raise gr.Error(UNEXPECTED) from None
+
         async def start_game(role: str = "buyer", opponent: str = "tactic:linear", condition: str = "both_unaware",
                              mode: str = "simultaneous", rounds: int = 4, scenario: str = "low",
-                             prompt_version: str = "train", seed: int | None = None, player: str | None = None,
-                             first_actor: str = "buyer") -> dict:
-            """Start a game and return your view of it (keep `game_id` to play)."""
-            try:
-                setup = Setup(Role(role), opponent, Condition(condition), Mode(mode), int(rounds), scenario,
-                              PromptVersion(prompt_version), seed, Role(first_actor))
-                return await arena.start(setup, player=player)
-            except (ArenaError, ValueError) as exc:
-                raise gr.Error(str(exc)) from None
+                             prompt_version: str = "train", player: str | None = None, first_actor: str = "buyer",
+                             request: gr.Request = None) -> dict:
+            """Start a game against one of the offered opponents and return your view of it (keep `game_id`)."""
+            async def work():
+                setup = inputs.setup(role, opponent, condition, mode, rounds, scenario, prompt_version, first_actor)
+                who = inputs.player_id(player)
+                options.limits.check(f"api:{request.session_hash if request else ''}", address(request))
+                return await arena.start(setup, player=who)
+            return await answer(work())
 
         async def play_move(game_id: str, round: int, action: str, price: str = "", message: str = "") -> dict:
             """Make your move for `round` (OFFER with a price, DEAL, NO_DEAL) and return your new view."""
-            try:
-                return await arena.move(game_id, round, action, price, message)
-            except ArenaError as exc:
-                raise gr.Error(str(exc)) from None
+            return await answer(arena.move(game_id, round, action, price, message))
 
         async def get_game(game_id: str) -> dict:
-            """Your current view of a game (resumes it if the server restarted)."""
-            try:
-                return await arena.view(game_id)
-            except ArenaError as exc:
-                raise gr.Error(str(exc)) from None
+            """Your current view of a game (resumes it after a restart, or retries a round that failed)."""
+            return await answer(arena.view(game_id))
 
         # Off the queue: these are short awaits, and a plain request costs both sides far less.
         gr.api(start_game, api_name="start_game", queue=False)
@@ -341,54 +454,19 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 # --- results tables -----------------------------------------------------------------------------
 
 
-def _person_frame(games: pd.DataFrame) -> pd.DataFrame:
-    if games.empty:
-        return games
-    buyer = games["human_role"] == "buyer"
-    games = games.assign(
-        opponent=games["arm"],
-        your_norm_utility=games["buyer_norm_utility"].where(buyer, games["seller_norm_utility"]),
-        agent_norm_utility=games["seller_norm_utility"].where(buyer, games["buyer_norm_utility"]),
-    )
-    return games
-
-
 def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
-    """The person's own games, newest first."""
-    games = _person_frame(arena.store.games_frame(player)) if player else pd.DataFrame()
+    """The person's own latest games, newest first."""
+    games = arena.store.player_games(player) if player else pd.DataFrame()
     if games.empty:
         return pd.DataFrame(columns=["started", "opponent", "role", "condition", "status", "deal", "deal_price",
                                      "your_norm_utility"])
-    return pd.DataFrame({"started": games["created_at"].astype(str).str[:19], "opponent": games["opponent"],
-                         "role": games["human_role"], "condition": games["condition"], "status": games["status"],
-                         "deal": games["deal"], "deal_price": games["deal_price"],
-                         "your_norm_utility": games["your_norm_utility"].round(3)}).iloc[::-1]
-
-
-def per_arm_rows(arena: Arena) -> pd.DataFrame:
-    """Finished games with the person's and the agent's normalised utility, and whether the agent
-    misstated a price limit in its favour (the claim checker), for the table and the plot."""
-    games = _person_frame(arena.store.games_frame())
-    if games.empty:
-        return pd.DataFrame(columns=["opponent", "condition", "your_norm_utility"])
-    games = games[games["status"] == "finished"]
-    moves = arena.store.moves_frame()
-    misstated = []
-    for _, game in games.iterrows():
-        own = moves[moves["game_id"] == game["id"]].to_dict("records")
-        agent = "seller" if game["human_role"] == "buyer" else "buyer"
-        misstated.append(check_turns(own, game["buyer_price"], game["seller_price"])[agent]["misrepresentations"] > 0)
-    return games.assign(agent_misstated=misstated)[["opponent", "condition", "your_norm_utility",
-                                                    "agent_norm_utility", "deal", "agent_misstated"]]
+    return games.assign(started=games["started"].astype(str).str[:19],
+                        your_norm_utility=games["your_norm_utility"].astype(float).round(3))
 
 
 def per_arm(arena: Arena) -> pd.DataFrame:
-    """Per opponent and condition: games, deal rate, mean normalised utility of the person and of the agent."""
-    rows = per_arm_rows(arena)
-    if rows.empty:
-        return pd.DataFrame(columns=["opponent", "condition", "games", "deal_rate", "your_norm_utility", "agent_norm_utility",
-                                     "agent_misrepresentation_rate"])
-    grouped = rows.groupby(["opponent", "condition"], sort=True)
-    return grouped.agg(games=("deal", "size"), deal_rate=("deal", "mean"), your_norm_utility=("your_norm_utility", "mean"),
-                       agent_norm_utility=("agent_norm_utility", "mean"),
-                       agent_misrepresentation_rate=("agent_misstated", "mean")).round(3).reset_index()
+    """Per opponent and condition (finished games): games, deal rate, mean normalised utility of the person and
+    of the agent, and how often the agent misstated a price limit in its favour (stored when each game ended)."""
+    table = arena.store.results_by_arm()
+    numbers = ["deal_rate", "your_norm_utility", "agent_norm_utility", "agent_misrepresentation_rate"]
+    return table.assign(**{c: table[c].astype(float).round(3) for c in numbers})

@@ -2,13 +2,21 @@
 
 Built from the person's observation only; the finished game (`ended`) is the one way anything
 the observation hid (the agent's price, its strategy text, the truth of claims) enters a view.
+Errors are the project's own sentences: what went wrong inside goes to the server's log.
 """
 
 from __future__ import annotations
 
-from bargain.claims import check_turns
 from bargain.game import GameState, Observation
 from bargain.trial import Role
+
+# Why a game's loop stopped before its end, in words for the person (bargain.arena.controller sets the kind).
+FAILURES = {
+    "agent": "The other side is unavailable right now; your game is saved and nothing of this round was applied. "
+             "{retry} to retry, now or later.",
+    "storage": "The game is paused: the server cannot save moves right now. Nothing of this round was applied and "
+               "your game is saved up to here. {retry} to retry in a moment.",
+}
 
 
 def _transcript(obs: Observation) -> list[dict]:
@@ -17,11 +25,14 @@ def _transcript(obs: Observation) -> list[dict]:
 
 
 def person_view(game_id: str, obs: Observation, ended: GameState | None, your_turn: bool, failure: str | None,
-                status: str = "active") -> dict:
-    """The JSON view of a game for the person playing `obs.role`. Only `ended` (a finished game)
-    may bring in what the observation hides, as the debrief."""
+                status: str = "active", findings: list[dict] | None = None) -> dict:
+    """The JSON view of a game for the person playing `obs.role`. Only `ended` (a finished game, with its
+    claim `findings`) may bring in what the observation hides, as the debrief. After a `failure` (the loop
+    stopped: "agent" or "storage"), the person may move again if the turn is theirs, or else retry."""
     status = "finished" if ended is not None else status
-    your_turn = your_turn and status == "active"
+    stopped = failure is not None and status == "active"
+    your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active"
+    retry = "Make your move again" if your_turn else "Press Try again (or reload the page)"
     view = {
         "game_id": game_id,
         "status": status,
@@ -40,14 +51,14 @@ def person_view(game_id: str, obs: Observation, ended: GameState | None, your_tu
         "transcript": _transcript(obs),
         "your_turn": your_turn,
         "actions": [a.value for a in obs.legal_actions] if your_turn else [],
-        "error": (f"The agent could not move ({failure}). Nothing of this round was applied: make your move "
-                  "(again) to retry." if failure else
+        "retry": stopped and not your_turn,
+        "error": (FAILURES[failure].format(retry=retry) if stopped else
                   "This game was abandoned after being left idle: start a new one." if status == "abandoned" else None),
         "outcome": None,
         "debrief": None,
     }
     if ended is not None:
-        view["outcome"], view["debrief"] = _outcome(ended, obs.role), _debrief(ended, obs.role)
+        view["outcome"], view["debrief"] = _outcome(ended, obs.role), _debrief(ended, obs.role, findings or [])
     return view
 
 
@@ -66,28 +77,12 @@ def _outcome(state: GameState, role: Role) -> dict:
     }
 
 
-def _debrief(state: GameState, role: Role) -> dict:
+def _debrief(state: GameState, role: Role, findings: list[dict]) -> dict:
     agent = role.other
     return {
         "agent_role": agent.value,
         "agent_price": state.trial.reservation(agent),
         "strategy": [{"round": t.round, "thought": t.thought or "", "action": t.action.value, "price": t.price}
                      for t in state.turns if t.role is agent],
-        "claims": claim_findings(state, role),
+        "claims": [{**f, "speaker": "you" if f["role"] == role.value else "agent"} for f in findings],
     }
-
-
-def claim_findings(state: GameState, person: Role) -> list[dict]:
-    """Each price claim either side made, set against the truth (the claim checker, bargain.claims)."""
-    checked = check_turns(state.turns, state.trial.buyer_price, state.trial.seller_price)
-    findings = []
-    for move in checked["moves"]:
-        speaker = Role(move["role"])
-        for claim in move["claims"]:
-            about = speaker if claim["kind"] != "other_limit" else speaker.other
-            findings.append({"round": move["round"], "speaker": "you" if speaker is person else "agent",
-                             "role": speaker.value, "kind": claim["kind"], "said": claim["value"],
-                             "about": about.value, "truth": state.trial.reservation(about),
-                             "misrepresentation": claim["misrepresentation"],
-                             "bluff": claim["kind"] == "final_offer" and move["bluff"], "text": claim["text"]})
-    return findings

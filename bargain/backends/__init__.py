@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, fields, replace
-from typing import Protocol, Sequence
+from typing import Iterable, Protocol, Sequence
 
 
 class BackendError(RuntimeError):
@@ -107,26 +107,34 @@ async def generate(backend: Backend, requests: Sequence[Request]) -> list[Comple
 
 
 class Backends:
-    """The backend for each model arm: the configured local one (vLLM server or hf) for the base
-    model and the adapters, and one client per URL for `openai:MODEL@URL` arms (key from
-    OPENAI_API_KEY)."""
+    """The backend for each model arm: the configured local one (vLLM server or hf) for the base model and
+    the adapters, and one client per remote endpoint for `openai:MODEL@URL` arms.
 
-    def __init__(self, local: Backend | None = None, api_key: str | None = None):
+    Remote endpoints are configuration, never a request: only the URLs in `remote` (given by whoever runs
+    the program: its command line, its settings) are ever called, and only they receive the API key
+    (OPENAI_API_KEY unless `api_key` is given). An arm naming any other URL is refused before anything is sent.
+    """
+
+    def __init__(self, local: Backend | None = None, remote: Iterable[str] = (), api_key: str | None = None):
+        import os
+
         self.local = local
-        self.api_key = api_key
+        self.remote = frozenset(url.rstrip("/") for url in remote)
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self._remote: dict[str, Backend] = {}
 
     def for_arm(self, arm) -> Backend:
         """The backend that plays `arm`, or a BackendError saying how to configure one."""
         if arm.kind == "openai":
-            if arm.base_url not in self._remote:
-                import os
-
+            url = arm.base_url.rstrip("/")
+            if url not in self.remote:
+                raise BackendError(f"{arm.spec} names an endpoint this program was not configured with; "
+                                   "remote models are set where the program is started, never by a request")
+            if url not in self._remote:
                 from bargain.backends.openai_server import OpenAIServer
 
-                key = self.api_key or os.environ.get("OPENAI_API_KEY")
-                self._remote[arm.base_url] = OpenAIServer(arm.base_url, api_key=key, vllm=False)
-            return self._remote[arm.base_url]
+                self._remote[url] = OpenAIServer(url, api_key=self.api_key, vllm=False)
+            return self._remote[url]
         if self.local is None:
             raise BackendError(f"{arm.spec} needs a model backend: pass --backend vllm --base-url URL "
                                "(see `python -m bargain serve`) or --backend hf --model ID_OR_PATH")

@@ -1,0 +1,87 @@
+"""Shared by the arena's end-to-end tests: start the app, play through its API, drive headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import socket
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Iterator
+
+import pytest
+from gradio_client import Client
+
+import app as arena_app
+from bargain.arena import LAUNCH_DEFAULTS
+from bargain.store import Store
+
+CHROMIUM = "/usr/bin/chromium"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(demo, arena, db: Path | None = None, port: int | None = None) -> SimpleNamespace:
+    """Launch a built app on a free local port (in this process, not blocking)."""
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port or free_port(), prevent_thread_lock=True,
+                            quiet=True, **LAUNCH_DEFAULTS)
+    return SimpleNamespace(url=url, demo=demo, arena=arena, db=db)
+
+
+def launch(db: Path, *extra: str, port: int | None = None) -> SimpleNamespace:
+    """The app as `python app.py` builds it, with an admin password and a browser secret."""
+    args = arena_app.parse_args(["--db", str(db), "--admin-password", "s3cret", "--browser-secret", "test-secret", *extra])
+    demo, arena = arena_app.build(args)
+    return serve(demo, arena, db, port)
+
+
+def start(client: Client, **setup) -> dict:
+    return client.predict(**{"role": "buyer", "opponent": "tactic:linear", "condition": "both_unaware",
+                             "mode": "simultaneous", "rounds": 4, "scenario": "low", "prompt_version": "train",
+                             "player": None, **setup}, api_name="/start_game")
+
+
+def play(client: Client, view: dict, action: str = "OFFER", price: float | None = None, message: str = "") -> dict:
+    if price is None:  # concede a little each round from a low opening
+        price = round(view["your_price"] * (0.6 + 0.1 * view["round"]) if view["role"] == "buyer"
+                      else view["your_price"] * (1.6 - 0.1 * view["round"]), 2)
+    return client.predict(game_id=view["game_id"], round=view["round"], action=action, price=str(price),
+                          message=message, api_name="/play_move")
+
+
+def play_out(client: Client, view: dict) -> list[dict]:
+    views = [view]
+    while views[-1]["status"] == "active":
+        views.append(play(client, views[-1], message=f"round {views[-1]['round']}"))
+    return views
+
+
+def stored(db: Path, game_id: str) -> dict:
+    return Store(f"sqlite:///{db}").game(game_id)
+
+
+def need_browser() -> None:
+    if not Path(CHROMIUM).exists() and not os.environ.get("BARGAIN_REQUIRE_BROWSER"):
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+
+
+@contextmanager
+def browser_page(url: str, height: int = 1600) -> Iterator:
+    """A headless Chromium page on `url` (Debian's chromium, driven by Playwright)."""
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": height})
+            page.goto(url)
+            yield page
+        finally:
+            browser.close()
