@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
-from contextlib import contextmanager
+import threading
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
@@ -165,6 +166,7 @@ class Store:
     def __init__(self, url: str, busy_timeout_s: float = BUSY_TIMEOUT_S):
         self.url = url
         sqlite = url.startswith("sqlite")
+        self._one_writer = threading.Lock() if sqlite else nullcontext()
         try:
             if url.startswith("sqlite:///") and not url.startswith("sqlite:///file:"):
                 Path(url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -190,9 +192,11 @@ class Store:
 
     @contextmanager
     def _writing(self, doing: str) -> Iterator[Session]:
-        """A session whose changes commit together at the end, or not at all (on SQLite it takes the write lock
-        at its start, waiting up to the busy timeout, so that two writers never deadlock half-way)."""
-        with (self._failing_as_store_error(doing), self.engine.connect() as connection,
+        """A session whose changes commit together at the end, or not at all. On SQLite, the writers of this
+        process take turns on a lock of their own (a waiting thread wakes the moment the last one commits,
+        where SQLite's busy handler would poll in sleeps of milliseconds), and each transaction takes the
+        database's write lock at its start, waiting up to the busy timeout for other processes."""
+        with (self._failing_as_store_error(doing), self._one_writer, self.engine.connect() as connection,
               Session(bind=connection.execution_options(writing=True)) as session, session.begin()):
             yield session
 
