@@ -130,6 +130,11 @@ def test_a_person_plays_a_game_in_the_browser(server, page):
         page.get_by_role("textbox", name="Price").fill("15")  # above any buyer of the low tier: four rounds are played
         page.get_by_role("button", name="Offer", exact=True).click()
         page.wait_for_selector(f"text=Round {round_ + 1} of 4" if round_ < 4 else "text=Game over", timeout=20000)
+        # A move that was played empties the boxes for the next one.
+        assert page.get_by_role("textbox", name="Price").input_value() == ""
+        assert page.get_by_role("textbox", name="Your message (optional)").input_value() == ""
+    assert page.locator("#negotiation button[aria-label='Clear']").count() in (0, 1)
+    assert not page.locator("#negotiation button[aria-label='Clear']").is_visible()  # no wiping the transcript
     page.reload()  # a finished game is not resumed; the page is ready for a new one
     page.wait_for_selector("text=Start game", timeout=20000)
     player_games = Store(f"sqlite:///{server.db}").games_frame()

@@ -13,6 +13,9 @@ LAUNCH_DEFAULTS = {
     # Only the project's own messages (gr.Error) reach people; any other exception's text (SQL, URLs, a
     # model's raw reply) stays in the server's log.
     "show_error": False,
+    # The chat's toolbar offers "Clear", which would wipe the transcript from view mid-game: hide it (the
+    # page also redraws the transcript if it is ever cleared).
+    "css": '#negotiation button[aria-label="Clear"], #negotiation button[title="Clear"] { display: none !important; }',
 }
 
 

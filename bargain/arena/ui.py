@@ -240,7 +240,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             info = gr.Markdown()
             status = gr.Markdown()
             chat = gr.Chatbot(label="Negotiation", height=380, feedback_options=None, buttons=[], allow_tags=False,
-                              sanitize_html=True, latex_delimiters=[])
+                              sanitize_html=True, latex_delimiters=[], elem_id="negotiation")
             with gr.Row():
                 message = gr.Textbox(label="Your message (optional)", max_lines=3, scale=3, max_length=inputs.MAX_MESSAGE)
                 price = gr.Textbox(label="Price", placeholder="e.g. 2.40", scale=1, max_length=inputs.MAX_PRICE_TEXT)
@@ -265,12 +265,10 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         game_outputs = [current, saved, info, status, chat, offer, accept, walk, retry, feedback, result, again,
                         setup_box, message, price]
-        unchanged_fields = [gr.update(), gr.update()]
-        cleared_fields = [gr.update(value=""), gr.update(value="")]
-
-        def render(view: dict | None, ids: dict, note: str = "", typing: bool = False, fields: list | None = None) -> list:
-            """Every output of the page for a view (or for no game), so that no path returns fewer."""
-            fields = fields if fields is not None else unchanged_fields
+        def render(view: dict | None, ids: dict, note: str = "", typing: bool = False, clear: bool = False) -> list:
+            """Every output of the page for a view (or for no game), so that no path returns fewer; `clear`
+            empties the message and price boxes (after a move was played; what was refused stays)."""
+            fields = [gr.update(value=""), gr.update(value="")] if clear else [gr.update(), gr.update()]
             if view is None:
                 return [None, keep(secret, ids["player"], None), "", "", [], gr.update(interactive=False),
                         gr.update(interactive=False, visible=False), gr.update(interactive=False),
@@ -305,6 +303,9 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             reasons = resolve(arm_spec).out_of_distribution(agent_role, probe)
             return ("**Outside training conditions** (out of distribution): " + "; ".join(reasons)) if reasons else ""
 
+        chat.clear(lambda view: chat_messages(view) if isinstance(view, dict) and "transcript" in view else [],
+                   current, chat, api_visibility="private", queue=False)
+
         setup_inputs = [opponent, role, condition, mode, rounds]
         for control in setup_inputs:
             control.change(describe_choice, setup_inputs, badge, api_visibility="private", queue=False)
@@ -330,7 +331,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             except Exception:
                 log.exception("starting a game")
                 return render(None, ids, note=f"**{UNEXPECTED}**")
-            return render(view, ids, fields=cleared_fields)
+            return render(view, ids, clear=True)
 
         start_inputs = [saved, role, opponent, condition, mode, opener, rounds, version, source, picked]
         for button in (start, again):
@@ -357,7 +358,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     yield render(view, ids, note=f"**{UNEXPECTED}**")
                     return
                 # After a round that could not be played, what was typed stays for the retry.
-                yield render(new, ids, fields=unchanged_fields if new["error"] else cleared_fields)
+                yield render(new, ids, clear=new["error"] is None)
             return submit
 
         for button, action in ((offer, "OFFER"), (accept, "DEAL"), (walk, "NO_DEAL")):
