@@ -20,9 +20,9 @@ from bargain.arena import LAUNCH_DEFAULTS, build_app  # noqa: E402
 from bargain.arena.controller import Arena  # noqa: E402
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits  # noqa: E402
 from bargain.arena.ui import Options  # noqa: E402
-from bargain.arms import ArmError, catalogue, resolve  # noqa: E402
-from bargain.backends import BackendError, Backends  # noqa: E402
-from bargain.backends.build import KINDS, build_backend  # noqa: E402
+from bargain.agents.arms import ArmError, catalogue, resolve  # noqa: E402
+from bargain.agents.backends import BackendError, Backends  # noqa: E402
+from bargain.agents.backends.build import KINDS, build_backend  # noqa: E402
 from bargain.store import Store, StoreError, default_url  # noqa: E402
 
 
@@ -64,6 +64,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="signs the ids a browser keeps; the same across restarts so pages resume their games; "
                              "never sent to browsers (env BARGAIN_BROWSER_SECRET; default: made once and kept in the "
                              "data directory)")
+    parser.add_argument("--public-results", action=argparse.BooleanOptionalAction,
+                        default=env("BARGAIN_PUBLIC_RESULTS", "1") not in ("0", "false", "no"),
+                        help="show everyone's aggregate results on the Results tab (env BARGAIN_PUBLIC_RESULTS=0 turns "
+                             "it off, as a study would)")
     parser.add_argument("--behind-proxy", action=argparse.BooleanOptionalAction, default=on_space,
                         help="take the client's address from the proxy's X-Forwarded-For (on by default on a Space)")
     return parser.parse_args(argv)
@@ -74,11 +78,16 @@ def _listed(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
-def browser_secret(given: str | None) -> str:
-    """The browser-state key: given, or made once and kept beside the default database (data/ or /data)."""
+def browser_secret(given: str | None, db_url: str) -> str:
+    """The key that signs what browsers keep: given, or made once and kept beside the database (its folder for a
+    SQLite file; BARGAIN_DATA_DIR, /data on a Space or ./data for any other database)."""
     if given:
         return given
-    path = Path("/data" if Path("/data").is_dir() else "data") / ".browser_secret"
+    if db_url.startswith("sqlite:///") and not db_url.startswith("sqlite:///file:"):
+        folder = Path(db_url.removeprefix("sqlite:///")).parent
+    else:
+        folder = Path(os.environ.get("BARGAIN_DATA_DIR") or ("/data" if Path("/data").is_dir() else "data"))
+    path = folder / ".browser_secret"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_hex(16))
@@ -95,7 +104,7 @@ def database_url(value: str | None) -> str:
 def build(args: argparse.Namespace):
     """The arena's Gradio app (queue configured) and its controller, from parsed flags."""
     if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
-        from bargain.serve import start_in_background
+        from bargain.agents.serve import start_in_background
 
         args.base_url = start_in_background(args.model, args.adapters_dir)
     remote = [resolve(spec) for spec in args.remote_model]
@@ -127,7 +136,8 @@ def build(args: argparse.Namespace):
                                          "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
     limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
     demo = build_app(arena, Options(asyncio.run(availability()), AdminGate(args.admin_password), note,
-                                    browser_secret(args.browser_secret), limits, args.behind_proxy))
+                                    browser_secret(args.browser_secret, store.url), limits, args.behind_proxy,
+                                    args.public_results))
     demo.queue(default_concurrency_limit=args.concurrency)
     return demo, arena
 

@@ -1,6 +1,6 @@
 """bargain: a bargaining arena where people, scripted tactics and language models negotiate.
 
-One engine (bargain.game) under three users: the arena, batch evaluation and the trainer.
+One engine (bargain.engine.game) under three users: the arena, batch evaluation and the trainer.
 """
 
 __version__ = "0.1.0"

@@ -13,10 +13,10 @@ import math
 import random
 from dataclasses import replace
 
-from bargain import scenarios
-from bargain.game import Action, GameState, Move, Observation, Turn, new_initial_state, replay
-from bargain.tactics import random_move
-from bargain.trial import ROLES, Condition, Mode, Role, Trial
+from bargain.engine import scenarios
+from bargain.engine.game import Action, GameState, Move, Observation, Turn, new_initial_state, replay
+from bargain.agents.tactics import random_move
+from bargain.engine.trial import ROLES, Condition, Mode, Role, Trial
 
 
 class CheckFailed(AssertionError):
@@ -49,7 +49,7 @@ def _check_outcome(state: GameState) -> None:
     _require(returns == {Role.BUYER: outcome.buyer_norm_utility, Role.SELLER: outcome.seller_norm_utility},
              f"{where}: returns() disagrees with outcome(); they must share one computation")
     if not outcome.deal:
-        _require(outcome.rounds == trial.max_rounds, f"{where}: a no-deal game must record max_rounds (PROTOCOL.md §7)")
+        _require(outcome.rounds == trial.max_rounds, f"{where}: a no-deal game must record max_rounds (docs/PROTOCOL.md §7)")
         _require(outcome.buyer_utility == outcome.seller_utility == 0.0, f"{where}: no deal must give zero utilities")
         return
     _require(math.isclose(outcome.buyer_utility + outcome.seller_utility, trial.surplus, abs_tol=1e-9),

@@ -3,13 +3,14 @@
 Every subcommand reports a bad argument or an unusable setting as one line on standard error
 with exit status 2, never a traceback. Backend flags have environment variables
 (BARGAIN_BACKEND, BARGAIN_BASE_URL, BARGAIN_MODEL, BARGAIN_ADAPTERS_DIR) so a Space or a
-cluster job can set them once.
+cluster job can set them once. pandas, SciPy and SQLAlchemy load only inside the commands that
+use them: `prompt`, `parse`, `claims` and `--help` start in a fraction of a second
+(benchmarks/startup.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import random
@@ -17,17 +18,19 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from bargain import metrics, scenarios
-from bargain.agents import Side, agent_factory
-from bargain.arms import ADAPTERS, ArmError, catalogue, resolve
-from bargain.backends import PRESETS, BackendError, Backends
-from bargain.backends.build import KINDS, build_backend
-from bargain.game import GameError, new_initial_state
-from bargain.prompts import PromptVersion, system_prompt
-from bargain.replies import Parsing, parse_reply
-from bargain.runs import RunError, RunSetup, run
-from bargain.store import StoreError
-from bargain.trial import Condition, Mode, Role, Trial, TrialError
+from bargain.agents.agent import Side, agent_factory
+from bargain.agents.arms import ADAPTERS, ArmError, catalogue, resolve
+from bargain.agents.backends import PRESETS, BackendError, Backends
+from bargain.agents.backends.build import KINDS, build_backend
+from bargain.engine import scenarios
+from bargain.engine.game import GameError, new_initial_state
+from bargain.engine.prompts import PromptVersion, system_prompt
+from bargain.engine.replies import Parsing, parse_reply
+from bargain.engine.trial import Condition, Mode, Role, Trial, TrialError
+
+# Errors of modules that only some commands load (pandas, SQLAlchemy), reported like those above.
+LOADED_LATER_ERRORS = (("bargain.runs", "RunError"), ("bargain.store", "StoreError"),
+                       ("bargain.analysis.metrics", "MetricsError"))
 
 
 def _conditions(text: str) -> tuple[Condition, ...]:
@@ -110,17 +113,24 @@ def build_parser() -> argparse.ArgumentParser:
     arms = sub.add_parser("arms", help="list the arms, what they were trained for, and whether the backend serves them")
     _add_backend_flags(arms)
 
-    srv = sub.add_parser("serve", help="start vLLM with the base model and the eight adapters")
-    srv.add_argument("--model", default=os.environ.get("BARGAIN_MODEL"), help="base model (default Qwen/Qwen3-8B)")
+    text = "start vLLM with the base model and the eight adapters (LoRA modules named after their arms)"
+    srv = sub.add_parser("serve", help=text, description=f"{text}; needs requirements-gpu.txt")
+    srv.add_argument("--model", default=os.environ.get("BARGAIN_MODEL"),
+                     help="base model: Hub id or local path (env BARGAIN_MODEL; default Qwen/Qwen3-8B)")
     srv.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated adapters to serve (default all eight)")
-    srv.add_argument("--adapters-dir", default=os.environ.get("BARGAIN_ADAPTERS_DIR"), help="local adapter directory (default: download)")
-    srv.add_argument("--adapter-revision", help="revision of the adapter repository")
-    srv.add_argument("--host", default="127.0.0.1")
-    srv.add_argument("--port", type=int, default=8000)
+    srv.add_argument("--adapters-dir", default=os.environ.get("BARGAIN_ADAPTERS_DIR"),
+                     help="local directory with <arm>/adapter_config.json (env BARGAIN_ADAPTERS_DIR; default: download "
+                          "from the Hub)")
+    srv.add_argument("--adapter-revision", help="revision of the adapter repository to download (default: the latest)")
+    srv.add_argument("--host", default="127.0.0.1", help="address the server listens on (default %(default)s; "
+                     "0.0.0.0 for every interface)")
+    srv.add_argument("--port", type=int, default=8000, help="port the server listens on (default %(default)s)")
     srv.add_argument("--max-model-len", type=int, default=8192, help="context length (default 8192: a game is a few thousand tokens)")
     srv.add_argument("--gpu-memory-utilization", type=float, default=0.90, help="share of GPU memory for vLLM (default 0.90)")
-    srv.add_argument("--tensor-parallel-size", type=int, default=1)
-    srv.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the server to answer")
+    srv.add_argument("--tensor-parallel-size", type=int, default=1,
+                     help="GPUs the model is split across (default %(default)s: Qwen3-8B fits one)")
+    srv.add_argument("--timeout", type=float, default=1800,
+                     help="seconds to wait for the server to answer before giving up (default %(default)s)")
     srv.add_argument("--dry-run", action="store_true", help="print the vllm command and exit")
 
     met = sub.add_parser("metrics", help="per-cell table of a trials file (ours or the paper's layout)")
@@ -130,18 +140,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     pro = sub.add_parser("prompt", help="print exactly the system prompt an agent gets")
     pro.add_argument("--scenario", required=True, help="scenario reference TIER:INDEX, e.g. low:0")
-    pro.add_argument("--role", required=True, choices=[r.value for r in Role])
-    pro.add_argument("--condition", required=True, choices=[c.value for c in Condition])
+    pro.add_argument("--role", required=True, choices=[r.value for r in Role], help="whose prompt")
+    pro.add_argument("--condition", required=True, choices=[c.value for c in Condition],
+                     help="information condition: who knows the other side's price")
     pro.add_argument("--buyer-price", type=_price, help="v_B (default: drawn from the scenario with --seed)")
     pro.add_argument("--seller-price", type=_price, help="v_S (default: drawn from the scenario with --seed)")
     pro.add_argument("--seed", type=int, default=42, help="seed for prices not given")
-    pro.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.SIMULTANEOUS.value)
-    pro.add_argument("--version", choices=[v.value for v in PromptVersion], default=PromptVersion.TRAIN.value)
+    pro.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.SIMULTANEOUS.value,
+                     help="simultaneous (default) or sequential")
+    pro.add_argument("--version", choices=[v.value for v in PromptVersion], default=PromptVersion.TRAIN.value,
+                     help="prompt wording: train (the adapters', default) or paper-eval")
     pro.add_argument("--scenarios", help="scenario source (default: the bundled copy)")
 
     jud = sub.add_parser("judge", help="rate honesty and credulity with the paper's judge (non-full games)")
     jud.add_argument("run_dir", nargs="?", help="a run directory from simulate or evaluate")
-    jud.add_argument("--db", help="judge the arena's finished games in this database instead (SQLAlchemy URL)")
+    jud.add_argument("--db", help="judge the arena's finished games in this database instead (SQLite file path or "
+                     "SQLAlchemy URL, as `app.py --db`)")
     jud.add_argument("--judge", required=True, help="the judge: openai:MODEL@URL (key from OPENAI_API_KEY), or arm:base "
                      "on the backend below")
     jud.add_argument("--concurrency", type=_positive, default=32, help="judge requests in flight (default 32)")
@@ -152,11 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="HTML report of runs (and arena games): outcomes, honesty, claims, paired differences")
     rep.add_argument("run_dirs", nargs="*", help="run directories (judged or not)")
-    rep.add_argument("--db", help="add the arena's games from this database (SQLAlchemy URL)")
+    rep.add_argument("--db", help="add the arena's games from this database (SQLite file path or SQLAlchemy URL, "
+                     "as `app.py --db`)")
     rep.add_argument("--out", required=True, help="report directory")
 
     cla = sub.add_parser("claims", help="the price claims in one message read from standard input, as JSON")
-    cla.add_argument("--role", required=True, choices=[r.value for r in Role])
+    cla.add_argument("--role", required=True, choices=[r.value for r in Role], help="who wrote the message")
     cla.add_argument("--reservation", required=True, type=_price, help="the speaker's true reservation price")
 
     par = sub.add_parser("parse", help="parse one model reply read from standard input")
@@ -202,8 +217,25 @@ def _side(args: argparse.Namespace, role: str, version: PromptVersion) -> Side:
     return Side(sampling, Parsing(getattr(args, f"{role}_parsing")), version, args.reask)
 
 
+async def unreachable(servers: list) -> str | None:
+    """Why one of these backends cannot be asked for anything (None when all answer).
+
+    Model servers answer a quick probe (`check`; the hf backend in this process has none): a run
+    against a server that is down stops at once with the reason, instead of spending each game's
+    request retries before failing them all.
+    """
+    for server in servers:
+        check = getattr(server, "check", None)
+        problem = await check() if check is not None else None
+        if problem:
+            return problem
+    return None
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     """simulate / evaluate: play a grid (resuming in --out) and write every output."""
+    from bargain.runs import RunSetup, run
+
     spec = grid_from(args)
     source = scenarios.load(args.scenarios)
     trials = scenarios.make_trials(spec, source, args.seed)
@@ -220,10 +252,15 @@ def cmd_play(args: argparse.Namespace) -> int:
     makers = {role: agent_factory(getattr(args, role), backends, setup.side(Role(role))[1]) for role in ("buyer", "seller")}
     async def unserved() -> list[str]:
         try:
-            return [a.spec for a in arms.values() if a.kind in ("base", "adapter")
-                    and not await backends.for_arm(a).available(a)]
+            models = [a for a in arms.values() if a.kind != "tactic"]
+            problem = await unreachable(list({id(b): b for b in map(backends.for_arm, models)}.values()))
+            if problem:
+                raise BackendError(problem)
+            return [a.spec for a in models if a.kind != "openai" and not await backends.for_arm(a).available(a)]
         finally:
             await backends.aclose()
+
+    import asyncio
 
     missing = asyncio.run(unserved())
     if missing:
@@ -249,9 +286,14 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def cmd_arms(args: argparse.Namespace) -> int:
     """List every arm with its training conditions and availability on the configured backend."""
+    import asyncio
+
     backend = backend_from(args) if args.backend != "none" else None
 
     async def availability() -> list[str]:
+        problem = await unreachable([backend])
+        if problem:  # every model arm is "no": say why, once
+            print(f"warning: {problem}", file=sys.stderr)
         marks = []
         for arm in catalogue():
             if arm.kind == "tactic":
@@ -259,7 +301,7 @@ def cmd_arms(args: argparse.Namespace) -> int:
             elif backend is None:
                 marks.append("needs --backend")
             else:
-                marks.append("yes" if await backend.available(arm) else "no")
+                marks.append("yes" if not problem and await backend.available(arm) else "no")
         await Backends(backend).aclose()
         return marks
 
@@ -281,7 +323,7 @@ def cmd_arms(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start vLLM (or print its command with --dry-run)."""
-    from bargain.serve import main_serve
+    from bargain.agents.serve import main_serve
 
     names = [n.strip() for n in args.adapters.split(",") if n.strip()]
     unknown = [n for n in names if n not in ADAPTERS]
@@ -293,6 +335,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_metrics(args: argparse.Namespace) -> int:
     """Print the per-cell table of a trials file."""
+    from bargain.analysis import metrics
+
     table = metrics.cell_table(metrics.read_trials(args.file), [c.strip() for c in args.by.split(",") if c.strip()])
     if args.json:
         print(json.dumps(metrics.records(table), indent=2))
@@ -327,6 +371,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     """Judge a run directory (or the arena's database) and report the token usage."""
+    from bargain.database import database_url
     from bargain.judging import judge_db, judge_run, judge_sampling
 
     if bool(args.run_dir) == bool(args.db):
@@ -337,7 +382,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     backend = backends.for_arm(arm)
     sampling = judge_sampling(args.temperature, args.max_tokens)
     if args.db:
-        count, usage = judge_db(args.db, args.judge, backend, sampling, args.concurrency, progress=not args.quiet)
+        count, usage = judge_db(database_url(args.db), args.judge, backend, sampling, args.concurrency, progress=not args.quiet)
         print(f"judged {count} arena games")
     else:
         frame, usage = judge_run(args.run_dir, args.judge, backend, sampling, args.concurrency, progress=not args.quiet)
@@ -352,17 +397,18 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the HTML report and its tables."""
+    from bargain.database import database_url
     from bargain.report import build
 
     if not args.run_dirs and not args.db:
         raise ArmError("give at least one run directory or --db URL")
-    print(f"report written to {build(args.run_dirs, args.out, args.db)}")
+    print(f"report written to {build(args.run_dirs, args.out, database_url(args.db) if args.db else None)}")
     return 0
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
     """Print the claims of one message (standard input) as JSON."""
-    from bargain.claims import claims_json
+    from bargain.analysis.claims import claims_json
 
     print(json.dumps(claims_json(sys.stdin.read(), args.role, args.reservation), indent=2))
     return 0
@@ -373,6 +419,14 @@ COMMANDS = {"simulate": cmd_play, "evaluate": cmd_play, "arms": cmd_arms, "serve
             "report": cmd_report, "claims": cmd_claims}
 
 
+def reported(exc: Exception) -> bool:
+    """Whether `main` reports `exc` as one line. An error of a module that loads later can only have
+    been raised once that module was loaded, so it is looked up only then (and never loads it)."""
+    known = [TrialError, GameError, ArmError, BackendError, OSError]
+    known += [getattr(sys.modules[module], name) for module, name in LOADED_LATER_ERRORS if module in sys.modules]
+    return isinstance(exc, tuple(known))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m bargain`."""
     parser = build_parser()
@@ -381,6 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     try:
         return COMMANDS[args.command](args)
-    except (TrialError, GameError, ArmError, BackendError, RunError, StoreError, metrics.MetricsError, OSError) as exc:
+    except Exception as exc:
+        if not reported(exc):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -14,9 +14,9 @@ from typing import Awaitable, Callable, Iterable
 
 from tqdm import tqdm
 
-from bargain.agents import Agent
-from bargain.game import GameState, Move, new_initial_state
-from bargain.trial import Mode, Role, Trial
+from bargain.agents.agent import Agent
+from bargain.engine.game import GameState, Move, new_initial_state
+from bargain.engine.trial import Mode, Role, Trial
 
 AgentsFor = Callable[[Trial], tuple[Agent, Agent]]
 """Builds the (buyer, seller) agents of one trial."""

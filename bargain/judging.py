@@ -17,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from bargain.arms import resolve
-from bargain.backends import Backend, Request, Sampling
-from bargain.game import GameState
-from bargain.judge import SCORES, judge_messages, parse_judgment
-from bargain.trial import Condition
+from bargain.agents.arms import resolve
+from bargain.agents.backends import Backend, Request, Sampling
+from bargain.engine.game import GameState
+from bargain.analysis.judge import SCORES, judge_messages, parse_judgment
+from bargain.engine.trial import Condition
 
 JUDGMENTS = "judgments.jsonl"
 
@@ -125,9 +125,10 @@ def judge_db(url: str, spec: str, backend: Backend, sampling: Sampling = judge_s
              progress: bool = True) -> tuple[int, dict]:
     """Judge the arena's finished games not judged yet; each judgment goes into the game's `extra`
     record under "judge". Returns how many were judged and the token usage."""
-    from bargain.store import Store, game_state
+    from bargain.database import existing_store
+    from bargain.store import game_state
 
-    store = Store(url)
+    store = existing_store(url)  # a mistyped URL is an error, not a new empty database with nothing to judge
     games = store.games_frame()
     todo = [] if games.empty else games[(games["status"] == "finished") & (games["condition"] != Condition.FULL.value)]
     states, ids = [], {}

@@ -19,19 +19,15 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bargain import metrics, reference
-from bargain.claims import check_turns
-from bargain.game import GameState
-from bargain.scenarios import GridSpec
-
-if TYPE_CHECKING:
-    from bargain.store import Store
+from bargain.analysis import metrics, reference
+from bargain.analysis.claims import check_turns
+from bargain.engine.game import GameState
+from bargain.engine.scenarios import GridSpec
 
 ARENA_COLUMNS = ["opponent", "condition", "games", "person_norm_utility", "agent_norm_utility",
                  "agent_misrepresentation_rate", "agent_claims_per_game", "agent_honesty", "person_credulity"]
@@ -163,7 +159,7 @@ def _png(figure) -> str:
 
 def scatter_figure(points: pd.DataFrame) -> str:
     """The honesty-against-utility scatter as an inline PNG (base64)."""
-    from bargain.figures import _pyplot
+    from bargain.analysis.figures import _pyplot
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 5))
@@ -182,46 +178,12 @@ def scatter_figure(points: pd.DataFrame) -> str:
     return encoded
 
 
-def _existing_store(url: str) -> Store:
-    """The arena's database at `url`, refusing to create one or to add tables to another program's.
-
-    A report only reads: a mistyped --db must be reported as such, not answered with a new empty
-    database (which `Store` would create) and a report of nothing.
-    """
-    from sqlalchemy import create_engine, inspect
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from bargain.store import Store, StoreError
-
-    try:
-        location = make_url(url)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"{url!r} is not a database URL: give one like sqlite:///data/bargain.db") from exc
-    shown = location.render_as_string(hide_password=True)
-    # SQLite creates a missing file; a `file:` URI (uri=true) carries its own open mode instead
-    if location.get_backend_name() == "sqlite" and not location.query.get("uri") and \
-            not Path(location.database or "").expanduser().is_file():
-        raise StoreError(f"there is no database file at {location.database or shown!r}: check the --db URL")
-    try:
-        engine = create_engine(location)
-        try:
-            tables = set(inspect(engine).get_table_names())
-        finally:
-            engine.dispose()
-    except (SQLAlchemyError, ImportError) as exc:  # ImportError: the URL's database driver is not installed
-        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())  # drivers' messages span lines
-        raise StoreError(f"cannot read the database at {shown}: {reason}; check the --db URL") from exc
-    if "bargain_meta" not in tables:
-        raise StoreError(f"the database at {shown} is not a bargain arena database (it has no bargain_meta table): "
-                         "check the --db URL")
-    return Store(url)
-
-
 def arena_tables(url: str) -> dict[str, pd.DataFrame]:
     """From the arena's database: per opponent and condition over finished games, utilities, honesty
     and credulity (no rows while no game has finished)."""
-    store = _existing_store(url)
+    from bargain.database import existing_store
+
+    store = existing_store(url)
     games = store.games_frame()
     if games.empty or not (games["status"] == "finished").any():
         return {"arena": pd.DataFrame(columns=ARENA_COLUMNS)}

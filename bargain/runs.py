@@ -21,14 +21,14 @@ from typing import Awaitable, Callable
 
 import pandas as pd
 
-from bargain import figures, metrics, reference
-from bargain.agents import Side
-from bargain.arms import resolve
+from bargain.analysis import figures, metrics, reference
+from bargain.agents.agent import Side
+from bargain.agents.arms import resolve
 from bargain.episodes import AgentsFor, Episode, play_many
-from bargain.game import Action, GameState
-from bargain.outcome import trial_record
-from bargain.scenarios import GridSpec
-from bargain.trial import ROLES, Role, Trial
+from bargain.engine.game import Action, GameState
+from bargain.engine.outcome import trial_record
+from bargain.engine.scenarios import GridSpec
+from bargain.engine.trial import ROLES, Role, Trial
 
 
 class RunError(ValueError):

@@ -62,6 +62,7 @@ class GameRow(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[Optional[datetime]]
     status: Mapped[str] = mapped_column(String(16), default="active", index=True)  # active, finished, abandoned
+    abandoned_by: Mapped[Optional[str]] = mapped_column(String(16))  # "person" (started another) or "idle"
     player: Mapped[Optional[str]] = mapped_column(String(64), index=True)  # the browser's player id
     participant: Mapped[Optional[str]] = mapped_column(String(128))  # study mode: recruitment id
     study: Mapped[Optional[str]] = mapped_column(String(64))
@@ -84,7 +85,8 @@ class GameRow(Base):
     ood_reasons: Mapped[list] = mapped_column(JSON, default=list)
     deal: Mapped[Optional[bool]]
     deal_price: Mapped[Optional[float]]
-    rounds: Mapped[Optional[int]]
+    rounds: Mapped[Optional[int]]  # the round in which the game ended (a walk-away in round 2: 2)
+    paper_rounds: Mapped[Optional[int]]  # the paper's rounds metric: a game without a deal counts every round
     buyer_utility: Mapped[Optional[float]]
     seller_utility: Mapped[Optional[float]]
     buyer_norm_utility: Mapped[Optional[float]]
@@ -123,23 +125,29 @@ class StoreError(RuntimeError):
     """The database cannot be used (the message says why and what to do)."""
 
 
-def _fill_claims(connection: Connection) -> None:
-    """Version 2: the claim findings of games that finished before findings were stored (plain SQL over
-    the columns of version 2, so that later versions of the models cannot change what it reads)."""
+def _fill_v2(connection: Connection) -> None:
+    """Version 2, for games stored before it: the claim findings of finished games, the paper's rounds
+    metric in its own column and `rounds` as the round in which the game ended, and who abandoned a game.
+    Plain SQL over the columns of version 2, so that later versions of the models cannot change what it reads."""
     games, moves = GameRow.__table__, MoveRow.__table__
-    pending = connection.execute(select(games.c.id, games.c.human_role, games.c.buyer_price, games.c.seller_price)
-                                 .where(games.c.status == "finished", games.c.claims.is_(None))).mappings().all()
-    for game in pending:
+    connection.execute(games.update().where(games.c.status == "abandoned").values(abandoned_by="idle"))
+    finished = connection.execute(select(games.c.id, games.c.human_role, games.c.buyer_price, games.c.seller_price,
+                                         games.c.rounds)
+                                  .where(games.c.status == "finished")).mappings().all()
+    for game in finished:
         turns = connection.execute(select(moves.c["round", "role", "action", "price", "message"])
                                    .where(moves.c.game_id == game["id"]).order_by(moves.c.seq)).mappings().all()
         found, misstated = game_findings(dict(game), [dict(t) for t in turns])
-        connection.execute(games.update().where(games.c.id == game["id"]).values(claims=found, agent_misstated=misstated))
+        connection.execute(games.update().where(games.c.id == game["id"]).values(
+            claims=found, agent_misstated=misstated, paper_rounds=game["rounds"],
+            rounds=turns[-1]["round"] if turns else game["rounds"]))
 
 
 # Upgrades from each older version to the next: (version reached, SQL statements, then a Python step or None).
 MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
-    (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN"],
-     _fill_claims),
+    (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN",
+         "ALTER TABLE games ADD COLUMN paper_rounds INTEGER", "ALTER TABLE games ADD COLUMN abandoned_by VARCHAR(16)"],
+     _fill_v2),
 ]
 
 
@@ -279,8 +287,17 @@ class Store:
         with self._writing("mark idle games in") as session:
             games = session.scalars(select(GameRow).where(GameRow.status == "active", GameRow.updated_at < cutoff)).all()
             for game in games:
-                game.status = "abandoned"
+                game.status, game.abandoned_by = "abandoned", "idle"
             return [g.id for g in games]
+
+    def abandon(self, game_id: str, by: str) -> bool:
+        """Mark an active game abandoned `by` "person" or "idle"; False if it was not active."""
+        with self._writing("abandon a game in") as session:
+            game = session.get(GameRow, game_id)
+            if game is None or game.status != "active":
+                return False
+            game.status, game.abandoned_by, game.updated_at = "abandoned", by, utcnow()
+            return True
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -318,14 +335,16 @@ class Store:
 
     def results_by_arm(self) -> pd.DataFrame:
         """Per opponent and condition, over finished games, in one query: games, deal rate, mean normalised
-        utility of the person and of the agent, and the share of games where the agent misstated a limit."""
+        utility of the person (and the mean of its square, for an interval) and of the agent, and the share of
+        games where the agent misstated a limit."""
         buyer = GameRow.human_role == "buyer"
         person = case((buyer, GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
         agent = case((buyer, GameRow.seller_norm_utility), else_=GameRow.buyer_norm_utility)
         as_number = lambda flag: case((flag, 1.0), else_=0.0)  # noqa: E731 (booleans averaged alike everywhere)
         query = (select(GameRow.arm.label("opponent"), GameRow.condition, func.count().label("games"),
                         func.avg(as_number(GameRow.deal)).label("deal_rate"),
-                        func.avg(person).label("your_norm_utility"), func.avg(agent).label("agent_norm_utility"),
+                        func.avg(person).label("your_norm_utility"), func.avg(person * person).label("your_norm_utility_sq"),
+                        func.avg(agent).label("agent_norm_utility"),
                         func.avg(as_number(GameRow.agent_misstated)).label("agent_misrepresentation_rate"))
                  .where(GameRow.status == "finished").group_by(GameRow.arm, GameRow.condition)
                  .order_by(GameRow.arm, GameRow.condition))
@@ -333,8 +352,9 @@ class Store:
             return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
 
     def export(self, directory: str | Path) -> list[Path]:
-        """games and moves as CSV and Parquet files in `directory`. Parquet holds the values exactly; in CSV a
-        text cell that a spreadsheet would run as a formula (= + - @ first) is prefixed with a quote."""
+        """games and moves as CSV and Parquet files in `directory`. Parquet holds the values exactly; CSV shows
+        numbers to 10 significant digits, and a text cell that a spreadsheet would run as a formula (= + - @
+        first) is prefixed with a quote."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         written = []
@@ -342,7 +362,8 @@ class Store:
             flat = frame.apply(lambda column: column.map(_flat) if column.dtype == object else column)
             inert = flat.apply(lambda column: column.map(_inert) if pd.api.types.is_string_dtype(column)
                                or column.dtype == object else column)
-            for suffix, table, write in ((".csv", inert, lambda f, p: f.to_csv(p, index=False)),
+            # CSV is read by people: 10 significant digits drop float noise (2.3200000000000003 -> 2.32).
+            for suffix, table, write in ((".csv", inert, lambda f, p: f.to_csv(p, index=False, float_format="%.10g")),
                                          (".parquet", flat, lambda f, p: f.to_parquet(p, index=False))):
                 path = directory / f"{name}{suffix}"
                 write(table, path)
@@ -352,8 +373,8 @@ class Store:
 
 def game_state(row: dict):
     """A stored game (as returned by `Store.game`) rebuilt through the rules from its moves."""
-    from bargain.game import Action, Turn, replay
-    from bargain.trial import Role, Trial
+    from bargain.engine.game import Action, Turn, replay
+    from bargain.engine.trial import Role, Trial
 
     turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
                   m["error"]) for m in row["moves"]]
@@ -361,9 +382,9 @@ def game_state(row: dict):
 
 
 def game_findings(game: dict, moves: list[dict]) -> tuple[list[dict], bool]:
-    """The claim checker's findings of a finished game (bargain.claims.findings) and whether the agent
+    """The claim checker's findings of a finished game (bargain.analysis.claims.findings) and whether the agent
     misstated a price limit in its favour: what the debrief and the results tables show."""
-    from bargain.claims import findings
+    from bargain.analysis.claims import findings
 
     found = findings(moves, game["buyer_price"], game["seller_price"])
     agent = "seller" if game["human_role"] == "buyer" else "buyer"

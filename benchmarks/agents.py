@@ -3,7 +3,7 @@
     python -m benchmarks.agents [--repeats 5]
 
 Both sides are LLM agents (arm:buyer-grpo against arm:base) on an in-process backend that
-answers at once with canned valid replies (`bargain.backends.canned`): what is measured is the
+answers at once with canned valid replies (`bargain.agents.backends.canned`): what is measured is the
 prompt building, reply parsing, per-move records and the episode loop, with no model. Every
 game runs its four rounds (the canned offers never cross). Goal: at least 6,000 episodes per
 second on one core.
@@ -17,10 +17,10 @@ import gc
 import statistics
 import time
 
-from bargain import scenarios
-from bargain.agents import Side, agent_factory
-from bargain.backends import Backends
-from bargain.backends.canned import CannedBackend
+from bargain.engine import scenarios
+from bargain.agents.agent import Side, agent_factory
+from bargain.agents.backends import Backends
+from bargain.agents.backends.canned import CannedBackend
 from bargain.episodes import play_many
 
 GOAL = 6_000

@@ -17,8 +17,8 @@ import gc
 import statistics
 import time
 
-from bargain import scenarios
-from bargain.agents import agent_factory
+from bargain.engine import scenarios
+from bargain.agents.agent import agent_factory
 from bargain.episodes import play_many
 
 GOAL = 20_000

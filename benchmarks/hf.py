@@ -18,11 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from bargain import scenarios, tiny
-from bargain.agents import Side, agent_factory
-from bargain.arms import ADAPTERS
-from bargain.backends import Backends, Sampling
-from bargain.backends.hf import HFBackend
+from bargain.engine import scenarios
+
+from bargain.agents import tiny
+from bargain.agents.agent import Side, agent_factory
+from bargain.agents.arms import ADAPTERS
+from bargain.agents.backends import Backends, Sampling
+from bargain.agents.backends.hf import HFBackend
 from bargain.episodes import play_many
 
 

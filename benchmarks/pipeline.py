@@ -2,7 +2,7 @@
 
     python -m benchmarks.pipeline [--delay 0.15] [--waves 120]
 
-A stub OpenAI-compatible server (`bargain.stub_server`, in its own process) answers every
+A stub OpenAI-compatible server (`bargain.agents.stub_server`, in its own process) answers every
 request after a fixed delay with a canned valid reply. An evaluation of the paper-rl-test grid
 (LLM agents on both sides, arm:buyer-grpo against arm:base) runs against it with C requests
 allowed in flight and twice as many games, so that a request slot never waits for a game. With
@@ -17,11 +17,11 @@ import multiprocessing
 import tempfile
 import time
 
-from bargain import scenarios
-from bargain.agents import Side, agent_factory
-from bargain.arms import ADAPTERS, BASE_MODEL
-from bargain.backends import PRESETS, Backends
-from bargain.backends.openai_server import OpenAIServer
+from bargain.engine import scenarios
+from bargain.agents.agent import Side, agent_factory
+from bargain.agents.arms import ADAPTERS, BASE_MODEL
+from bargain.agents.backends import PRESETS, Backends
+from bargain.agents.backends.openai_server import OpenAIServer
 from bargain.runs import RunSetup, run
 
 GOAL = 0.90
@@ -29,7 +29,7 @@ REQUESTS_PER_GAME = 8  # canned offers never cross: four rounds, two requests ea
 
 
 def _serve(delay: float, urls) -> None:
-    from bargain.stub_server import StubServer
+    from bargain.agents.stub_server import StubServer
 
     server = StubServer([BASE_MODEL, *ADAPTERS], delay_s=delay)
     urls.put(server.url)

@@ -14,7 +14,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bargain import tiny
+from bargain.agents import tiny
 from train import config as configuration
 from train.trainer import run
 

@@ -7,7 +7,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 import pytest
 
-from bargain import scenarios
+from bargain.engine import scenarios
 
 
 @pytest.fixture(scope="session")
@@ -18,8 +18,8 @@ def scenario_set():
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
-    """A random two-layer Qwen3 with a tokenizer trained here (bargain.tiny); nothing is downloaded."""
-    from bargain import tiny
+    """A random two-layer Qwen3 with a tokenizer trained here (bargain.agents.tiny); nothing is downloaded."""
+    from bargain.agents import tiny
 
     return tiny.build_model(tmp_path_factory.mktemp("tiny-qwen3"))
 
@@ -27,8 +27,8 @@ def tiny_model(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_adapters(tiny_model, tmp_path_factory):
     """All eight arms as random LoRA adapters on the tiny model, laid out like the released repository."""
-    from bargain import tiny
-    from bargain.arms import ADAPTERS
+    from bargain.agents import tiny
+    from bargain.agents.arms import ADAPTERS
 
     return tiny.build_adapters(tiny_model, tmp_path_factory.mktemp("tiny-adapters"),
                                {name: arm.lora_rank for name, arm in ADAPTERS.items()})
@@ -37,8 +37,8 @@ def tiny_adapters(tiny_model, tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_backend(tiny_model, tiny_adapters):
     """The hf backend with the tiny base model and all eight adapters, loaded once."""
-    from bargain.adapters import adapter_paths
-    from bargain.arms import ADAPTERS
-    from bargain.backends.hf import HFBackend
+    from bargain.agents.adapters import adapter_paths
+    from bargain.agents.arms import ADAPTERS
+    from bargain.agents.backends.hf import HFBackend
 
     return HFBackend(str(tiny_model), adapter_paths(ADAPTERS, tiny_adapters), device="cpu")

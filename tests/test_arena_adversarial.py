@@ -29,11 +29,11 @@ from gradio_client import Client
 from bargain.arena.controller import Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits
 from bargain.arena.ui import Options, build_app, keep, kept, plain
-from bargain.arms import resolve
-from bargain.backends import BackendError, Backends, Completion
-from bargain.backends.canned import CannedBackend, canned_reply
+from bargain.agents.arms import resolve
+from bargain.agents.backends import BackendError, Backends, Completion
+from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.store import Store, StoreError
-from bargain.trial import Mode, Role
+from bargain.engine.trial import Mode, Role
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRETS = ("http://", "https://", "SELECT", "INSERT", "Traceback", "sqlite", "Error:")
@@ -111,7 +111,7 @@ def test_the_controller_and_the_backends_refuse_unconfigured_endpoints(tmp_path,
 
 
 def test_a_configured_remote_model_is_offered_and_reached_with_its_key(tmp_path, monkeypatch):
-    from bargain.stub_server import StubServer
+    from bargain.agents.stub_server import StubServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-configured")
     with StubServer(["gpt-remote"]) as stub:
@@ -404,7 +404,7 @@ def test_a_final_round_that_cannot_be_stored_does_not_end_the_game(tmp_path):
 FULL_DISK = r"""
 import asyncio, json, resource, signal, sys
 from bargain.arena.controller import Arena, Setup
-from bargain.backends import Backends
+from bargain.agents.backends import Backends
 from bargain.store import Store
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing us
@@ -762,7 +762,7 @@ def test_export_files_are_private_and_removed(tmp_path, monkeypatch):
 
 
 def test_results_come_from_findings_stored_when_each_game_ended(tmp_path, monkeypatch):
-    import bargain.claims as claims
+    import bargain.analysis.claims as claims
     from bargain.arena.ui import my_games, per_arm
 
     async def scenario():

@@ -13,9 +13,9 @@ import pytest
 from arena_helpers import BROWSER_ARGS, CHROMIUM, browser_page, free_port, launch, need_browser, play, play_out, start, stored
 from gradio_client import Client
 
-from bargain.game import Action, Turn, replay
+from bargain.engine.game import Action, Turn, replay
 from bargain.store import Store
-from bargain.trial import Role, Trial
+from bargain.engine.trial import Role, Trial
 
 
 @pytest.fixture
@@ -42,8 +42,9 @@ def test_full_games_through_the_api_are_stored_move_by_move(server, mode, role):
     turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
                   m["error"]) for m in moves]
     outcome = replay(Trial.from_dict(row["trial"]), turns).outcome()
-    assert (row["deal"], row["deal_price"], row["rounds"]) == (outcome.deal, outcome.deal_price, outcome.rounds)
-    assert final["outcome"]["deal"] == outcome.deal and final["outcome"]["rounds"] == outcome.rounds
+    assert (row["deal"], row["deal_price"], row["paper_rounds"]) == (outcome.deal, outcome.deal_price, outcome.rounds)
+    assert row["rounds"] == moves[-1]["round"]  # the round in which the game ended
+    assert final["outcome"]["deal"] == outcome.deal and final["outcome"]["paper_rounds"] == outcome.rounds
 
 
 def test_bad_input_is_refused_and_changes_nothing(server):

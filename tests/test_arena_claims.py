@@ -7,10 +7,10 @@ import json
 
 from bargain.arena.controller import Arena, Setup
 from bargain.arena.ui import claims_markdown, per_arm
-from bargain.backends import Backends, Completion
-from bargain.backends.canned import CannedBackend
+from bargain.agents.backends import Backends, Completion
+from bargain.agents.backends.canned import CannedBackend
 from bargain.store import Store
-from bargain.trial import Condition, Role
+from bargain.engine.trial import Condition, Role
 
 
 class Boasting(CannedBackend):

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from bargain.arena.controller import Arena, ArenaError, Setup
 from bargain.arena.inputs import MAX_MESSAGE, human_move, parse_price
-from bargain.backends import PRESETS, BackendError, Backends, Completion
-from bargain.backends.canned import CannedBackend, canned_reply
-from bargain.game import Action, Move, Turn, replay
+from bargain.agents.backends import PRESETS, BackendError, Backends, Completion
+from bargain.agents.backends.canned import CannedBackend, canned_reply
+from bargain.engine.game import Action, Move, Turn, replay
 from bargain.store import GameRow, Store, utcnow
-from bargain.tactics import TACTICS
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.agents.tactics import TACTICS
+from bargain.engine.trial import Condition, Mode, Role, Trial
 
 UNAWARE = {Role.BUYER: (Condition.BUYER_UNAWARE, Condition.BOTH_UNAWARE),
            Role.SELLER: (Condition.SELLER_UNAWARE, Condition.BOTH_UNAWARE)}
@@ -92,7 +92,8 @@ def check_finished(store, view, arm):
         assert outcome["your_utility" if role is Role.SELLER else "agent_utility"] == pytest.approx(seller_u)
         assert outcome["your_norm_utility"] == pytest.approx(outcome["your_utility"] / trial.surplus)
     else:
-        assert outcome["deal_price"] is None and outcome["rounds"] == trial.max_rounds
+        assert outcome["deal_price"] is None and outcome["paper_rounds"] == trial.max_rounds
+        assert outcome["rounds"] == view["transcript"][-1]["round"]  # where it ended (a walk-away: early)
         assert outcome["your_utility"] == outcome["agent_utility"] == 0
 
     assert debrief["agent_role"] == agent.value
@@ -108,8 +109,8 @@ def check_finished(store, view, arm):
     assert row["status"] == "finished" and row["finished_at"] is not None
     assert row["human_role"] == role.value and row["arm"] == arm and row["first_actor"] == "buyer"
     assert (row["buyer_price"], row["seller_price"]) == (trial.buyer_price, trial.seller_price)
-    assert (row["deal"], row["deal_price"], row["rounds"]) == (outcome["deal"], outcome["deal_price"],
-                                                               outcome["rounds"])
+    assert (row["deal"], row["deal_price"], row["rounds"], row["paper_rounds"]) == (
+        outcome["deal"], outcome["deal_price"], outcome["rounds"], outcome["paper_rounds"])
     ours = "buyer" if role is Role.BUYER else "seller"
     theirs = "seller" if ours == "buyer" else "buyer"
     assert (row[f"{ours}_utility"], row[f"{theirs}_utility"]) == (outcome["your_utility"], outcome["agent_utility"])
@@ -123,7 +124,8 @@ def check_finished(store, view, arm):
     replayed = replay(trial, turns)
     assert replayed.is_terminal()
     again = replayed.outcome()
-    assert (again.deal, again.deal_price, again.rounds) == (outcome["deal"], outcome["deal_price"], outcome["rounds"])
+    assert (again.deal, again.deal_price, again.rounds) == (outcome["deal"], outcome["deal_price"],
+                                                            outcome["paper_rounds"])
     assert (again.buyer_utility, again.seller_utility, again.buyer_norm_utility, again.seller_norm_utility) == (
         row["buyer_utility"], row["seller_utility"], row["buyer_norm_utility"], row["seller_norm_utility"])
     assert again.true_nbs_price == outcome["nbs_price"]

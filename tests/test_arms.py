@@ -1,7 +1,7 @@
-"""Arms (PROTOCOL.md §9), the paper's reference variants, adapter directories, and the model-facing CLI
+"""Arms (docs/PROTOCOL.md §9), the paper's reference variants, adapter directories, and the model-facing CLI
 (`arms`, `serve`, `simulate`/`evaluate` through an OpenAI-compatible server).
 
-The server is `bargain.stub_server.StubServer`, a real HTTP server in this test process, and
+The server is `bargain.agents.stub_server.StubServer`, a real HTTP server in this test process, and
 the CLI runs in a subprocess as a user would run it. With canned replies a buyer always offers
 0.5 and a seller 5000, so no deal is ever struck and every game makes 4 rounds x 2 requests.
 """
@@ -22,26 +22,28 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from bargain import reference, scenarios
-from bargain.adapters import adapter_paths
-from bargain.agents import Side, agent_factory
-from bargain.arms import ADAPTER_REPO, ADAPTERS, BASE, BASE_MODEL, ArmError, catalogue, resolve
-from bargain.backends import PRESETS, Backends
-from bargain.backends.canned import CannedBackend
-from bargain.game import new_initial_state
-from bargain.prompts import PromptVersion, system_prompt
+from bargain.analysis import reference
+
+from bargain.engine import scenarios
+from bargain.agents.adapters import adapter_paths
+from bargain.agents.agent import Side, agent_factory
+from bargain.agents.arms import ADAPTER_REPO, ADAPTERS, BASE, BASE_MODEL, ArmError, catalogue, resolve
+from bargain.agents.backends import PRESETS, Backends
+from bargain.agents.backends.canned import CannedBackend
+from bargain.engine.game import new_initial_state
+from bargain.engine.prompts import PromptVersion, system_prompt
 from bargain.runs import RunSetup, run
-from bargain.serve import MAX_LORA_RANK, vllm_command
-from bargain.stub_server import StubServer
-from bargain.tactics import TACTICS
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.agents.serve import MAX_LORA_RANK, vllm_command
+from bargain.agents.stub_server import StubServer
+from bargain.agents.tactics import TACTICS
+from bargain.engine.trial import Condition, Mode, Role, Trial
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDITIONS = [c.value for c in Condition]
 SERVED = [BASE_MODEL, *ADAPTERS]
 REQUESTS_PER_GAME = 8  # canned offers never cross: 4 rounds x 2 sides
 
-# PROTOCOL.md §9, transcribed: trained role(s), loss, transform, r, alpha, conditions, checkpoint.
+# docs/PROTOCOL.md §9, transcribed: trained role(s), loss, transform, r, alpha, conditions, checkpoint.
 TABLE = {
     "buyer-grpo": ("buyer", "GRPO", "rank", 16, 32, "seller_unaware", 24),
     "buyer-cispo": ("buyer", "CISPO", "rank", 16, 32, "seller_unaware", 14),

@@ -1,4 +1,4 @@
-"""The claim checker (bargain.claims): scores on the labelled sets, the truth of claims, move logs.
+"""The claim checker (bargain.analysis.claims): scores on the labelled sets, the truth of claims, move logs.
 
 The extractor was built on three sets, each written before the patterns were tuned on it:
 claims_labelled.jsonl (260 messages), claims_heldout.jsonl (20) and claims_dev.jsonl (80, written
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bargain.claims import (
+from bargain.analysis.claims import (
     KINDS,
     Claim,
     check_turns,
@@ -25,8 +25,8 @@ from bargain.claims import (
     extract_claims,
     misrepresents,
 )
-from bargain.game import Action, Turn
-from bargain.trial import Role
+from bargain.engine.game import Action, Turn
+from bargain.engine.trial import Role
 
 DATA = Path(__file__).parent / "data"
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bargain.game import GameState
-from bargain.outcome import PAPER_COLUMNS
+from bargain.engine.game import GameState
+from bargain.engine.outcome import PAPER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILE = ROOT / "bargain" / "data" / "scenarios_by_reservation_ranges.jsonl"

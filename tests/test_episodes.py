@@ -5,11 +5,11 @@ from dataclasses import replace
 
 import pytest
 
-from bargain import scenarios
-from bargain.agents import make_agent
+from bargain.engine import scenarios
+from bargain.agents.agent import make_agent
 from bargain.episodes import play, play_many
-from bargain.game import Action, Move, new_initial_state
-from bargain.trial import Mode, Role
+from bargain.engine.game import Action, Move, new_initial_state
+from bargain.engine.trial import Mode, Role
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bargain import scenarios
-from bargain.agents import Side, agent_factory
-from bargain.arms import ADAPTERS, BASE_MODEL
-from bargain.backends import Backends, Sampling
+from bargain.engine import scenarios
+from bargain.agents.agent import Side, agent_factory
+from bargain.agents.arms import ADAPTERS, BASE_MODEL
+from bargain.agents.backends import Backends, Sampling
 from bargain.runs import RunSetup, run
-from bargain.stub_server import StubServer
-from bargain.trial import Condition
+from bargain.agents.stub_server import StubServer
+from bargain.engine.trial import Condition
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_ARMS = ["arm:base", *(f"arm:{name}" for name in ADAPTERS)]
@@ -43,7 +43,7 @@ def test_every_arm_plays_on_the_hf_backend(arm, tiny_backend, tmp_path):
 
 @pytest.mark.parametrize("arm", MODEL_ARMS)
 def test_every_arm_plays_on_an_openai_compatible_server(arm, tmp_path):
-    from bargain.backends.openai_server import OpenAIServer
+    from bargain.agents.backends.openai_server import OpenAIServer
 
     with StubServer([BASE_MODEL, *ADAPTERS]) as server:
         frame = play_grid(Backends(OpenAIServer(server.url)), arm, "tactic:hardliner", tmp_path)

@@ -1,4 +1,4 @@
-"""The rules of PROTOCOL.md §7 on hand-made games, and the engine's error messages."""
+"""The rules of docs/PROTOCOL.md §7 on hand-made games, and the engine's error messages."""
 
 import json
 import math
@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from bargain.check import check_game
-from bargain.game import (Action, GameError, GameOverError, GameState, Move, OutOfTurnError,
+from bargain.engine.game import (Action, GameError, GameOverError, GameState, Move, OutOfTurnError,
                           new_initial_state, replay)
-from bargain.trial import Condition, Mode, Role, Trial, TrialError
+from bargain.engine.trial import Condition, Mode, Role, Trial, TrialError
 
 B, S = Role.BUYER, Role.SELLER
 

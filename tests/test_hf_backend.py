@@ -5,9 +5,9 @@ import asyncio
 import pytest
 import torch
 
-from bargain.arms import ADAPTERS, BASE
-from bargain.backends import BackendError, Request, Sampling
-from bargain.backends.hf import BASE_ADAPTER, presence_penalty_processor
+from bargain.agents.arms import ADAPTERS, BASE
+from bargain.agents.backends import BackendError, Request, Sampling
+from bargain.agents.backends.hf import BASE_ADAPTER, presence_penalty_processor
 
 GREEDY = Sampling(temperature=0.0, max_tokens=12, presence_penalty=0.0)
 CHAT = ({"role": "user", "content": "You are the BUYER in a bargaining negotiation.\nRound 1, rounds left 3"},)
@@ -128,7 +128,7 @@ def test_describe_and_availability(tiny_backend):
 
 
 def test_a_missing_model_is_a_clear_error(tmp_path):
-    from bargain.backends.hf import HFBackend
+    from bargain.agents.backends.hf import HFBackend
 
     with pytest.raises(BackendError, match="--model"):
         HFBackend(str(tmp_path / "nothing-here"))

@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bargain.game import Action, Move, new_initial_state
-from bargain.judge import instrument, judge_messages, parse_judgment, transcript
-from bargain.stub_server import StubServer
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.engine.game import Action, Move, new_initial_state
+from bargain.analysis.judge import instrument, judge_messages, parse_judgment, transcript
+from bargain.agents.stub_server import StubServer
+from bargain.engine.trial import Condition, Mode, Role, Trial
 
 ROOT = Path(__file__).resolve().parents[1]
 B, S = Role.BUYER, Role.SELLER
@@ -168,7 +168,7 @@ def test_judge_a_run_directory_end_to_end(tmp_path):
 
 def test_judge_the_arena_games(tmp_path):
     from bargain.arena.controller import Arena, Setup
-    from bargain.backends import Backends
+    from bargain.agents.backends import Backends
     from bargain.store import Store
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bargain.arms import BASE
-from bargain.backends import Completion, Request, Sampling
-from bargain.backends.canned import BUYER_PRICE, REPLIES, CannedBackend
-from bargain.game import Action, Move, new_initial_state
-from bargain.llm import MAX_CHARS_PER_TOKEN, LLMAgent
-from bargain.trial import Condition, Role, Trial
+from bargain.agents.arms import BASE
+from bargain.agents.backends import Completion, Request, Sampling
+from bargain.agents.backends.canned import BUYER_PRICE, REPLIES, CannedBackend
+from bargain.engine.game import Action, Move, new_initial_state
+from bargain.agents.llm import MAX_CHARS_PER_TOKEN, LLMAgent
+from bargain.engine.trial import Condition, Role, Trial
 
 LONGEST = 100 * MAX_CHARS_PER_TOKEN  # the longest reply 100 tokens can be
 # A valid reply, then ten megabytes that a parser searching every fence start would choke on.

@@ -1,4 +1,4 @@
-"""Outcomes of single trials and per-cell metrics tables (PROTOCOL.md §8).
+"""Outcomes of single trials and per-cell metrics tables (docs/PROTOCOL.md §8).
 
 Every expected number here is worked out by hand or recomputed independently with plain
 pandas/scipy from the paper's own per-trial columns, never taken from the package.
@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bargain import metrics
-from bargain.metrics import MetricsError, cell_table, prepare, read_trials
-from bargain.outcome import PAPER_COLUMNS, settle
-from bargain.trial import Condition, Scenario, Trial
+from bargain.analysis import metrics
+from bargain.analysis.metrics import MetricsError, cell_table, prepare, read_trials
+from bargain.engine.outcome import PAPER_COLUMNS, settle
+from bargain.engine.trial import Condition, Scenario, Trial
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDITION_ORDER = ["full", "buyer_unaware", "seller_unaware", "both_unaware"]

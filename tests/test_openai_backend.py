@@ -1,7 +1,7 @@
 """The OpenAI-compatible backend (vLLM and hosted APIs) against a real local HTTP server.
 
-`bargain.stub_server.StubServer` records every request body, so these tests pin what vLLM
-receives (PROTOCOL.md §5 and §9, ENVIRONMENT.md "vLLM facts"): which served model, the sampling
+`bargain.agents.stub_server.StubServer` records every request body, so these tests pin what vLLM
+receives (docs/PROTOCOL.md §5 and §9, ENVIRONMENT.md "vLLM facts"): which served model, the sampling
 fields, vLLM's extra body (top_k, enable_thinking false), and the chat itself.
 """
 
@@ -21,18 +21,18 @@ from pathlib import Path
 
 import pytest
 
-from bargain.arms import ADAPTERS, BASE, BASE_MODEL, resolve
-from bargain.backends import BackendError, Backends, Request, Sampling, generate
-from bargain.backends import openai_server
-from bargain.backends.canned import REPLIES, canned_reply
-from bargain.backends.openai_server import OpenAIServer
+from bargain.agents.arms import ADAPTERS, BASE, BASE_MODEL, resolve
+from bargain.agents.backends import BackendError, Backends, Request, Sampling, generate
+from bargain.agents.backends import openai_server
+from bargain.agents.backends.canned import REPLIES, canned_reply
+from bargain.agents.backends.openai_server import OpenAIServer
 from bargain.episodes import play
-from bargain.game import Action, new_initial_state, replay
-from bargain.llm import REASK, LLMAgent
-from bargain.prompts import PromptVersion, chat_messages, system_prompt
-from bargain.replies import parse_reply
-from bargain.stub_server import StubServer
-from bargain.trial import Condition, Role, Trial
+from bargain.engine.game import Action, new_initial_state, replay
+from bargain.agents.llm import REASK, LLMAgent
+from bargain.engine.prompts import PromptVersion, chat_messages, system_prompt
+from bargain.engine.replies import parse_reply
+from bargain.agents.stub_server import StubServer
+from bargain.engine.trial import Condition, Role, Trial
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVED = [BASE_MODEL, *ADAPTERS]
@@ -363,9 +363,9 @@ def test_usable_from_successive_event_loops():
 def test_successive_event_loops_leave_no_traceback():
     script = textwrap.dedent("""
         import asyncio
-        from bargain.stub_server import StubServer
-        from bargain.backends.openai_server import OpenAIServer
-        from bargain.backends import Request, Sampling
+        from bargain.agents.stub_server import StubServer
+        from bargain.agents.backends.openai_server import OpenAIServer
+        from bargain.agents.backends import Request, Sampling
         with StubServer(["m"]) as server:
             backend = OpenAIServer(server.url, base_model="m")
             request = Request(({"role": "user", "content": "You are the BUYER"},), "m", Sampling())
@@ -426,7 +426,7 @@ def test_llm_agents_play_a_whole_game(trial):
         prompt = system_prompt(new_initial_state(trial).observation(role), versions[role])
         assert first == prompt + "\n\n" + "Round 1, rounds left 3"
 
-    # The buyer's second-round user message, spelt out (PROTOCOL.md §5).
+    # The buyer's second-round user message, spelt out (docs/PROTOCOL.md §5).
     buyer_round2 = [b for b in server.requests if _side_of(b) is Role.BUYER][1]["messages"][-1]["content"]
     assert buyer_round2 == "Seller said: My offer is 5000.0.\nSeller's offer: 5000.0\nRound 2, rounds left 2"
 

@@ -28,7 +28,7 @@ def store():
 
 def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
     from bargain.arena.controller import Arena, Setup
-    from bargain.backends import Backends
+    from bargain.agents.backends import Backends
     from bargain.store import SCHEMA_VERSION
 
     assert store.schema_version() == SCHEMA_VERSION

@@ -1,4 +1,4 @@
-"""Reading typed prices (bargain.prices): what is read, what is refused, and what the refusal says."""
+"""Reading typed prices (bargain.engine.prices): what is read, what is refused, and what the refusal says."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bargain.prices import MAX_CHARS, PriceError, read_price
+from bargain.engine.prices import MAX_CHARS, PriceError, read_price
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -1,4 +1,4 @@
-"""The exact prompts and per-turn chat messages an agent sees (PROTOCOL.md §4-5).
+"""The exact prompts and per-turn chat messages an agent sees (docs/PROTOCOL.md §4-5).
 
 Everything here is byte-exact: the adapters only behave as in the paper if they see the same
 text. Observations are always built through the engine (`new_initial_state(...).observation`),
@@ -11,13 +11,13 @@ import asyncio
 
 import pytest
 
-from bargain.game import Action, Move, new_initial_state
-from bargain.prompts import PromptVersion, chat_messages, system_prompt
-from bargain.replies import Parsing, parse_reply, render_reply
-from bargain.tactics import Hardliner
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.engine.game import Action, Move, new_initial_state
+from bargain.engine.prompts import PromptVersion, chat_messages, system_prompt
+from bargain.engine.replies import Parsing, parse_reply, render_reply
+from bargain.agents.tactics import Hardliner
+from bargain.engine.trial import Condition, Mode, Role, Trial
 
-# PROTOCOL.md §4, copied verbatim from between the ~~~~ fences (no trailing newline).
+# docs/PROTOCOL.md §4, copied verbatim from between the ~~~~ fences (no trailing newline).
 PROTOCOL_SELLER_PROMPT = """You are the SELLER in a bargaining negotiation.
 
 Item: 1 kg of white rice

@@ -7,9 +7,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bargain import scenarios
-from bargain.game import Action, GameState, Move, new_initial_state, replay
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.engine import scenarios
+from bargain.engine.game import Action, GameState, Move, new_initial_state, replay
+from bargain.engine.trial import Condition, Mode, Role, Trial
 
 SCENARIOS = scenarios.bundled().slice("low", 0, 50)
 prices = st.floats(min_value=0.01, max_value=10.0, allow_nan=False, allow_infinity=False).map(lambda p: round(p, 2))

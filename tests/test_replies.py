@@ -1,4 +1,4 @@
-"""Reply parsing (PROTOCOL.md §6): paper-strict by default, lenient as an option."""
+"""Reply parsing (docs/PROTOCOL.md §6): paper-strict by default, lenient as an option."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bargain.game import Action, Move, is_price
-from bargain.replies import Parsing, find_fence, parse_reply, render_reply, valid_text
+from bargain.engine.game import Action, Move, is_price
+from bargain.engine.replies import Parsing, find_fence, parse_reply, render_reply, valid_text
 
 MODES = [Parsing.STRICT, Parsing.LENIENT]
 

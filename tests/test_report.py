@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bargain import metrics
+from bargain.analysis import metrics
 from bargain.report import RunData, bootstrap_interval, paired
-from bargain.stub_server import StubServer
+from bargain.agents.stub_server import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,7 @@ def runs(tmp_path_factory):
 
 def test_three_commands_give_a_report(runs, tmp_path):
     from bargain.arena.controller import Arena, Setup
-    from bargain.backends import Backends
+    from bargain.agents.backends import Backends
     from bargain.store import Store
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
@@ -172,7 +172,7 @@ def test_a_read_only_database_is_reported(tmp_path):
 def test_a_run_of_the_papers_is_reported_beside_its_numbers(tmp_path):
     """An evaluate run of paper-rl-test with buyer-grpo (T 0.7) against the base model (T 0.1), on the
     stub server: the report carries the paper's published cells for buyer_grpo."""
-    from bargain.arms import ADAPTERS, BASE_MODEL
+    from bargain.agents.arms import ADAPTERS, BASE_MODEL
 
     run = tmp_path / "run"
     with StubServer([BASE_MODEL, *ADAPTERS]) as server:

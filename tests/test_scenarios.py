@@ -1,4 +1,4 @@
-"""Scenario sources, references, splits and the seeded trial grids of PROTOCOL.md §1-2."""
+"""Scenario sources, references, splits and the seeded trial grids of docs/PROTOCOL.md §1-2."""
 
 import json
 import random
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bargain import scenarios
-from bargain.scenarios import GridSpec, ScenarioError
-from bargain.trial import Condition, Mode, Role
+from bargain.engine import scenarios
+from bargain.engine.scenarios import GridSpec, ScenarioError
+from bargain.engine.trial import Condition, Mode, Role
 
 RAW = Path(__file__).resolve().parents[1] / "bargain" / "data" / "scenarios_by_reservation_ranges.jsonl"
 

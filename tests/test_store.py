@@ -297,3 +297,36 @@ def test_default_url_resolves_a_relative_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert default_url("rel") == f"sqlite:///{tmp_path.resolve() / 'rel' / 'bargain.db'}"
     assert default_url().startswith("sqlite:///") and default_url().endswith("/data/bargain.db")
+
+
+def test_csv_exports_show_no_float_noise_and_parquet_stays_exact(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    noisy = 2.3200000000000003
+    store.finish_game("g1", {"deal": True, "deal_price": noisy, "rounds": 1})
+    store.export(tmp_path / "out")
+    assert "2.32," in (tmp_path / "out" / "games.csv").read_text() and "2.3200000000000003" not in (
+        tmp_path / "out" / "games.csv").read_text()
+    assert pd.read_parquet(tmp_path / "out" / "games.parquet")["deal_price"].iloc[0] == noisy
+
+
+def test_a_round_and_the_end_of_a_game_are_stored_together_or_not_at_all(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    with pytest.raises(StoreError):  # the second move breaks a constraint: nothing of the call is stored
+        store.add_moves("g1", [move(1, "buyer", "human"), {**move(1, "seller", "agent"), "role": None}],
+                        {"deal": False, "rounds": 1, "paper_rounds": 4})
+    game = store.game("g1")
+    assert game["moves"] == [] and game["status"] == "active"
+    store.add_moves("g1", [move(1, "buyer", "human")], {"deal": False, "rounds": 1, "paper_rounds": 4})
+    game = store.game("g1")
+    assert len(game["moves"]) == 1 and game["status"] == "finished" and (game["rounds"], game["paper_rounds"]) == (1, 4)
+
+
+def test_a_read_only_database_is_found_before_any_write(tmp_path):
+    Store(url_in(tmp_path)).engine.dispose()
+    read_only = Store(f"sqlite:///file:{tmp_path / 'arena.db'}?mode=ro&uri=true")
+    with pytest.raises(StoreError, match="readonly|read-only|read only"):
+        read_only.check_writable()
+    Store(url_in(tmp_path)).check_writable()  # a writable one passes, and nothing was written
+    assert Store(url_in(tmp_path)).games_frame().empty

@@ -5,12 +5,12 @@ from dataclasses import replace
 
 import pytest
 
-from bargain.agents import make_agent
-from bargain.arms import ArmError
+from bargain.agents.agent import make_agent
+from bargain.agents.arms import ArmError
 from bargain.episodes import play
-from bargain.game import Action, Move, new_initial_state
-from bargain.tactics import TACTICS, anchor
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.engine.game import Action, Move, new_initial_state
+from bargain.agents.tactics import TACTICS, anchor
+from bargain.engine.trial import Condition, Mode, Role, Trial
 
 B, S = Role.BUYER, Role.SELLER
 

@@ -13,16 +13,16 @@ import pandas as pd
 import pytest
 import torch
 
-from bargain import scenarios
-from bargain.agents import agent_factory
-from bargain.arms import Arm
-from bargain.backends import Sampling
-from bargain.backends.hf import HFBackend
+from bargain.engine import scenarios
+from bargain.agents.agent import agent_factory
+from bargain.agents.arms import Arm
+from bargain.agents.backends import Sampling
+from bargain.agents.backends.hf import HFBackend
 from bargain.episodes import play_many
-from bargain.llm import LLMAgent
-from bargain.stub_server import StubServer
-from bargain.tiny import templated_reply
-from bargain.trial import Condition
+from bargain.agents.llm import LLMAgent
+from bargain.agents.stub_server import StubServer
+from bargain.agents.tiny import templated_reply
+from bargain.engine.trial import Condition
 from train import config as configuration
 from train.trainer import best, run
 
@@ -34,7 +34,7 @@ TINY_RUN = dict(steps=1, groups_per_step=1, group_size=2, max_rounds=1, max_comp
 @pytest.fixture(scope="session")
 def format_model(tiny_model, tmp_path_factory):
     """The tiny model taught to bid valid prices at random (1 to 5) in rice games (low:0)."""
-    from bargain.tiny import teach_format
+    from bargain.agents.tiny import teach_format
 
     return teach_format(tiny_model, tmp_path_factory.mktemp("format-model"), steps=250)
 
@@ -111,10 +111,10 @@ def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(loss, 
 
     # The checkpoint plays in the arena, on the hf backend, as the arm it was trained as.
     from bargain.arena.controller import Arena, Setup
-    from bargain.backends import Backends
-    from bargain.backends.build import build_backend
+    from bargain.agents.backends import Backends
+    from bargain.agents.backends.build import build_backend
     from bargain.store import Store
-    from bargain.trial import Role
+    from bargain.engine.trial import Role
 
     backend = build_backend("hf", model=str(format_model), adapters_dir=str(out / "checkpoints" / "step_3"))
     assert backend.adapters == {"buyer-grpo"}

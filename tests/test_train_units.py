@@ -1,4 +1,4 @@
-"""Unit tests of the trainer's parts (TRAINING.md): advantages, losses, samples and their masks,
+"""Unit tests of the trainer's parts (docs/TRAINING.md): advantages, losses, samples and their masks,
 the direction of one optimiser step, the configs, and sharing samples out.
 
 Everything runs on CPU on the tiny random Qwen3 (`tiny_model`); the numbers the losses must give
@@ -20,15 +20,15 @@ import numpy as np
 import pytest
 import torch
 
-from bargain import scenarios
-from bargain.agents import make_agent
-from bargain.arms import BASE
-from bargain.backends import Sampling
-from bargain.backends.canned import CannedBackend
+from bargain.engine import scenarios
+from bargain.agents.agent import make_agent
+from bargain.agents.arms import BASE
+from bargain.agents.backends import Sampling
+from bargain.agents.backends.canned import CannedBackend
 from bargain.episodes import Episode, play
-from bargain.game import new_initial_state
-from bargain.llm import LLMAgent
-from bargain.trial import Condition, Trial
+from bargain.engine.game import new_initial_state
+from bargain.agents.llm import LLMAgent
+from bargain.engine.trial import Condition, Trial
 from train import config as configuration
 from train.advantages import group_advantages, rank_transform
 from train.config import TrainConfig
@@ -517,7 +517,7 @@ def test_load_model_puts_a_fresh_named_lora_on_every_target(tiny_model):
 
 SINGLE_OPPONENT = ("frozen", 0.1, 0.5)
 ALL_FOUR = ["full", "buyer_unaware", "seller_unaware", "both_unaware"]
-# TRAINING.md 'The eight variants':
+# docs/TRAINING.md 'The eight variants':
 # roles, loss, transform, lr, grad accumulation, LoRA r, alpha, conditions, (opponent, its temperature, top_p)
 TABLE = {
     "buyer-grpo": (["buyer"], "grpo", "rank", 1e-6, 1, 16, 32, ["seller_unaware"], SINGLE_OPPONENT),

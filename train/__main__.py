@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"best step {step}: validation reward {value:.4f}\n{path}")
         return 0
     parser = argparse.ArgumentParser(prog="python -m train", description="Train a bargaining adapter with GRPO or CISPO "
-                                     "(TRAINING.md). Every config field can be overridden by its flag.")
+                                     "(docs/TRAINING.md). Every config field can be overridden by its flag.")
     parser.add_argument("--config", help="a YAML preset, e.g. train/configs/buyer-grpo.yaml")
     parser.add_argument("--resume", help="a run directory or checkpoint to continue from")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -38,9 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from train.trainer import run
+    from train.trainer import ModelError, run
 
-    result = run(cfg, resume=args.resume, progress=not args.quiet)
+    try:
+        result = run(cfg, resume=args.resume, progress=not args.quiet)
+    except ModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     last = result.metrics[-1] if result.metrics else {}
     print(f"{len(result.metrics)} steps in {result.directory}; last reward {last.get('reward', float('nan')):.4f}")
     return 0

@@ -1,6 +1,6 @@
-"""Rewards to advantages within a group (TRAINING.md step 3).
+"""Rewards to advantages within a group (docs/TRAINING.md step 3).
 
-The reward of the trained side is its signed normalised utility (bargain.outcome; 0 without a
+The reward of the trained side is its signed normalised utility (bargain.engine.outcome; 0 without a
 deal). With the rank transform, rewards are replaced by their average ranks within the group
 (worst 1 ... best N; ties share the mean of their ranks). The advantage is the group-normalised
 value (x - mean) / (population std + 1e-8), so an all-tie group gives zero advantage.

@@ -1,6 +1,6 @@
 """The trainer's configuration: one typed dataclass, loaded from YAML, every field overridable.
 
-Values and their meaning follow TRAINING.md; the eight variants are presets in
+Values and their meaning follow docs/TRAINING.md; the eight variants are presets in
 train/configs/<variant>.yaml, not branches in the code. Unknown keys are errors, and
 `__post_init__` refuses combinations that cannot run, saying what to change.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from bargain.trial import Condition, Role
+from bargain.engine.trial import Condition, Role
 
 LOSSES = ("grpo", "cispo")
 TRANSFORMS = ("rank", "none")
@@ -28,15 +28,15 @@ def _help(text: str, **kwargs) -> Any:
 
 @dataclass
 class TrainConfig:
-    """Everything one training run needs (TRAINING.md)."""
+    """Everything one training run needs (docs/TRAINING.md)."""
 
     variant: str = _help("name of the run's preset, e.g. buyer-grpo", default="custom")
     roles: list[str] = _help("trained role(s): [buyer], [seller], or [buyer, seller] for joint self-play "
-                             "(one adapter plays both; TRAINING.md 'The eight variants')", default_factory=lambda: ["buyer"])
-    loss: str = _help("grpo (clipped ratio) or cispo (capped, stop-gradient importance weight); TRAINING.md step 6",
+                             "(one adapter plays both; docs/TRAINING.md 'The eight variants')", default_factory=lambda: ["buyer"])
+    loss: str = _help("grpo (clipped ratio) or cispo (capped, stop-gradient importance weight); docs/TRAINING.md step 6",
                       default="grpo")
     reward_transform: str = _help("rank: average ranks within a group (ties share); none: raw signed normalised "
-                                  "utility; TRAINING.md step 3", default="rank")
+                                  "utility; docs/TRAINING.md step 3", default="rank")
     learning_rate: float = _help("AdamW learning rate (1e-6 buyer runs, 5e-6 seller and joint runs)", default=1e-6)
     weight_decay: float = _help("AdamW weight decay", default=0.01)
     grad_accumulation: int = _help("mini-batches per optimiser step (1 buyer runs, 24 seller and joint runs)", default=1)
@@ -47,7 +47,7 @@ class TrainConfig:
     conditions: list[str] = _help("information conditions of the training games", default_factory=lambda: ["seller_unaware"])
     opponent: str = _help("frozen: the base model (adapter disabled) at the opponent sampling; self: the current "
                           "adapter (joint runs)", default="frozen")
-    trained_temperature: float = _help("sampling temperature of the trained side (PROTOCOL.md §9)", default=0.7)
+    trained_temperature: float = _help("sampling temperature of the trained side (docs/PROTOCOL.md §9)", default=0.7)
     trained_top_p: float = _help("top_p of the trained side", default=0.8)
     opponent_temperature: float = _help("temperature of the opponent (0.1 frozen base; 0.7 joint)", default=0.1)
     opponent_top_p: float = _help("top_p of the opponent (0.5 frozen base; 0.8 joint)", default=0.5)

@@ -1,4 +1,4 @@
-"""The policy losses as pure tensor functions (TRAINING.md step 6).
+"""The policy losses as pure tensor functions (docs/TRAINING.md step 6).
 
 Shapes: `logp`, `old_logp`, `ref_logp`, `mask` are (B, T) over completion positions (mask 1 on
 the reply tokens and its end-of-turn token); `advantages` is (B,). Each sample's loss is the

@@ -1,4 +1,4 @@
-"""Rollouts: the training groups, the games that fill them, rewards and validation (TRAINING.md steps 1-3, 7).
+"""Rollouts: the training groups, the games that fill them, rewards and validation (docs/TRAINING.md steps 1-3, 7).
 
 Groups are pre-built once from the training split x conditions x trials per scenario with one
 `random.Random(seed)`: each is one trial (scenario, condition, v_B, v_S) with its trained role
@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from bargain import scenarios
-from bargain.agents import Side, agent_factory
-from bargain.arms import BASE, Arm
-from bargain.backends import Backends, Sampling
+from bargain.engine import scenarios
+from bargain.agents.agent import Side, agent_factory
+from bargain.agents.arms import BASE, Arm
+from bargain.agents.backends import Backends, Sampling
 from bargain.episodes import Episode, play_many
-from bargain.llm import LLMAgent
-from bargain.prompts import PromptVersion
-from bargain.trial import Condition, Mode, Role, Trial
+from bargain.agents.llm import LLMAgent
+from bargain.engine.prompts import PromptVersion
+from bargain.engine.trial import Condition, Mode, Role, Trial
 from train.advantages import group_advantages
 from train.config import TrainConfig
 

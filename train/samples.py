@@ -1,4 +1,4 @@
-"""Training samples from played episodes, and their token log-probabilities (TRAINING.md step 4).
+"""Training samples from played episodes, and their token log-probabilities (docs/TRAINING.md step 4).
 
 Every turn of the trained role is one sample: the prompt is that agent's chat up to the turn,
 rendered with the chat template exactly as at sampling time (`enable_thinking=False`,

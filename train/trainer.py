@@ -1,6 +1,6 @@
 """The training loop, top to bottom: rollout, reward, advantage, epochs, save, hot-load, validate.
 
-TRAINING.md, one step: play `groups_per_step` groups of `group_size` episodes with the current
+docs/TRAINING.md, one step: play `groups_per_step` groups of `group_size` episodes with the current
 adapter; turn the trained side's rewards into group advantages; make one sample per trained
 turn; compute the reference log-probs (adapter off) and the old log-probs; run `epochs` passes
 of mini-batches of GRPO or CISPO loss with AdamW, gradient clipping and a cosine schedule
@@ -25,10 +25,10 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from bargain import scenarios
-from bargain.arms import Arm
-from bargain.backends import Backends
-from bargain.trial import Role
+from bargain.engine import scenarios
+from bargain.agents.arms import Arm
+from bargain.agents.backends import Backends
+from bargain.engine.trial import Role
 from train import rollouts
 from train.config import TrainConfig
 from train.losses import policy_loss
@@ -60,14 +60,41 @@ def adapter_name(cfg: TrainConfig) -> str:
     return cfg.variant
 
 
+class ModelError(RuntimeError):
+    """The base model cannot be loaded; the message is one line saying how to point --model at one."""
+
+
+def model_unavailable(model: str, exc: Exception) -> str:
+    """Why `model` could not be loaded, in one line, and what to pass instead.
+
+    transformers' own message spans lines and speaks of its cache; what a person needs is to know
+    that the model was neither here nor downloadable, and that --model takes a local directory.
+    """
+    if Path(model).expanduser().is_dir():
+        return (f"there is no model in {model}: --model takes a Hub id or a directory written by save_pretrained "
+                "(config.json, the weights and the tokenizer files)")
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        where = "it is not in the Hugging Face cache (HF_HUB_OFFLINE is set: nothing is downloaded)"
+    else:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".:")
+        where = f"it could not be downloaded from the Hugging Face Hub ({reason})"
+    return (f"cannot load the model {model!r}: there is no such directory here, and {where}; pass --model "
+            "/path/to/a/local/copy, or build a tiny model for a CPU try-out with `python -m bargain.agents.tiny DIR`")
+
+
 def load_model(cfg: TrainConfig, accelerator):
     """The base model with a fresh LoRA adapter (bf16 on GPU), and its tokenizer."""
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     use_bf16 = cfg.bf16 and accelerator.device.type == "cuda"
-    tokenizer = AutoTokenizer.from_pretrained(cfg.model)
-    base = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.bfloat16 if use_bf16 else torch.float32)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(cfg.model)
+        base = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.bfloat16 if use_bf16 else torch.float32)
+    except (OSError, ValueError) as exc:  # ValueError: a directory without a tokenizer
+        raise ModelError(model_unavailable(cfg.model, exc)) from exc
     lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_targets,
                       task_type="CAUSAL_LM")
     model = get_peft_model(base, lora, adapter_name=adapter_name(cfg))
@@ -196,11 +223,11 @@ def hot_load(cfg: TrainConfig, checkpoint: Path) -> None:
 
 
 def check_adapter_changes_output(players: rollouts.Players, trained: Arm) -> None:
-    """Greedy replies with and without the adapter must differ once it has trained (TRAINING.md)."""
+    """Greedy replies with and without the adapter must differ once it has trained (docs/TRAINING.md)."""
     import asyncio
 
-    from bargain.arms import BASE
-    from bargain.backends import Request, Sampling
+    from bargain.agents.arms import BASE
+    from bargain.agents.backends import Request, Sampling
 
     greedy = Sampling(temperature=0.0, max_tokens=32, presence_penalty=0.0)
     chat = ({"role": "user", "content": "You are the BUYER in a bargaining negotiation. Round 1, rounds left 3"},)
@@ -219,10 +246,10 @@ def check_adapter_changes_output(players: rollouts.Players, trained: Arm) -> Non
 def build_backends(cfg: TrainConfig, model, tokenizer, trained: Arm) -> Backends:
     """The rollout backend: the model being trained (hf), or a vLLM server with runtime LoRA updates."""
     if cfg.rollout_backend == "hf":
-        from bargain.backends.hf import HFBackend
+        from bargain.agents.backends.hf import HFBackend
 
         return Backends(HFBackend.of(model, tokenizer, [trained.name], cfg.model))
-    from bargain.backends.openai_server import OpenAIServer
+    from bargain.agents.backends.openai_server import OpenAIServer
 
     return Backends(OpenAIServer(cfg.base_url, base_model=cfg.served_model or cfg.model,
                                  max_in_flight=cfg.rollout_concurrency))

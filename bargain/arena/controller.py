@@ -21,18 +21,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Iterable
 
-from bargain import scenarios
-from bargain.agents import Side, agent_factory
+from bargain.engine import scenarios
+from bargain.agents.agent import Side, agent_factory
 from bargain.arena import inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import person_view
-from bargain.arms import Arm, catalogue, resolve
-from bargain.backends import Backends
+from bargain.agents.arms import Arm, catalogue, resolve
+from bargain.agents.backends import Backends
 from bargain.episodes import play
-from bargain.game import GameState, Move, Observation, new_initial_state, replay
-from bargain.prompts import PromptVersion
+from bargain.engine.game import GameState, Move, Observation, new_initial_state, replay
+from bargain.engine.prompts import PromptVersion
 from bargain.store import Store, StoreError, game_findings, game_state
-from bargain.trial import Role, Trial
+from bargain.engine.trial import Role, Trial
 
 ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
 CANNOT_SAVE = "The server cannot save games right now, so nothing was started or changed: try again in a minute."
@@ -230,7 +230,8 @@ class Arena:
                 findings, misstated = game_findings(
                     {"human_role": live.human_role.value, "buyer_price": trial.buyer_price,
                      "seller_price": trial.seller_price}, turns)
-                outcome = {"deal": ended.deal, "deal_price": ended.deal_price, "rounds": ended.rounds,
+                outcome = {"deal": ended.deal, "deal_price": ended.deal_price, "rounds": turns[-1].round,
+                           "paper_rounds": ended.rounds,
                            "buyer_utility": ended.buyer_utility, "seller_utility": ended.seller_utility,
                            "buyer_norm_utility": ended.buyer_norm_utility,
                            "seller_norm_utility": ended.seller_norm_utility,
@@ -295,6 +296,18 @@ class Arena:
             live.human.submit(move)
             await live.settled()
             return self.view_of(live)
+
+    async def abandon(self, game_id: object) -> None:
+        """The person leaves an active game for a new one: it is stored as abandoned by them and its loop stops."""
+        game_id = inputs.game_id(game_id)
+        try:
+            await asyncio.to_thread(self.store.abandon, game_id, "person")
+        except StoreError:
+            log.exception("game %s could not be marked abandoned", game_id)
+            raise ArenaError(CANNOT_SAVE) from None
+        live = self.live.pop(game_id, None)
+        if live is not None and live.task is not None:
+            live.task.cancel()
 
     async def view(self, game_id: object) -> dict:
         """The person's current view of a game (resuming it, or retrying a failed round, if needed)."""

@@ -4,7 +4,7 @@ Every request parameter is hostile until it has passed through here: its type, i
 its length, each refused with one plain sentence that says what to send instead. Nothing a
 caller sends picks an endpoint, a seed or a file: opponents are checked against what the server
 was configured with (bargain.arena.controller), and the seed is always drawn by the server.
-Prices are read by bargain.prices, the one price reader of the project.
+Prices are read by bargain.engine.prices, the one price reader of the project.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bargain.game import Action, Move
-from bargain.prices import PriceError, read_price
-from bargain.prompts import PromptVersion
-from bargain.trial import Condition, Mode, Role
+from bargain.engine.game import Action, Move
+from bargain.engine.prices import PriceError, read_price
+from bargain.engine.prompts import PromptVersion
+from bargain.engine.trial import Condition, Mode, Role
 
 MAX_MESSAGE = 500  # characters in one public message
 MAX_PRICE_TEXT = 40  # characters of a typed price

@@ -9,6 +9,7 @@ views, and nothing but the caller's own view.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
@@ -17,6 +18,7 @@ import secrets
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 
 import gradio as gr
@@ -26,10 +28,10 @@ from bargain.arena import inputs
 from bargain.arena.controller import Arena, ArenaError
 from bargain.arena.inputs import SOURCES
 from bargain.arena.limits import AdminGate, StartLimits
-from bargain.arms import resolve
-from bargain.prompts import PromptVersion
+from bargain.agents.arms import resolve
+from bargain.engine.prompts import PromptVersion
 from bargain.store import StoreError
-from bargain.trial import Condition, Mode, Role
+from bargain.engine.trial import Condition, Mode, Role
 
 CONDITION_LABELS = {
     Condition.FULL: "full: both know both prices",
@@ -54,7 +56,8 @@ class Options:
     note: str = ""
     browser_secret: str = field(default_factory=lambda: secrets.token_hex(16))  # signs what a browser keeps
     limits: StartLimits = field(default_factory=StartLimits)
-    behind_proxy: bool = False  # trust the last X-Forwarded-For hop as the client's address (a Space)
+    behind_proxy: bool = False
+    public_results: bool = True  # show everyone's aggregate results (off for a study)  # trust the last X-Forwarded-For hop as the client's address (a Space)
 
 
 # --- rendering views ----------------------------------------------------------------------------
@@ -70,26 +73,34 @@ def plain(text: str) -> str:
     return escaped.replace("&", "&amp;").replace("<", "&lt;")
 
 
+def money(value: float | None) -> str:
+    """A price as people read one: two decimals, thousands grouped (1,250.00)."""
+    return "" if value is None else f"{value:,.2f}"
+
+
 def info_markdown(view: dict) -> str:
     """The item, the person's persona and price, and exactly what their condition tells them."""
     other = "seller" if view["role"] == "buyer" else "buyer"
     lines = [f"### {view['item']}", view["description"], "",
              f"**You are the {view['role'].upper()}.** {view['persona']}",
-             f"**Your reservation price: {view['your_price']}** (you can always "
+             f"**Your reservation price: {money(view['your_price'])}** (you can always "
              f"{'buy from' if view['role'] == 'buyer' else 'sell to'} the market at this price).", ""]
     if view["their_price"] is not None:
-        lines.append(f"You know the {other}'s reservation price: **{view['their_price']}**.")
+        lines.append(f"You know the {other}'s reservation price: **{money(view['their_price'])}**.")
     else:
         lo, hi = view["their_price_prior"]
-        lines.append(f"You do not know the {other}'s reservation price; it is uniformly distributed between {lo} and {hi}.")
+        lines.append(f"You do not know the {other}'s reservation price; it is uniformly distributed between "
+                     f"{money(lo)} and {money(hi)}.")
     if view["your_price_prior"] is not None:
         lo, hi = view["your_price_prior"]
-        lines.append(f"The {other} does not know your price; to them it is uniformly distributed between {lo} and {hi}.")
+        lines.append(f"The {other} does not know your price; to them it is uniformly distributed between "
+                     f"{money(lo)} and {money(hi)}.")
     else:
         lines.append(f"The {other} knows your reservation price.")
     lines.append(f"\n*Mode: {view['mode']}; {view['max_rounds']} rounds. "
                  + ("Both sides move at once each round; crossing offers close at their midpoint.*"
-                    if view["mode"] == Mode.SIMULTANEOUS else "Sides alternate; Accept takes the other's last offer.*"))
+                    if view["mode"] == Mode.SIMULTANEOUS else "Sides alternate, one move a round; Accept takes the "
+                    "other's last offer.*"))
     return "\n".join(lines)
 
 
@@ -97,23 +108,40 @@ def chat_messages(view: dict, typing: bool = False) -> list[dict]:
     """The transcript as chat messages: the person on the right, the agent on the left."""
     messages = []
     for turn in view["transcript"]:
-        label = {"OFFER": f"offers **{turn['price']}**", "DEAL": "accepts", "NO_DEAL": "walks away",
+        label = {"OFFER": f"offers **{money(turn['price'])}**", "DEAL": "accepts", "NO_DEAL": "walks away",
                  "INVALID": "passes (no valid move)"}[turn["action"]]
         text = f"*Round {turn['round']}: {label}*"
         if turn["message"]:
             text = f"{plain(turn['message'])}\n\n{text}"
         messages.append({"role": "user" if turn["speaker"] == "you" else "assistant", "content": text})
     if typing:
-        messages.append({"role": "assistant", "content": "*typing...*"})
+        messages.append({"role": "assistant", "content": "*the other side is thinking...*"})
     return messages
 
 
-def round_markdown(view: dict) -> str:
-    """`Round r of R`, or the end."""
+def round_markdown(view: dict, thinking_s: float | None = None) -> str:
+    """`Round r of R`, the rounds left and what is special about this one; or the end. `thinking_s`: the
+    other side is thinking about its move (for that long)."""
     if view["status"] != "active":
         return "### Game over"
-    waiting = "" if view["your_turn"] else " (waiting for the other side)"
-    return f"### Round {view['round']} of {view['max_rounds']}{waiting}"
+    if thinking_s is not None:
+        waiting = f" (the other side is thinking... {thinking_s:.0f} s)"
+    else:
+        waiting = "" if view["your_turn"] or view.get("error") else " (waiting for the other side)"
+    round_, last = view["round"], view["max_rounds"]
+    left = last - round_ + 1
+    lines = [f"### Round {round_} of {last}{waiting}",
+             "This is the last round." if left == 1 else f"{left} rounds left, this one included."]
+    if view["your_turn"] and thinking_s is None:
+        if view["mode"] == Mode.SIMULTANEOUS and left == 1:
+            lines.append("**Last round:** if your offers do not cross now, the game ends without a deal.")
+        elif view["mode"] == Mode.SEQUENTIAL and left == 1:
+            lines.append("**Last move of the game:** it ends after yours. An offer now can no longer be accepted: "
+                         "accept their offer, or the game ends without a deal.")
+        elif view["mode"] == Mode.SEQUENTIAL and left == 2:
+            lines.append("**Your last offer:** the game ends after the other side's next move, which can accept "
+                         "it or not.")
+    return "\n\n".join(lines)
 
 
 def result_markdown(view: dict) -> str:
@@ -124,18 +152,18 @@ def result_markdown(view: dict) -> str:
     if outcome["deal"]:
         nbs = outcome["nbs_price"]
         side = "your" if (outcome["deal_price"] - nbs) * (1 if view["role"] == "seller" else -1) > 0 else "the agent's"
-        head = (f"## Deal at {outcome['deal_price']:.2f} in round {outcome['rounds']}\n\n"
-                f"The Nash bargaining price (splitting the surplus evenly) was {nbs:.2f}: "
-                f"the deal is {abs(outcome['deal_price'] - nbs):.2f} on {side} side of it.")
+        head = (f"## Deal at {money(outcome['deal_price'])} in round {outcome['rounds']}\n\n"
+                f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: "
+                f"the deal is {money(abs(outcome['deal_price'] - nbs))} on {side} side of it.")
     else:
         head = "## No deal\n\nBoth sides fall back on the market: nobody gains."
     table = ("\n\n| | raw utility | normalised |\n|---|---:|---:|\n"
              f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
              f"| agent | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |")
-    strategy = "\n".join(f"| {s['round']} | {s['action']}{' ' + str(s['price']) if s['price'] is not None else ''} "
+    strategy = "\n".join(f"| {s['round']} | {s['action']}{' ' + money(s['price']) if s['price'] is not None else ''} "
                          f"| {plain(' '.join(s['thought'].split())) or '(none)'} |" for s in debrief["strategy"])
     reveal = (f"\n\n### Debrief\n\nThe agent ({debrief['agent_role']}) had a reservation price of "
-              f"**{debrief['agent_price']}**. Its private strategy, round by round:\n\n"
+              f"**{money(debrief['agent_price'])}**. Its private strategy, round by round:\n\n"
               f"| round | move | strategy |\n|---|---|---|\n{strategy}")
     return head + table + reveal + claims_markdown(debrief["claims"])
 
@@ -149,14 +177,15 @@ def claims_markdown(findings: list[dict]) -> str:
         who, whose = ("You", "your") if f["speaker"] == "you" else ("The agent", "its")
         limit = "ceiling" if f["about"] == "buyer" else "floor"
         if f["kind"] == "final_offer":
-            said = f" ({f['said']})" if f["said"] is not None else ""
+            said = f" ({money(f['said'])})" if f["said"] is not None else ""
             verdict = "and then improved on it: a bluff" if f["bluff"] else "and kept to it"
             lines.append(f"- Round {f['round']}: {who} called an offer final{said} {verdict}.")
             continue
         subject = f"{whose} {limit}" if f["kind"] == "own_limit" else (
             f"the {f['about']}'s {limit}" if f["speaker"] == "you" else f"your {limit}")
         verdict = f": **a misstatement in {whose} favour**" if f["misrepresentation"] else ""
-        lines.append(f"- Round {f['round']}: {who} said {subject} was {f['said']}; it was {f['truth']}{verdict}.")
+        lines.append(f"- Round {f['round']}: {who} said {subject} was {money(f['said'])}; it was "
+                     f"{money(f['truth'])}{verdict}.")
     return "\n\n### Claims\n\n" + "\n".join(lines)
 
 
@@ -252,42 +281,55 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             feedback = gr.Markdown()
             result = gr.Markdown()
             again = gr.Button("Play again (same settings)", visible=False)
-        with gr.Tab("Results"):
+            with gr.Group(visible=False) as confirm_box:
+                gr.Markdown("**Your game is still going on.** Start a new one and leave this one? It will be recorded "
+                            "as abandoned by you.")
+                with gr.Row():
+                    leave = gr.Button("Leave it and start a new game", variant="stop")
+                    stay = gr.Button("Keep playing this game")
+        with gr.Tab("Results") as results_tab:
             refresh = gr.Button("Refresh")
-            mine = gr.Dataframe(label="Your games", interactive=False)
-            table = gr.Dataframe(label="All finished games, per opponent and condition", interactive=False)
-            plot = gr.BarPlot(x="opponent", y="your_norm_utility", color="condition",
-                              title="Mean normalised utility of the person, by opponent", y_aggregate="mean")
+            mine = gr.Dataframe(label="Your games (newest first)", interactive=False)
+            table = gr.Dataframe(label="Everyone's finished games on this server, per opponent and condition",
+                                 interactive=False, visible=options.public_results)
+            plot = gr.Plot(label="Your side's mean normalised utility, by opponent and condition (everyone's games; "
+                                 "bars: 95% intervals)", visible=False)
             with gr.Accordion("Export all games and moves (admin)", open=False):
                 password = gr.Textbox(label="Admin password", type="password", max_length=200)
                 export = gr.Button("Export CSV and Parquet")
                 files = gr.File(label="Files", file_count="multiple")
 
         game_outputs = [current, saved, info, status, chat, offer, accept, walk, retry, feedback, result, again,
-                        setup_box, message, price]
-        def render(view: dict | None, ids: dict, note: str = "", typing: bool = False, clear: bool = False) -> list:
-            """Every output of the page for a view (or for no game), so that no path returns fewer; `clear`
-            empties the message and price boxes (after a move was played; what was refused stays)."""
+                        setup_box, confirm_box, message, price]
+
+        def render(view: dict | None, ids: dict, note: str = "", thinking_s: float | None = None,
+                   clear: bool = False) -> list:
+            """Every output of the page for a view (or for no game), so that no path returns fewer. `thinking_s`:
+            the person's move is shown and the other side is thinking; `clear` empties the message and price
+            boxes (after a move was played; what was refused stays for correcting)."""
             fields = [gr.update(value=""), gr.update(value="")] if clear else [gr.update(), gr.update()]
             if view is None:
                 return [None, keep(secret, ids["player"], None), "", "", [], gr.update(interactive=False),
                         gr.update(interactive=False, visible=False), gr.update(interactive=False),
-                        gr.update(visible=False), note, "", gr.update(visible=False), gr.update(open=True), *fields]
+                        gr.update(visible=False), note, "", gr.update(visible=False), gr.update(open=True),
+                        gr.update(visible=False), *fields]
             live = view["status"] == "active"
-            turn = live and view["your_turn"] and not typing
-            actions = view["actions"] if turn else []
-            return [view, keep(secret, ids["player"], view["game_id"] if live else None), info_markdown(view),
-                    round_markdown(view), chat_messages(view, typing),
+            thinking = thinking_s is not None
+            actions = view["actions"] if live and view["your_turn"] and not thinking else []
+            # A finished game stays kept (and shown after a reload) until the person starts another.
+            return [view, keep(secret, ids["player"], view["game_id"]), info_markdown(view),
+                    round_markdown(view, thinking_s), chat_messages(view, thinking),
                     gr.update(interactive="OFFER" in actions),
                     gr.update(interactive="DEAL" in actions, visible=view["mode"] == Mode.SEQUENTIAL),
                     gr.update(interactive="NO_DEAL" in actions),
-                    gr.update(visible=bool(view.get("retry")) and not typing),
-                    note or (f"**{view['error']}**" if view["error"] else ""),
-                    result_markdown(view), gr.update(visible=not live), gr.update(open=False), *fields]
+                    gr.update(visible=bool(view.get("retry")) and not thinking),
+                    note or (f"**{view['error']}**" if view["error"] and not thinking else ""),
+                    result_markdown(view), gr.update(visible=not live), gr.update(open=False),
+                    gr.update(visible=False), *fields]
 
         def describe_choice(arm_spec: str, role_value: str, condition_value: str, mode_value: str, rounds_value: int) -> str:
-            from bargain.scenarios import bundled
-            from bargain.trial import Trial
+            from bargain.engine.scenarios import bundled
+            from bargain.engine.trial import Trial
 
             if arm_spec not in options.available:
                 return ""
@@ -318,24 +360,38 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         search.change(find, search, picked, api_visibility="private", queue=False)
 
-        async def on_start(saved_value, role_value, arm_spec, condition_value, mode_value, opener_value, rounds_value,
-                           version_value, source_value, picked_value, request: gr.Request):
-            ids = kept(secret, saved_value)
-            try:
-                setup = inputs.setup(role_value, arm_spec, condition_value, mode_value, rounds_value,
-                                     picked_value or source_value, version_value, opener_value)
-                options.limits.check(ids["player"], address(request))
-                view = await arena.start(setup, player=ids["player"])
-            except ArenaError as exc:
-                return render(None, ids, note=f"**{exc}**")
-            except Exception:
-                log.exception("starting a game")
-                return render(None, ids, note=f"**{UNEXPECTED}**")
-            return render(view, ids, clear=True)
+        def starter(leaving: bool):
+            async def on_start(view, saved_value, role_value, arm_spec, condition_value, mode_value, opener_value,
+                               rounds_value, version_value, source_value, picked_value, request: gr.Request):
+                ids = kept(secret, saved_value)
+                active = isinstance(view, dict) and view.get("status") == "active" and "game_id" in view
+                if active and not leaving:  # ask first: the game in progress would be left
+                    return [gr.update()] * (len(game_outputs) - 3) + [gr.update(visible=True), gr.update(), gr.update()]
+                try:
+                    setup = inputs.setup(role_value, arm_spec, condition_value, mode_value, rounds_value,
+                                         picked_value or source_value, version_value, opener_value)
+                    options.limits.check(ids["player"], address(request))
+                except ArenaError as exc:  # nothing changes: a game in progress goes on
+                    note = f"**{exc}**"
+                    return render(None, ids, note=note) if not active else (
+                        [gr.update()] * 9 + [note] + [gr.update()] * 3 + [gr.update(visible=False)] + [gr.update()] * 2)
+                try:
+                    if active:
+                        await arena.abandon(view["game_id"])
+                    new = await arena.start(setup, player=ids["player"])
+                except ArenaError as exc:
+                    return render(None, ids, note=f"**{exc}**")
+                except Exception:
+                    log.exception("starting a game")
+                    return render(None, ids, note=f"**{UNEXPECTED}**")
+                return render(new, ids, clear=True)
+            return on_start
 
-        start_inputs = [saved, role, opponent, condition, mode, opener, rounds, version, source, picked]
+        start_inputs = [current, saved, role, opponent, condition, mode, opener, rounds, version, source, picked]
         for button in (start, again):
-            button.click(on_start, start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
+            button.click(starter(False), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
+        leave.click(starter(True), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
+        stay.click(lambda: gr.update(visible=False), None, confirm_box, api_visibility="private", queue=False)
 
         def lock():
             return [gr.update(interactive=False)] * 4
@@ -346,10 +402,23 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 if not isinstance(view, dict) or "game_id" not in view:
                     yield render(None, ids, note="**Start a game first.**")
                     return
-                if view["mode"] == Mode.SEQUENTIAL:  # show the person's move at once, the agent "typing"
-                    yield render({**view, "your_turn": False}, ids, typing=True)
                 try:
-                    new = await arena.move(view["game_id"], view["round"], action, price_value, message_value)
+                    move = inputs.human_move(action, price_value, message_value)
+                except ArenaError as exc:  # refused at once: nothing sent, what was typed stays
+                    yield render(view, ids, note=f"**{exc}**")
+                    return
+                # The person's move is shown at once, while the other side thinks (seconds shown as they pass).
+                pending = {**view, "your_turn": False, "transcript": [*view["transcript"], {
+                    "round": view["round"], "speaker": "you", "role": view["role"], "action": move.action.value,
+                    "price": move.price, "message": move.message}]}
+                began = time.monotonic()
+                work = asyncio.ensure_future(arena.move(view["game_id"], view["round"], action, price_value,
+                                                        message_value))
+                while not work.done():
+                    yield render(pending, ids, thinking_s=time.monotonic() - began)
+                    await asyncio.wait({work}, timeout=1.0)
+                try:
+                    new = work.result()
                 except ArenaError as exc:  # refused: nothing stored, what was typed stays
                     yield render(view, ids, note=f"**{exc}**")
                     return
@@ -364,10 +433,11 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         for button, action in ((offer, "OFFER"), (accept, "DEAL"), (walk, "NO_DEAL")):
             button.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(
                 submitter(action), [current, saved, message, price], game_outputs, api_visibility="private",
-                trigger_mode="once")
+                trigger_mode="once", show_progress="hidden")
 
         async def resume(saved_value):
-            """The kept game, resumed (a reload, or Try again after a failure); or the page ready for a new one."""
+            """The kept game (a reload, or Try again after a failure): resumed if it is on, shown with its outcome
+            and debrief if it has ended; or the page ready for a new one."""
             ids = kept(secret, saved_value)
             if ids["game"]:
                 try:
@@ -381,18 +451,23 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         demo.load(resume, saved, game_outputs, api_visibility="private")
         retry.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(
-            resume, saved, game_outputs, api_visibility="private", trigger_mode="once")
+            resume, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden")
 
         def results(saved_value):
             player = kept(secret, saved_value)["player"]
             try:
+                if not options.public_results:
+                    return [my_games(arena, player), gr.update(), gr.update(visible=False)]
                 table_value = per_arm(arena)
-                return [my_games(arena, player), table_value, table_value]
+                figure = results_figure(table_value)
+                return [my_games(arena, player), table_value.drop(columns=["your_ci95"]),
+                        gr.update(value=figure, visible=figure is not None)]
             except StoreError:
                 log.exception("reading the results")
                 raise gr.Error("The results cannot be read right now: try again in a minute.") from None
 
-        refresh.click(results, saved, [mine, table, plot], api_visibility="private", concurrency_limit=2)
+        for event in (refresh.click, results_tab.select):
+            event(results, saved, [mine, table, plot], api_visibility="private", concurrency_limit=2)
 
         def do_export(given: str, request: gr.Request):
             try:
@@ -462,12 +537,54 @@ def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
         return pd.DataFrame(columns=["started", "opponent", "role", "condition", "status", "deal", "deal_price",
                                      "your_norm_utility"])
     return games.assign(started=games["started"].astype(str).str[:19],
+                        deal_price=games["deal_price"].map(lambda v: money(v) if pd.notna(v) else ""),
                         your_norm_utility=games["your_norm_utility"].astype(float).round(3))
 
 
 def per_arm(arena: Arena) -> pd.DataFrame:
-    """Per opponent and condition (finished games): games, deal rate, mean normalised utility of the person and
-    of the agent, and how often the agent misstated a price limit in its favour (stored when each game ended)."""
+    """Per opponent and condition (finished games): games, deal rate, mean normalised utility of the person (with
+    the half-width of its 95% interval) and of the agent, and how often the agent misstated a price limit in its
+    favour (stored when each game ended)."""
+    from scipy import stats
+
     table = arena.store.results_by_arm()
+    n = table["games"].astype(float)
+    mean = table["your_norm_utility"].astype(float)
+    variance = ((table["your_norm_utility_sq"].astype(float) - mean ** 2) * n / (n - 1)).clip(lower=0)
+    half = stats.t.ppf(0.975, (n - 1).clip(lower=1)) * (variance / n) ** 0.5
     numbers = ["deal_rate", "your_norm_utility", "agent_norm_utility", "agent_misrepresentation_rate"]
-    return table.assign(**{c: table[c].astype(float).round(3) for c in numbers})
+    table = table.assign(**{c: table[c].astype(float).round(3) for c in numbers},
+                         your_ci95=half.where(n > 1).round(3))
+    return table.drop(columns=["your_norm_utility_sq"])
+
+
+def results_figure(table: pd.DataFrame):
+    """Grouped bars: per opponent, one bar per condition that has games (none where a cell has none), the
+    person's mean normalised utility with its 95% interval and the number of games; None with no game."""
+    if table.empty:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    opponents = list(dict.fromkeys(table["opponent"]))
+    conditions = [c.value for c in Condition if c.value in set(table["condition"])]
+    width = 0.8 / len(conditions)
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(opponents) + 2), 3.6))
+    for k, condition in enumerate(conditions):
+        cells = table[table["condition"] == condition].set_index("opponent")
+        xs = [i - 0.4 + width * (k + 0.5) for i, o in enumerate(opponents) if o in cells.index]
+        rows = [cells.loc[o] for o in opponents if o in cells.index]
+        bars = axes.bar(xs, [r["your_norm_utility"] for r in rows], width * 0.92, label=condition,
+                        yerr=[0 if pd.isna(r["your_ci95"]) else r["your_ci95"] for r in rows], capsize=3)
+        for bar, row in zip(bars, rows):
+            axes.annotate(f"n={int(row['games'])}", (bar.get_x() + bar.get_width() / 2, 0), xytext=(0, 2),
+                          textcoords="offset points", ha="center", va="bottom", fontsize=7)
+    axes.set_xticks(range(len(opponents)), opponents, rotation=20, ha="right", fontsize=8)
+    axes.axhline(0, color="black", linewidth=0.6)
+    axes.set_ylabel("your normalised utility")
+    axes.legend(fontsize=7, title="condition", title_fontsize=7)
+    figure.tight_layout()
+    plt.close(figure)
+    return figure

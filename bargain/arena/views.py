@@ -7,8 +7,8 @@ Errors are the project's own sentences: what went wrong inside goes to the serve
 
 from __future__ import annotations
 
-from bargain.game import GameState, Observation
-from bargain.trial import Role
+from bargain.engine.game import GameState, Observation
+from bargain.engine.trial import Role
 
 # Why a game's loop stopped before its end, in words for the person (bargain.arena.controller sets the kind).
 FAILURES = {
@@ -67,7 +67,8 @@ def _outcome(state: GameState, role: Role) -> dict:
     return {
         "deal": outcome.deal,
         "deal_price": outcome.deal_price,
-        "rounds": outcome.rounds,
+        "rounds": state.turns[-1].round,  # the round in which the game ended
+        "paper_rounds": outcome.rounds,  # the paper's metric: a game without a deal counts every round
         "your_utility": outcome.utility(role),
         "agent_utility": outcome.utility(role.other),
         "your_norm_utility": outcome.norm_utility(role),

@@ -1,0 +1,66 @@
+"""One agent interface for every player: take an observation, return a move (asynchronously).
+
+A tactic computes its move, a model agent asks a backend, a person's move arrives from the UI:
+the episode loop cannot tell them apart. Agents are named by a spec string (`tactic:boulware`,
+`arm:buyer-grpo`, `openai:MODEL@URL`; see bargain.agents.arms); `agent_factory` resolves a spec once
+and builds a fresh agent per game, so an agent with its own random generator plays the same
+moves whatever order concurrent games run in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol, runtime_checkable
+
+from bargain.agents.arms import resolve
+from bargain.agents.backends import PRESETS, Backends, Sampling
+from bargain.engine.game import Move, Observation
+from bargain.agents.llm import LLMAgent
+from bargain.engine.prompts import PromptVersion
+from bargain.engine.replies import Parsing
+from bargain.agents.tactics import TACTICS
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that can sit at the table.
+
+    An agent whose moves are computed without waiting on anything may set `instant = True`;
+    the episode loop then skips the machinery of running both sides concurrently.
+    """
+
+    async def act(self, obs: Observation) -> Move:
+        """The move for the current turn, chosen from `obs` alone."""
+        ...
+
+
+@dataclass(frozen=True)
+class Side:
+    """How a model plays one side: sampling, parsing, prompt wording, re-asks on INVALID."""
+
+    sampling: Sampling = PRESETS["trained"]
+    parsing: Parsing = Parsing.STRICT
+    prompt_version: PromptVersion = PromptVersion.TRAIN
+    reask: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return {"sampling": self.sampling.to_dict(), "parsing": self.parsing.value,
+                "prompt_version": self.prompt_version.value, "reask": self.reask}
+
+
+def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
+    """Resolve a spec once; the result builds a fresh agent per game from the game's seed.
+
+    Tactics need nothing else; model arms get their backend from `backends`.
+    """
+    arm = resolve(spec)
+    if arm.kind == "tactic":
+        return TACTICS[arm.name]
+    backend = (backends or Backends()).for_arm(arm)
+    return lambda seed: LLMAgent(arm, backend, side.sampling, side.parsing, side.prompt_version, side.reask)
+
+
+def make_agent(spec: str, seed: int) -> Agent:
+    """A fresh scripted agent for one game (model arms need `agent_factory` with backends)."""
+    return agent_factory(spec)(seed)

@@ -1,0 +1,45 @@
+"""Building the configured backend from command-line flags or environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bargain.agents.adapters import adapter_paths
+from bargain.agents.arms import ADAPTERS, BASE_MODEL
+from bargain.agents.backends import Backend, BackendError
+
+KINDS = ("none", "vllm", "hf")
+
+
+def build_backend(kind: str, *, base_url: str | None = None, model: str | None = None, adapters: list[str] | None = None,
+                  adapters_dir: str | None = None, adapter_repo: str | None = None, adapter_revision: str | None = None,
+                  device: str | None = None, dtype: str | None = None, max_in_flight: int = 256,
+                  api_key: str | None = None) -> Backend | None:
+    """The backend for the base model and adapters: an OpenAI-compatible server, hf in process, or none.
+
+    `adapters` names the adapters the hf backend loads (by default every arm found in `adapters_dir`, or all
+    eight from the Hub).
+    """
+    if kind == "none":
+        return None
+    if kind == "vllm":
+        from bargain.agents.backends.openai_server import OpenAIServer
+
+        if not base_url:
+            raise BackendError("--backend vllm needs --base-url, e.g. http://127.0.0.1:8000/v1 "
+                               "(start a server with `python -m bargain serve`)")
+        return OpenAIServer(base_url, base_model=model or BASE_MODEL, api_key=api_key, max_in_flight=max_in_flight)
+    if kind == "hf":
+        from bargain.agents.backends.hf import HFBackend
+
+        if adapters is not None:
+            names = adapters
+        elif adapters_dir:  # every arm with a copy there (a training checkpoint holds one)
+            names = [n for n in ADAPTERS if (Path(adapters_dir) / n / "adapter_config.json").is_file()]
+        else:
+            names = list(ADAPTERS)
+        options = {"adapters_dir": adapters_dir, "revision": adapter_revision}
+        if adapter_repo:
+            options["repo"] = adapter_repo
+        return HFBackend(model or BASE_MODEL, adapter_paths(names, **options), device=device, dtype=dtype)
+    raise BackendError(f"unknown backend {kind!r}; choose from {', '.join(KINDS)}")

@@ -1,0 +1,135 @@
+"""`python -m bargain serve`: start vLLM's OpenAI-compatible server with the base model and adapters.
+
+The command registers every adapter as a LoRA module under its arm name
+(`--enable-lora --max-loras 8 --max-lora-rank 32`, the joint adapters being rank 32), keeps the
+context short (a game is a few thousand tokens, so `--max-model-len 8192` leaves the rest of
+the memory to the KV cache) and takes 90% of the GPU's memory, which fits Qwen3-8B in bf16 on
+one 24-80 GB GPU. vLLM is an optional dependency (requirements-gpu.txt).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from bargain.agents.arms import ADAPTER_REPO, BASE_MODEL
+from bargain.agents.backends import BackendError
+
+MAX_LORA_RANK = 32
+
+
+def vllm_command(model: str, adapters: dict[str, Path | str], host: str = "127.0.0.1", port: int = 8000,
+                 max_model_len: int = 8192, gpu_memory_utilization: float = 0.90,
+                 tensor_parallel_size: int = 1) -> list[str]:
+    """The `vllm serve` command line for the base model and the given adapters."""
+    command = ["vllm", "serve", model, "--host", host, "--port", str(port),
+               "--max-model-len", str(max_model_len), "--gpu-memory-utilization", str(gpu_memory_utilization)]
+    if tensor_parallel_size > 1:
+        command += ["--tensor-parallel-size", str(tensor_parallel_size)]
+    if adapters:
+        command += ["--enable-lora", "--max-loras", str(len(adapters)), "--max-lora-rank", str(MAX_LORA_RANK),
+                    "--lora-modules", *(f"{name}={path}" for name, path in adapters.items())]
+    return command
+
+
+def planned_paths(names: list[str], repo: str = ADAPTER_REPO) -> dict[str, str]:
+    """Where the adapters will be once downloaded (for --dry-run without a download)."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        root = Path(snapshot_download(repo, allow_patterns=[f"{n}/*" for n in names], local_files_only=True))
+        return {name: str(root / name) for name in names}
+    except Exception:  # not in the cache yet: `serve` downloads it first
+        return {name: f"<{repo} snapshot>/{name}" for name in names}
+
+
+def vllm_missing() -> str | None:
+    """Why vLLM cannot be started here, or None when it can."""
+    if importlib.util.find_spec("vllm") is None or shutil.which("vllm") is None:
+        return ("vLLM is not installed: on a CUDA machine run `pip install -r requirements-gpu.txt`; "
+                "without one, play the models with --backend hf --model ID_OR_PATH")
+    return None
+
+
+def wait_until_ready(url: str, process: subprocess.Popen, timeout_s: float) -> None:
+    """Poll GET {url}/models until the server answers; fail if it exits or takes too long."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise BackendError(f"vllm exited with status {process.returncode} before it was ready; see its output above")
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(2)
+    raise BackendError(f"vllm did not answer at {url} within {timeout_s:.0f} s")
+
+
+def start_in_background(model: str | None, adapters_dir: str | None, port: int = 8000, timeout_s: float = 1800) -> str:
+    """Start vLLM with the base model and all eight adapters for this process's lifetime; its URL."""
+    import atexit
+
+    from bargain.agents.adapters import adapter_paths
+    from bargain.agents.arms import ADAPTERS
+
+    problem = vllm_missing()
+    if problem:
+        raise BackendError(problem)
+    command = vllm_command(model or BASE_MODEL, adapter_paths(ADAPTERS, adapters_dir), port=port)
+    print("starting:", shlex.join(command), flush=True)
+    process = subprocess.Popen(command)
+    atexit.register(process.terminate)
+    url = f"http://127.0.0.1:{port}/v1"
+    wait_until_ready(url, process, timeout_s)
+    return url
+
+
+def serve(command: list[str], url: str, arms: list[str], timeout_s: float = 1800) -> int:
+    """Run vLLM, report when it answers, and keep it running until interrupted."""
+    print("starting:", shlex.join(command), flush=True)
+    process = subprocess.Popen(command)
+    try:
+        wait_until_ready(url, process, timeout_s)
+        print(f"\nvLLM is serving at {url}\narms: {', '.join(arms)}\n"
+              f"play them with --backend vllm --base-url {url}", flush=True)
+        return process.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def main_serve(model: str | None, adapter_names: list[str], adapters_dir: str | None, adapter_revision: str | None,
+               host: str, port: int, max_model_len: int, gpu_memory_utilization: float, tensor_parallel_size: int,
+               dry_run: bool, timeout_s: float) -> int:
+    """The `serve` subcommand."""
+    from bargain.agents.adapters import adapter_paths
+
+    model = model or BASE_MODEL
+    if dry_run:
+        paths = adapter_paths(adapter_names, adapters_dir) if adapters_dir else planned_paths(adapter_names)
+    else:
+        problem = vllm_missing()
+        if problem:
+            raise BackendError(problem)
+        paths = adapter_paths(adapter_names, adapters_dir, revision=adapter_revision)
+    command = vllm_command(model, paths, host, port, max_model_len, gpu_memory_utilization, tensor_parallel_size)
+    if dry_run:
+        print(shlex.join(command))
+        return 0
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/v1"
+    return serve(command, url, ["base", *adapter_names], timeout_s)
+

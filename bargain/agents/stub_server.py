@@ -1,0 +1,112 @@
+"""A minimal OpenAI-compatible chat server for tests and pipeline benchmarks (standard library only).
+
+It answers POST /v1/chat/completions after a fixed delay with a canned valid reply (or a reply
+function of the request), lists models on GET /v1/models, accepts runtime LoRA loads on POST
+/v1/load_lora_adapter (recording them), records every request body, and can be told to fail
+the first N requests with an HTTP status (to exercise retries). Each request
+is served on its own thread, so concurrent requests overlap as they would on vLLM.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+from bargain.agents.backends.canned import canned_reply
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # the default backlog of 5 drops connections under a burst of clients
+
+
+class StubServer:
+    """Start with `with StubServer(...) as server:`; `server.url` is the base URL (…/v1)."""
+
+    def __init__(self, models: list[str], delay_s: float = 0.0, reply: Callable[[dict], str] | None = None,
+                 fail_first: int = 0, fail_status: int = 503, reasoning_only: bool = False):
+        self.models, self.delay_s, self.reply = list(models), delay_s, reply or (lambda body: canned_reply(body["messages"]))
+        self.fail_first, self.fail_status, self.reasoning_only = fail_first, fail_status, reasoning_only
+        self.requests: list[dict] = []
+        self.adapter_loads: list[dict] = []  # bodies of POST /v1/load_lora_adapter
+        self.lock = threading.Lock()
+        self.in_flight = self.peak_in_flight = 0
+        self.httpd = _Server(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "StubServer":
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self.path.rstrip("/").endswith("/load_lora_adapter"):  # vLLM's runtime LoRA loading
+                    with server.lock:
+                        server.adapter_loads.append(body)
+                        if body.get("lora_name") not in server.models:
+                            server.models.append(body["lora_name"])
+                    self._send(200, {"status": "ok"})
+                    return
+                with server.lock:
+                    server.requests.append(body)
+                    failing = len(server.requests) <= server.fail_first
+                    server.in_flight += 1
+                    server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+                try:
+                    time.sleep(server.delay_s)
+                    if failing:
+                        self._send(server.fail_status, {"error": {"message": "temporarily unavailable"}})
+                    elif body.get("model") not in server.models:
+                        self._send(404, {"error": {"message": f"model {body.get('model')!r} does not exist"}})
+                    else:
+                        self._send(200, server._completion(body))
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+        return Handler
+
+    def _completion(self, body: dict) -> dict:
+        text = self.reply(body)
+        message = {"role": "assistant", "content": "" if self.reasoning_only else text}
+        if self.reasoning_only:
+            message["reasoning_content"] = text
+        prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
+        return {
+            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                      "total_tokens": prompt_tokens + len(text.split())},
+        }

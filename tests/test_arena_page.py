@@ -1,0 +1,242 @@
+"""The arena's page as a person meets it, in headless Chromium: errors said plainly on every path, the move
+shown while the other side thinks, a finished game kept across a reload, a new game only after confirming,
+prices with two decimals, the last round announced, and the Results tab."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import pandas as pd
+import pytest
+from arena_helpers import browser_page, launch, serve
+
+import app as arena_app
+from bargain.agents.backends import Backends, Completion
+from bargain.agents.backends.canned import CannedBackend, canned_reply
+from bargain.arena.controller import Arena, Setup
+from bargain.arena.ui import Options, build_app, per_arm, results_figure, round_markdown
+from bargain.engine.trial import Role
+from bargain.store import Store
+
+GRADIO_INTERNALS = ("didn't return enough output values", "Traceback", "Error:")
+
+
+class Slow(CannedBackend):
+    """Canned replies after `delay` seconds (a model that thinks)."""
+
+    name = "slow"
+    instant = False
+
+    def __init__(self, delay: float):
+        self.delay = delay
+
+    async def complete(self, request):
+        await asyncio.sleep(self.delay)
+        return Completion(text=canned_reply(request.messages), prompt_tokens=1, completion_tokens=1, latency_s=self.delay,
+                          model=request.model, finish_reason="stop")
+
+
+def open_setup(page):
+    """Open the setup (open on a fresh page, closed while a game is shown) unless it is open."""
+    try:
+        page.get_by_role("button", name="Start game").wait_for(timeout=3000)
+    except Exception:
+        page.get_by_text("Game setup").click()
+
+
+def start_game(page, opponent: str | None = None, sequential: bool = False, wait: str = "Round 1 of 4"):
+    open_setup(page)
+    if opponent:
+        page.get_by_label("Opponent").click()
+        page.get_by_role("option", name=opponent).click()
+    if sequential:
+        page.get_by_role("radio", name="sequential").check()
+    page.get_by_role("button", name="Start game").click()
+    page.wait_for_selector(f"text={wait}", timeout=20000)
+
+
+def offer(page, price: str, message: str = ""):
+    page.get_by_role("textbox", name="Your message (optional)").fill(message)
+    page.get_by_role("textbox", name="Price").fill(price)
+    page.get_by_role("button", name="Offer", exact=True).click()
+
+
+def plain_page(page) -> str:
+    body = page.inner_text("body")
+    assert not any(text in body for text in GRADIO_INTERNALS), body
+    return body
+
+
+@pytest.fixture
+def server(tmp_path):
+    running = launch(tmp_path / "arena.db")
+    yield running
+    running.demo.close()
+
+
+def test_every_error_path_of_the_page_says_what_is_wrong_plainly(tmp_path):
+    path = tmp_path / "arena.db"
+    running = launch(path, "--games-per-hour", "3")
+    try:
+        with browser_page(running.url) as page:
+            # A model arm with no backend: refused at start, in the page's own words.
+            page.get_by_label("Opponent").click()
+            page.get_by_role("option", name="arm:base (unavailable)").click()
+            page.get_by_role("button", name="Start game").click()
+            page.wait_for_selector("text=started without a model backend", timeout=20000)
+            plain_page(page)
+            # A price that is not one, and one that is absurd.
+            start_game(page, "tactic:hardliner")
+            offer(page, "1,2,3")
+            page.wait_for_selector("text=is not a price", timeout=20000)
+            offer(page, "99999")
+            page.wait_for_selector("text=far more than anything", timeout=20000)
+            plain_page(page)
+            # The database is locked past its busy timeout: the game is paused, then the same move works.
+            running.arena.store.engine.dispose()
+            holder = sqlite3.connect(path, isolation_level=None)
+            holder.execute("BEGIN EXCLUSIVE")
+            offer(page, "1.00", "held")
+            page.wait_for_selector("text=The game is paused", timeout=30000)
+            assert page.get_by_role("textbox", name="Price").input_value() == "1.00"
+            holder.execute("ROLLBACK")
+            holder.close()
+            page.get_by_role("button", name="Offer", exact=True).click()
+            page.wait_for_selector("text=Round 2 of 4", timeout=20000)
+            plain_page(page)
+            # Too many games (three an hour here, the refused start above included): refused with how long to
+            # wait, and the game in progress goes on.
+            for _ in range(2):
+                open_setup(page)
+                page.get_by_role("button", name="Start game").click()
+                page.get_by_role("button", name="Leave it and start a new game").click()
+                page.wait_for_timeout(1000)
+            page.wait_for_selector("text=Too many games started", timeout=20000)
+            plain_page(page)
+    finally:
+        running.demo.close()
+
+
+def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
+    arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Slow(3.0)))
+    running = serve(build_app(arena, Options({s: True for s in arena.arms}, browser_secret="k")).queue(), arena)
+    try:
+        with browser_page(running.url) as page:
+            for sequential in (False, True):
+                start_game(page, "arm:base", sequential=sequential)
+                offer(page, "1.00", f"my move {sequential}")
+                page.wait_for_selector("text=the other side is thinking", timeout=10000)
+                body = page.inner_text("body")
+                assert f"my move {sequential}" in body and "offers 1.00" in body  # shown before the agent answers
+                assert not page.locator(".pending, .generating").is_visible()  # the page is not greyed out
+                page.wait_for_selector(f"text=Round {3 if sequential else 2} of 4", timeout=20000)  # the agent moved
+                page.wait_for_timeout(300)
+                assert "thinking" not in page.inner_text("body")
+                page.get_by_role("button", name="Walk away").click()
+                page.wait_for_selector("text=Game over", timeout=20000)
+    finally:
+        running.demo.close()
+
+
+def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(server):
+    with browser_page(server.url) as page:
+        start_game(page, "tactic:hardliner")
+        offer(page, "0.50")
+        page.wait_for_selector("text=Round 2 of 4", timeout=20000)
+        assert "offers 0.50" in page.inner_text("body")  # two decimals
+        # Starting again mid-game asks first; keeping the game changes nothing.
+        open_setup(page)
+        page.get_by_role("button", name="Start game").click()
+        page.get_by_role("button", name="Keep playing this game").click()
+        page.wait_for_timeout(500)
+        assert "Round 2 of 4" in page.inner_text("body")
+        store = Store(f"sqlite:///{server.db}")
+        (first,) = store.games_frame()["id"]
+        # Leaving it records it as abandoned by the person.
+        open_setup(page)
+        page.get_by_role("button", name="Start game").click()
+        page.get_by_role("button", name="Leave it and start a new game").click()
+        page.wait_for_selector("text=Round 1 of 4", timeout=20000)
+        row = store.game(first)
+        assert row["status"] == "abandoned" and row["abandoned_by"] == "person"
+        page.get_by_role("button", name="Walk away").click()
+        page.wait_for_selector("text=Debrief", timeout=20000)
+        page.reload()
+        page.wait_for_selector("text=Debrief", timeout=20000)  # the outcome and debrief are still shown
+        body = page.inner_text("body")
+        assert "Game over" in body and "No deal" in body and "had a reservation price of" in body
+        # The Results tab is filled when it opens.
+        page.get_by_role("tab", name="Results").click()
+        page.locator("table").filter(has_text="tactic:hardliner").first.wait_for(timeout=20000)
+
+
+def test_the_results_tab_can_keep_everyones_games_private(tmp_path):
+    running = launch(tmp_path / "arena.db", "--no-public-results")
+    try:
+        with browser_page(running.url) as page:
+            start_game(page)
+            page.get_by_role("button", name="Walk away").click()
+            page.wait_for_selector("text=Debrief", timeout=20000)
+            page.get_by_role("tab", name="Results").click()
+            page.locator("table").filter(has_text="tactic:linear").first.wait_for(timeout=20000)
+            assert "Everyone's finished games" not in page.inner_text("body")
+    finally:
+        running.demo.close()
+
+
+def test_rounds_left_and_the_last_move_are_announced():
+    def view(mode, round_, your_turn=True):
+        return {"status": "active", "mode": mode, "round": round_, "max_rounds": 4, "your_turn": your_turn}
+
+    assert "4 rounds left" in round_markdown(view("simultaneous", 1))
+    assert "last round" in round_markdown(view("simultaneous", 4)).lower()
+    assert "do not cross now" in round_markdown(view("simultaneous", 4))
+    assert "Your last offer" in round_markdown(view("sequential", 3))
+    assert "Last move of the game" in round_markdown(view("sequential", 4))
+    assert "Last move" not in round_markdown(view("sequential", 2))
+    assert "thinking... 3 s" in round_markdown(view("sequential", 2, False), thinking_s=3.2)
+
+
+def test_results_are_grouped_means_with_intervals_and_no_empty_cells(tmp_path):
+    from scipy import stats
+
+    async def scenario():
+        arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends())
+        for arm, condition, role in [("tactic:linear", "full", Role.BUYER)] * 3 + [("tactic:linear", "both_unaware", Role.SELLER),
+                                                                                   ("tactic:hardliner", "full", Role.BUYER)]:
+            from bargain.engine.trial import Condition
+
+            view = await arena.start(Setup(role=role, arm=arm, condition=Condition(condition), rounds=1))
+            await arena.move(view["game_id"], 1, "OFFER", f"{view['your_price']:.2f}", "")
+        return arena
+
+    arena = asyncio.run(scenario())
+    table = per_arm(arena)
+    games = arena.store.games_frame()
+    cell = games[(games["arm"] == "tactic:linear") & (games["condition"] == "full")]
+    utilities = cell["buyer_norm_utility"].astype(float)
+    row = table[(table["opponent"] == "tactic:linear") & (table["condition"] == "full")].iloc[0]
+    assert row["games"] == 3 and row["your_norm_utility"] == pytest.approx(utilities.mean(), abs=1e-3)
+    expected = stats.t.ppf(0.975, 2) * utilities.std(ddof=1) / 3 ** 0.5
+    assert row["your_ci95"] == pytest.approx(expected, abs=2e-3)
+    assert pd.isna(table[table["games"] == 1]["your_ci95"]).all()  # one game: no interval
+    figure = results_figure(table)
+    bars = [p for p in figure.axes[0].patches]
+    assert len(bars) == len(table) == 3  # one bar per cell with games: grouped, not stacked, none for empty cells
+    assert all(bar.get_height() <= 1 for bar in bars)
+    assert {t.get_text() for t in figure.axes[0].texts} >= {"n=3", "n=1"}
+    assert results_figure(table.iloc[0:0]) is None
+
+
+def test_the_browser_secret_is_kept_beside_the_database(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'elsewhere' / 'x.db'}"
+    (tmp_path / "elsewhere").mkdir()
+    key = arena_app.browser_secret(None, url)
+    assert (tmp_path / "elsewhere" / ".browser_secret").read_text().strip() == key
+    assert not (tmp_path / "data").exists()
+    assert arena_app.browser_secret(None, url) == key  # the same across restarts
+    monkeypatch.setenv("BARGAIN_DATA_DIR", str(tmp_path / "d"))
+    other = arena_app.browser_secret(None, "postgresql+psycopg://u:p@h/db")
+    assert (tmp_path / "d" / ".browser_secret").read_text().strip() == other

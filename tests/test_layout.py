@@ -1,0 +1,43 @@
+"""The package's layers: imports run one way, from the top (arena, episodes, runs, command line) down
+to the pure engine, so that the folder list is the architecture and stays so."""
+
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "bargain"
+LAYERS = {"engine": 0, "agents": 1, "analysis": 2, "store": 3}  # anything else is on top (4)
+HEAVY = ("torch", "transformers", "peft", "vllm", "gradio", "accelerate")
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.get(parts[1], 4) if len(parts) > 1 and parts[1] != "data" else -1
+
+
+def modules():
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        yield name, path.read_text(encoding="utf-8")
+
+
+def test_no_module_imports_a_higher_layer():
+    upward = [(name, imported) for name, text in modules()
+              for imported in re.findall(r"(?m)^\s*(?:from|import) (bargain(?:\.\w+)*)", text)
+              if layer(imported) > layer(name)]
+    assert upward == []
+
+
+def test_the_engine_imports_nothing_but_itself_and_the_standard_library():
+    for name, text in modules():
+        if layer(name) == 0:
+            imported = re.findall(r"(?m)^(?:from|import) (\w+)", text)
+            assert all(i in ("bargain", "__future__") or i not in HEAVY + ("pandas", "numpy") for i in imported), name
+
+
+def test_heavy_libraries_load_only_inside_functions():
+    """torch, transformers, vllm, gradio are imported where they are used, never at a module's top,
+    except in the Gradio page itself (bargain.arena.ui), which only the app loads."""
+    for name, text in modules():
+        top = re.findall(r"(?m)^(?:from|import) (\w+)", text)
+        allowed = ("gradio",) if name == "bargain.arena.ui" else ()
+        assert not [t for t in top if t in HEAVY and t not in allowed], name
