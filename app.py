@@ -23,7 +23,8 @@ from bargain.arena.ui import Options  # noqa: E402
 from bargain.agents.arms import ArmError, catalogue, resolve  # noqa: E402
 from bargain.agents.backends import BackendError, Backends  # noqa: E402
 from bargain.agents.backends.build import KINDS, build_backend  # noqa: E402
-from bargain.store import Store, StoreError, default_url  # noqa: E402
+from bargain.database import database_url  # noqa: E402
+from bargain.store import Store, StoreError  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -92,13 +93,6 @@ def browser_secret(given: str | None, db_url: str) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_hex(16))
     return path.read_text().strip()
-
-
-def database_url(value: str | None) -> str:
-    """A SQLAlchemy URL from a URL, a file path, or nothing (the default SQLite file)."""
-    if not value:
-        return default_url()
-    return value if "://" in value else f"sqlite:///{os.path.abspath(value)}"
 
 
 def build(args: argparse.Namespace):

@@ -3,8 +3,8 @@
 Every subcommand reports a bad argument or an unusable setting as one line on standard error
 with exit status 2, never a traceback. Backend flags have environment variables
 (BARGAIN_BACKEND, BARGAIN_BASE_URL, BARGAIN_MODEL, BARGAIN_ADAPTERS_DIR) so a Space or a
-cluster job can set them once. pandas, SciPy and SQLAlchemy load only inside the commands that
-use them: `prompt`, `parse`, `claims` and `--help` start in a fraction of a second
+cluster job can set them once. pandas, SciPy, SQLAlchemy and asyncio load only inside the
+commands that use them: `prompt`, `parse`, `claims` and `--help` start in a fraction of a second
 (benchmarks/startup.py).
 """
 
@@ -234,6 +234,8 @@ async def unreachable(servers: list) -> str | None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     """simulate / evaluate: play a grid (resuming in --out) and write every output."""
+    import asyncio
+
     from bargain.runs import RunSetup, run
 
     spec = grid_from(args)
@@ -259,8 +261,6 @@ def cmd_play(args: argparse.Namespace) -> int:
             return [a.spec for a in models if a.kind != "openai" and not await backends.for_arm(a).available(a)]
         finally:
             await backends.aclose()
-
-    import asyncio
 
     missing = asyncio.run(unserved())
     if missing:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Optional
 import pandas as pd
 from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Integer, String, Text, case, create_engine, event, func,
                         select, text)
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
@@ -179,8 +179,8 @@ class Store:
             if url.startswith("sqlite:///") and not url.startswith("sqlite:///file:"):
                 Path(url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
             self.engine: Engine = create_engine(url, connect_args={"timeout": busy_timeout_s} if sqlite else {})
-        except (OSError, SQLAlchemyError, ValueError) as exc:  # ValueError: an unknown driver option or URL form
-            raise StoreError(f"cannot open the database at {url}: {exc}") from exc
+        except (OSError, SQLAlchemyError, ValueError, ImportError) as exc:  # a bad URL form or option, no driver
+            raise StoreError(f"cannot open the database at {_shown(url)}: {' '.join(str(exc).split())}") from exc
         if sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
             event.listen(self.engine, "begin", _sqlite_begin)
@@ -192,11 +192,9 @@ class Store:
         """Any database failure (locked, full, read-only, unreachable) as a StoreError naming what was being done."""
         try:
             yield
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot {doing} the database at {self.engine.url!r}: "
-                             f"{getattr(exc, 'orig', None) or exc}") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot {doing} the database at {self.engine.url!r}: {exc}") from exc
+        except (SQLAlchemyError, OSError) as exc:  # drivers' messages span lines: one line here
+            reason = " ".join(str(getattr(exc, "orig", None) or exc).split())
+            raise StoreError(f"cannot {doing} the database at {self.engine.url!r}: {reason}") from exc
 
     @contextmanager
     def _writing(self, doing: str) -> Iterator[Session]:
@@ -389,6 +387,14 @@ def game_findings(game: dict, moves: list[dict]) -> tuple[list[dict], bool]:
     found = findings(moves, game["buyer_price"], game["seller_price"])
     agent = "seller" if game["human_role"] == "buyer" else "buyer"
     return found, any(f["role"] == agent and f["misrepresentation"] for f in found)
+
+
+def _shown(url: str) -> str:
+    """A database URL fit for a message or a log: its password hidden."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (SQLAlchemyError, ValueError):
+        return "(an unreadable URL)"
 
 
 def _inert(value: object) -> object:

@@ -40,7 +40,7 @@ def run_once(trials, backends: Backends) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.agents", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     trials = scenarios.make_trials(scenarios.grid("paper-rl-test"), scenarios.bundled(), seed=42)

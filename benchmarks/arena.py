@@ -139,7 +139,7 @@ def results_at_scale(games: int, repeats: int = 30) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.arena", description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=100)
     parser.add_argument("--games", type=int, default=3, help="games per participant")
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds a participant takes before a move")

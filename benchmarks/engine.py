@@ -36,7 +36,7 @@ def run_once(trials, buyer: str, seller: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--buyer", default="tactic:boulware")
     parser.add_argument("--seller", default="tactic:linear")

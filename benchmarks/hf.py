@@ -51,7 +51,7 @@ def tokens_per_second(backend: HFBackend, games: int, mixed: bool, max_tokens: i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.hf", description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=("tiny", "qwen3-8b"), default="tiny")
     parser.add_argument("--games", default="1,8,32", help="comma-separated numbers of concurrent games")
     parser.add_argument("--max-tokens", type=int, default=64, help="new tokens per reply (random weights rarely stop early)")

@@ -57,7 +57,7 @@ def measure(url: str, in_flight: int, delay: float, waves: int) -> tuple[float, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.pipeline", description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.15, help="seconds the server takes per request")
     parser.add_argument("--waves", type=int, default=120, help="how many times each request slot is used")
     parser.add_argument("--in-flight", default="32,64", help="comma-separated numbers of requests in flight")

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.train", description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=("tiny", "qwen3-8b"), default="tiny")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--groups", type=int, default=4, help="groups per step")

@@ -809,10 +809,14 @@ def test_an_old_database_gets_its_findings_on_upgrade(tmp_path):
     with sqlite3.connect(tmp_path / "a.db") as db:  # back to version 1: no findings stored
         db.execute("ALTER TABLE games DROP COLUMN claims")
         db.execute("ALTER TABLE games DROP COLUMN agent_misstated")
+        db.execute("ALTER TABLE games DROP COLUMN paper_rounds")
+        db.execute("ALTER TABLE games DROP COLUMN abandoned_by")
+        db.execute("UPDATE games SET rounds = 4")  # version 1 stored the paper's metric
         db.execute("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'")
     upgraded = Store(url)
     row = upgraded.game(game_id)
     assert upgraded.schema_version() == 2 and row["agent_misstated"] is False
+    assert (row["rounds"], row["paper_rounds"]) == (1, 4)  # the round it ended in, and the paper's metric
     assert [(c["role"], c["kind"], c["said"]) for c in row["claims"]][:1] == [("seller", "own_limit", 50.0)]
 
 

@@ -45,8 +45,8 @@ def test_the_debrief_sets_each_claim_against_the_truth(tmp_path):
                      "truth": row["buyer_price"], "misrepresentation": True, "bluff": False,
                      "text": "My budget is only 1.00"}]
     text = claims_markdown(findings)
-    assert f"The agent said its floor was 9.0; it was {row['seller_price']}: **a misstatement in its favour**" in text
-    assert f"You said your ceiling was 1.0; it was {row['buyer_price']}" in text
+    assert f"The agent said its floor was 9.00; it was {row['seller_price']:.2f}: **a misstatement in its favour**" in text
+    assert f"You said your ceiling was 1.00; it was {row['buyer_price']:.2f}" in text
     table = per_arm(arena)
     assert table.loc[0, "opponent"] == "arm:base" and table.loc[0, "agent_misrepresentation_rate"] == 1.0
 

@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -336,6 +337,25 @@ def test_cli_arms_against_a_server():
     assert server.requests == []  # listing needs no completion
 
 
+def free_url() -> str:
+    """A URL on which nothing listens (a port bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_cli_arms_says_why_when_the_server_cannot_be_reached():
+    url = free_url()
+    result = cli("arms", "--backend", "vllm", "--base-url", url)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot reach" in lines[0] and url in lines[0], result.stderr
+    marks = _marks(result.stdout)
+    assert all(marks[f"arm:{n}"] == "no" for n in ["base", *ADAPTERS])
+    assert all(marks[f"tactic:{n}"] == "yes" for n in TACTICS)
+
+
 # --- CLI: serve ---------------------------------------------------------------------------------
 
 
@@ -440,6 +460,19 @@ def test_simulate_unserved_arm(tmp_path):
                      "--out", str(tmp_path / "run"), "--quiet")
     assert_one_line_error(result, "arm:buyer-grpo")
     assert server.requests == []
+
+
+@pytest.mark.parametrize("agents", [
+    ["--buyer", "arm:buyer-grpo", "--seller", "arm:base", "--backend", "vllm", "--base-url", "{url}"],
+    ["--buyer", "openai:gpt-test@{url}", "--seller", "tactic:linear"],
+], ids=["vllm", "remote"])
+def test_simulate_stops_at_once_when_a_model_server_cannot_be_reached(agents, tmp_path):
+    url = free_url()
+    out = tmp_path / "run"
+    result = cli("simulate", "--grid", "paper-rl-test", "--trials", "1", *(a.format(url=url) for a in agents),
+                 "--out", str(out), "--quiet")
+    assert_one_line_error(result, "cannot reach", url)
+    assert not (out / "games.jsonl").exists()
 
 
 @pytest.fixture(scope="module")

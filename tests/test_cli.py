@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -411,3 +412,30 @@ def test_parse_currency_string_strict_vs_lenient():
     assert strict["action"] == "INVALID" and strict["message"] == "I can do it."
     lenient = json.loads(ok("parse", "--lenient", stdin=reply("$1,200.50")).stdout)
     assert lenient["action"] == "OFFER" and lenient["offer_price"] == 1200.5
+
+
+# --- start-up and help ----------------------------------------------------------------------
+
+LIGHT_COMMANDS = [(["--help"], None), (list(PROMPT_ARGS), None), (["parse"], reply(2.5)),
+                  (["claims", "--role", "seller", "--reservation", "1.85"], "It cost me 2.40."), (["arms", "--help"], None)]
+HEAVY = ("pandas", "numpy", "scipy", "sqlalchemy", "asyncio", "torch", "transformers")
+
+
+@pytest.mark.parametrize("argv, stdin", LIGHT_COMMANDS, ids=[" ".join(argv[:2]) for argv, _ in LIGHT_COMMANDS])
+def test_light_commands_load_no_heavy_library(argv, stdin):
+    """What every command imports is paid by every start: pandas, SciPy, SQLAlchemy (and asyncio) load
+    only in the commands that use them (benchmarks/startup.py times these)."""
+    code = ("import sys\nfrom bargain.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            f"print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, input=stdin, capture_output=True, text=True,
+                         timeout=60)
+    assert run.stderr.strip().splitlines()[-1] == "LOADED []", run.stderr
+
+
+def test_every_flag_of_every_command_is_documented():
+    from bargain.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    undocumented = [(name, action.dest) for name, sub in commands.items() for action in sub._actions
+                    if not action.help and not isinstance(action, argparse._HelpAction)]
+    assert undocumented == []

@@ -193,3 +193,26 @@ def test_judge_the_arena_games(tmp_path):
 
 def test_judge_needs_a_run_or_a_database():
     assert cli("judge", "--judge", "openai:x@http://127.0.0.1:9").returncode == 2
+
+
+def test_judge_takes_a_database_file_path_as_the_arena_does(tmp_path):
+    from bargain.store import Store
+
+    db = tmp_path / "arena.db"
+    Store(f"sqlite:///{db}").engine.dispose()  # an arena database with no game yet
+    with StubServer(["gpt-judge"], reply=canned) as server:
+        result = cli("judge", "--db", str(db), "--judge", f"openai:gpt-judge@{server.url}", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "judged 0 arena games" in result.stdout
+
+
+@pytest.mark.parametrize("db, needle", [("missing.db", "there is no database file"),
+                                        ("://", "is not a database URL"),
+                                        ("nosuchdialect://u:secret@host/db", "cannot read the database")])
+def test_judge_refuses_an_unusable_database_in_one_line(tmp_path, db, needle):
+    target = str(tmp_path / db) if db.endswith(".db") else db
+    result = cli("judge", "--db", target, "--judge", "openai:gpt-judge@http://127.0.0.1:9/v1", "--quiet")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0] and "secret" not in lines[0]
+    assert not (tmp_path / "missing.db").exists()  # judging never creates a database

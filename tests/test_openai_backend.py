@@ -1,7 +1,7 @@
 """The OpenAI-compatible backend (vLLM and hosted APIs) against a real local HTTP server.
 
 `bargain.agents.stub_server.StubServer` records every request body, so these tests pin what vLLM
-receives (docs/PROTOCOL.md §5 and §9, ENVIRONMENT.md "vLLM facts"): which served model, the sampling
+receives (docs/PROTOCOL.md §5 and §9): which served model, the sampling
 fields, vLLM's extra body (top_k, enable_thinking false), and the chat itself.
 """
 

@@ -159,6 +159,29 @@ def test_an_arena_without_finished_games_is_reported_as_such(tmp_path, games):
     assert_no_finished_game_reported(cli("report", "--db", f"sqlite:///{db}", "--out", str(out)), out)
 
 
+def test_a_database_file_path_is_taken_as_the_arena_takes_it(tmp_path):
+    """`report --db` reads what `app.py --db` wrote: a plain file path, absolute or relative, as well as a URL."""
+    db = arena_db(tmp_path / "arena.db", 1)
+    for given in (str(db), os.path.relpath(db, ROOT)):
+        out = tmp_path / f"report-{len(given)}"
+        assert_no_finished_game_reported(cli("report", "--db", given, "--out", str(out)), out)
+
+
+def test_database_url():
+    from bargain.database import database_url
+    from bargain.store import default_url
+
+    assert database_url("postgresql+psycopg://u:p@host/bargain") == "postgresql+psycopg://u:p@host/bargain"
+    assert database_url("sqlite:///data/x.db") == "sqlite:///data/x.db"
+    assert database_url("data/x.db") == f"sqlite:///{os.path.abspath('data/x.db')}"
+    assert database_url(None) == database_url("") == default_url()
+
+
+def test_reports_are_not_committed():
+    """`report --out reports/NAME` is the README's layout: its output is ignored like runs/."""
+    assert "reports/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
 def test_a_read_only_database_is_reported(tmp_path):
     """The report only reads: a database opened read-only (as a file without write permission is) will do."""
     db = arena_db(tmp_path / "arena.db", 1)

@@ -141,6 +141,27 @@ def test_bad_configs_are_refused_by_the_command(tmp_path):
     assert cli("best", str(tmp_path)).returncode == 2
 
 
+def test_a_model_that_cannot_be_found_is_one_line_naming_the_way_out(tmp_path):
+    """Offline, a Hub id that is not in the cache: no transformers traceback, but what to pass as --model."""
+    result = cli("--config", "train/configs/buyer-grpo.yaml", "--model", "nobody-here/no-such-model",
+                 "--output-dir", str(tmp_path / "run"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.strip().splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and "nobody-here/no-such-model" in lines[0], result.stderr
+    assert "--model" in lines[0] and "HF_HUB_OFFLINE" in lines[0] and "python -m bargain.agents.tiny" in lines[0]
+
+
+def test_the_tiny_model_command_builds_a_model_and_adapters(tmp_path):
+    from bargain.agents.arms import ADAPTERS
+    from bargain.agents.tiny import main
+
+    assert main([str(tmp_path / "model"), "--adapters-dir", str(tmp_path / "adapters")]) == 0
+    assert (tmp_path / "model" / "config.json").is_file() and (tmp_path / "model" / "tokenizer.json").is_file()
+    assert sorted(p.name for p in (tmp_path / "adapters").iterdir()) == sorted(ADAPTERS)
+    shown = subprocess.run([sys.executable, "-m", "bargain.agents.tiny", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m bargain.agents.tiny")
+
+
 def test_vllm_rollouts_hot_load_each_checkpoint(tiny_model, tmp_path):
     """With a vLLM server the adapter is saved and loaded in place after every step, and the first
     step checks that the loaded adapter changes the output."""

@@ -120,8 +120,9 @@ class OpenAIServer:
         return {"backend": "vllm" if self.vllm else "openai", "base_url": self.base_url, "base_model": self.base_model}
 
     def _unreachable(self, exc: Exception) -> str:
-        return (f"cannot reach the OpenAI-compatible server at {self.base_url} ({exc}); "
-                "start one with `python -m bargain serve` or pass the right --base-url")
+        fix = ("start one with `python -m bargain serve` or pass the right --base-url" if self.vllm
+               else "check the URL of the openai:MODEL@URL model")  # a hosted API is named by its spec, not a flag
+        return f"cannot reach the OpenAI-compatible server at {self.base_url} ({exc}); {fix}"
 
     async def _list_models(self, client) -> set[str]:
         """GET /models once, as the listed names; BackendError saying what went wrong."""
