@@ -156,6 +156,7 @@ def mentions(text: str, value: float) -> bool:
     return re.search(rf"(?<![0-9.]){re.escape(repr(float(value)).removesuffix('.0'))}(?:\.0+|0+)?(?!\.?[0-9])", text) is not None
 
 
+@pytest.mark.slow
 def test_the_hidden_price_reaches_the_person_only_in_the_debrief(tmp_path, monkeypatch):
     """Everything the server sends (page, config, API info, every event output) before the debrief."""
     from gradio.blocks import Blocks
@@ -427,6 +428,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_pauses_the_game_and_it_goes_on_once_there_is_room(tmp_path):
     result = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path / "a.db")], capture_output=True, text=True,
                             timeout=120, cwd=ROOT)
@@ -453,6 +455,7 @@ def test_a_game_that_cannot_be_created_is_not_started(tmp_path):
     asyncio.run(scenario())
 
 
+@pytest.mark.slow
 def test_a_read_only_database_stops_the_app_with_one_line(tmp_path):
     path = tmp_path / "a.db"
     Store(f"sqlite:///{path}").engine.dispose()
@@ -509,6 +512,7 @@ def test_after_an_agent_failure_the_person_can_retry_and_the_game_stays_resumabl
     asyncio.run(scenario())
 
 
+@pytest.mark.slow
 def test_a_failing_model_leaves_the_page_usable(tmp_path):
     backend = Switchable()
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(backend))
@@ -685,6 +689,7 @@ def test_plain_shows_text_as_typed():
     assert plain("2.50") == "2\\.50" and plain("a & b < c") == "a &amp; b &lt; c"
 
 
+@pytest.mark.slow
 def test_messages_render_as_text_and_load_nothing_remote(tmp_path):
     running = launch(tmp_path / "arena.db")
     try:
@@ -733,6 +738,7 @@ def test_exports_neutralise_formulas_in_csv_and_keep_parquet_exact(tmp_path):
         assert not moves_csv[column].astype(str).str.match(r"^[=+@]").any(), column
 
 
+@pytest.mark.slow
 def test_export_files_are_private_and_removed(tmp_path, monkeypatch):
     import stat
     import tempfile

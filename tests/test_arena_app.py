@@ -116,6 +116,7 @@ def page(server):
         yield page
 
 
+@pytest.mark.slow
 def test_a_person_plays_a_game_in_the_browser(server, page):
     page.get_by_role("radio", name="seller").first.check()  # "You play" (the first radio group)
     page.get_by_role("button", name="Start game").click()
@@ -143,6 +144,7 @@ def test_a_person_plays_a_game_in_the_browser(server, page):
     assert player_games.iloc[0]["human_role"] == "seller"
 
 
+@pytest.mark.slow
 def test_the_debrief_and_the_screenshot(server, page, tmp_path):
     page.get_by_role("button", name="Start game").click()
     page.wait_for_selector("text=Round 1 of 4", timeout=20000)
@@ -183,6 +185,7 @@ def test_the_public_api_is_the_three_named_endpoints(server):
     assert not info.get("unnamed_endpoints")
 
 
+@pytest.mark.slow
 def test_games_against_a_tiny_model_arm(tmp_path, tiny_model, tiny_adapters):
     running = launch(tmp_path / "arena.db", "--backend", "hf", "--model", str(tiny_model),
                      "--adapters-dir", str(tiny_adapters))
@@ -209,6 +212,7 @@ def test_the_seller_can_open_a_sequential_game(server):
     assert [(t["round"], t["speaker"]) for t in after["transcript"]] == [(1, "you"), (2, "agent")]
 
 
+@pytest.mark.slow
 def test_a_page_resumes_its_game_after_a_server_restart(tmp_path):
     """The game id kept in the browser survives a restart (a stable browser-state key), and the new
     server rebuilds the game from its stored moves."""

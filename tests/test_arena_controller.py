@@ -591,6 +591,7 @@ def test_an_agent_that_fails_at_once_does_not_swallow_the_persons_next_move(tmp_
 # --- a model arm ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_game_against_an_adapter_on_the_hf_backend_is_fully_recorded(tmp_path, tiny_backend):
     async def scenario():
         arena = new_arena(tmp_path, Backends(tiny_backend))

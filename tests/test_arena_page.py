@@ -75,6 +75,7 @@ def server(tmp_path):
     running.demo.close()
 
 
+@pytest.mark.slow
 def test_every_error_path_of_the_page_says_what_is_wrong_plainly(tmp_path):
     path = tmp_path / "arena.db"
     running = launch(path, "--games-per-hour", "3")
@@ -118,6 +119,7 @@ def test_every_error_path_of_the_page_says_what_is_wrong_plainly(tmp_path):
         running.demo.close()
 
 
+@pytest.mark.slow
 def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Slow(3.0)))
     running = serve(build_app(arena, Options({s: True for s in arena.arms}, browser_secret="k")).queue(), arena)
@@ -139,6 +141,7 @@ def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
         running.demo.close()
 
 
+@pytest.mark.slow
 def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(server):
     with browser_page(server.url) as page:
         start_game(page, "tactic:hardliner")
@@ -171,6 +174,7 @@ def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(ser
         page.locator("table").filter(has_text="tactic:hardliner").first.wait_for(timeout=20000)
 
 
+@pytest.mark.slow
 def test_the_results_tab_can_keep_everyones_games_private(tmp_path):
     running = launch(tmp_path / "arena.db", "--no-public-results")
     try:

@@ -2,8 +2,9 @@
 (`arms`, `serve`, `simulate`/`evaluate` through an OpenAI-compatible server).
 
 The server is `bargain.agents.stub_server.StubServer`, a real HTTP server in this test process, and
-the CLI runs in a subprocess as a user would run it. With canned replies a buyer always offers
-0.5 and a seller 5000, so no deal is ever struck and every game makes 4 rounds x 2 requests.
+the CLI runs as a user would run it, in this process too (tests/cli_runner.py). With canned replies a
+buyer always offers 0.5 and a seller 5000, so no deal is ever struck and every game makes 4 rounds x 2
+requests.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import os
 import shlex
 import socket
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from cli_runner import run_main
 
 from bargain.analysis import reference
 
@@ -37,9 +38,9 @@ from bargain.runs import RunSetup, run
 from bargain.agents.serve import MAX_LORA_RANK, vllm_command
 from bargain.agents.stub_server import StubServer
 from bargain.agents.tactics import TACTICS
+from bargain.cli import main
 from bargain.engine.trial import Condition, Mode, Role, Trial
 
-ROOT = Path(__file__).resolve().parents[1]
 CONDITIONS = [c.value for c in Condition]
 SERVED = [BASE_MODEL, *ADAPTERS]
 REQUESTS_PER_GAME = 8  # canned offers never cross: 4 rounds x 2 sides
@@ -60,14 +61,10 @@ CONDITIONS_OF = {"seller_unaware": {Condition.SELLER_UNAWARE}, "buyer_unaware": 
                  "all": set(Condition)}
 
 
-def cli_env() -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BARGAIN_")}
-    return {**env, "HF_HUB_OFFLINE": "1"}
-
-
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bargain", *args], cwd=ROOT, env=cli_env(),
-                          capture_output=True, text=True, timeout=120)
+    """The CLI without any BARGAIN_* setting of the environment this runs in."""
+    unset = {name: None for name in os.environ if name.startswith("BARGAIN_")}
+    return run_main(main, *args, env={**unset, "HF_HUB_OFFLINE": "1"})
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:
@@ -407,8 +404,6 @@ def test_cli_serve_without_vllm():
 
 
 def test_serve_errors_in_process(tmp_path, capsys):
-    from bargain.cli import main
-
     root = fake_adapters(tmp_path / "adapters", ["buyer-grpo"])
     assert main(["serve", "--dry-run", "--adapters", "buyer-grpo,buyer-ppo", "--adapters-dir", str(root)]) == 2
     assert "buyer-ppo" in capsys.readouterr().err

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from bargain.analysis.claims import (
     extract_claims,
     misrepresents,
 )
+from bargain.cli import main
 from bargain.engine.game import Action, Turn
 from bargain.engine.trial import Role
 
@@ -331,16 +333,9 @@ def test_extract_claims_never_raises_and_spans_match(message):
 
 
 def test_the_claims_command_reads_one_message():
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "-m", "bargain", "claims", "--role", "seller", "--reservation", "1.85"],
-                          input="Honestly it cost me 2.40, so my final offer is 2.50. I know your budget is at least 3.",
-                          cwd=root, env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True)
+    done = run_main(main, "claims", "--role", "seller", "--reservation", "1.85",
+                    stdin="Honestly it cost me 2.40, so my final offer is 2.50. I know your budget is at least 3.",
+                    env={"HF_HUB_OFFLINE": "1"})
     assert done.returncode == 0, done.stderr
     claims = json.loads(done.stdout)
     assert [(c["kind"], c["value"], c["misrepresentation"]) for c in claims] == [

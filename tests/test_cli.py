@@ -1,4 +1,8 @@
-"""`python -m bargain ...` end to end, on real files, in a subprocess each time."""
+"""`python -m bargain ...` end to end, on real files.
+
+The commands run in this process (tests/cli_runner.py); what only a real process shows runs in one:
+`python -m bargain` itself (`--help`, a simulate, an error's exit status) and what each light
+command imports at start-up."""
 
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import run_main
 
+from bargain.cli import main
 from bargain.engine.game import GameState
 from bargain.engine.outcome import PAPER_COLUMNS
 
@@ -26,10 +32,13 @@ ZEROSHOT = ["simulate", "--grid", "paper-zeroshot", "--seed", "42",
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "bargain", *args], cwd=ROOT, input=stdin,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True, timeout=120,
-    )
+    return run_main(main, *args, stdin=stdin, env={"HF_HUB_OFFLINE": "1"})
+
+
+def program(*args: str) -> subprocess.CompletedProcess:
+    """`python -m bargain` in a fresh interpreter: its start, its imports, the exit status it gives."""
+    return subprocess.run([sys.executable, "-m", "bargain", *args], cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                          capture_output=True, text=True, timeout=120)
 
 
 def ok(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -165,9 +174,12 @@ def test_simulate_is_deterministic(zeroshot, tmp_path):
 
 
 def test_simulate_custom_flags_with_random_agents(tmp_path):
-    ok("simulate", "--tier", "low", "--scenarios-slice", "1508:1510", "--conditions", "full,both_unaware",
-       "--trials", "3", "--rounds", "4", "--mode", "sequential", "--first-actor", "seller",
-       "--buyer", "tactic:random", "--seller", "tactic:random", "--out", str(tmp_path), "--quiet")
+    """As a program, `python -m bargain simulate` in a fresh interpreter: the end-to-end smoke test."""
+    run = program("simulate", "--tier", "low", "--scenarios-slice", "1508:1510", "--conditions", "full,both_unaware",
+                  "--trials", "3", "--rounds", "4", "--mode", "sequential", "--first-actor", "seller",
+                  "--buyer", "tactic:random", "--seller", "tactic:random", "--out", str(tmp_path), "--quiet")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert run.stdout.startswith(f"12 of 12 trials finished in {tmp_path}")
     frame = pd.read_csv(tmp_path / "trials.csv")
     assert len(frame) == 12
     assert set(frame["mode"]) == {"sequential"}
@@ -381,7 +393,8 @@ def test_prompt_sequential_mode():
 
 
 def test_prompt_bad_scenario():
-    run = cli("prompt", "--scenario", "low:99999", "--role", "seller", "--condition", "full")
+    """As a program: the one-line error and the exit status 2 the interpreter gives."""
+    run = program("prompt", "--scenario", "low:99999", "--role", "seller", "--condition", "full")
     assert_one_line_error(run, "low:99999")
 
 
@@ -416,6 +429,15 @@ def test_parse_currency_string_strict_vs_lenient():
 
 # --- start-up and help ----------------------------------------------------------------------
 
+
+def test_help_as_a_program():
+    run = program("--help")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert run.stdout.startswith("usage: python -m bargain")
+    commands = ("simulate", "evaluate", "arms", "serve", "metrics", "prompt", "judge", "report", "claims", "parse")
+    assert all(command in run.stdout for command in commands)
+
+
 LIGHT_COMMANDS = [(["--help"], None), (list(PROMPT_ARGS), None), (["parse"], reply(2.5)),
                   (["claims", "--role", "seller", "--reservation", "1.85"], "It cost me 2.40."), (["arms", "--help"], None)]
 HEAVY = ("pandas", "numpy", "scipy", "sqlalchemy", "asyncio", "torch", "transformers")
@@ -430,6 +452,23 @@ def test_light_commands_load_no_heavy_library(argv, stdin):
     run = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, input=stdin, capture_output=True, text=True,
                          timeout=60)
     assert run.stderr.strip().splitlines()[-1] == "LOADED []", run.stderr
+
+
+def test_in_process_runs_capture_the_progress_bar(tmp_path, capfd):
+    run = ok("simulate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "tactic:linear",
+             "--seller", "tactic:linear", "--out", str(tmp_path))
+    assert "32/32" in run.stderr
+    assert capfd.readouterr() == ("", "")  # nothing written past the runner onto the test's own streams
+
+
+def test_in_process_runs_give_a_crash_as_the_interpreter_does():
+    def crash(argv: list[str]) -> int:
+        raise RuntimeError(f"crashed on {argv}")
+
+    run = run_main(crash, "x")
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.startswith("Traceback (most recent call last):")
+    assert run.stderr.rstrip().endswith("RuntimeError: crashed on ['x']")
 
 
 def test_every_flag_of_every_command_is_documented():

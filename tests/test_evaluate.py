@@ -1,14 +1,13 @@
 """Every model arm plays whole grids through both backends; `evaluate` end to end, with resume."""
 
 import json
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import run_main
 
+from bargain.cli import main
 from bargain.engine import scenarios
 from bargain.agents.agent import Side, agent_factory
 from bargain.agents.arms import ADAPTERS, BASE_MODEL
@@ -17,7 +16,6 @@ from bargain.runs import RunSetup, run
 from bargain.agents.stub_server import StubServer
 from bargain.engine.trial import Condition
 
-ROOT = Path(__file__).resolve().parents[1]
 MODEL_ARMS = ["arm:base", *(f"arm:{name}" for name in ADAPTERS)]
 SHORT = Side(Sampling(max_tokens=12))
 
@@ -52,11 +50,11 @@ def test_every_arm_plays_on_an_openai_compatible_server(arm, tmp_path):
     assert (frame["buyer_prompt_tokens"] > 0).all() and (frame["seller_prompt_tokens"] == 0).all()
 
 
-def cli(*args):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "bargain", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return run_main(main, *args, env={"HF_HUB_OFFLINE": "1"})
 
 
+@pytest.mark.slow
 def test_evaluate_end_to_end_on_the_hf_backend_and_resume(tiny_model, tiny_adapters, tmp_path):
     out = tmp_path / "run"
     command = ["evaluate", "--tier", "low", "--scenarios-slice", "1508:1509", "--trials", "2", "--rounds", "2",

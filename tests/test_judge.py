@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import run_main
 
+from bargain.cli import main
 from bargain.engine.game import Action, Move, new_initial_state
 from bargain.analysis.judge import instrument, judge_messages, parse_judgment, transcript
 from bargain.agents.stub_server import StubServer
@@ -136,8 +136,7 @@ def canned(body: dict) -> str:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "test-key"}
-    return subprocess.run([sys.executable, "-m", "bargain", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    return run_main(main, *args, env={"HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "test-key"})
 
 
 def test_judge_a_run_directory_end_to_end(tmp_path):

@@ -7,20 +7,19 @@ pandas/scipy from the paper's own per-trial columns, never taken from the packag
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_runner import run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
 from bargain.analysis import metrics
 from bargain.analysis.metrics import MetricsError, cell_table, prepare, read_trials
+from bargain.cli import main
 from bargain.engine.outcome import PAPER_COLUMNS, settle
 from bargain.engine.trial import Condition, Scenario, Trial
 
@@ -422,11 +421,8 @@ def test_read_trials_rejects_unknown_extension_and_missing_file(tmp_path):
 def simulated(tmp_path_factory):
     """A simulated RL-test grid (2 trials per cell), and the same trials cut to the paper's columns."""
     out = tmp_path_factory.mktemp("rl-test")
-    run = subprocess.run(
-        [sys.executable, "-m", "bargain", "simulate", "--grid", "paper-rl-test", "--trials", "2",
-         "--buyer", "tactic:linear", "--seller", "tactic:random", "--out", str(out), "--quiet"],
-        cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True, timeout=120,
-    )
+    run = run_main(main, "simulate", "--grid", "paper-rl-test", "--trials", "2", "--buyer", "tactic:linear",
+                   "--seller", "tactic:random", "--out", str(out), "--quiet", env={"HF_HUB_OFFLINE": "1"})
     assert run.returncode == 0, run.stderr
     ours = pd.read_csv(out / "trials.csv")
     paper = ours[list(PAPER_COLUMNS)]

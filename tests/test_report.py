@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_runner import run_main
 
 from bargain.analysis import metrics
+from bargain.cli import main
 from bargain.report import RunData, bootstrap_interval, paired
 from bargain.agents.stub_server import StubServer
 
@@ -20,8 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "test-key"}
-    return subprocess.run([sys.executable, "-m", "bargain", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    return run_main(main, *args, env={"HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": "test-key"})
 
 
 def judge_reply(body: dict) -> str:
