@@ -16,9 +16,8 @@ import os
 import random
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from bargain.agents.agent import Side, agent_factory
 from bargain.agents.arms import ADAPTERS, ArmError, catalogue, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends
 from bargain.agents.backends.build import KINDS, build_backend
@@ -27,6 +26,9 @@ from bargain.engine.game import GameError, new_initial_state
 from bargain.engine.prompts import PromptVersion, system_prompt
 from bargain.engine.replies import Parsing, parse_reply
 from bargain.engine.trial import Condition, Mode, Role, Trial, TrialError
+
+if TYPE_CHECKING:  # the agents load only in the commands that play (a light command starts sooner)
+    from bargain.agents.agent import Side
 
 # Errors of modules that only some commands load (pandas, SQLAlchemy), reported like those above.
 LOADED_LATER_ERRORS = (("bargain.runs", "RunError"), ("bargain.store", "StoreError"),
@@ -210,6 +212,8 @@ def grid_from(args: argparse.Namespace) -> scenarios.GridSpec:
 
 
 def _side(args: argparse.Namespace, role: str, version: PromptVersion) -> Side:
+    from bargain.agents.agent import Side
+
     try:
         sampling = PRESETS[getattr(args, f"{role}_preset")].with_overrides(getattr(args, f"{role}_sampling"))
     except ValueError as exc:
@@ -236,6 +240,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     """simulate / evaluate: play a grid (resuming in --out) and write every output."""
     import asyncio
 
+    from bargain.agents.agent import agent_factory
     from bargain.runs import RunSetup, run
 
     spec = grid_from(args)
