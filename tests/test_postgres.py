@@ -15,15 +15,15 @@ pytestmark = pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL t
 
 @pytest.fixture
 def store():
-    from sqlalchemy import text
+    """A fresh schema in the scratch database: whatever an earlier run of any version left is dropped."""
+    from sqlalchemy import create_engine
 
-    from bargain.store import Store
+    from bargain.store import Base, Store
 
-    store = Store(URL)
-    with store.engine.begin() as connection:
-        connection.execute(text("DELETE FROM moves"))
-        connection.execute(text("DELETE FROM games"))
-    return store
+    engine = create_engine(URL)
+    Base.metadata.drop_all(engine)
+    engine.dispose()
+    return Store(URL)
 
 
 def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
@@ -47,3 +47,27 @@ def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
     assert len(store.games_frame("p1")) == 1
     written = store.export(tmp_path)
     assert final["game_id"] in (tmp_path / "games.csv").read_text() and len(written) == 4
+
+
+def test_a_version_1_database_is_upgraded_in_postgres(store):
+    from sqlalchemy import text
+
+    from bargain.store import SCHEMA_VERSION, Store
+
+    game = {"id": "g1", "player": "p", "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3", "seed": 7,
+            "condition": "full", "mode": "simultaneous", "max_rounds": 4, "first_actor": "buyer", "buyer_price": 7.25,
+            "seller_price": 5.5, "trial": {}, "prompt_version": "train", "parsing": "strict"}
+    store.create_game(**game)
+    store.add_moves("g1", [{"round": 1, "role": "buyer", "actor": "human", "action": "NO_DEAL", "price": None,
+                            "message": "my budget is 3"}])
+    with store.engine.begin() as connection:  # back to version 1, finished with the paper's rounds
+        for column in ("claims", "agent_misstated", "paper_rounds", "abandoned_by"):
+            connection.execute(text(f"ALTER TABLE games DROP COLUMN {column}"))
+        connection.execute(text("UPDATE games SET status = 'finished', rounds = 4, deal = false"))
+        connection.execute(text("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'"))
+    store.engine.dispose()
+    upgraded = Store(URL)
+    row = upgraded.game("g1")
+    assert upgraded.schema_version() == SCHEMA_VERSION
+    assert (row["rounds"], row["paper_rounds"]) == (1, 4) and row["agent_misstated"] is False
+    assert [(c["role"], c["kind"], c["said"]) for c in row["claims"]] == [("buyer", "own_limit", 3.0)]
