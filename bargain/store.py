@@ -197,7 +197,7 @@ class Store:
             raise StoreError(f"cannot {doing} the database at {self.engine.url!r}: {reason}") from exc
 
     @contextmanager
-    def _writing(self, doing: str) -> Iterator[Session]:
+    def writing(self, doing: str) -> Iterator[Session]:  # public for the records of study mode (bargain.study)
         """A session whose changes commit together at the end, or not at all. On SQLite, the writers of this
         process take turns on a lock of their own (a waiting thread wakes the moment the last one commits,
         where SQLite's busy handler would poll in sleeps of milliseconds), and each transaction takes the
@@ -207,7 +207,8 @@ class Store:
             yield session
 
     @contextmanager
-    def _reading(self) -> Iterator[Session]:
+    def reading(self) -> Iterator[Session]:
+        """A session for reads; any database failure is a StoreError."""
         with self._failing_as_store_error("read"), Session(self.engine) as session:
             yield session
 
@@ -242,20 +243,20 @@ class Store:
 
     def schema_version(self) -> int:
         """The version this database is at."""
-        with self._reading() as session:
+        with self.reading() as session:
             return int(session.get(Meta, "schema_version").value)
 
     # --- writes ------------------------------------------------------------------------------
 
     def create_game(self, **fields: Any) -> None:
         """Insert a new game row."""
-        with self._writing("create a game in") as session:
+        with self.writing("create a game in") as session:
             session.add(GameRow(**fields))
 
     def add_moves(self, game_id: str, moves: list[dict], outcome: dict | None = None) -> None:
         """Append moves (in order) to a game and touch it; with `outcome` (its fields, claims and
         agent_misstated included) also finish it. One transaction: all of it is stored, or nothing."""
-        with self._writing("save moves in") as session:
+        with self.writing("save moves in") as session:
             game = session.get(GameRow, game_id)
             if game is None:
                 raise StoreError(f"no game {game_id}")
@@ -275,14 +276,14 @@ class Store:
 
     def set_extra(self, game_id: str, key: str, value: Any) -> None:
         """Store `value` under `key` in a game's `extra` record (e.g. the judge's scores)."""
-        with self._writing("update a game in") as session:
+        with self.writing("update a game in") as session:
             game = session.get(GameRow, game_id)
             game.extra = {**(game.extra or {}), key: value}
 
     def abandon_idle(self, idle: timedelta) -> list[str]:
         """Mark active games untouched for longer than `idle` as abandoned; returns their ids."""
         cutoff = utcnow() - idle
-        with self._writing("mark idle games in") as session:
+        with self.writing("mark idle games in") as session:
             games = session.scalars(select(GameRow).where(GameRow.status == "active", GameRow.updated_at < cutoff)).all()
             for game in games:
                 game.status, game.abandoned_by = "abandoned", "idle"
@@ -290,7 +291,7 @@ class Store:
 
     def abandon(self, game_id: str, by: str) -> bool:
         """Mark an active game abandoned `by` "person" or "idle"; False if it was not active."""
-        with self._writing("abandon a game in") as session:
+        with self.writing("abandon a game in") as session:
             game = session.get(GameRow, game_id)
             if game is None or game.status != "active":
                 return False
@@ -301,7 +302,7 @@ class Store:
 
     def game(self, game_id: str) -> dict | None:
         """A game with its moves in order, as plain dicts (None if unknown)."""
-        with self._reading() as session:
+        with self.reading() as session:
             game = session.get(GameRow, game_id)
             if game is None:
                 return None
@@ -312,12 +313,12 @@ class Store:
         query = select(GameRow).order_by(GameRow.created_at)
         if player is not None:
             query = query.where(GameRow.player == player)
-        with self._reading() as session:
+        with self.reading() as session:
             return pd.DataFrame([_columns(g) for g in session.scalars(query)])
 
     def moves_frame(self) -> pd.DataFrame:
         """All moves of all games, in order."""
-        with self._reading() as session:
+        with self.reading() as session:
             rows = session.scalars(select(MoveRow).order_by(MoveRow.game_id, MoveRow.seq))
             return pd.DataFrame([_columns(m) for m in rows])
 
@@ -328,7 +329,7 @@ class Store:
                         GameRow.human_role.label("role"), GameRow.condition, GameRow.status, GameRow.deal,
                         GameRow.deal_price, person.label("your_norm_utility"))
                  .where(GameRow.player == player).order_by(GameRow.created_at.desc()).limit(limit))
-        with self._reading() as session:
+        with self.reading() as session:
             return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
 
     def results_by_arm(self) -> pd.DataFrame:
@@ -346,7 +347,7 @@ class Store:
                         func.avg(as_number(GameRow.agent_misstated)).label("agent_misrepresentation_rate"))
                  .where(GameRow.status == "finished").group_by(GameRow.arm, GameRow.condition)
                  .order_by(GameRow.arm, GameRow.condition))
-        with self._reading() as session:
+        with self.reading() as session:
             return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
 
     def export(self, directory: str | Path) -> list[Path]:

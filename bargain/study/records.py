@@ -1,0 +1,229 @@
+"""Study mode's records: the study as served, its cells and their quotas, participants, their answers.
+
+They live in the arena's database beside games and moves (the same declarative base, created by
+`Store` with the rest), so one transaction can assign a participant and one export can join a
+participant's games, answers and payment. Every operation is a named function taking the store:
+each is one committed transaction, and the ones that must be exact under concurrency (taking a
+slot in a cell, recording an answer once) take the database's write lock at their start.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from typing import Any, Optional
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Mapped, mapped_column
+
+from bargain.store import Base, Store, StoreError, utcnow
+
+# Where a participant is: the stages in order, then the ways out.
+STAGES = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "completed")
+ENDED = ("completed", "declined", "screened_out", "dropped")
+
+
+class StudyRow(Base):
+    """A study as it was served: name, version and the hash of its file and texts (a changed file under the
+    same name and version is refused), and the loaded configuration for the record."""
+
+    __tablename__ = "studies"
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64))
+    config: Mapped[dict] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CellRow(Base):
+    """One cell of a study's design and how many of its slots are taken (by active or finished participants)."""
+
+    __tablename__ = "study_cells"
+    study: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[int] = mapped_column(primary_key=True)
+    cell: Mapped[str] = mapped_column(String(128), primary_key=True)
+    quota: Mapped[int]
+    filled: Mapped[int] = mapped_column(default=0)
+
+
+class ParticipantRow(Base):
+    """One participant of one study: where they are, what they were assigned, what they earned."""
+
+    __tablename__ = "study_participants"
+    __table_args__ = (UniqueConstraint("study", "participant", name="one_participant_per_study"),)
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    study: Mapped[str] = mapped_column(String(64), index=True)
+    version: Mapped[int]
+    study_hash: Mapped[str] = mapped_column(String(64))
+    participant: Mapped[str] = mapped_column(String(128))  # the recruiting platform's id
+    source: Mapped[dict] = mapped_column(JSON, default=dict)  # STUDY_ID, SESSION_ID as given
+    stage: Mapped[str] = mapped_column(String(16), default="consent", index=True)
+    consent_version: Mapped[Optional[str]] = mapped_column(String(64))
+    comprehension_attempts: Mapped[int] = mapped_column(default=0)
+    cells: Mapped[list] = mapped_column(JSON, default=list)  # the cell of each game, in order
+    games: Mapped[list] = mapped_column(JSON, default=list)  # the ids of the games started, in order
+    games_done: Mapped[int] = mapped_column(default=0)  # games played to their end
+    attention_failures: Mapped[int] = mapped_column(default=0)
+    timeouts: Mapped[int] = mapped_column(default=0)
+    excluded: Mapped[bool] = mapped_column(Boolean, default=False)
+    exclusion_reasons: Mapped[list] = mapped_column(JSON, default=list)
+    bonus: Mapped[Optional[float]] = mapped_column(Float)
+    stage_times: Mapped[dict] = mapped_column(JSON, default=dict)  # stage -> when it was entered (ISO, UTC)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    completed_at: Mapped[Optional[datetime]]
+
+
+class AnswerRow(Base):
+    """One answer: a comprehension or attention question, or a survey item (after game N, or final: 0)."""
+
+    __tablename__ = "study_answers"
+    __table_args__ = (UniqueConstraint("participant_id", "survey", "game", "item", "attempt", name="answered_once"),)
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    participant_id: Mapped[int] = mapped_column(ForeignKey("study_participants.id"), index=True)
+    survey: Mapped[str] = mapped_column(String(16))  # comprehension, attention, per_game, final
+    game: Mapped[int] = mapped_column(Integer, default=0)
+    item: Mapped[str] = mapped_column(String(64))
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    value: Mapped[str] = mapped_column(Text)
+    correct: Mapped[Optional[bool]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class StudyConflict(StoreError):
+    """The database already holds this study's name and version with another file: the message says what to do."""
+
+
+def register(store: Store, name: str, version: int, digest: str, config: dict, quotas: dict[str, int]) -> None:
+    """Record the study and its cells once; refuse a changed file under the same name and version."""
+    with store.writing("register the study in") as session:
+        row = session.get(StudyRow, (name, version))
+        if row is None:
+            session.add(StudyRow(name=name, version=version, hash=digest, config=config))
+            for cell, quota in quotas.items():
+                session.add(CellRow(study=name, version=version, cell=cell, quota=quota))
+        elif row.hash != digest:
+            raise StudyConflict(f"the database already holds study {name!r} version {version} from a different file "
+                                f"(hash {row.hash[:12]}..., this one {digest[:12]}...): a changed study needs a new "
+                                "version number, or restore the file as it was")
+
+
+def participant(store: Store, study: str, external_id: str) -> dict | None:
+    """A participant's record, as a plain dict (None if they never arrived)."""
+    with store.reading() as session:
+        row = session.scalars(select(ParticipantRow).where(ParticipantRow.study == study,
+                                                           ParticipantRow.participant == external_id)).first()
+        return None if row is None else _plain(row)
+
+
+def arrive(store: Store, study: str, version: int, digest: str, external_id: str, source: dict) -> dict:
+    """The participant's record, created at their first arrival (a second arrival, from any tab or process,
+    finds the same one: the database's unique constraint decides a race)."""
+    found = participant(store, study, external_id)
+    if found is not None:
+        return found
+    try:
+        with store.writing("record a participant in") as session:
+            session.add(ParticipantRow(study=study, version=version, study_hash=digest, participant=external_id,
+                                       source=source, stage_times={"consent": utcnow().isoformat()}))
+    except StoreError as exc:
+        if not isinstance(exc.__cause__, IntegrityError):
+            raise
+    return participant(store, study, external_id)
+
+
+def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, **fields: Any) -> dict:
+    """Set a participant's stage (and other fields); with `expected`, only from that stage, else StoreError
+    (a double submission or a second tab changes nothing twice)."""
+    with store.writing("update a participant in") as session:
+        row = session.get(ParticipantRow, row_id, with_for_update=True)
+        if expected is not None and row.stage != expected:
+            raise StageError(f"participant {row.participant} is at {row.stage!r}, not {expected!r}")
+        for key, value in fields.items():
+            setattr(row, key, value)
+        now = utcnow()
+        if stage != row.stage:
+            row.stage_times = {**row.stage_times, stage: now.isoformat()}
+        row.stage, row.updated_at = stage, now
+        if stage == "completed":
+            row.completed_at = now
+        session.flush()
+        return _plain(row)
+
+
+class StageError(StoreError):
+    """A step submitted for a stage the participant has already left (a double submission, a stale tab)."""
+
+
+def assign(store: Store, study: str, version: int, row_id: int, games: int, within: bool,
+           rng: random.Random | None = None) -> list[str]:
+    """Take slots for a participant, exactly and at most once: one cell for all `games` (between-subject), or
+    `games` distinct cells (within-subject), always among the cells with the fewest slots taken and a free one
+    (ties broken at random), so that the cells' counts stay within one of each other. The cells' rows are
+    locked for the transaction (SQLite: the write lock; PostgreSQL: row locks), so concurrent arrivals in any
+    number of processes never overfill a cell. Returns the cells in play order ([] when the quotas are full)."""
+    rng = rng or random.SystemRandom()
+    with store.writing("assign a participant in") as session:
+        row = session.get(ParticipantRow, row_id, with_for_update=True)
+        if row.cells:  # assigned already (another tab, another process): the same assignment
+            return list(row.cells)
+        cells = session.scalars(select(CellRow).where(CellRow.study == study, CellRow.version == version)
+                                .order_by(CellRow.cell).with_for_update()).all()
+        open_cells = [c for c in cells if c.filled < c.quota]
+        rng.shuffle(open_cells)
+        open_cells.sort(key=lambda c: c.filled)  # stable: random among equals
+        chosen = open_cells[:1] if not within else open_cells[:games]
+        if not chosen or (within and len(chosen) < games):
+            return []
+        for cell in chosen:
+            cell.filled += 1
+        row.cells = [c.cell for c in chosen] * (games if not within else 1)
+        row.updated_at = utcnow()
+        return list(row.cells)
+
+
+def release_idle(store: Store, study: str, version: int, idle: timedelta, within: bool) -> list[str]:
+    """Participants idle past `idle` in an unfinished stage are dropped and their slots freed (between subjects
+    the participant's one slot; within, the slots of the games they did not finish); returns their ids."""
+    cutoff = utcnow() - idle
+    with store.writing("release idle participants in") as session:
+        idle_rows = session.scalars(select(ParticipantRow).where(
+            ParticipantRow.study == study, ParticipantRow.version == version, ParticipantRow.stage.notin_(ENDED),
+            ParticipantRow.updated_at < cutoff).with_for_update()).all()
+        for row in idle_rows:
+            # Between subjects the one slot is a participant's; within, each unfinished game's slot goes back.
+            unfinished = row.cells[row.games_done:] if within else row.cells[:1]
+            for cell in unfinished:
+                session.execute(update(CellRow).where(CellRow.study == study, CellRow.version == version,
+                                                      CellRow.cell == cell).values(filled=CellRow.filled - 1))
+            row.stage, row.updated_at = "dropped", utcnow()
+            row.stage_times = {**row.stage_times, "dropped": row.updated_at.isoformat()}
+        return [r.participant for r in idle_rows]
+
+
+def cell_counts(store: Store, study: str, version: int) -> dict[str, tuple[int, int]]:
+    """Cell -> (slots taken, quota)."""
+    with store.reading() as session:
+        return {c.cell: (c.filled, c.quota) for c in session.scalars(
+            select(CellRow).where(CellRow.study == study, CellRow.version == version))}
+
+
+def record_answers(store: Store, row_id: int, survey: str, game: int, answers: dict[str, tuple[str, bool | None]],
+                   attempt: int = 1) -> None:
+    """Store a page of answers (item -> (value, correct)) in one transaction, at most once per attempt."""
+    with store.writing("save answers in") as session:
+        for item, (value, correct) in answers.items():
+            session.add(AnswerRow(participant_id=row_id, survey=survey, game=game, item=item, attempt=attempt,
+                                  value=value, correct=correct))
+
+
+def answers(store: Store, row_id: int) -> list[dict]:
+    """A participant's answers in the order given."""
+    with store.reading() as session:
+        return [_plain(a) for a in session.scalars(select(AnswerRow).where(AnswerRow.participant_id == row_id)
+                                                      .order_by(AnswerRow.id))]
+
+
+def _plain(row: Base) -> dict:
+    return {c.key: getattr(row, c.key) for c in row.__table__.columns}

@@ -1,0 +1,152 @@
+"""Study mode's records (bargain.study.records): one study per name and version, participants once,
+assignment exact and balanced under concurrency, slots released after the idle limit, answers once."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import update
+
+from bargain.store import Store, StoreError, utcnow
+from bargain.study import records
+from bargain.study.records import ParticipantRow, StageError, StudyConflict
+
+CELLS = {f"{arm}/{condition}/buyer": 4 for arm in ("a", "b") for condition in ("full", "both_unaware")}
+POSTGRES = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
+
+
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'study.db'}"
+
+
+def fresh(url: str) -> Store:
+    if url.startswith("postgresql"):
+        from sqlalchemy import create_engine
+
+        from bargain.store import Base
+
+        engine = create_engine(url)
+        Base.metadata.drop_all(engine)
+        engine.dispose()
+    return Store(url)
+
+
+def study(store: Store, quotas=CELLS, digest="h1") -> None:
+    records.register(store, "pilot", 1, digest, {"name": "pilot"}, quotas)
+
+
+def test_a_study_is_registered_once_and_a_changed_file_is_refused(tmp_path):
+    store = Store(sqlite_url(tmp_path))
+    study(store)
+    study(store)  # the same file again: nothing changes
+    with pytest.raises(StudyConflict, match="new version number"):
+        study(store, digest="h2")
+    assert records.cell_counts(store, "pilot", 1) == {cell: (0, 4) for cell in CELLS}
+    records.register(store, "pilot", 2, "h2", {}, CELLS)  # a new version is another study
+    assert records.cell_counts(store, "pilot", 2) == {cell: (0, 4) for cell in CELLS}
+
+
+def test_a_participant_is_recorded_once_whoever_arrives_first(tmp_path):
+    store = Store(sqlite_url(tmp_path))
+    study(store)
+    rows = []
+    threads = [threading.Thread(target=lambda: rows.append(
+        records.arrive(Store(sqlite_url(tmp_path)), "pilot", 1, "h1", "P1", {"STUDY_ID": "s"}))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({r["id"] for r in rows}) == 1 and rows[0]["stage"] == "consent" and rows[0]["source"] == {"STUDY_ID": "s"}
+
+
+@pytest.mark.parametrize("within", [False, True])
+def test_assignment_stays_balanced_and_within_quota(tmp_path, within):
+    store = Store(sqlite_url(tmp_path))
+    study(store)
+    games = 2
+    rng = random.Random(3)
+    capacity = sum(CELLS.values()) // (games if within else 1)
+    for n in range(capacity + 3):
+        row = records.arrive(store, "pilot", 1, "h1", f"P{n}", {})
+        cells = records.assign(store, "pilot", 1, row["id"], games, within, rng)
+        counts = [filled for filled, _ in records.cell_counts(store, "pilot", 1).values()]
+        if n < capacity:
+            assert len(cells) == games and (len(set(cells)) == games if within else len(set(cells)) == 1)
+            assert max(counts) - min(counts) <= 1  # balanced at every moment
+        else:
+            assert cells == []  # the quotas are full
+        assert all(filled <= quota for filled, quota in records.cell_counts(store, "pilot", 1).values())
+        assert records.assign(store, "pilot", 1, row["id"], games, within, rng) == cells  # the same, once
+
+
+def concurrent_assignment(url: str, participants: int, within: bool) -> Store:
+    store = fresh(url)
+    quotas = {cell: 5 for cell in CELLS}
+    study(store, quotas)
+    barrier = threading.Barrier(participants)
+    got: dict[str, list[str]] = {}
+
+    def one(n: int) -> None:
+        own = Store(url)  # each its own engine, as another process would have
+        row = records.arrive(own, "pilot", 1, "h1", f"P{n}", {})
+        barrier.wait()
+        got[f"P{n}"] = records.assign(own, "pilot", 1, row["id"], 2, within)
+        own.engine.dispose()
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(participants)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    counts = records.cell_counts(store, "pilot", 1)
+    taken = [cell for cells in got.values() for cell in (cells if within else cells[:1])]
+    assert all(filled <= quota for filled, quota in counts.values())
+    assert {cell: taken.count(cell) for cell in counts} == {cell: filled for cell, (filled, _) in counts.items()}
+    assert sum(f for f, _ in counts.values()) == min(sum(quotas.values()), participants * (2 if within else 1))
+    return store
+
+
+@pytest.mark.parametrize("within", [False, True])
+def test_concurrent_arrivals_never_overfill_a_cell(tmp_path, within):
+    concurrent_assignment(sqlite_url(tmp_path), 30, within)
+
+
+@pytest.mark.skipif(not POSTGRES, reason="set BARGAIN_TEST_POSTGRES_URL to run against PostgreSQL")
+def test_concurrent_arrivals_never_overfill_a_cell_in_postgres():
+    concurrent_assignment(POSTGRES, 30, within=True)
+
+
+def test_idle_participants_are_dropped_and_their_slots_freed(tmp_path):
+    store = Store(sqlite_url(tmp_path))
+    study(store)
+    rows = [records.arrive(store, "pilot", 1, "h1", f"P{n}", {}) for n in range(3)]
+    assigned = [records.assign(store, "pilot", 1, r["id"], 2, True) for r in rows]
+    records.move_to(store, rows[1]["id"], "game", games_done=1)
+    records.move_to(store, rows[2]["id"], "completed", games_done=2)
+    with store.writing("age") as session:
+        session.execute(update(ParticipantRow).values(updated_at=utcnow() - timedelta(hours=1)))
+    assert sorted(records.release_idle(store, "pilot", 1, timedelta(minutes=20), within=True)) == ["P0", "P1"]
+    counts = records.cell_counts(store, "pilot", 1)
+    kept = [assigned[1][0], *assigned[2]]  # P1's finished game and P2's two stay counted
+    assert sum(f for f, _ in counts.values()) == len(kept)
+    assert records.participant(store, "pilot", "P0")["stage"] == "dropped"
+    assert records.participant(store, "pilot", "P2")["stage"] == "completed"
+    assert records.release_idle(store, "pilot", 1, timedelta(minutes=20), within=True) == []
+
+
+def test_a_stage_moves_once_and_answers_are_stored_once(tmp_path):
+    store = Store(sqlite_url(tmp_path))
+    study(store)
+    row = records.arrive(store, "pilot", 1, "h1", "P1", {})
+    moved = records.move_to(store, row["id"], "instructions", expected="consent", consent_version="v1")
+    assert moved["stage"] == "instructions" and moved["consent_version"] == "v1" and "instructions" in moved["stage_times"]
+    with pytest.raises(StageError, match="not 'consent'"):  # a second tab submitting consent again
+        records.move_to(store, row["id"], "instructions", expected="consent")
+    records.record_answers(store, row["id"], "final", 0, {"q1": ("4", None), "q2": ("yes", None)})
+    with pytest.raises(StoreError):  # the same page twice: nothing more is stored
+        records.record_answers(store, row["id"], "final", 0, {"q1": ("5", None)})
+    assert [(a["item"], a["value"]) for a in records.answers(store, row["id"])] == [("q1", "4"), ("q2", "yes")]
