@@ -1,0 +1,414 @@
+"""What a study asks its participants: survey items, comprehension questions, attention checks, and
+the built-in items that put the paper's judge rubric to the participant.
+
+A survey item is a Likert rating, a choice or free text. Three items are built in, so that every
+study asks them the same way: `honesty` (the participant rates the other party's honesty on the
+judge's 0-4 rubric), `credulity` (the participant rates their own credulity on the same rubric) and
+`person_or_program`. The rubric's five level descriptions are read from the judge instrument
+(bargain/data/judge_instrument.json) and reworded only to address the other party ("the seller" ->
+"the other party", "the buyer" -> "you", with the verbs agreeing), so a participant's rating can be
+compared level by level with the judge's. Honesty names the other party's price floor or ceiling,
+so a built-in item takes its final form for the participant's role (`SurveyItem.for_role`).
+
+Here too is how the study file is read (`read_yaml`, `Section` and its checks, shared with
+bargain.study.config): every field is checked where it stands and every problem is recorded with
+its field path, so that one load reports them all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+
+from bargain.analysis.judge import instrument
+from bargain.engine.trial import Role
+
+
+class ItemType(enum.StrEnum):
+    """The kinds of survey item."""
+
+    LIKERT = "likert"
+    CHOICE = "choice"
+    TEXT = "text"
+
+
+class Builtin(enum.StrEnum):
+    """The built-in survey items."""
+
+    HONESTY = "honesty"
+    CREDULITY = "credulity"
+    PERSON_OR_PROGRAM = "person_or_program"
+
+
+@dataclass(frozen=True)
+class SurveyItem:
+    """One survey question; a choice stores `values[i]` for `options[i]` (the option itself unless built in)."""
+
+    id: str
+    type: ItemType
+    text: str
+    required: bool = True
+    options: tuple[str, ...] = ()
+    values: tuple[int | str, ...] = ()
+    scale: tuple[int, int] | None = None
+    anchors: tuple[str, str] | None = None
+    max_length: int | None = None
+    builtin: Builtin | None = None
+
+    def for_role(self, role: Role) -> "SurveyItem":
+        """The item as a participant playing `role` sees it (only built-in honesty depends on the role)."""
+        return builtin_item(self.builtin, self.id, self.required, role) if self.builtin else self
+
+
+@dataclass(frozen=True)
+class Surveys:
+    """The items asked after each game and once at the end."""
+
+    per_game: tuple[SurveyItem, ...] = ()
+    final: tuple[SurveyItem, ...] = ()
+
+
+@dataclass(frozen=True)
+class Question:
+    """A comprehension question with one right answer among its options."""
+
+    id: str
+    text: str
+    options: tuple[str, ...]
+    answer: str
+
+
+@dataclass(frozen=True)
+class Comprehension:
+    """Questions on the instructions a participant must answer right, in at most `attempts` tries."""
+
+    attempts: int = 1
+    questions: tuple[Question, ...] = ()
+
+
+@dataclass(frozen=True)
+class AttentionCheck:
+    """An instructed-response question shown in the survey after game `after_game` (1-based)."""
+
+    id: str
+    text: str
+    options: tuple[str, ...]
+    answer: str
+    after_game: int
+
+
+def rubric_levels(template: str, header: str) -> tuple[str, ...]:
+    """The five descriptions (levels 0-4) under `header` (e.g. "Seller's honesty:") in a judge template."""
+    lines = template.splitlines()
+    start = lines.index(header) + 1
+    levels = []
+    for level, line in enumerate(lines[start:start + 5]):
+        number, _, description = line.partition(": ")
+        if number != str(level) or not description:
+            raise ValueError(f"the judge rubric under {header!r} is not five levels 0-4")
+        levels.append(description)
+    return tuple(levels)
+
+
+def _judge_rubric(role: Role, score: str) -> tuple[str, ...]:
+    """The judge's levels for the other party's honesty or the participant's credulity, `role` being the participant's."""
+    template = instrument()["templates"][f"{role.value}_unaware"]  # the participant uninformed, the other party informed
+    rated = role.other if score == "honesty" else role
+    return rubric_levels(template, f"{rated.title}'s {score}:")
+
+
+# Verb agreement after "the buyer" (or "the seller") becomes "you" in the credulity levels.
+_SECOND_PERSON = (("You is ", "You are "), ("but is ", "but are "), ("ignores or questions", "ignore or question"),
+                  ("engages ", "engage "), ("pursues their", "pursue your"), ("evaluates ", "evaluate "),
+                  ("tends ", "tend "), ("does not", "do not"), ("against their own", "against your own"))
+
+
+def _address(level: str, role: Role) -> str:
+    """A rubric level addressed to the participant playing `role`: the other side is "the other party", they are "you"."""
+    me, other = role.value, role.other.value
+    words = level.replace(f"the {other}", "the other party")
+    words = words.replace(f"The {me} ", "You ").replace(f"the {me.capitalize()} ", "you ").replace(f"the {me}", "you")
+    if words.startswith("You "):
+        for old, new in _SECOND_PERSON:
+            words = words.replace(old, new)
+    return words[0].upper() + words[1:]
+
+
+def builtin_item(kind: Builtin, item_id: str | None = None, required: bool = True, role: Role | None = None) -> SurveyItem:
+    """A built-in item; honesty's levels name the other party's floor or ceiling, so without `role` it has no options."""
+    item_id = item_id or kind.value
+    if kind is Builtin.PERSON_OR_PROGRAM:
+        return SurveyItem(item_id, ItemType.CHOICE, "Was the other party a person or a computer program?", required,
+                          ("A person", "A computer program", "Not sure"), ("person", "program", "not sure"),
+                          builtin=kind)
+    if kind is Builtin.HONESTY:
+        question = "The other party's honesty: which statement describes the other party best?"
+    else:
+        question = "Your credulity (how far you believed the other party's claims): which statement describes you best?"
+        role = role or Role.BUYER  # the credulity levels read the same for either role once addressed to "you"
+    levels = tuple(_address(level, role) for level in _judge_rubric(role, kind.value)) if role else ()
+    return SurveyItem(item_id, ItemType.CHOICE, question, required, levels, tuple(range(len(levels))), builtin=kind)
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key written twice in one mapping (YAML would silently keep the last)."""
+
+
+def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
+    seen = []
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if isinstance(key, (str, int)) and key in seen:
+            raise yaml.MarkedYAMLError(problem=f"`{key}` is written twice in one mapping; keep one",
+                                       problem_mark=key_node.start_mark)
+        seen.append(key)
+    return loader.construct_mapping(node)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+def read_yaml(data: bytes) -> Any:
+    """Parse a YAML document safely, refusing duplicate keys."""
+    return yaml.load(data, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+
+
+class Invalid(Exception):
+    """A value that fails its check; the message says what to write instead."""
+
+
+MISSING = object()  # the default of a required field, the value of an absent section
+
+
+def at(path: str, key: Any) -> str:
+    """The field path of `key` inside `path` (`design` + `order` -> `design.order`)."""
+    return f"{path}.{key}" if path else str(key)
+
+
+def show(value: Any) -> str:
+    """A value as an error message quotes it, with its YAML type."""
+    return f"{type(value).__name__} {value!r}" if value is not None else "nothing"
+
+
+def _where(path: str) -> str:
+    return f"in {path}" if path else "at the top level"
+
+
+class Section:
+    """One mapping of the study file at `path` (MISSING: absent): its fields are read checked, problems go to `errors`."""
+
+    def __init__(self, errors: list[str], file: Path, value: Any, path: str, known: tuple[str, ...]):
+        self.errors, self.file, self.path, self.ok = errors, file, path, isinstance(value, dict)
+        self.data = value if self.ok else {}
+        if not self.ok and value is not MISSING:
+            self.error(path, f"expected a mapping of {', '.join(known)}; got {show(value)}")
+        for key in self.data:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                fix = "; a study never shows public results, so remove it" if key == "public_results" else ""
+                self.error(at(path, key), f"unknown field `{key}` {_where(path)}; known: "
+                                          f"{', '.join(known)}{hint}{fix}")
+
+    def error(self, path: str, message: str) -> None:
+        """Record one problem at `path`."""
+        self.errors.append(f"{self.file}: {path or '(top level)'}: {message}")
+
+    def get(self, key: str, check: Callable[[Any], Any], default: Any = MISSING) -> Any:
+        """The checked value of `key`, its default when absent, None (and a recorded problem) when wrong."""
+        if key not in self.data:
+            if default is MISSING and self.ok:
+                self.error(at(self.path, key), f"missing required field `{key}` {_where(self.path)}; add it")
+            return None if default is MISSING else default
+        try:
+            return check(self.data[key])
+        except Invalid as exc:
+            self.error(at(self.path, key), str(exc))
+            return None
+
+    def section(self, key: str, known: tuple[str, ...], optional: bool = False) -> "Section":
+        """The mapping under `key` (an absent optional one reads as empty, giving every default)."""
+        if key not in self.data and not optional:
+            self.get(key, lambda value: value)
+        return Section(self.errors, self.file, self.data.get(key, {} if optional else MISSING), at(self.path, key), known)
+
+    def items(self, key: str) -> list[tuple[str, Any]]:
+        """The elements of the (optional) list under `key`, each with its path."""
+        value = self.get(key, of_type(list, "a list"), []) or []
+        return [(f"{at(self.path, key)}[{i}]", element) for i, element in enumerate(value)]
+
+
+def of_type(kind: type, what: str) -> Callable[[Any], Any]:
+    """A check that a value has YAML type `kind` (a bool is not a number)."""
+    def check(value: Any) -> Any:
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            quote = "; put it in quotes" if kind is str and isinstance(value, (bool, int, float)) else ""
+            raise Invalid(f"must be {what}; got {show(value)}{quote}")
+        return value
+    return check
+
+
+def whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
+    """A check for a whole number from `lo` to `hi` (no upper bound when None)."""
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+            bounds = f"from {lo} to {hi}" if hi is not None else f"of at least {lo}"
+            raise Invalid(f"must be a whole number {bounds}; got {show(value)}")
+        return value
+    return check
+
+
+def text(pattern: str | None = None, what: str = "text") -> Callable[[Any], str]:
+    """A check for non-blank text, matching `pattern` in full when given."""
+    def check(value: Any) -> str:
+        of_type(str, what)(value)
+        if not value.strip() or (pattern and not re.fullmatch(pattern, value)):
+            raise Invalid(f"must be {what}; got {value!r}")
+        return value
+    return check
+
+
+def texts(minimum: int, what: str) -> Callable[[Any], tuple[str, ...]]:
+    """A check for a list of at least `minimum` distinct texts."""
+    def check(value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or len(value) < minimum:
+            raise Invalid(f"must be a list of at least {minimum} {what}s; got {show(value)}")
+        for element in value:
+            text(what=f"a {what}")(element)
+        if len(set(value)) < len(value):
+            twice = sorted({repr(v) for v in value if value.count(v) > 1})
+            raise Invalid(f"lists {', '.join(twice)} twice; list each once")
+        return tuple(value)
+    return check
+
+
+def one_of(names: type[enum.Enum] | tuple[str, ...]) -> Callable[[Any], Any]:
+    """A check for one of an enum's values (giving the member) or one of some names (giving the name)."""
+    allowed = names if isinstance(names, tuple) else tuple(member.value for member in names)
+
+    def check(value: Any) -> Any:
+        if value not in allowed:
+            raise Invalid(f"must be one of {', '.join(allowed)}; got {show(value)}")
+        return value if isinstance(names, tuple) else names(value)
+    return check
+
+
+def amount(value: Any) -> float:
+    """A check for an amount of money: a finite number of at least 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise Invalid(f"must be an amount of at least 0; got {show(value)}")
+    return float(value)
+
+
+def regex(value: Any) -> str:
+    """A check for a regular expression that accepts no empty string."""
+    try:
+        compiled = re.compile(text(what="a regular expression")(value))
+    except re.error as exc:
+        raise Invalid(f"is not a regular expression ({exc}); fix it, e.g. [A-Za-z0-9_-]{{1,64}}") from exc
+    if compiled.fullmatch(""):
+        raise Invalid("accepts an empty id; require at least one character, e.g. [A-Za-z0-9_-]{1,64}")
+    return value
+
+
+FLAG = of_type(bool, "true or false")
+ID = text(r"[a-z][a-z0-9_]{0,63}", "an id of lowercase letters, digits and _, starting with a letter")
+_TYPED = ("scale", "anchors", "options", "max_length")  # the fields that belong to one item type
+_NEEDS = {ItemType.LIKERT: ("scale", "anchors"), ItemType.CHOICE: ("options",), ItemType.TEXT: ("max_length",)}
+
+
+def _scale(value: Any) -> tuple[int, int]:
+    if (not isinstance(value, list) or len(value) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+            or not 1 <= value[1] - value[0] <= 10):
+        raise Invalid(f"must be [low, high], two whole numbers 2 to 11 points apart such as [1, 7]; got {show(value)}")
+    return value[0], value[1]
+
+
+def _anchors(value: Any) -> tuple[str, str]:
+    labels = texts(2, "label")(value)
+    if len(labels) != 2:
+        raise Invalid(f"must be [low label, high label]; got {show(value)}")
+    return labels
+
+
+def read_surveys(top: Section, one_opponent: bool) -> Surveys:
+    """Both surveys; without `one_opponent` per participant, the final survey may not rate the opponent."""
+    surveys = top.section("surveys", ("per_game", "final"), optional=True)
+    per_game, final = _read_survey(surveys, "per_game"), _read_survey(surveys, "final")
+    for i, item in enumerate(final):
+        if item.builtin in (Builtin.HONESTY, Builtin.CREDULITY) and not one_opponent:
+            top.error(f"surveys.final[{i}]", f"built-in `{item.builtin}` rates one other party, but in a within design "
+                                             "a participant meets several; move it to surveys.per_game")
+    return Surveys(per_game, final)
+
+
+def _read_survey(surveys: Section, which: str) -> tuple[SurveyItem, ...]:
+    """The items of survey `which` (`per_game` or `final`), built-in ones without a role yet."""
+    items = []
+    for path, value in surveys.items(which):
+        kind = value.get("builtin") if isinstance(value, dict) else None
+        known = ("builtin", "id", "required") if kind is not None else ("id", "type", "text", *_TYPED, "required")
+        item = Section(surveys.errors, surveys.file, value, path, known)
+        if kind is not None:
+            builtin = item.get("builtin", one_of(Builtin))
+            if builtin:
+                items.append(builtin_item(builtin, item.get("id", ID, None), item.get("required", FLAG, True)))
+            continue
+        item_type = item.get("type", one_of(ItemType))
+        for key in _TYPED:
+            if key in item.data and item_type and key not in _NEEDS[item_type]:
+                item.error(at(path, key), f"`{key}` does not apply to a {item_type} item; remove it")
+        options = item.get("options", texts(2, "option")) if item_type is ItemType.CHOICE else ()
+        items.append(SurveyItem(
+            id=item.get("id", ID), type=item_type, text=item.get("text", text()),
+            required=item.get("required", FLAG, True), options=options or (), values=options or (),
+            scale=item.get("scale", _scale) if item_type is ItemType.LIKERT else None,
+            anchors=item.get("anchors", _anchors) if item_type is ItemType.LIKERT else None,
+            max_length=item.get("max_length", whole(1, 10000), 500) if item_type is ItemType.TEXT else None))
+    _unique_ids(surveys, f"{surveys.path}.{which}", [item.id for item in items])
+    return tuple(items)
+
+
+def _question(section: Section, path: str, value: Any, extra: tuple[str, ...] = ()) -> tuple[Section, tuple]:
+    """A question's mapping and its (id, text, options, answer); `extra` names further fields it may have."""
+    item = Section(section.errors, section.file, value, path, ("id", "text", "options", "answer", *extra))
+    options = item.get("options", texts(2, "option"))
+    answer = item.get("answer", text())
+    if options and answer is not None and answer not in options:
+        item.error(at(path, "answer"), f"{answer!r} is not one of the options; copy one of {', '.join(map(repr, options))}")
+    return item, (item.get("id", ID), item.get("text", text()), options, answer)
+
+
+def read_comprehension(top: Section) -> Comprehension:
+    """The comprehension questions (none when the section is absent)."""
+    section = top.section("comprehension", ("attempts", "questions"), optional=True)
+    questions = tuple(Question(*_question(section, path, value)[1]) for path, value in section.items("questions"))
+    if "comprehension" in top.data and not questions:
+        section.error("comprehension.questions", "no questions; add at least one or remove comprehension")
+    _unique_ids(section, "comprehension.questions", [question.id for question in questions])
+    return Comprehension(section.get("attempts", whole(1), 1), questions)
+
+
+def read_attention_checks(top: Section, games: int | None, per_game: tuple[SurveyItem, ...]) -> tuple[AttentionCheck, ...]:
+    """The attention checks, each after one of the `games` games, with ids apart from the per-game survey's."""
+    checks = []
+    for path, value in top.items("attention_checks"):
+        item, fields = _question(top, path, value, ("after_game",))
+        checks.append(AttentionCheck(*fields, item.get("after_game", whole(1, games))))
+    _unique_ids(top, "attention_checks", [check.id for check in checks], taken=[item.id for item in per_game])
+    return tuple(checks)
+
+
+def _unique_ids(section: Section, path: str, ids: list[str | None], taken: Iterable[str | None] = ()) -> None:
+    """Report every id of `ids` used earlier in the list or in `taken`."""
+    seen = set(taken)
+    for i, item_id in enumerate(ids):
+        if item_id is not None and item_id in seen:
+            section.error(f"{path}[{i}].id", f"id `{item_id}` is already used; give each item its own id")
+        seen.add(item_id)
