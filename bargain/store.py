@@ -117,6 +117,7 @@ class MoveRow(Base):
     latency_s: Mapped[Optional[float]]
     prompt_tokens: Mapped[Optional[int]] = mapped_column(Integer)
     completion_tokens: Mapped[Optional[int]] = mapped_column(Integer)
+    flags: Mapped[list] = mapped_column(JSON, default=list)  # e.g. "mentions_ai": an agent message naming AI or a model
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
@@ -146,7 +147,8 @@ def _fill_v2(connection: Connection) -> None:
 # Upgrades from each older version to the next: (version reached, SQL statements, then a Python step or None).
 MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
     (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN",
-         "ALTER TABLE games ADD COLUMN paper_rounds INTEGER", "ALTER TABLE games ADD COLUMN abandoned_by VARCHAR(16)"],
+         "ALTER TABLE games ADD COLUMN paper_rounds INTEGER", "ALTER TABLE games ADD COLUMN abandoned_by VARCHAR(16)",
+         "ALTER TABLE moves ADD COLUMN flags JSON"],
      _fill_v2),
 ]
 

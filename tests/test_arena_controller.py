@@ -753,3 +753,36 @@ def test_human_move_offer_roundtrip(price, message):
     move = human_move("OFFER", str(price), message)
     assert move.action is Action.OFFER and move.price == round(price, 2) and move.message == message.strip()
     assert math.isfinite(move.price) and move.price > 0
+
+
+# --- time limits and flags (study mode) --------------------------------------------------------------
+
+
+def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
+    async def scenario():
+        arena = new_arena(tmp_path)
+        view = await arena.start(Setup(role=Role.BUYER, arm="tactic:hardliner", rounds=3), study="s", participant="P1",
+                                 move_seconds=0.3)
+        assert 0 < view["seconds_left"] <= 0.3
+        await asyncio.sleep(0.5)  # the person does not move
+        view = await arena.view(view["game_id"])
+        assert view["round"] == 2 and view["transcript"][0]["action"] == "INVALID"
+        view = await arena.move(view["game_id"], 2, "OFFER", "1.00", "")  # in time
+        row = arena.store.game(view["game_id"])
+        human = [m for m in row["moves"] if m["actor"] == "human"]
+        assert [(m["action"], m["error"]) for m in human] == [("INVALID", "timeout"), ("OFFER", None)]
+        assert (row["study"], row["participant"], row["extra"]) == ("s", "P1", {"move_seconds": 0.3})
+        # A rebuilt game (a restart) keeps its time limit.
+        again = await Arena(arena.store, Backends()).view(view["game_id"])
+        assert again["seconds_left"] is not None and again["seconds_left"] <= 0.3
+
+    asyncio.run(scenario())
+
+
+def test_agent_messages_that_name_ai_or_a_model_are_flagged():
+    from bargain.arena.controller import MENTIONS_AI
+
+    for said in ("As an AI, I can't", "I'm a language model", "Qwen thinks", "this bot offers 2", "my algorithm says"):
+        assert MENTIONS_AI.search(said), said
+    for said in ("I need this chair", "Said the maid", "Robotic vacuum, 2.50", "I'll pay 3"):
+        assert not MENTIONS_AI.search(said), said

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import math
 import random
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -29,38 +30,62 @@ from bargain.arena.views import person_view
 from bargain.agents.arms import Arm, catalogue, resolve
 from bargain.agents.backends import Backends
 from bargain.episodes import play
-from bargain.engine.game import GameState, Move, Observation, new_initial_state, replay
+from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion
 from bargain.store import Store, StoreError, game_findings, game_state
 from bargain.engine.trial import Role, Trial
 
+TIMEOUT = "timeout"  # the error of a pass made because the person's time for a move ran out
+# Words by which an agent could give away that it is a program (blinding in studies): flagged in its move record.
+MENTIONS_AI = re.compile(r"\b(?:AI|A\.I\.|artificial intelligence|language models?|LLMs?|chat ?bots?|bots?|"
+                         r"neural|algorithms?|Qwen|GPT|ChatGPT|OpenAI|Anthropic|Claude|Gemini|Alibaba|Llama|Mistral|"
+                         r"machine learning|assistant)\b", re.IGNORECASE)
 ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
 CANNOT_SAVE = "The server cannot save games right now, so nothing was started or changed: try again in a minute."
 log = logging.getLogger(__name__)
 
 
 class HumanAgent:
-    """The person at the table: `act` waits until the UI submits a move for the turn."""
+    """The person at the table: `act` waits until the UI submits a move for the turn, or, with a time limit,
+    until it runs out: a move not made in time is a pass (the engine's INVALID move), recorded as a timeout."""
 
-    def __init__(self) -> None:
+    def __init__(self, move_seconds: float | None = None) -> None:
         self.view: Observation | None = None  # the observation of the turn being waited for
+        self.move_seconds = move_seconds
+        self.asked_at: float | None = None  # when the turn was published (time.monotonic())
         self._move: asyncio.Future | None = None
         self.asked = asyncio.Event()
 
     async def act(self, obs: Observation) -> Move:
-        """Publish the turn and wait for the person's move."""
+        """Publish the turn and wait for the person's move (or for the time limit)."""
         self._move = asyncio.get_running_loop().create_future()
-        self.view = obs
+        self.view, self.asked_at = obs, time.monotonic()
         self.asked.set()
         try:
-            return await self._move
+            return await asyncio.wait_for(self._move, self.move_seconds)
+        except asyncio.TimeoutError:
+            return Move(Action.INVALID, error=TIMEOUT)
         finally:
             self.view = None
+
+    def stop(self) -> None:
+        """The round will not be applied (the loop stopped): no move is waited for any more, from now on
+        (a cancelled `act` notices only at the loop's next turn, and a move must not land in between)."""
+        if self._move is not None and not self._move.done():
+            self._move.cancel()
+        self.view = None
 
     @property
     def waiting(self) -> bool:
         """Whether a move is being waited for."""
         return self._move is not None and not self._move.done() and self.view is not None
+
+    @property
+    def seconds_left(self) -> float | None:
+        """Time left for the move being waited for (None without a limit or a turn)."""
+        if self.move_seconds is None or not self.waiting:
+            return None
+        return max(0.0, self.move_seconds - (time.monotonic() - self.asked_at))
 
     def submit(self, move: Move) -> None:
         """Hand over the person's move for the turn being waited for."""
@@ -128,9 +153,11 @@ class Arena:
         return Trial(trial_id=1, scenario=scenario, condition=setup.condition, buyer_price=buyer_price,
                      seller_price=seller_price, max_rounds=setup.rounds, mode=setup.mode, first_actor=setup.first_actor)
 
-    async def start(self, setup: Setup, player: str | None = None) -> dict:
+    async def start(self, setup: Setup, player: str | None = None, *, study: str | None = None,
+                    participant: str | None = None, move_seconds: float | None = None) -> dict:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
-        (cryptographically) unless the setup carries one: only the server's own callers can replay a seed."""
+        (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
+        A study's game carries the study's name and the participant's id, and may limit the time of a move."""
         await self.sweep()
         arm = await self._playable(setup.arm)
         seed = setup.seed if setup.seed is not None else secrets.randbits(31)
@@ -151,11 +178,12 @@ class Arena:
                 buyer_price=trial.buyer_price, seller_price=trial.seller_price, trial=trial.to_dict(),
                 prompt_version=side.prompt_version.value, parsing=side.parsing.value,
                 sampling=side.sampling.to_dict() if arm.kind != "tactic" else None, backend=backend,
-                out_of_distribution=bool(reasons), ood_reasons=reasons)
+                out_of_distribution=bool(reasons), ood_reasons=reasons, study=study, participant=participant,
+                extra={"move_seconds": move_seconds} if move_seconds else {})
         except StoreError:
             log.exception("a new game could not be stored")
             raise ArenaError(CANNOT_SAVE) from None
-        live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed)
+        live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed, move_seconds)
         await live.settled()
         return self.view_of(live)
 
@@ -180,9 +208,10 @@ class Arena:
                              "Try again in a minute, or choose another opponent.")
         return arm
 
-    def _begin(self, game_id: str, state: GameState, human_role: Role, arm_spec: str, side: Side, seed: int) -> LiveGame:
+    def _begin(self, game_id: str, state: GameState, human_role: Role, arm_spec: str, side: Side, seed: int,
+               move_seconds: float | None = None) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
-        human = HumanAgent()
+        human = HumanAgent(move_seconds)
         live = LiveGame(game_id, state, human_role, human, agent, stored=len(state.turns))
         self.live[game_id] = live
         self._run_loop(live)
@@ -203,8 +232,10 @@ class Arena:
         except Exception:  # the agent (its backend) failed: the round is not applied, the person may retry
             log.exception("game %s: the agent could not move", live.id)
             live.failure = "agent"
-        if live.failure is not None and len(live.state.turns) > live.stored:  # never show what is not stored
-            live.state = replay(live.state.trial, list(live.state.turns[:live.stored]))
+        if live.failure is not None:
+            live.human.stop()
+            if len(live.state.turns) > live.stored:  # never show what is not stored
+                live.state = replay(live.state.trial, list(live.state.turns[:live.stored]))
 
     async def _store(self, live: LiveGame) -> None:
         """Commit the turns not yet stored (after every applied round, before the next); at the end, in the
@@ -218,6 +249,8 @@ class Arena:
                          "actor": "human" if turn.role is live.human_role else "agent",
                          "action": turn.action.value, "price": turn.price, "message": turn.message,
                          "thought": turn.thought or "", "raw": turn.raw, "error": turn.error,
+                         "flags": ["mentions_ai"] if turn.role is not live.human_role and MENTIONS_AI.search(
+                             turn.message or "") else [],
                          "prompt_messages": record.get("messages"), "latency_s": record.get("latency_s"),
                          "prompt_tokens": record.get("prompt_tokens"),
                          "completion_tokens": record.get("completion_tokens")})
@@ -264,7 +297,8 @@ class Arena:
                     return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
                                     findings=row["claims"] or [])
                 side = Side(prompt_version=PromptVersion(row["prompt_version"]))
-                live = self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0)
+                live = self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
+                                   (row["extra"] or {}).get("move_seconds"))
             elif live.failure is not None and live.task is not None and live.task.done():
                 self._run_loop(live)
         await live.settled()
@@ -337,8 +371,10 @@ class Arena:
         if live.state.is_terminal():
             self.live.pop(live.id, None)
         stopped = live.failure if live.task is not None and live.task.done() else None
-        return person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, stopped,
+        view = person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, stopped,
                            live.status, live.findings)
+        view["seconds_left"] = live.human.seconds_left
+        return view
 
 
 def _largest_price(trial: Trial) -> float:
