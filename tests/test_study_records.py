@@ -72,7 +72,7 @@ def test_assignment_stays_balanced_and_within_quota(tmp_path, within):
     capacity = sum(CELLS.values()) // (games if within else 1)
     for n in range(capacity + 3):
         row = records.arrive(store, "pilot", 1, "h1", f"P{n}", {})
-        cells = records.assign(store, "pilot", 1, row["id"], games, within, rng)
+        cells = records.assign(store, "pilot", 1, row["id"], games, within, rng=rng)
         counts = [filled for filled, _ in records.cell_counts(store, "pilot", 1).values()]
         if n < capacity:
             assert len(cells) == games and (len(set(cells)) == games if within else len(set(cells)) == 1)
@@ -80,7 +80,7 @@ def test_assignment_stays_balanced_and_within_quota(tmp_path, within):
         else:
             assert cells == []  # the quotas are full
         assert all(filled <= quota for filled, quota in records.cell_counts(store, "pilot", 1).values())
-        assert records.assign(store, "pilot", 1, row["id"], games, within, rng) == cells  # the same, once
+        assert records.assign(store, "pilot", 1, row["id"], games, within, rng=rng) == cells  # the same, once
 
 
 def concurrent_assignment(url: str, participants: int, within: bool) -> Store:

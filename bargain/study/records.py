@@ -157,12 +157,13 @@ class StageError(StoreError):
 
 
 def assign(store: Store, study: str, version: int, row_id: int, games: int, within: bool,
-           rng: random.Random | None = None) -> list[str]:
+           fixed_order: list[str] | None = None, rng: random.Random | None = None) -> list[str]:
     """Take slots for a participant, exactly and at most once: one cell for all `games` (between-subject), or
     `games` distinct cells (within-subject), always among the cells with the fewest slots taken and a free one
     (ties broken at random), so that the cells' counts stay within one of each other. The cells' rows are
     locked for the transaction (SQLite: the write lock; PostgreSQL: row locks), so concurrent arrivals in any
-    number of processes never overfill a cell. Returns the cells in play order ([] when the quotas are full)."""
+    number of processes never overfill a cell. Within subjects the play order is `fixed_order`'s, or random.
+    Returns the cells in play order ([] when the quotas are full)."""
     rng = rng or random.SystemRandom()
     with store.writing("assign a participant in") as session:
         row = session.get(ParticipantRow, row_id, with_for_update=True)
@@ -178,6 +179,10 @@ def assign(store: Store, study: str, version: int, row_id: int, games: int, with
             return []
         for cell in chosen:
             cell.filled += 1
+        if fixed_order is not None:
+            chosen.sort(key=lambda c: fixed_order.index(c.cell))
+        else:
+            rng.shuffle(chosen)
         row.cells = [c.cell for c in chosen] * (games if not within else 1)
         row.updated_at = utcnow()
         return list(row.cells)

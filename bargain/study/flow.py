@@ -1,0 +1,351 @@
+"""A participant's way through a study: consent, instructions, comprehension, the assigned games each
+followed by its survey, the final survey, the debrief, the completion code.
+
+`StudyRunner` knows nothing of Gradio: the page (bargain.study.page) and any program call `page` and
+`submit` with the participant's URL parameters and render the dicts they return. The participant's
+stage lives in the database (bargain.study.records), so a reload, a second tab or another app process
+finds them exactly where they were; every step names the stage it was made for, and a step for a
+stage already left changes nothing (a double submission). What a participant is shown never names
+the arm, the model or the backend: the opponent is the study's label, and a game's debrief (the
+other party's price and strategy) waits for the debrief page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Mapping
+
+from bargain.arena.controller import Arena, ArenaError, TIMEOUT
+from bargain.arena.inputs import Setup
+from bargain.store import StoreError, utcnow
+from bargain.study import records
+from bargain.study.config import Assignment, Order, Study
+from bargain.study.records import StageError
+from bargain.study.survey import ItemType, SurveyItem
+
+log = logging.getLogger(__name__)
+SOURCE_PARAMETERS = ("STUDY_ID", "SESSION_ID")  # kept with the participant as given (the platform's ids)
+MAX_PARAMETER = 128
+
+
+class StudyStop(ValueError):
+    """A request the study cannot serve (no participant id, a malformed one...): the text says so, for the person."""
+
+
+@dataclass
+class StudyRunner:
+    """One study served over one arena (its store and backends)."""
+
+    study: Study
+    arena: Arena
+    _locks: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)  # one step at a time per participant
+    _released: float = field(default=float("-inf"), repr=False)  # when idle participants were last released
+
+    def __post_init__(self) -> None:
+        within = self.study.design.assignment is Assignment.WITHIN
+        quota = self.study.design.quota_per_cell
+        records.register(self.arena.store, self.study.name, self.study.version, self.study.hash,
+                         self.study.to_dict(), {self.study.cell_key(c): quota for c in self.study.cells})
+        self.within = within
+
+    # --- who is asking --------------------------------------------------------------------------
+
+    def participant_id(self, params: Mapping[str, str]) -> str:
+        """The participant's id from the URL parameters the study names (the first present), checked."""
+        for name in self.study.participant_id.parameters:
+            value = params.get(name)
+            if value:
+                if not isinstance(value, str) or not re.fullmatch(self.study.participant_id.id_pattern, value):
+                    raise StudyStop("The participant id in the link is not valid. Please open the study again from "
+                                    "the recruiting platform's link.")
+                return value
+        raise StudyStop("This link has no participant id. Please open the study from the link on the recruiting "
+                        "platform.")
+
+    def _source(self, params: Mapping[str, str]) -> dict:
+        return {name: str(params[name])[:MAX_PARAMETER] for name in SOURCE_PARAMETERS if params.get(name)}
+
+    async def _arrive(self, params: Mapping[str, str]) -> dict:
+        external = self.participant_id(params)
+        await self.release_idle()
+        return await asyncio.to_thread(records.arrive, self.arena.store, self.study.name, self.study.version,
+                                       self.study.hash, external, self._source(params))
+
+    # --- the pages ------------------------------------------------------------------------------
+
+    async def page(self, params: Mapping[str, str]) -> dict:
+        """The page the participant is at (arriving, reloading, or coming back from another tab or process)."""
+        row = await self._arrive(params)
+        async with self._locks.setdefault(row["id"], asyncio.Lock()):
+            try:
+                return await self._page(row)
+            except StageError:  # another process moved this participant on meanwhile: show where they are
+                return await self._page(await asyncio.to_thread(records.participant, self.arena.store,
+                                                                self.study.name, row["participant"]))
+
+    async def submit(self, params: Mapping[str, str], stage: str, data: Mapping) -> dict:
+        """A step made on the page of `stage`; returns the page that follows (or the same one, with what was wrong).
+        A step for a stage the participant has already left returns the page they are at, changing nothing."""
+        row = await self._arrive(params)
+        async with self._locks.setdefault(row["id"], asyncio.Lock()):
+            row = await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
+            if row["stage"] != stage:
+                return await self._page(row, note="That step was already taken; here is where you are now.")
+            try:
+                return await self._step(row, stage, data)
+            except StageError:  # another tab or process moved this participant on meanwhile
+                row = await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
+                return await self._page(row, note="That step was already taken; here is where you are now.")
+
+    async def _step(self, row: dict, stage: str, data: Mapping) -> dict:
+        if stage == "consent":
+            if data.get("agree") is True:
+                row = await self._move(row, "instructions", "consent", consent_version=self.study.texts.consent_version)
+            elif data.get("agree") is False:
+                row = await self._move(row, "declined", "consent")
+            return await self._page(row)
+        if stage == "instructions":
+            following = "comprehension" if self.study.comprehension.questions else "game"
+            return await self._enter(row, following, "instructions")
+        if stage == "comprehension":
+            return await self._comprehension(row, data)
+        if stage == "game":
+            return await self._move_in_game(row, data)
+        if stage in ("game_survey", "final_survey"):
+            return await self._survey(row, stage, data)
+        if stage == "debrief":
+            return await self._complete(row)
+        return await self._page(row)
+
+    async def _move(self, row: dict, stage: str, expected: str, **fields) -> dict:
+        return await asyncio.to_thread(records.move_to, self.arena.store, row["id"], stage, expected, **fields)
+
+    async def _enter(self, row: dict, stage: str, expected: str, **fields) -> dict:
+        """Move on to `stage`; entering the games takes the participant's slots first (or ends: the study is full)."""
+        if stage == "game" and not row["cells"]:
+            fixed = [self.study.cell_key(c) for c in self.study.cells] if self.study.design.order is Order.FIXED else None
+            cells = await asyncio.to_thread(records.assign, self.arena.store, self.study.name, self.study.version,
+                                            row["id"], self.study.games_per_participant, self.within, fixed)
+            if not cells:
+                return await self._page(await self._move(row, "full", expected))
+            fields["cells"] = cells
+        return await self._page(await self._move(row, stage, expected, **fields))
+
+    # --- comprehension ----------------------------------------------------------------------------
+
+    async def _comprehension(self, row: dict, data: Mapping) -> dict:
+        questions = self.study.comprehension.questions
+        given = {q.id: data.get(q.id) for q in questions}
+        missing = [q.id for q in questions if given[q.id] not in q.options]
+        if missing:
+            return await self._page(row, errors={q: "Choose one of the options." for q in missing})
+        attempt = row["comprehension_attempts"] + 1
+        await asyncio.to_thread(records.record_answers, self.arena.store, row["id"], "comprehension", 0,
+                                {q.id: (given[q.id], given[q.id] == q.answer) for q in questions}, attempt)
+        if all(given[q.id] == q.answer for q in questions):
+            return await self._enter(row, "game", "comprehension", comprehension_attempts=attempt)
+        if attempt >= self.study.comprehension.attempts:
+            return await self._page(await self._move(row, "screened_out", "comprehension",
+                                                     comprehension_attempts=attempt))
+        row = await self._move(row, "comprehension", "comprehension", comprehension_attempts=attempt)
+        return await self._page(row, note="Some answers were not right. Read the instructions again and retry: "
+                                          f"{self.study.comprehension.attempts - attempt} attempt(s) left.")
+
+    # --- games ------------------------------------------------------------------------------------
+
+    async def _game_id(self, row: dict) -> str:
+        """The id of the participant's current game, started (and recorded, once) if it has not been."""
+        index = row["games_done"]
+        if len(row["games"]) > index:
+            return row["games"][index]
+        cell = self.study.cell_by_key(row["cells"][index])
+        pool = self.study.scenarios
+        scenario = pool.tier or pool.split or secrets.choice(pool.refs)
+        setup = Setup(role=cell.role, arm=self.study.arms[cell.arm].spec, condition=cell.condition, mode=self.study.mode,
+                      rounds=self.study.rounds, scenario=scenario, prompt_version=self.study.prompt_version,
+                      first_actor=self.study.first_actor)
+        view = await self.arena.start(setup, study=self.study.name, participant=row["participant"],
+                                      move_seconds=self.study.timing.move_seconds)
+        try:
+            await self._move(row, "game", "game", games=[*row["games"], view["game_id"]])
+        except StageError:  # a second tab started this game first: keep theirs, drop this one
+            await self.arena.abandon(view["game_id"])
+            raise
+        return view["game_id"]
+
+    async def _move_in_game(self, row: dict, data: Mapping) -> dict:
+        game_id = await self._game_id(row)
+        view = await self.arena.view(game_id)
+        if view["status"] == "active":
+            try:
+                view = await self.arena.move(game_id, data.get("round"), data.get("action"), data.get("price"),
+                                             data.get("message"))
+            except ArenaError as exc:
+                return await self._page(row, note=str(exc))
+        return await self._after_game(row, view)
+
+    async def _after_game(self, row: dict, view: dict) -> dict:
+        """Once the current game has ended: its survey (the game counted as done)."""
+        if view["status"] == "active":
+            return await self._page(row)
+        stored = await asyncio.to_thread(self.arena.store.game, view["game_id"])
+        timeouts = sum(m["actor"] == "human" and m["error"] == TIMEOUT for m in stored["moves"])
+        row = await self._move(row, "game_survey", "game", games_done=row["games_done"] + 1,
+                               timeouts=row["timeouts"] + timeouts)
+        return await self._page(row)
+
+    # --- surveys ----------------------------------------------------------------------------------
+
+    def _items(self, row: dict, stage: str) -> list[SurveyItem]:
+        role = self.study.cell_by_key(row["cells"][0]).role if row["cells"] else None
+        if stage == "final_survey":
+            return [item.for_role(role) for item in self.study.surveys.final]
+        game = row["games_done"]
+        role = self.study.cell_by_key(row["cells"][game - 1]).role
+        checks = [SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
+                  for c in self.study.attention_checks if c.after_game == game]
+        return [item.for_role(role) for item in self.study.surveys.per_game] + checks
+
+    async def _survey(self, row: dict, stage: str, data: Mapping) -> dict:
+        items = self._items(row, stage)
+        answers, errors = {}, {}
+        for item in items:
+            value, error = read_answer(item, data.get(item.id))
+            if error:
+                errors[item.id] = error
+            elif value is not None:
+                answers[item.id] = value
+        if errors:
+            return await self._page(row, errors=errors)
+        game = row["games_done"] if stage == "game_survey" else 0
+        checks = {c.id: c for c in self.study.attention_checks if stage == "game_survey" and c.after_game == game}
+        survey = {k: (v, None) for k, v in answers.items() if k not in checks}
+        attention = {k: (v, v == checks[k].answer) for k, v in answers.items() if k in checks}
+        await asyncio.to_thread(records.record_answers, self.arena.store, row["id"],
+                                "per_game" if stage == "game_survey" else "final", game, survey)
+        if attention:
+            await asyncio.to_thread(records.record_answers, self.arena.store, row["id"], "attention", game, attention)
+        failures = row["attention_failures"] + sum(not ok for _, ok in attention.values())
+        if stage == "final_survey":
+            following = "debrief"
+        elif row["games_done"] < self.study.games_per_participant:
+            following = "game"
+        else:
+            following = "final_survey" if self.study.surveys.final else "debrief"
+        return await self._page(await self._move(row, following, stage, attention_failures=failures))
+
+    # --- the end ----------------------------------------------------------------------------------
+
+    async def _complete(self, row: dict) -> dict:
+        games = [await asyncio.to_thread(self.arena.store.game, game_id) for game_id in row["games"]]
+        played = []
+        for game in games:
+            person = game["human_role"]
+            timed_out = any(m["actor"] == "human" and m["error"] == TIMEOUT for m in game["moves"])
+            played.append((game[f"{person}_norm_utility"] or 0.0, timed_out))
+        bonus = round(self.study.payment.bonus_for(played), 2)
+        seconds = (utcnow() - row["created_at"]).total_seconds()
+        reasons = [f"{rule.rule.value} {rule.threshold}" for rule in self.study.exclusions
+                   if rule.excludes(row["attention_failures"], row["timeouts"], seconds)]
+        row = await self._move(row, "completed", "debrief", bonus=bonus, excluded=bool(reasons),
+                               exclusion_reasons=reasons)
+        return await self._page(row)
+
+    async def release_idle(self) -> None:
+        """Drop participants idle past the study's limit and free their slots (at most once a minute)."""
+        now = asyncio.get_running_loop().time()
+        if now - self._released < 60:
+            return
+        self._released = now
+        try:
+            await asyncio.to_thread(records.release_idle, self.arena.store, self.study.name, self.study.version,
+                                    timedelta(minutes=self.study.timing.idle_minutes), self.within)
+        except StoreError:
+            log.exception("idle participants could not be released")
+
+    # --- what the participant sees --------------------------------------------------------------
+
+    async def _page(self, row: dict, note: str = "", errors: dict | None = None) -> dict:
+        stage, study = row["stage"], self.study
+        page = {"stage": stage, "note": note, "errors": errors or {}, "games": study.games_per_participant}
+        if stage == "consent":
+            page["text"] = study.texts.consent
+        elif stage == "instructions":
+            page["text"] = study.texts.instructions
+        elif stage == "comprehension":
+            page["questions"] = [{"id": q.id, "text": q.text, "options": list(q.options)}
+                                 for q in study.comprehension.questions]
+            page["attempts_left"] = study.comprehension.attempts - row["comprehension_attempts"]
+        elif stage == "game":
+            game_id = await self._game_id(row)
+            view = await self.arena.view(game_id)
+            if view["status"] != "active":
+                return await self._after_game(await asyncio.to_thread(
+                    records.participant, self.arena.store, study.name, row["participant"]), view)
+            page.update(game=row["games_done"] + 1, opponent=study.label(study.cell_by_key(
+                row["cells"][row["games_done"]]).arm), view=blind(view))
+        elif stage in ("game_survey", "final_survey"):
+            page["items"] = [item_dict(item) for item in self._items(row, stage)]
+            if stage == "game_survey":
+                view = await self.arena.view(row["games"][row["games_done"] - 1])
+                page.update(game=row["games_done"], outcome=view["outcome"])
+        elif stage == "debrief":
+            page["text"] = study.texts.debrief
+            page["debriefs"] = [(await self.arena.view(game_id))["debrief"] for game_id in row["games"]]
+        elif stage == "completed":
+            page.update(code=study.completion.code, redirect=study.completion.redirect(study.completion.code))
+        elif stage == "screened_out":
+            code = study.completion.screened_out_code
+            page.update(code=code, redirect=study.completion.redirect(code),
+                        text="Thank you. Your answers show the instructions were not clear enough to go on, so the "
+                             "study ends here.")
+        elif stage == "declined":
+            page["text"] = study.completion.declined_message
+        elif stage == "full":
+            page["text"] = ("Thank you for your interest: the study is full. Please return it on the recruiting "
+                            "platform; you will not be penalised.")
+        elif stage == "dropped":
+            page["text"] = "This session has ended after a long time without activity. Thank you for your time."
+        return page
+
+
+def blind(view: dict) -> dict:
+    """A game view for a participant: no debrief until the study's debrief page (the other party's price
+    and strategy would tell them what the next games hide)."""
+    return {**view, "debrief": None}
+
+
+def item_dict(item: SurveyItem) -> dict:
+    """A survey item as the page shows it."""
+    return {"id": item.id, "type": item.type.value, "text": item.text, "required": item.required,
+            "options": list(item.options), "scale": list(item.scale) if item.scale else None,
+            "anchors": list(item.anchors) if item.anchors else None, "max_length": item.max_length}
+
+
+def read_answer(item: SurveyItem, given: object) -> tuple[str | None, str | None]:
+    """(the value to store, or None for an optional item left empty; the error, if the answer cannot be taken)."""
+    if given is None or given == "":
+        return None, ("Please answer this question." if item.required else None)
+    if item.type is ItemType.LIKERT:
+        low, high = item.scale
+        if isinstance(given, bool) or not isinstance(given, (int, float, str)) or str(given).strip() not in {
+                str(v) for v in range(low, high + 1)}:
+            return None, f"Choose a point from {low} to {high}."
+        return str(int(str(given).strip())), None
+    if item.type is ItemType.CHOICE:
+        if given not in item.options:
+            return None, "Choose one of the options."
+        return str(item.values[item.options.index(given)] if item.values else given), None
+    if not isinstance(given, str):
+        return None, "Please write your answer as text."
+    text = given.strip()
+    if len(text) > (item.max_length or 500):
+        return None, f"Please keep your answer under {item.max_length or 500} characters."
+    if re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]", text):
+        return None, "Your answer holds characters that cannot be stored: please retype it."
+    return (text or None), ("Please answer this question." if item.required and not text else None)

@@ -1,0 +1,230 @@
+"""A participant's way through a study (bargain.study.flow), driven as the page drives it, without Gradio:
+consent to completion code, declining, screening out, a full study, bad answers, double submissions,
+timeouts and their payment rule, blinding."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import textwrap
+
+import pytest
+
+from bargain.agents.backends import Backends
+from bargain.arena.controller import Arena
+from bargain.store import Store
+from bargain.study import records
+from bargain.study.config import Timing, load
+from bargain.study.flow import StudyRunner, StudyStop
+
+STUDY = """
+name: flow-test
+version: 1
+arms:
+  a: {spec: "tactic:hardliner", label: the other party}
+  b: {spec: "tactic:linear", label: the other party}
+cells: {arms: [a, b], conditions: [both_unaware], roles: [buyer]}
+rounds: 2
+scenarios: {tier: low}
+games_per_participant: 2
+design: {assignment: within, quota_per_cell: QUOTA, order: fixed}
+texts: {consent: consent.md, instructions: instructions.md, debrief: debrief.md, consent_version: "v7"}
+comprehension:
+  attempts: 2
+  questions:
+    - {id: no_deal, text: "No deal pays?", options: [Nothing, Everything], answer: Nothing}
+attention_checks:
+  - {id: attention, text: "Choose Rarely", options: [Never, Rarely], answer: Rarely, after_game: 2}
+surveys:
+  per_game:
+    - builtin: honesty
+    - builtin: person_or_program
+    - {id: satisfied, type: likert, text: "Satisfied?", scale: [1, 5], anchors: ["Not at all", "Very"]}
+  final:
+    - {id: comments, type: text, text: "Anything else?", required: false}
+timing: {move_seconds: 60, idle_minutes: 20}
+payment:
+  currency: GBP
+  base: 2.0
+  bonus: {per_unit: 1.5, cap: 2.0}
+  timeout_rule: no_bonus_for_timed_out_games
+completion: {code: DONE123, screened_out_code: OUT456, redirect_url: "https://example.org/done?cc={code}",
+             declined_message: "You chose not to take part."}
+exclusions:
+  - failed_attention_checks_over: 0
+"""
+
+
+def make_study(tmp_path, quota: int = 10):
+    for name, text in (("consent.md", "We record your moves."), ("instructions.md", "Bargain well."),
+                       ("debrief.md", "The other party was a program.")):
+        (tmp_path / name).write_text(text)
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY).replace("QUOTA", str(quota)))
+    return load(tmp_path / "study.yaml")
+
+
+def runner_for(tmp_path, study=None) -> StudyRunner:
+    arena = Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:hardliner", "tactic:linear"])
+    return StudyRunner(study or make_study(tmp_path), arena)
+
+
+def answers_for(page: dict, **chosen) -> dict:
+    """Answers to a survey page: the first option of each choice, the middle of each scale, unless chosen."""
+    out = {}
+    for item in page["items"]:
+        if item["id"] in chosen:
+            out[item["id"]] = chosen[item["id"]]
+        elif item["type"] == "choice":
+            out[item["id"]] = item["options"][0]
+        elif item["type"] == "likert":
+            out[item["id"]] = (item["scale"][0] + item["scale"][1]) // 2
+    return out
+
+
+async def play_game(runner: StudyRunner, params: dict, page: dict, pages: list) -> dict:
+    while page["stage"] == "game":
+        view = page["view"]
+        page = await runner.submit(params, "game", {"round": view["round"], "action": "OFFER",
+                                                    "price": f"{view['your_price'] * 0.5:.2f}", "message": "hi"})
+        pages.append(page)
+    return page
+
+
+def test_a_participant_goes_from_consent_to_the_completion_code(tmp_path):
+    async def scenario():
+        runner = runner_for(tmp_path)
+        params = {"PROLIFIC_PID": "P1", "STUDY_ID": "S9", "SESSION_ID": "X1"}
+        pages = [await runner.page(params)]
+        assert pages[0]["stage"] == "consent" and pages[0]["text"] == "We record your moves."
+        pages.append(await runner.submit(params, "consent", {"agree": True}))
+        assert pages[-1]["stage"] == "instructions"
+        pages.append(await runner.submit(params, "instructions", {}))
+        assert pages[-1]["stage"] == "comprehension" and "answer" not in json.dumps(pages[-1]["questions"])
+        pages.append(await runner.submit(params, "comprehension", {"no_deal": "Nothing"}))
+        assert pages[-1]["stage"] == "game" and pages[-1]["game"] == 1 and pages[-1]["opponent"] == "the other party"
+        for game in (1, 2):
+            page = await play_game(runner, params, pages[-1], pages)
+            assert page["stage"] == "game_survey" and page["game"] == game and page["outcome"] is not None
+            ids = [item["id"] for item in page["items"]]
+            assert ids == ["honesty", "person_or_program", "satisfied"] + (["attention"] if game == 2 else [])
+            assert len(page["items"][0]["options"]) == 5  # the judge's rubric, levels 0-4
+            pages.append(await runner.submit(params, "game_survey", answers_for(page, attention="Rarely")))
+        assert pages[-1]["stage"] == "final_survey"
+        pages.append(await runner.submit(params, "final_survey", {"comments": "  fine  "}))
+        assert pages[-1]["stage"] == "debrief" and len(pages[-1]["debriefs"]) == 2
+        assert all(d["agent_price"] > 0 for d in pages[-1]["debriefs"])
+        pages.append(await runner.submit(params, "debrief", {}))
+        done = pages[-1]
+        assert done["stage"] == "completed" and done["code"] == "DONE123"
+        assert done["redirect"] == "https://example.org/done?cc=DONE123"
+        # Blinding: before the debrief no page names an arm, a tactic or a spec, and no game view has a debrief.
+        before = json.dumps([p for p in pages if p["stage"] != "debrief"])
+        assert not any(word in before for word in ("tactic:", "hardliner", "linear", "arm:", '"a/', "b/both"))
+        assert all(p["view"]["debrief"] is None for p in pages if p["stage"] == "game")
+        store = runner.arena.store
+        row = records.participant(store, "flow-test", "P1")
+        assert row["stage"] == "completed" and row["consent_version"] == "v7" and row["source"] == {"STUDY_ID": "S9",
+                                                                                                    "SESSION_ID": "X1"}
+        assert row["cells"] == ["a/both_unaware/buyer", "b/both_unaware/buyer"]  # fixed order
+        games = [store.game(g) for g in row["games"]]
+        assert [(g["arm"], g["study"], g["participant"]) for g in games] == [
+            ("tactic:hardliner", "flow-test", "P1"), ("tactic:linear", "flow-test", "P1")]
+        utilities = [g["buyer_norm_utility"] for g in games]
+        assert row["bonus"] == round(max(0.0, min(1.5 * sum(utilities), 2.0)), 2)  # the payment rule by hand
+        assert row["excluded"] is False and row["attention_failures"] == 0
+        stored = records.answers(store, row["id"])
+        assert ("final", 0, "comments", "fine") in [(a["survey"], a["game"], a["item"], a["value"]) for a in stored]
+        assert [a["correct"] for a in stored if a["survey"] == "attention"] == [True]
+        # A finished participant cannot play again: the same link shows the code.
+        assert (await runner.page(params))["stage"] == "completed"
+
+    asyncio.run(scenario())
+
+
+def test_declining_consent_ends_politely(tmp_path):
+    async def scenario():
+        runner = runner_for(tmp_path)
+        page = await runner.submit({"participant": "P2"}, "consent", {"agree": False})
+        assert page["stage"] == "declined" and page["text"] == "You chose not to take part."
+        row = records.participant(runner.arena.store, "flow-test", "P2")
+        assert row["stage"] == "declined" and row["cells"] == [] and row["consent_version"] is None
+
+    asyncio.run(scenario())
+
+
+def test_failing_the_comprehension_check_screens_out_with_the_code(tmp_path):
+    async def scenario():
+        runner = runner_for(tmp_path)
+        params = {"participant": "P3"}
+        await runner.submit(params, "consent", {"agree": True})
+        await runner.submit(params, "instructions", {})
+        page = await runner.submit(params, "comprehension", {"no_deal": "Everything"})
+        assert page["stage"] == "comprehension" and "1 attempt(s) left" in page["note"]
+        page = await runner.submit(params, "comprehension", {"no_deal": "Everything"})
+        assert page["stage"] == "screened_out" and page["code"] == "OUT456"
+        assert records.cell_counts(runner.arena.store, "flow-test", 1) == {"a/both_unaware/buyer": (0, 10),
+                                                                            "b/both_unaware/buyer": (0, 10)}
+
+    asyncio.run(scenario())
+
+
+def test_bad_ids_answers_and_double_submissions_change_nothing(tmp_path):
+    async def scenario():
+        runner = runner_for(tmp_path)
+        with pytest.raises(StudyStop, match="no participant id"):
+            await runner.page({})
+        with pytest.raises(StudyStop, match="not valid"):
+            await runner.page({"PROLIFIC_PID": "x" * 65})
+        with pytest.raises(StudyStop, match="not valid"):
+            await runner.page({"PROLIFIC_PID": "a b"})
+        params = {"participant": "P4"}
+        await runner.submit(params, "consent", {"agree": True})
+        again = await runner.submit(params, "consent", {"agree": False})  # a second tab's stale consent page
+        assert again["stage"] == "instructions" and "already taken" in again["note"]
+        await runner.submit(params, "instructions", {})
+        page = await runner.submit(params, "comprehension", {"no_deal": "Maybe"})
+        assert page["stage"] == "comprehension" and page["errors"] == {"no_deal": "Choose one of the options."}
+        page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
+        page = await play_game(runner, params, page, [])
+        bad = await runner.submit(params, "game_survey", {"honesty": "5", "person_or_program": "robot",
+                                                          "satisfied": 9})
+        assert bad["stage"] == "game_survey" and set(bad["errors"]) == {"honesty", "person_or_program", "satisfied"}
+        row = records.participant(runner.arena.store, "flow-test", "P4")
+        assert records.answers(runner.arena.store, row["id"])[-1]["survey"] == "comprehension"  # nothing half-stored
+
+    asyncio.run(scenario())
+
+
+def test_a_full_study_turns_newcomers_away(tmp_path):
+    async def scenario():
+        runner = runner_for(tmp_path, make_study(tmp_path, quota=2))
+        stages = []
+        for n in range(3):
+            params = {"participant": f"Q{n}"}
+            await runner.submit(params, "consent", {"agree": True})
+            await runner.submit(params, "instructions", {})
+            stages.append((await runner.submit(params, "comprehension", {"no_deal": "Nothing"}))["stage"])
+        assert stages == ["game", "game", "full"]
+        assert records.cell_counts(runner.arena.store, "flow-test", 1) == {"a/both_unaware/buyer": (2, 2),
+                                                                            "b/both_unaware/buyer": (2, 2)}
+
+    asyncio.run(scenario())
+
+
+def test_moves_not_made_in_time_are_passes_and_earn_no_bonus(tmp_path):
+    async def scenario():
+        study = dataclasses.replace(make_study(tmp_path), timing=Timing(move_seconds=0.2, idle_minutes=20))
+        runner = runner_for(tmp_path, study)
+        params = {"participant": "P5"}
+        await runner.submit(params, "consent", {"agree": True})
+        await runner.submit(params, "instructions", {})
+        page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
+        assert page["stage"] == "game"
+        await asyncio.sleep(0.7)  # both rounds of game 1 pass without a move
+        page = await runner.page(params)
+        assert page["stage"] == "game_survey"
+        row = records.participant(runner.arena.store, "flow-test", "P5")
+        assert row["timeouts"] == 2
+
+    asyncio.run(scenario())
