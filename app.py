@@ -25,6 +25,8 @@ from bargain.agents.backends import BackendError, Backends  # noqa: E402
 from bargain.agents.backends.build import KINDS, build_backend  # noqa: E402
 from bargain.database import database_url  # noqa: E402
 from bargain.store import Store, StoreError  # noqa: E402
+from bargain.study.config import StudyError  # noqa: E402
+from bargain.study.config import load as load_study  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -69,6 +71,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         default=env("BARGAIN_PUBLIC_RESULTS", "1") not in ("0", "false", "no"),
                         help="show everyone's aggregate results on the Results tab (env BARGAIN_PUBLIC_RESULTS=0 turns "
                              "it off, as a study would)")
+    parser.add_argument("--study", default=env("BARGAIN_STUDY"), metavar="STUDY.yaml",
+                        help="serve this study (see studies/example.yaml) instead of free play (env BARGAIN_STUDY)")
     parser.add_argument("--behind-proxy", action=argparse.BooleanOptionalAction, default=on_space,
                         help="take the client's address from the proxy's X-Forwarded-For (on by default on a Space)")
     return parser.parse_args(argv)
@@ -110,7 +114,9 @@ def build(args: argparse.Namespace):
     backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
     store.check_writable()  # a read-only file or a full disk is found now, not at the first move
+    study = load_study(args.study) if args.study else None
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
+    arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
     arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes), arms=arms)
 
     async def availability() -> dict[str, bool]:
@@ -126,10 +132,22 @@ def build(args: argparse.Namespace):
         await backends.aclose()
         return marks
 
+    marks = asyncio.run(availability())
+    if study is not None:
+        from bargain.study.flow import StudyRunner
+        from bargain.study.page import build_study_app
+
+        missing = sorted({a.spec for a in study.arms.values() if not marks.get(a.spec)})
+        if missing:
+            raise ArmError(f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
+                           "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)")
+        demo = build_study_app(StudyRunner(study, arena))
+        demo.queue(default_concurrency_limit=args.concurrency)
+        return demo, arena
     note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "
                                          "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
     limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
-    demo = build_app(arena, Options(asyncio.run(availability()), AdminGate(args.admin_password), note,
+    demo = build_app(arena, Options(marks, AdminGate(args.admin_password), note,
                                     browser_secret(args.browser_secret, store.url), limits, args.behind_proxy,
                                     args.public_results))
     demo.queue(default_concurrency_limit=args.concurrency)
@@ -141,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     try:
         demo, arena = build(args)
-    except (BackendError, ArmError, StoreError) as exc:  # a backend or database that cannot be used
+    except (BackendError, ArmError, StoreError, StudyError) as exc:  # a backend, database or study that cannot be used
         sys.exit(f"error: {exc}")
     print(f"database: {arena.store.url}")
     demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_DEFAULTS)

@@ -96,7 +96,11 @@ class StudyConflict(StoreError):
 
 
 def register(store: Store, name: str, version: int, digest: str, config: dict, quotas: dict[str, int]) -> None:
-    """Record the study and its cells once; refuse a changed file under the same name and version."""
+    """Record the study and its cells once; refuse a changed file under the same name and version. (The tables
+    are made here if this database has none yet: a store opened before this module was imported lacks them.)"""
+    tables = [StudyRow.__table__, CellRow.__table__, ParticipantRow.__table__, AnswerRow.__table__]
+    with store._failing_as_store_error("create the study tables in"):
+        Base.metadata.create_all(store.engine, tables=tables)
     with store.writing("register the study in") as session:
         row = session.get(StudyRow, (name, version))
         if row is None:

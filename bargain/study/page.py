@@ -1,0 +1,243 @@
+"""The study's web page (Gradio 6): one page whose sections follow the participant's stage.
+
+Handlers stay thin: each calls the `StudyRunner` (bargain.study.flow) with the participant's URL
+parameters, read once when the page loads and kept server-side, and renders the dict it returns.
+The sections are built from the study file when the app starts (its questions and survey items
+are known then), so nothing but the stage's section is ever shown. Free-play controls do not
+exist here. Programs (simulated participants, the benchmark) use the two named endpoints,
+`study_page` and `study_step`, which do exactly what the page does.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import gradio as gr
+
+from bargain.arena.ui import UNEXPECTED, chat_messages, claims_markdown, info_markdown, money, plain, round_markdown
+from bargain.study.flow import StudyRunner, StudyStop
+from bargain.study.survey import ItemType, SurveyItem
+
+log = logging.getLogger(__name__)
+MAX_PARAMETERS, MAX_VALUE = 16, 256  # what a study link may carry
+SECTIONS = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "end")
+# A countdown kept by the browser between answers (no request a second); at zero it asks the server for the page.
+COUNTDOWN_JS = """
+const tick = () => {
+  const left = Number(props.value);
+  if (!Number.isFinite(left) || left <= 0) return;
+  props.value = left - 1;
+  if (left - 1 <= 0) trigger('click');
+};
+setInterval(tick, 1000);
+"""
+
+
+def _query(params: Any) -> dict[str, str]:
+    """URL parameters as plain bounded strings (anything else is dropped)."""
+    if not isinstance(params, dict):
+        return {}
+    return {str(k)[:64]: v[:MAX_VALUE] for k, v in list(params.items())[:MAX_PARAMETERS] if isinstance(v, str)}
+
+
+def _component(item: SurveyItem) -> gr.components.Component:
+    if item.type is ItemType.LIKERT:
+        low, high = item.scale
+        label = f"{item.text} ({low}: {item.anchors[0]}; {high}: {item.anchors[1]})" if item.anchors else item.text
+        return gr.Radio([str(v) for v in range(low, high + 1)], label=label)
+    if item.type is ItemType.CHOICE:
+        return gr.Radio(list(item.options), label=item.text)
+    return gr.Textbox(label=item.text + ("" if item.required else " (optional)"), max_length=item.max_length or 500,
+                      lines=3)
+
+
+def debrief_markdown(page: dict) -> str:
+    """The study's debrief, then each game's: the other party's price, its strategy, the claims checked."""
+    parts = [page["text"]]
+    for number, debrief in enumerate(page["debriefs"], 1):
+        strategy = "\n".join(f"| {s['round']} | {s['action']}{' ' + money(s['price']) if s['price'] is not None else ''} "
+                             f"| {plain(' '.join(s['thought'].split())) or '(none)'} |" for s in debrief["strategy"])
+        parts.append(f"### Game {number}\n\nThe other party ({debrief['agent_role']}) had a reservation price of "
+                     f"**{money(debrief['agent_price'])}**. Its private strategy, round by round:\n\n"
+                     f"| round | move | strategy |\n|---|---|---|\n{strategy}" + claims_markdown(debrief["claims"]))
+    return "\n\n".join(parts)
+
+
+def build_study_app(runner: StudyRunner) -> gr.Blocks:
+    """The study's Blocks app (launch it with bargain.arena.LAUNCH_DEFAULTS)."""
+    study = runner.study
+    per_game = [*study.surveys.per_game,
+                *(SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
+                  for c in study.attention_checks)]
+    with gr.Blocks(title=f"Study: {study.name}", analytics_enabled=False) as demo:
+        params = gr.State({})
+        shown = gr.State("")  # the stage whose section is shown
+        view = gr.State(None)  # the game view shown
+        note = gr.Markdown()
+        boxes, fields = {}, {}
+        with gr.Column(visible=False) as boxes["consent"]:
+            consent_text = gr.Markdown()
+            with gr.Row():
+                agree = gr.Button("I agree to take part", variant="primary")
+                decline = gr.Button("I do not agree")
+        with gr.Column(visible=False) as boxes["instructions"]:
+            instructions_text = gr.Markdown()
+            read = gr.Button("I have read the instructions", variant="primary")
+        with gr.Column(visible=False) as boxes["comprehension"]:
+            comprehension_head = gr.Markdown()
+            questions = {q.id: gr.Radio(list(q.options), label=q.text) for q in study.comprehension.questions}
+            check = gr.Button("Check my answers", variant="primary")
+        with gr.Column(visible=False) as boxes["game"]:
+            game_head = gr.Markdown()
+            info = gr.Markdown()
+            status = gr.Markdown()
+            countdown = gr.HTML(None, html_template="${value == null ? '' : '<b>' + value + ' s</b> left for this move'}",
+                                js_on_load=COUNTDOWN_JS, elem_id="countdown")
+            chat = gr.Chatbot(label="Negotiation", height=340, feedback_options=None, buttons=[], allow_tags=False,
+                              sanitize_html=True, latex_delimiters=[], elem_id="negotiation")
+            with gr.Row():
+                message = gr.Textbox(label="Your message (optional)", max_lines=3, scale=3, max_length=500)
+                price = gr.Textbox(label="Price", placeholder="e.g. 2.40", scale=1, max_length=40)
+            with gr.Row():
+                offer = gr.Button("Offer", variant="primary")
+                accept = gr.Button("Accept their offer", visible=False)
+                walk = gr.Button("Walk away", variant="stop")
+        with gr.Column(visible=False) as boxes["game_survey"]:
+            survey_head = gr.Markdown()
+            fields["game_survey"] = {item.id: _component(item) for item in per_game}
+            survey_done = gr.Button("Submit", variant="primary")
+        with gr.Column(visible=False) as boxes["final_survey"]:
+            gr.Markdown("### A few last questions")
+            fields["final_survey"] = {item.id: _component(item) for item in study.surveys.final}
+            final_done = gr.Button("Submit", variant="primary")
+        with gr.Column(visible=False) as boxes["debrief"]:
+            debrief_text = gr.Markdown()
+            finish = gr.Button("Finish and get my completion code", variant="primary")
+        with gr.Column(visible=False) as boxes["end"]:
+            end_text = gr.Markdown()
+            redirect = gr.Textbox(visible=False)
+
+        survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
+        outputs = [params, shown, view, note, *boxes.values(), consent_text, instructions_text, comprehension_head,
+                   *questions.values(), game_head, info, status, countdown, chat, message, price, offer, accept, walk,
+                   survey_head, *survey_fields, debrief_text, end_text, redirect]
+
+        def render(query: dict, page: dict) -> list:
+            """Every output for a page, so that no path returns fewer."""
+            stage = page["stage"]
+            section = stage if stage in SECTIONS else "end"
+            errors = page.get("errors") or {}
+            note_text = page.get("note") or ""
+            if errors:
+                note_text = "**Please check your answers:** " + "; ".join(errors.values())
+            values: dict[Any, Any] = {params: query, shown: stage, note: f"**{note_text}**" if note_text else "",
+                                      view: page.get("view")}
+            for name, box in boxes.items():
+                values[box] = gr.update(visible=name == section)
+            values[consent_text] = page.get("text", "") if stage == "consent" else gr.update()
+            values[instructions_text] = page.get("text", "") if stage == "instructions" else gr.update()
+            if stage == "comprehension":
+                values[comprehension_head] = (f"### Before you start\nAnswer these questions on the instructions "
+                                              f"({page['attempts_left']} attempt(s) left).")
+            if stage == "game":
+                game = page["view"]
+                actions = game["actions"] if game["your_turn"] else []
+                values.update({
+                    game_head: f"## Game {page['game']} of {page['games']}, against {page['opponent']}",
+                    info: info_markdown(game), status: round_markdown(game), chat: chat_messages(game),
+                    countdown: None if game["seconds_left"] is None else round(game["seconds_left"]),
+                    offer: gr.update(interactive="OFFER" in actions),
+                    accept: gr.update(interactive="DEAL" in actions, visible=game["mode"] == "sequential"),
+                    walk: gr.update(interactive="NO_DEAL" in actions)})
+                if game.get("error"):
+                    values[note] = f"**{game['error']}**"
+            if stage in ("game_survey", "final_survey"):
+                asked = {item["id"]: item for item in page["items"]}
+                fresh = {} if errors else {"value": None}  # a new survey starts empty; a refused one keeps its answers
+                for item_id, component in fields[stage].items():
+                    item = asked.get(item_id)
+                    values[component] = gr.update(visible=item is not None, **fresh, **(
+                        {"choices": item["options"]} if item and item["type"] == "choice" else {}))
+                if stage == "game_survey":
+                    outcome = page["outcome"]
+                    result = (f"a deal at {money(outcome['deal_price'])}" if outcome["deal"] else "no deal")
+                    values[survey_head] = f"### Game {page['game']} is over: {result}\nA few questions about it."
+            if stage == "debrief":
+                values[debrief_text] = debrief_markdown(page)
+            if section == "end":
+                code = page.get("code")
+                link = page.get("redirect")
+                values[end_text] = "\n\n".join(filter(None, [
+                    page.get("text") or ("## Thank you!\nYou have completed the study." if stage == "completed" else ""),
+                    f"Your completion code: **{code}**" if code else "",
+                    f"You will be taken back in a few seconds, or [follow this link]({link})." if link else ""]))
+                values[redirect] = link or ""
+            return [values.get(component, gr.update()) for component in outputs]
+
+        def stopped(query: dict, text: str) -> list:
+            return render(query, {"stage": "end", "text": text})
+
+        async def current(query: dict, note_text: str = "") -> list:
+            """The participant's page as it stands (a load, a reload, the countdown reaching zero)."""
+            try:
+                return render(query, {**await runner.page(query), **({"note": note_text} if note_text else {})})
+            except StudyStop as exc:
+                return stopped(query, str(exc))
+            except Exception:
+                log.exception("a study page")
+                return stopped(query, UNEXPECTED)
+
+        async def on_load(request: gr.Request):
+            return await current(_query(dict(request.query_params) if request else {}))
+
+        def step(stage: str, collect):
+            async def handler(query, *values):
+                try:
+                    return render(query, await runner.submit(query, stage, collect(*values)))
+                except StudyStop as exc:
+                    return stopped(query, str(exc))
+                except Exception:
+                    log.exception("a study step (%s)", stage)
+                    return await current(query, UNEXPECTED)
+            return handler
+
+        demo.load(on_load, None, outputs, api_visibility="private")
+        private = {"api_visibility": "private", "trigger_mode": "once"}
+        agree.click(step("consent", lambda: {"agree": True}), [params], outputs, **private)
+        decline.click(step("consent", lambda: {"agree": False}), [params], outputs, **private)
+        read.click(step("instructions", lambda: {}), [params], outputs, **private)
+        check.click(step("comprehension", lambda *v: dict(zip(questions, v))), [params, *questions.values()], outputs,
+                    **private)
+        for button, action in ((offer, "OFFER"), (accept, "DEAL"), (walk, "NO_DEAL")):
+            button.click(step("game", lambda shown_view, said, typed, action=action: {
+                "round": (shown_view or {}).get("round"), "action": action, "price": typed, "message": said}),
+                [params, view, message, price], outputs, show_progress="hidden", **private)
+        countdown.click(current, [params], outputs, **private)
+        survey_done.click(step("game_survey", lambda *v: dict(zip(fields["game_survey"], v))),
+                          [params, *fields["game_survey"].values()], outputs, **private)
+        final_done.click(step("final_survey", lambda *v: dict(zip(fields["final_survey"], v))),
+                         [params, *fields["final_survey"].values()], outputs, **private)
+        finish.click(step("debrief", lambda: {}), [params], outputs, **private)
+        redirect.change(None, redirect, None, js="(url) => { if (url) setTimeout(() => { window.location.href = url; },"
+                                                 " 4000); }")
+
+        # --- named endpoints: what the page does, for programs (simulated participants, the benchmark) -----------
+        async def study_page(query: dict) -> dict:
+            """The page the participant named by `query` (the study link's parameters) is at."""
+            try:
+                return await runner.page(_query(query))
+            except StudyStop as exc:
+                raise gr.Error(str(exc)) from None
+
+        async def study_step(query: dict, stage: str, data: dict) -> dict:
+            """Make a step on the page of `stage` (consent, instructions, comprehension, game, game_survey,
+            final_survey, debrief) with `data`; returns the page that follows."""
+            try:
+                return await runner.submit(_query(query), str(stage)[:32], data if isinstance(data, dict) else {})
+            except StudyStop as exc:
+                raise gr.Error(str(exc)) from None
+
+        gr.api(study_page, api_name="study_page", queue=False)
+        gr.api(study_step, api_name="study_step", queue=False)
+    return demo

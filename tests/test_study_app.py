@@ -1,0 +1,134 @@
+"""Study mode through the app: `python app.py --study FILE`, simulated participants with gradio_client,
+and one participant in headless Chromium with a screenshot of every page."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from arena_helpers import browser_page, launch
+from gradio_client import Client
+from test_study_flow import answers_for, make_study
+
+from bargain.study import records
+
+
+@pytest.fixture
+def served(tmp_path):
+    make_study(tmp_path)
+    running = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))
+    yield running
+    running.demo.close()
+
+
+def walk_through(client: Client, query: dict) -> list[dict]:
+    """One simulated participant, from the link to the completion code."""
+    pages = [client.predict(query=query, api_name="/study_page")]
+
+    def step(stage: str, data: dict) -> dict:
+        pages.append(client.predict(query=query, stage=stage, data=data, api_name="/study_step"))
+        return pages[-1]
+
+    step("consent", {"agree": True})
+    step("instructions", {})
+    page = step("comprehension", {"no_deal": "Nothing"})
+    while page["stage"] != "completed":
+        if page["stage"] == "game":
+            game = page["view"]
+            page = step("game", {"round": game["round"], "action": "OFFER", "price": f"{game['your_price'] * 0.5:.2f}",
+                                 "message": "hello"})
+        elif page["stage"] in ("game_survey", "final_survey"):
+            page = step(page["stage"], answers_for(page, attention="Rarely"))
+        elif page["stage"] == "debrief":
+            page = step("debrief", {})
+        else:
+            raise AssertionError(page)
+    return pages
+
+
+def test_simulated_participants_complete_the_study_through_the_api(served):
+    client = Client(served.url, verbose=False)
+    info = client.view_api(print_info=False, return_format="dict")
+    assert set(info["named_endpoints"]) == {"/study_page", "/study_step"}  # no free play: no start_game, no move
+    pages = walk_through(client, {"PROLIFIC_PID": "P1", "STUDY_ID": "S1"})
+    assert pages[-1]["code"] == "DONE123"
+    before_debrief = json.dumps([p for p in pages if p["stage"] != "debrief"])
+    assert not any(word in before_debrief for word in ("tactic:", "hardliner", "linear", "arm:"))
+    again = Client(served.url, verbose=False).predict(query={"PROLIFIC_PID": "P1"}, api_name="/study_page")
+    assert again["stage"] == "completed"  # a finished participant cannot play again
+    with pytest.raises(Exception, match="no participant id"):
+        client.predict(query={}, api_name="/study_page")
+    row = records.participant(served.arena.store, "flow-test", "P1")
+    assert row["stage"] == "completed" and len(row["games"]) == 2
+
+
+def test_a_changed_study_file_under_the_same_version_is_refused(tmp_path):
+    import subprocess
+    import sys
+
+    make_study(tmp_path)
+    first = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))
+    first.demo.close()
+    (tmp_path / "consent.md").write_text("A changed consent text.")
+    result = subprocess.run([sys.executable, "app.py", "--db", str(tmp_path / "arena.db"), "--study",
+                             str(tmp_path / "study.yaml")], capture_output=True, text=True, timeout=120,
+                            cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "new version number" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
+    shots = []
+    with browser_page(served.url + "?PROLIFIC_PID=B1&STUDY_ID=S1") as page:
+        def shot(name: str) -> None:
+            path = tmp_path / f"study-{len(shots):02d}-{name}.png"
+            page.screenshot(path=str(path), full_page=True)
+            shots.append(path)
+
+        page.wait_for_selector("text=We record your moves.", timeout=20000)
+        shot("consent")
+        page.get_by_role("button", name="I agree to take part").click()
+        page.wait_for_selector("text=Bargain well.", timeout=20000)
+        shot("instructions")
+        page.get_by_role("button", name="I have read the instructions").click()
+        page.wait_for_selector("text=Before you start", timeout=20000)
+        page.get_by_label("Everything").check()
+        page.get_by_role("button", name="Check my answers").click()
+        page.wait_for_selector("text=1 attempt(s) left", timeout=20000)
+        shot("comprehension-retry")
+        page.get_by_label("Nothing").check()
+        page.get_by_role("button", name="Check my answers").click()
+        for game in (1, 2):
+            page.wait_for_selector(f"text=Game {game} of 2, against the other party", timeout=20000)
+            assert "left for this move" in page.inner_text("body")  # the countdown
+            shot(f"game-{game}")
+            while not page.get_by_text(f"Game {game} is over").is_visible():
+                page.get_by_role("textbox", name="Price").fill("0.50")
+                page.get_by_role("button", name="Offer", exact=True).click()
+                page.wait_for_timeout(700)
+            shot(f"survey-{game}")
+            assert not page.get_by_label("A computer program").is_checked()  # each survey starts empty
+            page.get_by_label("A computer program").check()
+            page.get_by_label("3", exact=True).check()
+            page.get_by_label("The other party outright lies about their price floor").check()
+            if game == 2:
+                page.get_by_label("Rarely").check()
+            page.get_by_role("button", name="Submit").first.click()
+        page.wait_for_selector("text=A few last questions", timeout=20000)
+        shot("final-survey")
+        page.get_by_role("button", name="Submit").last.click()
+        page.wait_for_selector("text=The other party was a program.", timeout=20000)
+        body = page.inner_text("body")
+        assert "had a reservation price of" in body and "Game 2" in body
+        shot("debrief")
+        page.get_by_role("button", name="Finish and get my completion code").click()
+        page.wait_for_selector("text=DONE123", timeout=20000)
+        shot("completed")
+    assert all(p.stat().st_size > 10_000 for p in shots)
+    if os.environ.get("BARGAIN_SCREENSHOTS"):
+        for path in shots:
+            shutil.copy(path, Path(os.environ["BARGAIN_SCREENSHOTS"]) / path.name)
