@@ -150,3 +150,25 @@ def test_a_stage_moves_once_and_answers_are_stored_once(tmp_path):
     with pytest.raises(StoreError):  # the same page twice: nothing more is stored
         records.record_answers(store, row["id"], "final", 0, {"q1": ("5", None)})
     assert [(a["item"], a["value"]) for a in records.answers(store, row["id"])] == [("q1", "4"), ("q2", "yes")]
+
+
+def test_retention_replaces_old_ids_by_their_pseudonyms_everywhere(tmp_path):
+    store = Store(sqlite_url(tmp_path))
+    study(store)
+    old = records.arrive(store, "pilot", 1, "h1", "OLD1", {"STUDY_ID": "s"})
+    records.arrive(store, "pilot", 1, "h1", "NEW1", {})
+    store.create_game(id="g" * 32, player="OLD1", participant="OLD1", study="pilot", human_role="buyer",
+                      arm="tactic:linear", scenario="low:0", seed=1, condition="full", mode="simultaneous", max_rounds=4,
+                      first_actor="buyer", buyer_price=5.0, seller_price=3.0, trial={}, prompt_version="train",
+                      parsing="strict")
+    with store.writing("age") as session:
+        session.execute(update(ParticipantRow).where(ParticipantRow.id == old["id"])
+                        .values(created_at=utcnow() - timedelta(days=40)))
+    assert records.forget_identifiers(store, "pilot", 1, days=30) == 1
+    alias = records.pseudonym(records.study_salt(store, "pilot", 1), "OLD1")
+    assert records.participant(store, "pilot", "OLD1") is None
+    assert records.participant(store, "pilot", alias)["source"] == {}
+    game = store.game("g" * 32)
+    assert (game["participant"], game["player"]) == (alias, None)
+    assert records.participant(store, "pilot", "NEW1") is not None
+    assert records.forget_identifiers(store, "pilot", 1, days=30) == 0  # once

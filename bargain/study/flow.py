@@ -257,7 +257,8 @@ class StudyRunner:
         return await self._page(row)
 
     async def release_idle(self) -> None:
-        """Drop participants idle past the study's limit and free their slots (at most once a minute)."""
+        """Drop participants idle past the study's limit and free their slots, and replace the ids of participants
+        older than the study's retention by their pseudonyms (at most once a minute)."""
         now = asyncio.get_running_loop().time()
         if now - self._released < 60:
             return
@@ -265,8 +266,11 @@ class StudyRunner:
         try:
             await asyncio.to_thread(records.release_idle, self.arena.store, self.study.name, self.study.version,
                                     timedelta(minutes=self.study.timing.idle_minutes), self.within)
+            if self.study.retention_days is not None:
+                await asyncio.to_thread(records.forget_identifiers, self.arena.store, self.study.name,
+                                        self.study.version, self.study.retention_days)
         except StoreError:
-            log.exception("idle participants could not be released")
+            log.exception("idle participants could not be released, or old identifiers forgotten")
 
     # --- what the participant sees --------------------------------------------------------------
 

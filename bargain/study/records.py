@@ -9,7 +9,9 @@ slot in a cell, recording an answer once) take the database's write lock at thei
 
 from __future__ import annotations
 
+import hashlib
 import random
+import secrets
 from datetime import datetime, timedelta
 from typing import Any, Optional
 
@@ -32,7 +34,8 @@ class StudyRow(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     version: Mapped[int] = mapped_column(primary_key=True)
     hash: Mapped[str] = mapped_column(String(64))
-    config: Mapped[dict] = mapped_column(JSON)
+    config: Mapped[dict] = mapped_column(JSON)  # the study as loaded, its texts (consent included) among it
+    salt: Mapped[str] = mapped_column(String(32), default=lambda: secrets.token_hex(16))  # for hashed participant ids
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -58,6 +61,7 @@ class ParticipantRow(Base):
     study_hash: Mapped[str] = mapped_column(String(64))
     participant: Mapped[str] = mapped_column(String(128))  # the recruiting platform's id
     source: Mapped[dict] = mapped_column(JSON, default=dict)  # STUDY_ID, SESSION_ID as given
+    forgotten: Mapped[bool] = mapped_column(Boolean, default=False)  # the id was replaced by its pseudonym (retention)
     stage: Mapped[str] = mapped_column(String(16), default="consent", index=True)
     consent_version: Mapped[Optional[str]] = mapped_column(String(64))
     comprehension_attempts: Mapped[int] = mapped_column(default=0)
@@ -209,6 +213,37 @@ def release_idle(store: Store, study: str, version: int, idle: timedelta, within
             row.stage, row.updated_at = "dropped", utcnow()
             row.stage_times = {**row.stage_times, "dropped": row.updated_at.isoformat()}
         return [r.participant for r in idle_rows]
+
+
+def pseudonym(salt: str, external_id: str) -> str:
+    """A participant's id as exports and retention show it: a salted hash (the study's own salt), stable per study."""
+    return "p_" + hashlib.sha256(f"{salt}:{external_id}".encode()).hexdigest()[:20]
+
+
+def study_salt(store: Store, name: str, version: int) -> str:
+    """The salt of a study's pseudonyms."""
+    with store.reading() as session:
+        return session.get(StudyRow, (name, version)).salt
+
+
+def forget_identifiers(store: Store, name: str, version: int, days: int) -> int:
+    """Retention: the recruiting platform's ids of participants who arrived more than `days` days ago are
+    replaced by their pseudonyms (in their record, their games and the recruiting parameters dropped);
+    returns how many were replaced."""
+    from bargain.store import GameRow
+
+    cutoff = utcnow() - timedelta(days=days)
+    with store.writing("forget participant ids in") as session:
+        salt = session.get(StudyRow, (name, version)).salt
+        rows = session.scalars(select(ParticipantRow).where(
+            ParticipantRow.study == name, ParticipantRow.version == version, ParticipantRow.created_at < cutoff,
+            ParticipantRow.forgotten.is_(False))).all()
+        for row in rows:
+            alias = pseudonym(salt, row.participant)
+            session.execute(update(GameRow).where(GameRow.study == name, GameRow.participant == row.participant)
+                            .values(participant=alias, player=None))
+            row.participant, row.source, row.forgotten = alias, {}, True
+        return len(rows)
 
 
 def cell_counts(store: Store, study: str, version: int) -> dict[str, tuple[int, int]]:
