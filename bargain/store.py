@@ -63,6 +63,8 @@ class GameRow(Base):
     finished_at: Mapped[Optional[datetime]]
     status: Mapped[str] = mapped_column(String(16), default="active", index=True)  # active, finished, abandoned
     abandoned_by: Mapped[Optional[str]] = mapped_column(String(16))  # "person" (started another) or "idle"
+    driver: Mapped[Optional[str]] = mapped_column(String(32))  # the app process that runs the game's loop now
+    generation: Mapped[int] = mapped_column(default=0)  # raised at each take-over; fences off the previous driver
     player: Mapped[Optional[str]] = mapped_column(String(64), index=True)  # the browser's player id
     participant: Mapped[Optional[str]] = mapped_column(String(128))  # study mode: recruitment id
     study: Mapped[Optional[str]] = mapped_column(String(64))
@@ -126,6 +128,10 @@ class StoreError(RuntimeError):
     """The database cannot be used (the message says why and what to do)."""
 
 
+class LeaseLost(StoreError):
+    """Another app process has taken over the game: this one may no longer write its rounds."""
+
+
 def _fill_v2(connection: Connection) -> None:
     """Version 2, for games stored before it: the claim findings of finished games, the paper's rounds
     metric in its own column and `rounds` as the round in which the game ended, and who abandoned a game.
@@ -148,7 +154,8 @@ def _fill_v2(connection: Connection) -> None:
 MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
     (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN",
          "ALTER TABLE games ADD COLUMN paper_rounds INTEGER", "ALTER TABLE games ADD COLUMN abandoned_by VARCHAR(16)",
-         "ALTER TABLE moves ADD COLUMN flags JSON"],
+         "ALTER TABLE moves ADD COLUMN flags JSON", "ALTER TABLE games ADD COLUMN driver VARCHAR(32)",
+         "ALTER TABLE games ADD COLUMN generation INTEGER DEFAULT 0"],
      _fill_v2),
 ]
 
@@ -255,13 +262,18 @@ class Store:
         with self.writing("create a game in") as session:
             session.add(GameRow(**fields))
 
-    def add_moves(self, game_id: str, moves: list[dict], outcome: dict | None = None) -> None:
+    def add_moves(self, game_id: str, moves: list[dict], outcome: dict | None = None,
+                  generation: int | None = None) -> None:
         """Append moves (in order) to a game and touch it; with `outcome` (its fields, claims and
-        agent_misstated included) also finish it. One transaction: all of it is stored, or nothing."""
+        agent_misstated included) also finish it. One transaction: all of it is stored, or nothing. With
+        `generation`, only while the game is still at it (else LeaseLost: another process drives it now)."""
         with self.writing("save moves in") as session:
-            game = session.get(GameRow, game_id)
+            game = session.get(GameRow, game_id, with_for_update=True)
             if game is None:
                 raise StoreError(f"no game {game_id}")
+            if generation is not None and game.generation != generation:
+                raise LeaseLost(f"game {game_id} is driven by another process now (generation {game.generation}, "
+                                f"not {generation})")
             start = session.execute(select(MoveRow.seq).where(MoveRow.game_id == game_id)
                                     .order_by(MoveRow.seq.desc()).limit(1)).scalar()
             for offset, move in enumerate(moves):
@@ -275,6 +287,19 @@ class Store:
     def finish_game(self, game_id: str, outcome: dict) -> None:
         """Record the outcome and mark the game finished (no moves added)."""
         self.add_moves(game_id, [], outcome)
+
+    def take_over(self, game_id: str, driver: str) -> int:
+        """Make `driver` (an app process) the one that runs the game's loop; returns the game's new generation,
+        which fences off whichever process drove it before (its next write fails with LeaseLost)."""
+        with self.writing("take over a game in") as session:
+            game = session.get(GameRow, game_id, with_for_update=True)
+            game.driver, game.generation = driver, (game.generation or 0) + 1
+            return game.generation
+
+    def generation(self, game_id: str) -> int | None:
+        """A game's generation as stored (None for no such game): a process holding another is out of date."""
+        with self.reading() as session:
+            return session.execute(select(GameRow.generation).where(GameRow.id == game_id)).scalar()
 
     def set_extra(self, game_id: str, key: str, value: Any) -> None:
         """Store `value` under `key` in a game's `extra` record (e.g. the judge's scores)."""

@@ -818,6 +818,8 @@ def test_an_old_database_gets_its_findings_on_upgrade(tmp_path):
         db.execute("ALTER TABLE games DROP COLUMN paper_rounds")
         db.execute("ALTER TABLE games DROP COLUMN abandoned_by")
         db.execute("ALTER TABLE moves DROP COLUMN flags")
+        db.execute("ALTER TABLE games DROP COLUMN driver")
+        db.execute("ALTER TABLE games DROP COLUMN generation")
         db.execute("UPDATE games SET rounds = 4")  # version 1 stored the paper's metric
         db.execute("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'")
     upgraded = Store(url)

@@ -61,7 +61,7 @@ def test_a_version_1_database_is_upgraded_in_postgres(store):
     store.add_moves("g1", [{"round": 1, "role": "buyer", "actor": "human", "action": "NO_DEAL", "price": None,
                             "message": "my budget is 3"}])
     with store.engine.begin() as connection:  # back to version 1, finished with the paper's rounds
-        for column in ("claims", "agent_misstated", "paper_rounds", "abandoned_by"):
+        for column in ("claims", "agent_misstated", "paper_rounds", "abandoned_by", "driver", "generation"):
             connection.execute(text(f"ALTER TABLE games DROP COLUMN {column}"))
         connection.execute(text("ALTER TABLE moves DROP COLUMN flags"))
         connection.execute(text("UPDATE games SET status = 'finished', rounds = 4, deal = false"))

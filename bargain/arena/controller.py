@@ -32,7 +32,7 @@ from bargain.agents.backends import Backends
 from bargain.episodes import play
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion
-from bargain.store import Store, StoreError, game_findings, game_state
+from bargain.store import LeaseLost, Store, StoreError, game_findings, game_state
 from bargain.engine.trial import Role, Trial
 
 TIMEOUT = "timeout"  # the error of a pass made because the person's time for a move ran out
@@ -108,6 +108,7 @@ class LiveGame:
     failure: str | None = None  # why the loop stopped before the end: "agent" or "storage" (views.FAILURES)
     status: str = "active"  # as stored: active, finished, abandoned
     findings: list[dict] = field(default_factory=list)  # the claim checker's, once the game has ended
+    generation: int = 0  # as stored when this process took the game over (bargain.store.Store.take_over)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def settled(self) -> None:
@@ -135,6 +136,9 @@ class Arena:
         self.arms: tuple[str, ...] = tuple(arms) if arms is not None else tuple(a.spec for a in catalogue())
         self.live: dict[str, LiveGame] = {}
         self._loading = asyncio.Lock()  # one rebuild of a stored game at a time: never two loops for one game
+        # This process, among all that serve the same database: a game's loop runs in one process at a time,
+        # the one that last took it over (a participant's next request may reach any of them).
+        self.process = secrets.token_hex(8)
         self._swept = -math.inf  # when idle games were last looked for
 
     # --- starting ----------------------------------------------------------------------------
@@ -179,11 +183,11 @@ class Arena:
                 prompt_version=side.prompt_version.value, parsing=side.parsing.value,
                 sampling=side.sampling.to_dict() if arm.kind != "tactic" else None, backend=backend,
                 out_of_distribution=bool(reasons), ood_reasons=reasons, study=study, participant=participant,
-                extra={"move_seconds": move_seconds} if move_seconds else {})
+                extra={"move_seconds": move_seconds} if move_seconds else {}, driver=self.process, generation=1)
         except StoreError:
             log.exception("a new game could not be stored")
             raise ArenaError(CANNOT_SAVE) from None
-        live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed, move_seconds)
+        live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed, move_seconds, 1)
         await live.settled()
         return self.view_of(live)
 
@@ -209,10 +213,10 @@ class Arena:
         return arm
 
     def _begin(self, game_id: str, state: GameState, human_role: Role, arm_spec: str, side: Side, seed: int,
-               move_seconds: float | None = None) -> LiveGame:
+               move_seconds: float | None, generation: int) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
         human = HumanAgent(move_seconds)
-        live = LiveGame(game_id, state, human_role, human, agent, stored=len(state.turns))
+        live = LiveGame(game_id, state, human_role, human, agent, stored=len(state.turns), generation=generation)
         self.live[game_id] = live
         self._run_loop(live)
         return live
@@ -226,6 +230,11 @@ class Arena:
     async def _run(self, live: LiveGame, buyer, seller) -> None:
         try:
             await play(live.state, buyer, seller, on_turn=lambda state: self._store(live))
+        except LeaseLost:  # another process drives the game now: this copy is out of date, and let go
+            log.info("game %s: taken over by another process", live.id)
+            live.failure = "storage"
+            if self.live.get(live.id) is live:
+                del self.live[live.id]
         except StoreError:
             log.exception("game %s: a round could not be stored; the game is paused", live.id)
             live.failure = "storage"
@@ -269,7 +278,7 @@ class Arena:
                            "buyer_norm_utility": ended.buyer_norm_utility,
                            "seller_norm_utility": ended.seller_norm_utility,
                            "claims": findings, "agent_misstated": misstated}
-            self.store.add_moves(live.id, rows, outcome)
+            self.store.add_moves(live.id, rows, outcome, live.generation)
             return findings
 
         live.findings = await asyncio.to_thread(commit)
@@ -283,26 +292,37 @@ class Arena:
         game_id = inputs.game_id(game_id)
         async with self._loading:
             live = self.live.get(game_id)
-            if live is None:
-                try:
+            try:
+                if live is not None and await asyncio.to_thread(self.store.generation, game_id) != live.generation:
+                    self._let_go(live)  # another process took the game over meanwhile: what is here is stale
+                    live = None
+                if live is None:
                     row = await asyncio.to_thread(self.store.game, game_id)
-                except StoreError:
-                    log.exception("game %s could not be read", game_id)
-                    raise ArenaError("The server cannot read games right now: try again in a minute.") from None
-                if row is None:
-                    raise ArenaError("no such game: start a new one")
-                state = game_state(row)
-                human_role = Role(row["human_role"])
-                if row["status"] != "active" or state.is_terminal():
-                    return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
-                                    findings=row["claims"] or [])
-                side = Side(prompt_version=PromptVersion(row["prompt_version"]))
-                live = self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
-                                   (row["extra"] or {}).get("move_seconds"))
-            elif live.failure is not None and live.task is not None and live.task.done():
-                self._run_loop(live)
+                    if row is None:
+                        raise ArenaError("no such game: start a new one")
+                    state = game_state(row)
+                    human_role = Role(row["human_role"])
+                    if row["status"] != "active" or state.is_terminal():
+                        return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
+                                        findings=row["claims"] or [])
+                    generation = await asyncio.to_thread(self.store.take_over, game_id, self.process)
+                    side = Side(prompt_version=PromptVersion(row["prompt_version"]))
+                    live = self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
+                                       (row["extra"] or {}).get("move_seconds"), generation)
+                elif live.failure is not None and live.task is not None and live.task.done():
+                    self._run_loop(live)
+            except StoreError:
+                log.exception("game %s could not be read", game_id)
+                raise ArenaError("The server cannot read games right now: try again in a minute.") from None
         await live.settled()
         return live
+
+    def _let_go(self, live: LiveGame) -> None:
+        """Stop running a game here (another process drives it now, or it was abandoned)."""
+        self.live.pop(live.id, None)
+        if live.task is not None:
+            live.task.cancel()
+        live.human.stop()
 
     async def move(self, game_id: object, round_: object, action: object, price: object = None,
                    message: object = "") -> dict:
@@ -339,9 +359,9 @@ class Arena:
         except StoreError:
             log.exception("game %s could not be marked abandoned", game_id)
             raise ArenaError(CANNOT_SAVE) from None
-        live = self.live.pop(game_id, None)
-        if live is not None and live.task is not None:
-            live.task.cancel()
+        live = self.live.get(game_id)
+        if live is not None:
+            self._let_go(live)
 
     async def view(self, game_id: object) -> dict:
         """The person's current view of a game (resuming it, or retrying a failed round, if needed)."""

@@ -1,0 +1,74 @@
+"""Several app processes on one database: a game's loop runs in one process at a time (the last to take it
+over), a person who reaches another process goes on where they were, and a process that lost a game can
+no longer write its rounds (nothing lost, nothing written twice). Two `Arena`s with stores of their own
+stand for two processes here; tests/test_study_processes.py runs real ones on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bargain.agents.backends import Backends, Completion
+from bargain.agents.backends.canned import CannedBackend, canned_reply
+from bargain.arena.controller import Arena, Setup
+from bargain.engine.trial import Role
+from bargain.store import Store
+
+
+def two_processes(tmp_path, backend=None) -> tuple[Arena, Arena]:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    return (Arena(Store(url), Backends(backend)), Arena(Store(url), Backends(backend)))
+
+
+def stored(arena: Arena, game_id: str) -> list[tuple]:
+    return [(m["seq"], m["round"], m["role"], m["action"], m["message"]) for m in arena.store.game(game_id)["moves"]]
+
+
+def test_a_person_moving_between_processes_goes_on_where_they_were(tmp_path):
+    async def scenario():
+        a, b = two_processes(tmp_path)
+        view = await a.start(Setup(role=Role.BUYER, arm="tactic:hardliner", rounds=5))
+        game_id = view["game_id"]
+        view = await a.move(game_id, 1, "OFFER", "1.00", "on a")
+        view = await b.move(game_id, 2, "OFFER", "1.10", "on b")  # reconnected to the other process
+        assert view["round"] == 3 and b.live[game_id].generation == 2  # b took it over
+        view = await a.move(game_id, 3, "OFFER", "1.20", "on a again")  # and back: a sees it is out of date
+        assert view["round"] == 4
+        assert [t["message"] for t in view["transcript"] if t["speaker"] == "you"] == ["on a", "on b", "on a again"]
+        view = await b.view(game_id)
+        assert view["round"] == 4 and len(view["transcript"]) == 6
+        rows = stored(b, game_id)
+        assert [r[0] for r in rows] == list(range(6)) and [r[1] for r in rows] == [1, 1, 2, 2, 3, 3]
+        assert b.store.game(game_id)["driver"] == b.process
+
+    asyncio.run(scenario())
+
+
+class Slow(CannedBackend):
+    """Canned replies after a delay: a round in flight for long enough to be overtaken."""
+
+    name, instant = "slow", False
+
+    def __init__(self, delay: float):
+        self.delay = delay
+
+    async def complete(self, request):
+        await asyncio.sleep(self.delay)
+        return Completion(text=canned_reply(request.messages), prompt_tokens=1, completion_tokens=1, latency_s=0.0,
+                          model=request.model)
+
+
+def test_a_process_that_lost_the_game_mid_round_writes_nothing(tmp_path):
+    async def scenario():
+        a, b = two_processes(tmp_path, Slow(0.4))
+        view = await a.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
+        game_id = view["game_id"]
+        pending = asyncio.ensure_future(a.move(game_id, 1, "OFFER", "1.00", "sent to a"))
+        await asyncio.sleep(0.05)  # a's round is in flight (the model thinks) when the person reaches b
+        moved = await b.move(game_id, 1, "OFFER", "1.05", "sent to b")
+        late = await pending
+        assert moved["round"] == 2
+        assert late["error"] is not None and late["transcript"] == []  # a's round was fenced off, not stored
+        rows = stored(b, game_id)
+        assert [r[4] for r in rows if r[2] == "buyer"] == ["sent to b"] and len(rows) == 2
+
+    asyncio.run(scenario())
