@@ -141,7 +141,7 @@ def build(args: argparse.Namespace):
         if missing:
             raise ArmError(f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
                            "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)")
-        demo = build_study_app(StudyRunner(study, arena))
+        demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password), args.behind_proxy)
         demo.queue(default_concurrency_limit=args.concurrency)
         return demo, arena
     note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "

@@ -28,7 +28,8 @@ from gradio_client import Client
 
 from bargain.arena.controller import Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits
-from bargain.arena.ui import Options, build_app, keep, kept, plain
+from bargain.arena.ui import Options, build_app, keep, kept
+from bargain.arena.views import plain
 from bargain.agents.arms import resolve
 from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply

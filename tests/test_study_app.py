@@ -132,3 +132,30 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
     if os.environ.get("BARGAIN_SCREENSHOTS"):
         for path in shots:
             shutil.copy(path, Path(os.environ["BARGAIN_SCREENSHOTS"]) / path.name)
+
+
+def test_the_researchers_dashboard_behind_the_admin_password(served):
+    from bargain.study import dashboard
+
+    client = Client(served.url, verbose=False)
+    walk_through(client, {"PROLIFIC_PID": "D1"})
+    client.predict(query={"PROLIFIC_PID": "D2"}, stage="consent", data={"agree": False}, api_name="/study_step")
+    store = served.arena.store
+    funnel = dict(zip(*dashboard.funnel(store, "flow-test", 1)[["step", "participants"]].T.values))
+    assert funnel["arrived"] == 2 and funnel["consented"] == 1 and funnel["completed"] == 1 and funnel["declined"] == 1
+    assert set(dashboard.cells(store, "flow-test", 1)["taken"]) == {1}
+    assert {"consent", "game", "debrief"} <= set(dashboard.page_times(store, "flow-test", 1)["page"])
+    games = dashboard.recent_games(store, "flow-test")
+    shown = dashboard.transcript_markdown(store, games["id"].iloc[0])
+    game = store.game(games["id"].iloc[0])
+    assert f"{game['buyer_price']:.2f}" in shown and f"{game['seller_price']:.2f}" in shown  # both sides' prices
+    with browser_page(served.url + "?admin") as page:
+        page.wait_for_selector("text=the researcher's view", timeout=20000)
+        assert "We record your moves." not in page.inner_text("body")  # no participant flow here
+        page.get_by_label("Admin password").fill("wrong")
+        page.get_by_role("button", name="Open / refresh").click()
+        page.wait_for_selector("text=Wrong admin password", timeout=20000)
+        page.get_by_label("Admin password").fill("s3cret")
+        page.get_by_role("button", name="Open / refresh").click()
+        page.wait_for_function("document.body.innerText.includes('a/both_unaware/buyer')", timeout=20000)
+        assert "finished their games" in page.inner_text("body")

@@ -13,7 +13,6 @@ import asyncio
 import hashlib
 import hmac
 import logging
-import re
 import secrets
 import shutil
 import tempfile
@@ -28,6 +27,7 @@ from bargain.arena import inputs
 from bargain.arena.controller import Arena, ArenaError
 from bargain.arena.inputs import SOURCES
 from bargain.arena.limits import AdminGate, StartLimits
+from bargain.arena.views import money, plain
 from bargain.agents.arms import resolve
 from bargain.engine.prompts import PromptVersion
 from bargain.store import StoreError
@@ -61,21 +61,6 @@ class Options:
 
 
 # --- rendering views ----------------------------------------------------------------------------
-
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$:])")
-
-
-def plain(text: str) -> str:
-    """Text from a person or a model shown as that text: no Markdown, no HTML, nothing loaded from elsewhere
-    (links, images and forms in a message are shown as the characters typed)."""
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-    return escaped.replace("&", "&amp;").replace("<", "&lt;")
-
-
-def money(value: float | None) -> str:
-    """A price as people read one: two decimals, thousands grouped (1,250.00)."""
-    return "" if value is None else f"{value:,.2f}"
 
 
 def info_markdown(view: dict) -> str:

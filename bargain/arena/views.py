@@ -7,6 +7,8 @@ Errors are the project's own sentences: what went wrong inside goes to the serve
 
 from __future__ import annotations
 
+import re
+
 from bargain.engine.game import GameState, Observation
 from bargain.engine.trial import Role
 
@@ -87,3 +89,18 @@ def _debrief(state: GameState, role: Role, findings: list[dict]) -> dict:
                      for t in state.turns if t.role is agent],
         "claims": [{**f, "speaker": "you" if f["role"] == role.value else "agent"} for f in findings],
     }
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$:])")
+
+
+def plain(text: str) -> str:
+    """Text from a person or a model shown as that text: no Markdown, no HTML, nothing loaded from elsewhere
+    (links, images and forms in a message are shown as the characters typed)."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return escaped.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def money(value: float | None) -> str:
+    """A price as people read one: two decimals, thousands grouped (1,250.00)."""
+    return "" if value is None else f"{value:,.2f}"

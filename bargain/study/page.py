@@ -15,7 +15,10 @@ from typing import Any
 
 import gradio as gr
 
-from bargain.arena.ui import UNEXPECTED, chat_messages, claims_markdown, info_markdown, money, plain, round_markdown
+from bargain.arena.ui import UNEXPECTED, chat_messages, claims_markdown, info_markdown, round_markdown
+from bargain.arena.views import money, plain
+from bargain.arena.inputs import ArenaError
+from bargain.arena.limits import AdminGate
 from bargain.study.flow import StudyRunner, StudyStop
 from bargain.study.survey import ItemType, SurveyItem
 
@@ -64,9 +67,11 @@ def debrief_markdown(page: dict) -> str:
     return "\n\n".join(parts)
 
 
-def build_study_app(runner: StudyRunner) -> gr.Blocks:
-    """The study's Blocks app (launch it with bargain.arena.LAUNCH_DEFAULTS)."""
+def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_proxy: bool = False) -> gr.Blocks:
+    """The study's Blocks app (launch it with bargain.arena.LAUNCH_DEFAULTS). The researcher's dashboard is the
+    same page opened with `?admin` in its address, behind the admin password."""
     study = runner.study
+    admin = admin or AdminGate(None)
     per_game = [*study.surveys.per_game,
                 *(SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
                   for c in study.attention_checks)]
@@ -117,9 +122,24 @@ def build_study_app(runner: StudyRunner) -> gr.Blocks:
         with gr.Column(visible=False) as boxes["end"]:
             end_text = gr.Markdown()
             redirect = gr.Textbox(visible=False)
+        with gr.Column(visible=False) as admin_box:
+            gr.Markdown(f"## {study.name}, version {study.version}: the researcher's view")
+            with gr.Row():
+                password = gr.Textbox(label="Admin password", type="password", max_length=200, scale=3)
+                open_dashboard = gr.Button("Open / refresh", variant="primary", scale=1)
+            with gr.Column(visible=False) as dashboard_box:
+                with gr.Row():
+                    funnel_table = gr.Dataframe(label="Funnel", interactive=False)
+                    cells_table = gr.Dataframe(label="Cells against their quotas", interactive=False)
+                with gr.Row():
+                    times_table = gr.Dataframe(label="Median seconds per page", interactive=False)
+                    excluded_table = gr.Dataframe(label="Excluded (data kept, flagged)", interactive=False)
+                games_table = gr.Dataframe(label="Recent games", interactive=False)
+                picked_game = gr.Dropdown([], label="Show a game, both sides' private information side by side")
+                transcript = gr.Markdown()
 
         survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
-        outputs = [params, shown, view, note, *boxes.values(), consent_text, instructions_text, comprehension_head,
+        outputs = [params, shown, view, note, admin_box, *boxes.values(), consent_text, instructions_text, comprehension_head,
                    *questions.values(), game_head, info, status, countdown, chat, message, price, offer, accept, walk,
                    survey_head, *survey_fields, debrief_text, end_text, redirect]
 
@@ -189,7 +209,11 @@ def build_study_app(runner: StudyRunner) -> gr.Blocks:
                 return stopped(query, UNEXPECTED)
 
         async def on_load(request: gr.Request):
-            return await current(_query(dict(request.query_params) if request else {}))
+            query = _query(dict(request.query_params) if request else {})
+            if "admin" in (request.query_params if request else {}):  # the researcher's view: no participant here
+                return [gr.update(visible=component is admin_box) if component in (admin_box, *boxes.values())
+                        else gr.update() for component in outputs]
+            return await current(query)
 
         def step(stage: str, collect):
             async def handler(query, *values):
@@ -221,6 +245,37 @@ def build_study_app(runner: StudyRunner) -> gr.Blocks:
         finish.click(step("debrief", lambda: {}), [params], outputs, **private)
         redirect.change(None, redirect, None, js="(url) => { if (url) setTimeout(() => { window.location.href = url; },"
                                                  " 4000); }")
+
+        def dashboard(given: str, request: gr.Request):
+            from bargain.arena.ui import client_address
+            from bargain.study import dashboard as tables
+
+            try:
+                admin.check(given, client_address(request, behind_proxy))
+            except ArenaError as exc:
+                raise gr.Error(str(exc)) from None
+            store, name, version = runner.arena.store, study.name, study.version
+            games = tables.recent_games(store, name)
+            return [gr.update(visible=True), tables.funnel(store, name, version), tables.cells(store, name, version),
+                    tables.page_times(store, name, version), tables.excluded(store, name, version),
+                    games, gr.update(choices=[(f"{g.created_at:%Y-%m-%d %H:%M} {g.participant} "
+                                                                     f"({g.status})", g.id) for g in games.itertuples()])]
+
+        open_dashboard.click(dashboard, password, [dashboard_box, funnel_table, cells_table, times_table,
+                                                   excluded_table, games_table, picked_game],
+                             api_visibility="private", concurrency_limit=2)
+
+        def show_game(game_id: str, given: str, request: gr.Request) -> str:
+            from bargain.arena.ui import client_address
+            from bargain.study.dashboard import transcript_markdown
+
+            try:
+                admin.check(given, client_address(request, behind_proxy))
+            except ArenaError as exc:
+                raise gr.Error(str(exc)) from None
+            return transcript_markdown(runner.arena.store, game_id) if isinstance(game_id, str) else ""
+
+        picked_game.change(show_game, [picked_game, password], transcript, api_visibility="private")
 
         # --- named endpoints: what the page does, for programs (simulated participants, the benchmark) -----------
         async def study_page(query: dict) -> dict:
