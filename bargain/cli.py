@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the agents load only in the commands that play (a light com
 
 # Errors of modules that only some commands load (pandas, SQLAlchemy), reported like those above.
 LOADED_LATER_ERRORS = (("bargain.runs", "RunError"), ("bargain.store", "StoreError"),
-                       ("bargain.analysis.metrics", "MetricsError"))
+                       ("bargain.analysis.metrics", "MetricsError"), ("bargain.study.export", "ExportError"))
 
 
 def _conditions(text: str) -> tuple[Condition, ...]:
@@ -175,6 +175,25 @@ def build_parser() -> argparse.ArgumentParser:
     cla = sub.add_parser("claims", help="the price claims in one message read from standard input, as JSON")
     cla.add_argument("--role", required=True, choices=[r.value for r in Role], help="who wrote the message")
     cla.add_argument("--reservation", required=True, type=_price, help="the speaker's true reservation price")
+
+    exp = sub.add_parser("export", help="a study's data for analysis and payment: tables, codebook, bonus file",
+                         description="Write a study's participants, games, moves and surveys (long and wide; CSV and "
+                         "Parquet), a codebook of every column, and the payment files (payment/bonuses.csv in the bulk "
+                         "bonus format of Prolific, payment/payments.csv).")
+    exp.add_argument("--db", required=True, help="the study's database (SQLite file path or SQLAlchemy URL, as "
+                     "`app.py --db`)")
+    exp.add_argument("--study", required=True, help="the study's name, as in its file")
+    exp.add_argument("--version", type=int, help="one version of the study (default: every version, told apart by a "
+                     "version column)")
+    exp.add_argument("--out", required=True, help="directory to write into")
+    ids = exp.add_mutually_exclusive_group()
+    ids.add_argument("--hash-ids", dest="hashed", action="store_true", default=None,
+                     help="replace participant ids by salted pseudonyms (the default unless the study file turns "
+                          "hash_participant_ids_in_exports off)")
+    ids.add_argument("--no-hash-ids", dest="hashed", action="store_false",
+                     help="keep the recruiting platform's ids in every file")
+    exp.add_argument("--to-hub", metavar="ORG/NAME", help="also push the tables and codebook (never payment/) to this "
+                     "private Hugging Face dataset")
 
     par = sub.add_parser("parse", help="parse one model reply read from standard input")
     par.add_argument("--lenient", action="store_true", help="accept currency strings and any-case actions")
@@ -411,6 +430,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a study's export, and push it to the Hub when asked."""
+    from bargain.database import database_url, existing_store
+    from bargain.study.export import export_study, push_to_hub
+
+    written = export_study(existing_store(database_url(args.db)), args.study, args.version, out_dir=args.out,
+                           hashed=args.hashed)
+    print(f"{len(written)} files written to {args.out}")
+    if args.to_hub:
+        print(f"pushed to {push_to_hub(args.out, args.to_hub)} (private; payment/ stays here)")
+    return 0
+
+
 def cmd_claims(args: argparse.Namespace) -> int:
     """Print the claims of one message (standard input) as JSON."""
     from bargain.analysis.claims import claims_json
@@ -421,7 +453,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 COMMANDS = {"simulate": cmd_play, "evaluate": cmd_play, "arms": cmd_arms, "serve": cmd_serve,
             "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse, "judge": cmd_judge,
-            "report": cmd_report, "claims": cmd_claims}
+            "report": cmd_report, "claims": cmd_claims, "export": cmd_export}
 
 
 def reported(exc: Exception) -> bool:

@@ -134,7 +134,7 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
             shutil.copy(path, Path(os.environ["BARGAIN_SCREENSHOTS"]) / path.name)
 
 
-def test_the_researchers_dashboard_behind_the_admin_password(served):
+def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
     from bargain.study import dashboard
 
     client = Client(served.url, verbose=False)
@@ -159,3 +159,10 @@ def test_the_researchers_dashboard_behind_the_admin_password(served):
         page.get_by_role("button", name="Open / refresh").click()
         page.wait_for_function("document.body.innerText.includes('a/both_unaware/buyer')", timeout=20000)
         assert "finished their games" in page.inner_text("body")
+        page.get_by_text("Export the study's data").click()
+        page.get_by_role("button", name="Export", exact=True).click()
+        # The file list shows each name split into stem and extension: look in the page's HTML.
+        page.wait_for_function("document.documentElement.outerHTML.includes('codebook.md')", timeout=30000)
+        html = page.content()
+        assert "surveys_wide.parquet" in html and "bonuses.csv" in html.split("deleted from the server")[1]
+        page.screenshot(path=str(tmp_path / "dashboard-export.png"), full_page=True)

@@ -19,6 +19,8 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
 
 import gradio as gr
 import pandas as pd
@@ -193,6 +195,21 @@ def kept(secret: str, saved: object) -> dict:
 def keep(secret: str, player: str, game: str | None) -> dict:
     """What the browser keeps: the ids and the server's signature of them (the key never leaves the server)."""
     return {"player": player, "game": game, "sig": _signature(secret, player, game)}
+
+
+def temporary_export(write: Callable[[str], list[Path]]) -> list[str]:
+    """The files `write` puts into a new private directory, for an admin to download; the directory goes away
+    EXPORT_KEPT_S later, or at once when `write` fails (the error passes on)."""
+    directory = tempfile.mkdtemp(prefix="bargain-export-")  # readable by this user only
+    try:
+        written = write(directory)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    remove = threading.Timer(EXPORT_KEPT_S, shutil.rmtree, args=(directory,), kwargs={"ignore_errors": True})
+    remove.daemon = True
+    remove.start()
+    return [str(p) for p in written]
 
 
 def client_address(request: gr.Request | None, behind_proxy: bool) -> str:
@@ -459,17 +476,11 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 options.admin.check(given, address(request))
             except ArenaError as exc:
                 raise gr.Error(str(exc)) from None
-            directory = tempfile.mkdtemp(prefix="bargain-export-")  # readable by this user only
             try:
-                written = arena.store.export(directory)
+                return temporary_export(arena.store.export)
             except StoreError:
                 log.exception("exporting the database")
-                shutil.rmtree(directory, ignore_errors=True)
                 raise gr.Error("The database cannot be read right now: try again in a minute.") from None
-            remove = threading.Timer(EXPORT_KEPT_S, shutil.rmtree, args=(directory,), kwargs={"ignore_errors": True})
-            remove.daemon = True
-            remove.start()
-            return [str(p) for p in written]
 
         export.click(do_export, password, files, api_visibility="private", concurrency_limit=1)
 

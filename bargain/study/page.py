@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from bargain.arena.ui import UNEXPECTED, chat_messages, claims_markdown, info_markdown, round_markdown
+from bargain.arena.ui import EXPORT_KEPT_S, UNEXPECTED, chat_messages, claims_markdown, info_markdown, round_markdown
 from bargain.arena.views import money, plain
 from bargain.arena.inputs import ArenaError
 from bargain.arena.limits import AdminGate
@@ -137,6 +137,14 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
                 games_table = gr.Dataframe(label="Recent games", interactive=False)
                 picked_game = gr.Dropdown([], label="Show a game, both sides' private information side by side")
                 transcript = gr.Markdown()
+                with gr.Accordion("Export the study's data", open=False):
+                    gr.Markdown("Participants, games, moves and surveys (long and wide) as CSV and Parquet, with a "
+                                "codebook; participant ids as the study file sets them (pseudonyms by default). "
+                                "`payment/bonuses.csv` is the bulk bonus file of Prolific and carries the real ids: "
+                                f"keep it private. The files are deleted from the server after {EXPORT_KEPT_S // 60} "
+                                "minutes.")
+                    export_button = gr.Button("Export")
+                    export_files = gr.File(label="Files", file_count="multiple", interactive=False)
 
         survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
         outputs = [params, shown, view, note, admin_box, *boxes.values(), consent_text, instructions_text, comprehension_head,
@@ -276,6 +284,23 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             return transcript_markdown(runner.arena.store, game_id) if isinstance(game_id, str) else ""
 
         picked_game.change(show_game, [picked_game, password], transcript, api_visibility="private")
+
+        def export(given: str, request: gr.Request) -> list[str]:
+            from bargain.arena.ui import client_address, temporary_export
+            from bargain.study.export import export_study
+
+            try:
+                admin.check(given, client_address(request, behind_proxy))
+            except ArenaError as exc:
+                raise gr.Error(str(exc)) from None
+            try:
+                return temporary_export(lambda out: export_study(runner.arena.store, study.name, study.version,
+                                                                 out_dir=out))
+            except Exception:
+                log.exception("exporting the study")
+                raise gr.Error("The study's data cannot be exported right now: try again in a minute.") from None
+
+        export_button.click(export, password, export_files, api_visibility="private", concurrency_limit=1)
 
         # --- named endpoints: what the page does, for programs (simulated participants, the benchmark) -----------
         async def study_page(query: dict) -> dict:

@@ -1,0 +1,534 @@
+"""A study's data, exported once for analysis, payment and publication.
+
+`export_study` writes, for one study (one version, or all of them told apart by a `version` column):
+
+- `participants`, `games`, `moves`, `surveys_long` and `surveys_wide`, each as CSV and Parquet, the way
+  `Store.export` writes the arena's tables: Parquet holds every value exactly; CSV shows numbers to 10
+  significant digits and quotes any text cell a spreadsheet would run as a formula (`bargain.store._inert`);
+  JSON columns (a game's trial, a move's flags) are JSON text in both;
+- `codebook.md` and `codebook.csv`: every column of every file written, with its type (read from the data) and
+  a one-line description drawn from `DESCRIPTIONS`, the one table of them, so that a column added to a file
+  without its description shows as undescribed (and the tests fail);
+- `payment/bonuses.csv` and `payment/payments.csv`: what paying the participants needs. bonuses.csv is the bulk
+  bonus file of Prolific: one `participant_id,amount` line per participant, no header, the amount in the
+  study's currency with two decimals (`60ffe5c8371090c7041d43f8,4.25` pays GBP 4.25 in a GBP study), as
+  Prolific's "Bulk bonus payment" box and the `csv_bonuses` field of its bonus API (POST
+  /api/v1/submissions/bonus-payments/) take it; one line per completed participant whose bonus is above zero
+  (an excluded participant completed the study and is paid: exclusion only flags their data). payments.csv,
+  with a header, adds the base payment and the currency, one row per completed participant.
+
+Participant ids. In a hashed export (the default when the study's `hash_participant_ids_in_exports` is on, as
+it is unless the file turns it off) every file but the payment files carries the pseudonym
+`records.pseudonym(salt, id)`, with the salt of the participant's study version, instead of the recruiting
+platform's id, and leaves out the recruiting parameters (STUDY_ID, SESSION_ID) and the browser's player id. The
+payment files always carry the real ids, since payment needs them: they sit apart in `payment/`, and
+`push_to_hub` never uploads them. A participant whose id was already replaced by its pseudonym under the study's
+retention rule cannot be paid through a file any more and is in neither payment file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+import pandas as pd
+from sqlalchemy import JSON, select
+
+from bargain.store import GameRow, MoveRow, Store, _flat, _inert
+from bargain.study import records
+from bargain.study.records import AnswerRow, ParticipantRow, StudyRow
+
+TABLES = ("participants", "games", "moves", "surveys_long", "surveys_wide")  # each written as .csv and .parquet
+CODEBOOK = ("codebook.md", "codebook.csv")
+PAYMENT_DIR = "payment"  # the files with the platform's real ids, never published
+CSV_FLOAT_FORMAT = "%.10g"  # as Store.export: 10 significant digits drop float noise (2.3200000000000003 -> 2.32)
+TIMEOUT = "timeout"  # a move's error when the person's time ran out (bargain.arena.controller.TIMEOUT, a layer up)
+SOURCE_COLUMNS = {"STUDY_ID": "source_study_id", "SESSION_ID": "source_session_id"}  # bargain.study.flow's parameters
+NUMERIC_BUILTINS = ("honesty", "credulity")  # built-in items stored as the rubric's level, 0-4
+UNDESCRIBED = "(no description: add one to DESCRIPTIONS in bargain/study/export.py)"
+KINDS = {str: "text", int: "integer", float: "number", bool: "boolean", datetime: "datetime (UTC)"}
+LONG_COLUMNS = ("participant", "survey", "game", "item", "attempt", "value", "correct", "answered_at")
+
+_ID = "the participant: the recruiting platform's id, or in a hashed export its pseudonym (p_ and a salted hash)"
+
+# Every column of every file, described once. A name with `{...}` stands for a family of columns, expanded over the
+# study's stages, games, comprehension attempts and survey items; `{text}` is the question the item asked.
+DESCRIPTIONS: dict[str, dict[str, str]] = {
+    "participants": {
+        "participant": _ID,
+        "version": "the version of the study file the participant took part in",
+        "stage": "where the participant is: a stage (consent ... debrief), completed, or how they left "
+                 "(declined, screened_out, full, dropped)",
+        "forgotten": "whether the platform's id was replaced by its pseudonym under the study's retention rule "
+                     "(such a participant cannot be paid through the payment files any more)",
+        "consent_version": "the version of the consent form agreed to (empty: did not consent)",
+        "comprehension_attempts": "tries at the comprehension questions",
+        "cells": "the cell of each game in play order (arm/condition/role), separated by ;",
+        "games_done": "games played to their end",
+        "attention_failures": "attention checks answered wrongly",
+        "timeouts": "moves not made in time (each counted as a pass), over all games",
+        "excluded": "whether an exclusion rule flags the participant's data (the data is kept)",
+        "exclusion_reasons": "the exclusion rules that apply, each as `rule threshold`, separated by ;",
+        "bonus": "the performance bonus, set at completion by the study's payment rule (empty: not completed)",
+        "base_payment": "the study's base payment if the participant completed the study, else 0",
+        "total_payment": "base payment plus bonus",
+        "created_at": "arrival (UTC)",
+        "completed_at": "completion (UTC; empty: not completed)",
+        "seconds": "seconds from arrival to entering the current stage (for a completed participant, the whole study)",
+        "seconds_to_{stage}": "seconds from arrival to entering stage {stage} (its last entry, for a stage entered "
+                              "once per game; empty: never entered)",
+        "source_study_id": "the recruiting platform's STUDY_ID parameter, as given (not in a hashed export)",
+        "source_session_id": "the recruiting platform's SESSION_ID parameter, as given (not in a hashed export)",
+    },
+    "games": {
+        "id": "the game's id",
+        "created_at": "when the game started (UTC)",
+        "updated_at": "when the game last changed (UTC)",
+        "finished_at": "when the game ended (UTC; empty: not finished)",
+        "status": "active, finished or abandoned",
+        "abandoned_by": "who abandoned the game: person (started another) or idle",
+        "driver": "the app process that ran the game's loop last (a random token)",
+        "generation": "how many times an app process took the game's loop over",
+        "player": "the browser's player id (not in a hashed export)",
+        "participant": _ID,
+        "study": "the study's name",
+        "human_role": "the participant's role: buyer or seller",
+        "arm": "the agent played against (its spec)",
+        "scenario": "the scenario, as TIER:INDEX",
+        "seed": "the seed the game's prices were drawn with",
+        "condition": "the information condition (who knows the other side's reservation price)",
+        "mode": "simultaneous or sequential",
+        "max_rounds": "the most rounds the game could last",
+        "first_actor": "who moves first in sequential mode",
+        "buyer_price": "the buyer's reservation price v_B",
+        "seller_price": "the seller's reservation price v_S",
+        "trial": "the whole trial as JSON (scenario text, ranges, prices, rules)",
+        "prompt_version": "the wording of the agent's prompts",
+        "parsing": "how the agent's replies were read: strict or lenient",
+        "sampling": "the agent's sampling settings as JSON (empty for a scripted tactic)",
+        "backend": "the serving backend of the agent as JSON (empty for a scripted tactic)",
+        "out_of_distribution": "whether the game lies outside what the agent was trained for",
+        "ood_reasons": "why the game is out of distribution, as a JSON list",
+        "deal": "whether the game ended in a deal (empty: not finished)",
+        "deal_price": "the agreed price (empty: no deal)",
+        "rounds": "the round in which the game ended",
+        "paper_rounds": "the paper's rounds metric: a game without a deal counts every round",
+        "buyer_utility": "the buyer's utility, v_B minus the price (0 without a deal)",
+        "seller_utility": "the seller's utility, the price minus v_S (0 without a deal)",
+        "buyer_norm_utility": "the buyer's utility as a share of the surplus v_B - v_S",
+        "seller_norm_utility": "the seller's utility as a share of the surplus v_B - v_S",
+        "claims": "the claim checker's findings on the public messages, as JSON",
+        "agent_misstated": "whether the agent misstated a price limit in its favour (claim checker)",
+        "extra": "further records as JSON (the time allowed per move, the judge's scores)",
+        "version": "the version of the study file the participant took part in",
+        "game_index": "the game's place among the participant's games, from 1 (empty: a game started twice from two "
+                      "tabs, abandoned)",
+        "cell": "the game's cell, arm/condition/role",
+        "person_norm_utility": "the participant's normalised utility",
+        "agent_norm_utility": "the agent's normalised utility",
+        "timed_out": "whether a move of the participant's in this game was not made in time (a pass)",
+    },
+    "moves": {
+        "id": "the move's id",
+        "game_id": "the game (games.id)",
+        "seq": "the move's place in its game, from 0",
+        "round": "the round of the move",
+        "role": "the side that moved: buyer or seller",
+        "actor": "who moved: human or agent",
+        "action": "OFFER, DEAL, NO_DEAL, or INVALID (a pass, or a reply that could not be read)",
+        "price": "the price offered (empty: no offer)",
+        "message": "the public message",
+        "thought": "the agent's private strategy text (empty for the participant)",
+        "raw": "the agent's raw reply",
+        "error": "why the move is invalid; `timeout` when the participant's time ran out",
+        "prompt_messages": "the messages the agent's model was sent, as JSON",
+        "latency_s": "seconds the agent took to reply",
+        "prompt_tokens": "the agent's prompt tokens",
+        "completion_tokens": "the agent's completion tokens",
+        "flags": "flags on the move as a JSON list, e.g. mentions_ai: an agent message naming AI or a model",
+        "created_at": "when the move was stored (UTC)",
+        "participant": _ID,
+        "game_index": "the game's place among the participant's games, from 1",
+    },
+    "surveys_long": {
+        "participant": _ID,
+        "survey": "comprehension, attention, per_game (after a game) or final",
+        "game": "the game the survey followed (0: not after a game)",
+        "item": "the question's id in the study file",
+        "attempt": "the try, for comprehension questions (else 1)",
+        "value": "the answer as stored: the option chosen, the scale point, the rubric level 0-4 or the text",
+        "correct": "whether a comprehension or attention answer was right (empty for survey items)",
+        "answered_at": "when the answer was stored (UTC)",
+    },
+    "surveys_wide": {
+        "participant": _ID,
+        "version": "the version of the study file the participant took part in",
+        "comprehension{attempt}_{question}": "comprehension question {question}, attempt {attempt}: {text}",
+        "g{game}_{item}": "{item}, asked after game {game}: {text}",
+        "final_{final}": "{final}, in the final survey: {text}",
+    },
+    "bonuses": {
+        "participant_id": "first field (no header): the recruiting platform's participant id",
+        "amount": "second field: the bonus in the study's currency, two decimals",
+    },
+    "payments": {
+        "participant_id": "the recruiting platform's participant id",
+        "currency": "the study's currency (ISO 4217)",
+        "base": "the base payment, two decimals",
+        "bonus": "the performance bonus, two decimals",
+        "total": "base plus bonus, two decimals",
+    },
+}
+
+
+class ExportError(RuntimeError):
+    """A study that cannot be exported or pushed as asked; the message says why in one line."""
+
+
+# --- reading the study ---------------------------------------------------------------------------------------
+
+
+def _studies(store: Store, name: str, version: int | None) -> list[dict]:
+    """The stored versions to export (configuration and salt), oldest first; an unknown name or version is an
+    ExportError naming what the database holds, since a mistyped name would otherwise export nothing."""
+    with store.reading() as session:
+        rows = [dict(r) for r in session.execute(select(StudyRow.__table__).where(StudyRow.name == name)
+                                                 .order_by(StudyRow.version)).mappings()]
+        names = session.scalars(select(StudyRow.name).distinct().order_by(StudyRow.name)).all() if not rows else []
+    if not rows:
+        held = f"the studies there: {', '.join(names)}" if names else "it holds no study"
+        raise ExportError(f"the database has no study named {name!r}; {held}")
+    chosen = [r for r in rows if version is None or r["version"] == version]
+    if not chosen:
+        raise ExportError(f"study {name!r} has no version {version}; its versions: "
+                          f"{', '.join(str(r['version']) for r in rows)}")
+    return chosen
+
+
+def hashed_by_default(store: Store, name: str, version: int | None = None) -> bool:
+    """Whether an export of the study carries pseudonyms unless told otherwise: yes when any version exported asks
+    for them, so that exporting versions together never reveals the ids of one that asked."""
+    return any(s["config"].get("hash_participant_ids_in_exports", True) for s in _studies(store, name, version))
+
+
+def _participants(store: Store, name: str, versions: list[int]) -> list[dict]:
+    """The participants of the versions exported, in order of arrival."""
+    query = (select(ParticipantRow.__table__).where(ParticipantRow.study == name, ParticipantRow.version.in_(versions))
+             .order_by(ParticipantRow.id))
+    with store.reading() as session:
+        return [dict(r) for r in session.execute(query).mappings()]
+
+
+def _answers(store: Store, name: str, versions: list[int]) -> list[dict]:
+    """Every answer of those participants, in the order given."""
+    query = (select(AnswerRow.__table__).join(ParticipantRow.__table__, AnswerRow.participant_id == ParticipantRow.id)
+             .where(ParticipantRow.study == name, ParticipantRow.version.in_(versions)).order_by(AnswerRow.id))
+    with store.reading() as session:
+        return [dict(r) for r in session.execute(query).mappings()]
+
+
+def _shown_id(person: dict, salts: Mapping[int, str], hashed: bool) -> str:
+    """The participant's id as the exported files show it (a forgotten id is already its pseudonym)."""
+    if not hashed or person["forgotten"]:
+        return person["participant"]
+    return records.pseudonym(salts[person["version"]], person["participant"])
+
+
+# --- the tables ----------------------------------------------------------------------------------------------
+
+
+def _stages(people: Iterable[dict]) -> list[str]:
+    """The stages timed in the participants table: every stage after consent and every way out, then any other
+    stage the records hold (such as `full`), so that the columns stay the same from one export to the next."""
+    known = [*records.STAGES[1:], *(s for s in records.ENDED if s not in records.STAGES)]
+    seen = {stage for person in people for stage in person["stage_times"]} - set(known) - {records.STAGES[0]}
+    return known + sorted(seen)
+
+
+def _participant_record(person: dict, shown: str, base: float, stages: list[str], hashed: bool) -> dict:
+    """One participant's row."""
+    entered = {stage: datetime.fromisoformat(at) for stage, at in person["stage_times"].items()}
+
+    def since(stage: str) -> float | None:
+        return (entered[stage] - person["created_at"]).total_seconds() if stage in entered else None
+
+    owed = base if person["stage"] == "completed" else 0.0
+    record = {"participant": shown, "version": person["version"], "stage": person["stage"],
+              "forgotten": person["forgotten"], "consent_version": person["consent_version"],
+              "comprehension_attempts": person["comprehension_attempts"], "cells": ";".join(person["cells"]),
+              "games_done": person["games_done"], "attention_failures": person["attention_failures"],
+              "timeouts": person["timeouts"], "excluded": person["excluded"],
+              "exclusion_reasons": ";".join(person["exclusion_reasons"]), "bonus": person["bonus"],
+              "base_payment": owed, "total_payment": round(owed + (person["bonus"] or 0.0), 2),
+              "created_at": person["created_at"], "completed_at": person["completed_at"],
+              "seconds": since(person["stage"]), **{f"seconds_to_{stage}": since(stage) for stage in stages}}
+    if not hashed:
+        record.update({column: person["source"].get(parameter) for parameter, column in SOURCE_COLUMNS.items()})
+    return record
+
+
+def _participants_table(people: list[dict], shown: Mapping[int, str], studies: list[dict], hashed: bool) -> pd.DataFrame:
+    """One row per participant: where they got to, what they were assigned, what they earned, how long it took."""
+    base = {s["version"]: s["config"]["payment"]["base"] for s in studies}
+    stages = _stages(people)
+    columns = [*(key for key in DESCRIPTIONS["participants"] if not key.startswith(("seconds_to_", "source_"))),
+               *(f"seconds_to_{stage}" for stage in stages), *(() if hashed else SOURCE_COLUMNS.values())]
+    rows = [_participant_record(p, shown[p["id"]], base[p["version"]], stages, hashed) for p in people]
+    timed = {column: float for column in columns if column.startswith("seconds")}
+    return pd.DataFrame(rows, columns=columns).astype({**timed, "bonus": float, "completed_at": "datetime64[us]"})
+
+
+def _study_games(store: Store, name: str, people: list[dict]) -> pd.DataFrame:
+    """The arena's rows of the study's games played by these participants (the versions exported)."""
+    games = store.games_frame().reindex(columns=GameRow.__table__.columns.keys())
+    players = {p["participant"] for p in people}
+    return games[(games["study"] == name) & games["participant"].isin(players)].reset_index(drop=True)
+
+
+def _study_moves(store: Store, games: pd.DataFrame) -> pd.DataFrame:
+    """The moves of those games, in order."""
+    moves = store.moves_frame().reindex(columns=MoveRow.__table__.columns.keys())
+    return moves[moves["game_id"].isin(set(games["id"]))].reset_index(drop=True)
+
+
+def _games_table(games: pd.DataFrame, moves: pd.DataFrame, people: list[dict], shown: Mapping[int, str],
+                 hashed: bool) -> pd.DataFrame:
+    """The arena's game rows with the study's view of them: whose game it was, which of their games and cells,
+    both sides' normalised utilities, and whether the participant timed out (what the bonus rule reads)."""
+    owner = {p["participant"]: p for p in people}
+    place = {game_id: (index, p) for p in people for index, game_id in enumerate(p["games"])}
+    table = games.copy()
+    buyer = table["human_role"] == "buyer"
+    late = set(moves.loc[(moves["actor"] == "human") & (moves["error"] == TIMEOUT), "game_id"])
+    table["participant"] = [shown[owner[x]["id"]] for x in games["participant"]]
+    table["version"] = pd.array([owner[x]["version"] for x in games["participant"]], dtype="Int64")
+    table["game_index"] = pd.array([place[g][0] + 1 if g in place else None for g in games["id"]], dtype="Int64")
+    table["cell"] = [place[g][1]["cells"][place[g][0]] if g in place else None for g in games["id"]]
+    table["person_norm_utility"] = games["buyer_norm_utility"].where(buyer, games["seller_norm_utility"]).astype(float)
+    table["agent_norm_utility"] = games["seller_norm_utility"].where(buyer, games["buyer_norm_utility"]).astype(float)
+    table["timed_out"] = games["id"].isin(late)
+    return table.drop(columns=["player"]) if hashed else table
+
+
+def _moves_table(moves: pd.DataFrame, games: pd.DataFrame) -> pd.DataFrame:
+    """The moves, each with its participant and the game's place among theirs."""
+    which = games[["id", "participant", "game_index"]].rename(columns={"id": "game_id"})
+    return moves.merge(which, on="game_id", how="left")
+
+
+def _long_table(answers: list[dict], shown: Mapping[int, str]) -> pd.DataFrame:
+    """One row per answer."""
+    rows = [(shown[a["participant_id"]], a["survey"], a["game"], a["item"], a["attempt"], a["value"], a["correct"],
+             a["created_at"]) for a in answers]
+    return pd.DataFrame(rows, columns=list(LONG_COLUMNS)).astype(
+        {"game": "Int64", "attempt": "Int64", "correct": "boolean", "answered_at": "datetime64[us]"})
+
+
+def _wide_name(survey: str, game: int, item: str, attempt: int) -> str:
+    """An answer's column in the wide table."""
+    if survey == "comprehension":
+        return f"comprehension{attempt}_{item}"
+    return f"final_{item}" if survey == "final" else f"g{game}_{item}"  # per_game and attention: after game N
+
+
+def _wide_columns(configs: Iterable[dict]) -> dict[str, bool]:
+    """The wide table's answer columns in the order the study asks them (whether each holds numbers), from the
+    study files: the columns are the same whoever answered what."""
+    columns: dict[str, bool] = {}
+    for config in configs:
+        comprehension = config["comprehension"]
+        for attempt in range(1, comprehension["attempts"] + 1):
+            columns.update({_wide_name("comprehension", 0, q["id"], attempt): False for q in comprehension["questions"]})
+        for game in range(1, config["games_per_participant"] + 1):
+            columns.update({f"g{game}_{item['id']}": _numeric(item) for item in config["surveys"]["per_game"]})
+            columns.update({f"g{game}_{check['id']}": False for check in config["attention_checks"]
+                            if check["after_game"] == game})
+        columns.update({f"final_{item['id']}": _numeric(item) for item in config["surveys"]["final"]})
+    return columns
+
+
+def _numeric(item: dict) -> bool:
+    """Whether a survey item's answers are numbers (a scale point, a rubric level)."""
+    return item["type"] == "likert" or item["builtin"] in NUMERIC_BUILTINS
+
+
+def _wide_table(long: pd.DataFrame, people: list[dict], shown: Mapping[int, str], configs: list[dict]) -> pd.DataFrame:
+    """One row per participant, one column per question asked (per game, per comprehension attempt); scales and
+    rubric levels as whole numbers."""
+    columns = _wide_columns(configs)
+    named = long.assign(column=[_wide_name(*key) for key in zip(long["survey"], long["game"], long["item"],
+                                                                 long["attempt"])])
+    values = named.pivot(index="participant", columns="column", values="value").reindex(columns=list(columns))
+    table = pd.DataFrame({"participant": [shown[p["id"]] for p in people],
+                          "version": pd.array([p["version"] for p in people], dtype="Int64")})
+    table = table.join(values, on="participant")
+    for column, numeric in columns.items():
+        if numeric:
+            table[column] = pd.to_numeric(table[column]).astype("Int64")
+    return table
+
+
+def _payments_table(people: list[dict], studies: list[dict]) -> pd.DataFrame:
+    """Base and bonus per completed participant whose real id is still known, for paying them."""
+    payment = {s["version"]: s["config"]["payment"] for s in studies}
+    rows = [{"participant_id": p["participant"], "currency": payment[p["version"]]["currency"],
+             "base": payment[p["version"]]["base"], "bonus": round(p["bonus"] or 0.0, 2)}
+            for p in people if p["stage"] == "completed" and not p["forgotten"]]
+    table = pd.DataFrame(rows, columns=["participant_id", "currency", "base", "bonus"])
+    return table.assign(total=(table["base"] + table["bonus"]).round(2))
+
+
+def _bonuses_table(payments: pd.DataFrame) -> pd.DataFrame:
+    """The bonus lines: every payment with a bonus above zero."""
+    return payments.loc[payments["bonus"] > 0, ["participant_id", "bonus"]].rename(columns={"bonus": "amount"})
+
+
+# --- the codebook --------------------------------------------------------------------------------------------
+
+
+def _vocabulary(configs: list[dict], stages: list[str]) -> dict[str, dict[str, str]]:
+    """What each `{...}` of a family of columns ranges over, with the question's text where it has one."""
+    def texts(items: Iterable[dict]) -> dict[str, str]:
+        return {item["id"]: " ".join(item["text"].split()) for item in items}
+
+    return {"stage": dict.fromkeys(stages, ""),
+            "game": dict.fromkeys(map(str, range(1, max(c["games_per_participant"] for c in configs) + 1)), ""),
+            "attempt": dict.fromkeys(map(str, range(1, max(c["comprehension"]["attempts"] for c in configs) + 1)), ""),
+            "question": {k: v for c in configs for k, v in texts(c["comprehension"]["questions"]).items()},
+            "item": {k: v for c in configs for k, v in texts([*c["surveys"]["per_game"], *c["attention_checks"]]).items()},
+            "final": {k: v for c in configs for k, v in texts(c["surveys"]["final"]).items()}}
+
+
+def _expanded(descriptions: Mapping[str, str], vocabulary: Mapping[str, Mapping[str, str]]) -> Iterator[tuple[str, str]]:
+    """(column, description) for every column a file's descriptions name, families expanded."""
+    for name, description in descriptions.items():
+        keys = re.findall(r"\{(\w+)\}", name)
+        for chosen in itertools.product(*(vocabulary[key].items() for key in keys)):
+            values = {key: value for key, (value, _) in zip(keys, chosen)}
+            text = next((text for _, text in chosen if text), "")
+            yield name.format(**values), description.format(**values, text=text)
+
+
+def _kind(column: pd.Series) -> str:
+    """A column's type in words, from its values (for the study's own columns, which are typed when made)."""
+    values = column.dropna()
+    if len(values) and all(isinstance(v, (list, dict)) for v in values):
+        return "JSON"
+    if pd.api.types.is_bool_dtype(column) or (len(values) and all(isinstance(v, bool) for v in values)):
+        return KINDS[bool]
+    if pd.api.types.is_datetime64_any_dtype(column):
+        return KINDS[datetime]
+    if pd.api.types.is_integer_dtype(column):
+        return KINDS[int]
+    return KINDS[float] if pd.api.types.is_float_dtype(column) else KINDS[str]
+
+
+def _declared_kinds() -> dict[str, dict[str, str]]:
+    """The arena's columns' types as the database declares them: a column without a value yet keeps its type."""
+    return {file: {c.key: "JSON" if isinstance(c.type, JSON) else KINDS[c.type.python_type] for c in model.__table__.columns}
+            for file, model in (("games", GameRow), ("moves", MoveRow))}
+
+
+def _codebook(tables: Mapping[str, pd.DataFrame], vocabulary: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+    """file, column, type, description for every column of every file written."""
+    rows, declared = [], _declared_kinds()
+    for file, table in tables.items():
+        described = dict(_expanded(DESCRIPTIONS[file], vocabulary))
+        rows += [{"file": file, "column": column, "type": declared.get(file, {}).get(column) or _kind(table[column]),
+                  "description": described.get(column, UNDESCRIBED)} for column in table.columns]
+    return pd.DataFrame(rows, columns=["file", "column", "type", "description"])
+
+
+def _codebook_markdown(codebook: pd.DataFrame, name: str, versions: list[int], hashed: bool) -> str:
+    """The codebook for people: one table per file."""
+    ids = ("pseudonyms (p_ and a salted hash of the platform's id, stable within the study)" if hashed
+           else "the recruiting platform's ids")
+    lines = [f"# Codebook: study {name}, version{'s' if len(versions) > 1 else ''} "
+             f"{', '.join(map(str, versions))}", "",
+             f"Participants are identified by {ids}. Tables are written as CSV and Parquet; CSV shows numbers to "
+             "10 significant digits and prefixes with ' any text that a spreadsheet would run as a formula, "
+             "Parquet holds the exact values. The payment files (payment/) carry the platform's ids.", ""]
+    for file, rows in codebook.groupby("file", sort=False):
+        where = (f"{PAYMENT_DIR}/{file}.csv" if file in ("bonuses", "payments") else f"{file}.csv, {file}.parquet")
+        lines += [f"## {file} ({where})", "", "| column | type | description |", "|---|---|---|"]
+        lines += [f"| {r.column} | {r.type} | {r.description.replace('|', '/')} |" for r in rows.itertuples()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --- writing -------------------------------------------------------------------------------------------------
+
+
+def _write_table(table: pd.DataFrame, directory: Path, name: str) -> list[Path]:
+    """`name`.csv and `name`.parquet, as Store.export writes the arena's tables."""
+    flat = table.assign(**{c: table[c].map(_flat) for c in table.columns if table[c].dtype == object})
+    inert = flat.assign(**{c: flat[c].map(_inert) for c in flat.columns
+                           if flat[c].dtype == object or pd.api.types.is_string_dtype(flat[c])})
+    csv_path, parquet_path = directory / f"{name}.csv", directory / f"{name}.parquet"
+    inert.to_csv(csv_path, index=False, float_format=CSV_FLOAT_FORMAT)
+    flat.to_parquet(parquet_path, index=False)
+    return [csv_path, parquet_path]
+
+
+def _write_payment(table: pd.DataFrame, path: Path, header: bool) -> Path:
+    """A payment file: amounts with two decimals, ids formula-safe like every CSV cell."""
+    table.assign(participant_id=table["participant_id"].map(_inert)).to_csv(path, index=False, header=header,
+                                                                              float_format="%.2f")
+    return path
+
+
+def export_study(store: Store, name: str, version: int | None = None, *, out_dir: str | Path,
+                 hashed: bool | None = None) -> list[Path]:
+    """Write the study's tables, codebook and payment files into `out_dir` (see the module's docstring); `hashed`
+    None follows the study's `hash_participant_ids_in_exports`. Returns the paths written."""
+    studies = _studies(store, name, version)
+    hashed = any(s["config"].get("hash_participant_ids_in_exports", True) for s in studies) if hashed is None else hashed
+    versions, configs = [s["version"] for s in studies], [s["config"] for s in studies]
+    people = _participants(store, name, versions)
+    shown = {p["id"]: _shown_id(p, {s["version"]: s["salt"] for s in studies}, hashed) for p in people}
+    games = _study_games(store, name, people)
+    moves = _study_moves(store, games)
+    game_table = _games_table(games, moves, people, shown, hashed)
+    long = _long_table(_answers(store, name, versions), shown)
+    payments = _payments_table(people, studies)
+    tables = {"participants": _participants_table(people, shown, studies, hashed), "games": game_table,
+              "moves": _moves_table(moves, game_table), "surveys_long": long,
+              "surveys_wide": _wide_table(long, people, shown, configs)}
+    codebook = _codebook({**tables, "bonuses": _bonuses_table(payments), "payments": payments},
+                         _vocabulary(configs, _stages(people)))
+    directory = Path(out_dir)
+    (directory / PAYMENT_DIR).mkdir(parents=True, exist_ok=True)
+    written = [path for table_name, table in tables.items() for path in _write_table(table, directory, table_name)]
+    codebook.to_csv(directory / CODEBOOK[1], index=False)
+    (directory / CODEBOOK[0]).write_text(_codebook_markdown(codebook, name, versions, hashed), encoding="utf-8")
+    return [*written, directory / CODEBOOK[0], directory / CODEBOOK[1],
+            _write_payment(_bonuses_table(payments), directory / PAYMENT_DIR / "bonuses.csv", header=False),
+            _write_payment(payments, directory / PAYMENT_DIR / "payments.csv", header=True)]
+
+
+# --- publishing ----------------------------------------------------------------------------------------------
+
+
+def push_to_hub(out_dir: str | Path, repo_id: str) -> str:
+    """Upload an export's tables and codebook (never `payment/`, which holds the platform's ids) to the private
+    Hub dataset repository `repo_id`, made if missing; returns its URL. Offline, without a token or refused by
+    the Hub: an ExportError in one line, the files staying where they were written."""
+    import httpx
+    from huggingface_hub import HfApi, get_token
+
+    published = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + list(CODEBOOK)
+    try:
+        if get_token() is None:
+            raise ExportError(f"cannot push to the Hub dataset {repo_id}: no Hugging Face token (run `hf auth login` "
+                              f"or set HF_TOKEN); the files are in {out_dir}")
+        api = HfApi()
+        url = api.create_repo(repo_id, repo_type="dataset", private=True, exist_ok=True)
+        api.upload_folder(repo_id=repo_id, folder_path=out_dir, repo_type="dataset", allow_patterns=published,
+                          commit_message="Study export (bargain)")
+    except (OSError, httpx.HTTPError, ValueError) as exc:  # offline, unreachable, refused, a malformed id
+        reason = " ".join(str(exc).split())
+        raise ExportError(f"cannot push to the Hub dataset {repo_id}: {reason}; the files are in {out_dir}") from exc
+    return str(url)
