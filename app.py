@@ -24,6 +24,7 @@ from bargain.agents.arms import ArmError, catalogue, resolve  # noqa: E402
 from bargain.agents.backends import BackendError, Backends  # noqa: E402
 from bargain.agents.backends.build import KINDS, build_backend  # noqa: E402
 from bargain.database import database_url  # noqa: E402
+from bargain.publish import HubSync, PublishError  # noqa: E402
 from bargain.store import Store, StoreError  # noqa: E402
 from bargain.study.config import StudyError  # noqa: E402
 from bargain.study.config import load as load_study  # noqa: E402
@@ -73,6 +74,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "it off, as a study would)")
     parser.add_argument("--study", default=env("BARGAIN_STUDY"), metavar="STUDY.yaml",
                         help="serve this study (see studies/example.yaml) instead of free play (env BARGAIN_STUDY)")
+    parser.add_argument("--sync-to-hub", default=env("BARGAIN_SYNC_TO_HUB"), metavar="ORG/NAME",
+                        help="keep a copy of the data in this private Hugging Face dataset while the app runs: a "
+                             "study's export without its payment files, or free play's games and moves; needs a token "
+                             "(HF_TOKEN) (env BARGAIN_SYNC_TO_HUB)")
+    parser.add_argument("--sync-minutes", type=float, default=float(env("BARGAIN_SYNC_MINUTES", "30")),
+                        help="minutes between two copies with --sync-to-hub (env BARGAIN_SYNC_MINUTES; default 30)")
     parser.add_argument("--behind-proxy", action=argparse.BooleanOptionalAction, default=on_space,
                         help="take the client's address from the proxy's X-Forwarded-For (on by default on a Space)")
     return parser.parse_args(argv)
@@ -97,6 +104,19 @@ def browser_secret(given: str | None, db_url: str) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_hex(16))
     return path.read_text().strip()
+
+
+def hub_sync(args: argparse.Namespace, store: Store, study) -> HubSync | None:
+    """The periodic private copy on the Hub asked for with --sync-to-hub: the study's export (never its payment
+    files) in study mode, the games and moves in free play."""
+    if not args.sync_to_hub:
+        return None
+    if study is None:
+        return HubSync(args.sync_to_hub, store.export, args.sync_minutes, ["*.csv", "*.parquet"])
+    from bargain.study.export import PUBLISHED, export_study
+
+    return HubSync(args.sync_to_hub, lambda folder: export_study(store, study.name, study.version, out_dir=folder),
+                   args.sync_minutes, PUBLISHED)
 
 
 def build(args: argparse.Namespace):
@@ -143,6 +163,7 @@ def build(args: argparse.Namespace):
                            "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)")
         demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password), args.behind_proxy)
         demo.queue(default_concurrency_limit=args.concurrency)
+        hub_sync(args, store, study)
         return demo, arena
     note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "
                                          "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
@@ -151,6 +172,7 @@ def build(args: argparse.Namespace):
                                     browser_secret(args.browser_secret, store.url), limits, args.behind_proxy,
                                     args.public_results))
     demo.queue(default_concurrency_limit=args.concurrency)
+    hub_sync(args, store, None)
     return demo, arena
 
 
@@ -159,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     try:
         demo, arena = build(args)
-    except (BackendError, ArmError, StoreError, StudyError) as exc:  # a backend, database or study that cannot be used
+    except (BackendError, ArmError, StoreError, StudyError, PublishError) as exc:  # a backend, database or study that cannot be used
         sys.exit(f"error: {exc}")
     print(f"database: {arena.store.url}")
     demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_DEFAULTS)

@@ -32,7 +32,8 @@ if TYPE_CHECKING:  # the agents load only in the commands that play (a light com
 
 # Errors of modules that only some commands load (pandas, SQLAlchemy), reported like those above.
 LOADED_LATER_ERRORS = (("bargain.runs", "RunError"), ("bargain.store", "StoreError"),
-                       ("bargain.analysis.metrics", "MetricsError"), ("bargain.study.export", "ExportError"))
+                       ("bargain.analysis.metrics", "MetricsError"), ("bargain.study.export", "ExportError"),
+                       ("bargain.publish", "PublishError"))
 
 
 def _conditions(text: str) -> tuple[Condition, ...]:
@@ -433,13 +434,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a study's export, and push it to the Hub when asked."""
     from bargain.database import database_url, existing_store
-    from bargain.study.export import export_study, push_to_hub
+    from bargain.publish import push_to_hub
+    from bargain.study.export import PUBLISHED, export_study
 
     written = export_study(existing_store(database_url(args.db)), args.study, args.version, out_dir=args.out,
                            hashed=args.hashed)
     print(f"{len(written)} files written to {args.out}")
     if args.to_hub:
-        print(f"pushed to {push_to_hub(args.out, args.to_hub)} (private; payment/ stays here)")
+        print(f"pushed to {push_to_hub(args.out, args.to_hub, PUBLISHED)} (private; payment/ stays here)")
     return 0
 
 

@@ -7,16 +7,21 @@ from __future__ import annotations
 import asyncio
 import csv
 import dataclasses
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from huggingface_hub import HfApi
+from huggingface_hub.hf_api import RepoUrl
+from huggingface_hub.utils import filter_repo_objects
 from cli_runner import run_main
 from test_study_flow import answers_for, make_study, runner_for
 
 from bargain.cli import main
 from bargain.study import records
 from bargain.study.config import Timing
-from bargain.study.export import PAYMENT_DIR, TABLES, UNDESCRIBED, ExportError, export_study, push_to_hub
+from bargain.publish import HubSync, PublishError, push_to_hub
+from bargain.study.export import PAYMENT_DIR, PUBLISHED, TABLES, UNDESCRIBED, export_study
 
 
 async def take_part(runner, pid: str, *, finish: bool = True, move: bool = True, pass_check: bool = True) -> None:
@@ -157,24 +162,65 @@ def test_the_command_line_writes_the_export_and_names_what_is_wrong(study_db, tm
     assert missing.returncode == 2 and "no database file" in missing.stderr
 
 
-def test_pushing_offline_fails_in_one_line_and_never_uploads_payment_files(study_db, tmp_path, monkeypatch):
+class RecordingHub(HfApi):
+    """The Hub's API with its two writing calls recorded instead of sent (the tests are offline)."""
+
+    def __init__(self):
+        super().__init__(token="hf_test")
+        self.repos, self.commits = [], []
+
+    def create_repo(self, repo_id, **kwargs):
+        self.repos.append((repo_id, kwargs))
+        return RepoUrl(f"https://huggingface.co/datasets/{repo_id}")
+
+    def upload_folder(self, **kwargs):
+        folder = Path(kwargs["folder_path"])
+        files = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+        self.commits.append(sorted(filter_repo_objects(files, allow_patterns=kwargs["allow_patterns"])))
+
+    def create_commit(self, **kwargs):
+        self.commits.append(sorted(op.path_in_repo for op in kwargs["operations"]))
+
+
+def test_pushing_uploads_no_payment_file_and_fails_offline_in_one_line(study_db, tmp_path, monkeypatch):
     _, store = study_db
     export_study(store, "flow-test", out_dir=tmp_path / "out")
-    uploads = []
+    hub = RecordingHub()
+    monkeypatch.setattr("bargain.publish.get_token", lambda: "hf_test")
+    monkeypatch.setattr("bargain.publish.HfApi", lambda: hub)
+    assert push_to_hub(tmp_path / "out", "lab/study", PUBLISHED).endswith("datasets/lab/study")
+    assert hub.repos[0][1]["private"] is True and hub.repos[0][1]["repo_type"] == "dataset"
+    assert hub.commits == [sorted(PUBLISHED)] and not {"bonuses.csv", "payments.csv"} & set(hub.commits[0])
+    monkeypatch.setattr("bargain.publish.get_token", lambda: None)
+    with pytest.raises(PublishError, match="no Hugging Face token"):
+        push_to_hub(tmp_path / "out", "lab/study", PUBLISHED)
+    monkeypatch.undo()
+    offline = run_main(main, "export", "--db", str(study_db[0] / "study.db"), "--study", "flow-test",
+                       "--out", str(tmp_path / "again"), "--to-hub", "lab/study", env={"HF_TOKEN": "hf_x"})
+    assert offline.returncode == 2 and offline.stderr.startswith("error: cannot push to the Hub dataset lab/study")
+    assert (tmp_path / "again" / PAYMENT_DIR / "bonuses.csv").exists()  # written before the push failed
 
-    class Api:
-        def create_repo(self, repo_id, **kwargs):
-            assert kwargs["private"] is True and kwargs["repo_type"] == "dataset"
-            return f"https://huggingface.co/datasets/{repo_id}"
 
-        def upload_folder(self, **kwargs):
-            uploads.append(kwargs)
+def test_a_running_study_keeps_a_private_copy_in_step_on_the_hub(study_db):
+    _, store = study_db
+    hub = RecordingHub()
+    sync = HubSync("lab/live", lambda folder: export_study(store, "flow-test", out_dir=folder), 60, PUBLISHED,
+                   api=hub)
+    try:
+        sync.trigger().result(timeout=60)  # queued after the push made at start
+        sync.trigger().result(timeout=60)  # nothing changed since: no commit
+        assert hub.repos == [("lab/live", {"private": True, "repo_type": "dataset", "exist_ok": True})]
+        assert hub.commits == [sorted(PUBLISHED)]
+        assert not list(sync.folder_path.parent.glob("bargain-sync-new-*"))
+    finally:
+        sync.stop()
 
-    monkeypatch.setattr("huggingface_hub.get_token", lambda: "hf_test")
-    monkeypatch.setattr("huggingface_hub.HfApi", Api)
-    assert push_to_hub(tmp_path / "out", "lab/study").endswith("datasets/lab/study")
-    patterns = uploads[0]["allow_patterns"]
-    assert "bonuses.csv" not in patterns and "payments.csv" not in patterns and "participants.csv" in patterns
-    monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
-    with pytest.raises(ExportError, match="no Hugging Face token"):
-        push_to_hub(tmp_path / "out", "lab/study")
+
+def test_the_app_will_not_start_a_sync_it_cannot_make(tmp_path):
+    import app as arena_app
+
+    make_study(tmp_path)
+    started = run_main(arena_app.main, "--db", str(tmp_path / "a.db"), "--study", str(tmp_path / "study.yaml"),
+                       "--sync-to-hub", "lab/live", env={"HF_TOKEN": None, "HF_HOME": str(tmp_path / "hf")})
+    assert started.returncode == 1 and "Traceback" not in started.stderr
+    assert "error: cannot push to the Hub dataset lab/live: no Hugging Face token" in started.stderr

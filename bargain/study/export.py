@@ -22,7 +22,7 @@ it is unless the file turns it off) every file but the payment files carries the
 `records.pseudonym(salt, id)`, with the salt of the participant's study version, instead of the recruiting
 platform's id, and leaves out the recruiting parameters (STUDY_ID, SESSION_ID) and the browser's player id. The
 payment files always carry the real ids, since payment needs them: they sit apart in `payment/`, and
-`push_to_hub` never uploads them. A participant whose id was already replaced by its pseudonym under the study's
+they are never uploaded to the Hub (`PUBLISHED` names what is). A participant whose id was already replaced by its pseudonym under the study's
 retention rule cannot be paid through a file any more and is in neither payment file.
 """
 
@@ -511,24 +511,4 @@ def export_study(store: Store, name: str, version: int | None = None, *, out_dir
 
 # --- publishing ----------------------------------------------------------------------------------------------
 
-
-def push_to_hub(out_dir: str | Path, repo_id: str) -> str:
-    """Upload an export's tables and codebook (never `payment/`, which holds the platform's ids) to the private
-    Hub dataset repository `repo_id`, made if missing; returns its URL. Offline, without a token or refused by
-    the Hub: an ExportError in one line, the files staying where they were written."""
-    import httpx
-    from huggingface_hub import HfApi, get_token
-
-    published = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + list(CODEBOOK)
-    try:
-        if get_token() is None:
-            raise ExportError(f"cannot push to the Hub dataset {repo_id}: no Hugging Face token (run `hf auth login` "
-                              f"or set HF_TOKEN); the files are in {out_dir}")
-        api = HfApi()
-        url = api.create_repo(repo_id, repo_type="dataset", private=True, exist_ok=True)
-        api.upload_folder(repo_id=repo_id, folder_path=out_dir, repo_type="dataset", allow_patterns=published,
-                          commit_message="Study export (bargain)")
-    except (OSError, httpx.HTTPError, ValueError) as exc:  # offline, unreachable, refused, a malformed id
-        reason = " ".join(str(exc).split())
-        raise ExportError(f"cannot push to the Hub dataset {repo_id}: {reason}; the files are in {out_dir}") from exc
-    return str(url)
+PUBLISHED = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + list(CODEBOOK)  # never payment/
