@@ -11,6 +11,7 @@ import logging
 import os
 import secrets
 import sys
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -119,6 +120,15 @@ def hub_sync(args: argparse.Namespace, store: Store, study) -> HubSync | None:
                    args.sync_minutes, PUBLISHED)
 
 
+def warm_up() -> None:
+    """Load what the first requests would otherwise wait for: the claim checker's patterns (compiled when the first
+    game ends) and matplotlib's pyplot (imported by Gradio around its first event). Run on a thread at start, so
+    the page is served meanwhile."""
+    import matplotlib.pyplot  # noqa: F401
+
+    import bargain.analysis.claims  # noqa: F401
+
+
 def build(args: argparse.Namespace):
     """The arena's Gradio app (queue configured) and its controller, from parsed flags."""
     if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
@@ -153,6 +163,7 @@ def build(args: argparse.Namespace):
         return marks
 
     marks = asyncio.run(availability())
+    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     if study is not None:
         from bargain.study.flow import StudyRunner
         from bargain.study.page import build_study_app

@@ -18,6 +18,7 @@ import random
 import re
 import secrets
 import time
+import weakref
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Iterable
@@ -135,7 +136,9 @@ class Arena:
         self.idle_timeout = idle_timeout
         self.arms: tuple[str, ...] = tuple(arms) if arms is not None else tuple(a.spec for a in catalogue())
         self.live: dict[str, LiveGame] = {}
-        self._loading = asyncio.Lock()  # one rebuild of a stored game at a time: never two loops for one game
+        # one rebuild of a stored game at a time: never two loops for one game (other games load meanwhile); a
+        # game's lock lives while a request holds it
+        self._loading: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         # This process, among all that serve the same database: a game's loop runs in one process at a time,
         # the one that last took it over (a participant's next request may reach any of them).
         self.process = secrets.token_hex(8)
@@ -290,7 +293,8 @@ class Arena:
         """The game, rebuilt from the store if this server does not hold it (reload, restart), its loop run
         again if it stopped on a failure (a retry), and settled: waiting for the person, or ended."""
         game_id = inputs.game_id(game_id)
-        async with self._loading:
+        loading = self._loading.setdefault(game_id, asyncio.Lock())
+        async with loading:
             live = self.live.get(game_id)
             try:
                 if live is not None and await asyncio.to_thread(self.store.generation, game_id) != live.generation:

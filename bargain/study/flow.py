@@ -16,6 +16,7 @@ import asyncio
 import logging
 import re
 import secrets
+import weakref
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Mapping
@@ -43,7 +44,9 @@ class StudyRunner:
 
     study: Study
     arena: Arena
-    _locks: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)  # one step at a time per participant
+    # one step at a time per participant; a participant's lock lives while a request holds it
+    _locks: weakref.WeakValueDictionary[int, asyncio.Lock] = field(default_factory=weakref.WeakValueDictionary,
+                                                                   repr=False)
     _released: float = field(default=float("-inf"), repr=False)  # when idle participants were last released
 
     def __post_init__(self) -> None:
@@ -92,8 +95,12 @@ class StudyRunner:
         """A step made on the page of `stage`; returns the page that follows (or the same one, with what was wrong).
         A step for a stage the participant has already left returns the page they are at, changing nothing."""
         row = await self._arrive(params)
-        async with self._locks.setdefault(row["id"], asyncio.Lock()):
-            row = await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
+        lock = self._locks.setdefault(row["id"], asyncio.Lock())
+        waited = lock.locked()
+        async with lock:
+            if waited:  # a request of this participant's went first here: read what it changed
+                row = await asyncio.to_thread(records.participant, self.arena.store, self.study.name,
+                                              row["participant"])
             if row["stage"] != stage:
                 return await self._page(row, note="That step was already taken; here is where you are now.")
             try:
@@ -180,12 +187,12 @@ class StudyRunner:
 
     async def _move_in_game(self, row: dict, data: Mapping) -> dict:
         game_id = await self._game_id(row)
-        view = await self.arena.view(game_id)
-        if view["status"] == "active":
-            try:
-                view = await self.arena.move(game_id, data.get("round"), data.get("action"), data.get("price"),
-                                             data.get("message"))
-            except ArenaError as exc:
+        try:
+            view = await self.arena.move(game_id, data.get("round"), data.get("action"), data.get("price"),
+                                         data.get("message"))
+        except ArenaError as exc:  # a bad move, or the game ended meanwhile (a timeout): which one, the view says
+            view = await self.arena.view(game_id)
+            if view["status"] == "active":
                 return await self._page(row, note=str(exc))
         return await self._after_game(row, view)
 
