@@ -11,7 +11,6 @@ import logging
 import os
 import secrets
 import sys
-import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -121,9 +120,10 @@ def hub_sync(args: argparse.Namespace, store: Store, study) -> HubSync | None:
 
 
 def warm_up() -> None:
-    """Load what the first requests would otherwise wait for: the claim checker's patterns (compiled when the first
-    game ends) and matplotlib's pyplot (imported by Gradio around its first event). Run on a thread at start, so
-    the page is served meanwhile."""
+    """Load what the first requests would otherwise wait for (about 0.6 s, once): the claim checker's patterns
+    (compiled when the first game ends) and matplotlib's pyplot (imported by Gradio around its first event).
+    Not on a thread beside Gradio's start: matplotlib reads its style files under warnings.catch_warnings, which
+    would take in the other thread's warnings too."""
     import matplotlib.pyplot  # noqa: F401
 
     import bargain.analysis.claims  # noqa: F401
@@ -163,7 +163,7 @@ def build(args: argparse.Namespace):
         return marks
 
     marks = asyncio.run(availability())
-    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+    warm_up()
     if study is not None:
         from bargain.study.flow import StudyRunner
         from bargain.study.page import build_study_app

@@ -23,7 +23,7 @@ answer stored once.
 
 Use a scratch database: the benchmark's study stays in it under a fresh name (bench-XXXXXX). The participants'
 clients run in a process of their own; on a two-core machine the servers, PostgreSQL and the clients share the
-cores, and the tails of the server times are mostly waits for a core.
+cores.
 """
 
 from __future__ import annotations
@@ -114,9 +114,6 @@ def serve(argv: list[str], timings: Path) -> None:
     demo, _ = arena_app.build(args)
     demo.launch(server_name="127.0.0.1", server_port=args.port, prevent_thread_lock=True, quiet=True,
                 **LAUNCH_DEFAULTS)
-    for thread in threading.enumerate():  # the app's warm-up: its CPU is not the requests'
-        if thread.name == "warm-up":
-            thread.join()
     print("ready", flush=True)
     ready = time.process_time()
     sys.stdin.read()
