@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import pandas as pd
-from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Integer, String, Text, case, create_engine, event, func,
-                        select, text)
+from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Integer, String, Table, Text, case, create_engine, event,
+                        func, select, text)
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 SCHEMA_VERSION = 2
+SCHEMA_LOCK = 0x62617267  # PostgreSQL advisory lock held while a process creates or upgrades tables ("barg")
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
 log = logging.getLogger(__name__)
@@ -229,8 +230,24 @@ class Store:
                                .values(value=Meta.value))
             transaction.rollback()
 
+    @staticmethod
+    def _one_at_a_time(connection: Connection) -> None:
+        """On PostgreSQL, wait until no other process is creating or upgrading tables (released when this
+        transaction ends): app processes started together on an empty database would otherwise all create the
+        same tables, and all but one fail."""
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
+
+    def create_tables(self, tables: list[Table]) -> None:
+        """Create those of `tables` this database lacks (a module's tables, when the store was opened before the
+        module was imported)."""
+        with self._failing_as_store_error("create tables in"), self.engine.begin() as connection:
+            self._one_at_a_time(connection)
+            Base.metadata.create_all(connection, tables=tables)
+
     def _migrate(self) -> None:
         with self.engine.begin() as connection:
+            self._one_at_a_time(connection)
             Base.metadata.create_all(connection)
             row = connection.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar()
             version = int(row) if row is not None else None

@@ -72,3 +72,38 @@ def test_a_version_1_database_is_upgraded_in_postgres(store):
     assert upgraded.schema_version() == SCHEMA_VERSION
     assert (row["rounds"], row["paper_rounds"]) == (1, 4) and row["agent_misstated"] is False
     assert [(c["role"], c["kind"], c["said"]) for c in row["claims"]] == [("buyer", "own_limit", 3.0)]
+
+
+def test_processes_starting_together_on_an_empty_database_all_open_it_and_register_the_study_once(store):
+    """Eight openings at once on an empty database (as app processes started together): each gets the tables,
+    none fails on another's CREATE, and the study is recorded once."""
+    import threading
+
+    from sqlalchemy import create_engine, func, select
+
+    from bargain.store import Base, Store
+    from bargain.study import records
+
+    engine = create_engine(URL)
+    Base.metadata.drop_all(engine)
+    errors: list[str] = []
+    start = threading.Barrier(8)
+
+    def open_and_register() -> None:
+        start.wait()
+        try:
+            opened = Store(URL)
+            records.register(opened, "together", 1, "d" * 64, {}, {"a/full/buyer": 3})
+            opened.engine.dispose()
+        except Exception as exc:  # reported below
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=open_and_register) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(records.CellRow.__table__)).scalar() == 1
+    engine.dispose()

@@ -101,10 +101,18 @@ class StudyConflict(StoreError):
 
 def register(store: Store, name: str, version: int, digest: str, config: dict, quotas: dict[str, int]) -> None:
     """Record the study and its cells once; refuse a changed file under the same name and version. (The tables
-    are made here if this database has none yet: a store opened before this module was imported lacks them.)"""
-    tables = [StudyRow.__table__, CellRow.__table__, ParticipantRow.__table__, AnswerRow.__table__]
-    with store._failing_as_store_error("create the study tables in"):
-        Base.metadata.create_all(store.engine, tables=tables)
+    are made here if this database has none yet: a store opened before this module was imported lacks them.)
+    Processes starting together: one records the study, the others find it (the primary key decides)."""
+    store.create_tables([StudyRow.__table__, CellRow.__table__, ParticipantRow.__table__, AnswerRow.__table__])
+    try:
+        _record_study(store, name, version, digest, config, quotas)
+    except StoreError as exc:
+        if not isinstance(exc.__cause__, IntegrityError):
+            raise
+        _record_study(store, name, version, digest, config, quotas)  # another process recorded it first
+
+
+def _record_study(store: Store, name: str, version: int, digest: str, config: dict, quotas: dict[str, int]) -> None:
     with store.writing("register the study in") as session:
         row = session.get(StudyRow, (name, version))
         if row is None:
