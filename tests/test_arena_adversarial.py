@@ -178,6 +178,7 @@ def test_the_hidden_price_reaches_the_person_only_in_the_debrief(tmp_path, monke
                     for path in ("config", "gradio_api/info")]
 
         client = Client(running.url, verbose=False)
+        static = pages()  # before any game: a number already written here (3 in "Qwen3-8B") proves nothing
         checked = 0
         for mode in ("simultaneous", "sequential"):
             for role, conditions in HIDDEN.items():
@@ -191,10 +192,14 @@ def test_the_hidden_price_reaches_the_person_only_in_the_debrief(tmp_path, monke
                                                                    "their_price_prior", "your_price_prior")})
                         planned = [round(own * (0.6 + 0.1 * r) if role == "buyer" else own * (1.6 - 0.1 * r), 2)
                                    for r in range(1, 5)]  # the person's offers (arena_helpers.play)
-                        if mentions(visible, hidden) or hidden in planned:  # a coincidence: the number means more
+                        if mentions(visible, hidden) or hidden in planned or any(mentions(t, hidden) for t in static):
+                            # a coincidence: the number means more
                             continue
                         sent.clear()
                         views = play_out(client, first)
+                        said = [t for v in views for t in v["transcript"] if t["speaker"] == "agent"]
+                        if any(t["price"] == hidden or mentions(t["message"] or "", hidden) for t in said):
+                            continue  # the agent offered its own limit (a tactic may): its move, not a leak
                         before_end = [json.dumps(v) for v in views[:-1]] + sent[:-1]
                         leaks = [text for text in before_end + pages() if mentions(text, hidden)]
                         assert not leaks, (mode, role, condition, hidden, leaks)

@@ -117,7 +117,9 @@ def test_settle_keeps_negative_utilities_outside_the_zone():
 @settings(max_examples=200, deadline=None)
 @given(
     v_s=st.floats(0.01, 1000, allow_nan=False, allow_infinity=False),
-    gap=st.floats(0, 1000, allow_nan=False, allow_infinity=False),
+    # no surplus, or at least half a cent (prices are in cents): a surplus of 1e-16 beside a price of 3 is lost
+    # to rounding in u_B + u_S, and the normalised utilities' sum with it
+    gap=st.one_of(st.just(0.0), st.floats(0.005, 1000, allow_nan=False, allow_infinity=False)),
     p=st.floats(0.001, 3000, allow_nan=False, allow_infinity=False),
     deal=st.booleans(),
     condition=st.sampled_from(list(Condition)),
