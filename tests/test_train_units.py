@@ -34,7 +34,8 @@ from train.advantages import group_advantages, rank_transform
 from train.config import TrainConfig
 from train.losses import k3_kl, policy_loss, token_mean
 from train.samples import Sample, check_prefix, completion_logprobs, prompt_text, turn_samples
-from train.trainer import fill_logprobs, load_model, optimise, pad_right_aligned, share
+from train.config import batch_layout
+from train.trainer import fill_logprobs, load_model, optimise, pad_right_aligned, pool_of
 
 CONFIGS = Path(__file__).resolve().parents[1] / "train" / "configs"
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -432,9 +433,10 @@ def test_one_step_raises_the_favoured_reply_and_lowers_the_other(loss, tiny_mode
     before = _summed(model, samples, pad)
     assert before == pytest.approx([float(s.old_logp.sum()) for s in samples], abs=1e-4)
 
-    cfg = TrainConfig(loss=loss, epochs=1, mini_batch=2, grad_accumulation=1, kl_coef=0.001, learning_rate=1e-2)
+    cfg = TrainConfig(loss=loss, epochs=1, mini_batch=2, batch_size=2, kl_coef=0.001, learning_rate=1e-2)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
-    result = optimise(cfg, model, optimizer, _Constant(optimizer), Accelerator(), samples, pad, random.Random(0))
+    result = optimise(cfg, batch_layout(cfg, 1), model, optimizer, _Constant(optimizer), Accelerator(), samples, pad,
+                      seed=0)
     assert result["optimiser_steps"] == 1
     assert result["ratio"] == pytest.approx(1.0, abs=1e-4) and result["kl"] == pytest.approx(0.0, abs=1e-6)
     after = _summed(model, samples, pad)
@@ -476,12 +478,12 @@ def test_zero_weight_padding_does_not_change_the_gradient(tiny_model, tokenizer,
     fill_logprobs(model, real, pad_id, batch=4, reference=False)
     padding = Sample(good.prompt_ids, good.completion_ids, 0.0, weight=0.0,
                      old_logp=good.old_logp.clone(), ref_logp=good.ref_logp.clone())
-    cfg = TrainConfig(loss="grpo", epochs=1, mini_batch=4, grad_accumulation=1, kl_coef=0.0, max_grad_norm=1e9)
+    cfg = TrainConfig(loss="grpo", epochs=1, mini_batch=4, batch_size=4, kl_coef=0.0, max_grad_norm=1e9)
     grads = []
     for batch in (real, real + [padding]):
         recorder = _RecordingOptimizer(p for p in model.parameters() if p.requires_grad)
-        optimise(cfg, model, recorder, SimpleNamespace(step=lambda: None), Accelerator(), batch, pad_id,
-                 random.Random(0))
+        optimise(cfg, batch_layout(cfg, 1), model, recorder, SimpleNamespace(step=lambda: None), Accelerator(), batch,
+                 pad_id, seed=0)
         assert len(recorder.grads) == 1
         grads.append(recorder.grads[0])
     for without, with_padding in zip(*grads):
@@ -545,14 +547,14 @@ def test_each_config_matches_the_table(variant):
     roles, loss, transform, lr, accumulation, rank, alpha, conditions, (opponent, temperature, top_p) = TABLE[variant]
     assert cfg.variant == variant
     assert cfg.roles == roles and cfg.loss == loss and cfg.reward_transform == transform
-    assert cfg.learning_rate == pytest.approx(lr, rel=1e-12) and cfg.grad_accumulation == accumulation
+    assert cfg.learning_rate == pytest.approx(lr, rel=1e-12) and cfg.batch_size == 4 * 24 * accumulation  # 4 ranks
     assert (cfg.lora_rank, cfg.lora_alpha) == (rank, alpha)
     assert sorted(cfg.conditions) == sorted(conditions) and len(cfg.conditions) == len(conditions)
     assert cfg.opponent == opponent and cfg.opponent_tactic is None
     assert (cfg.opponent_temperature, cfg.opponent_top_p) == (temperature, top_p)
     assert {k: getattr(cfg, k) for k in SHARED} == SHARED
     assert cfg.lora_targets == LORA_TARGETS
-    assert sorted(cfg.val_conditions) == sorted(ALL_FOUR)
+    assert cfg.old_logprobs == "first_visit"  # the reference's is_correction: true
 
 
 def test_an_unknown_yaml_key_names_the_key(tmp_path):
@@ -611,35 +613,27 @@ def _samples(n: int) -> list[Sample]:
     return [Sample([1, 2, i], [3, i], float(i)) for i in range(n)]
 
 
-@pytest.mark.parametrize("n, mini_batch, size", [(5, 4, 8), (8, 4, 8), (3, 2, 4), (23, 24, 24), (25, 24, 48)])
-def test_share_gives_whole_mini_batches_with_zero_weight_padding(n, mini_batch, size):
-    from accelerate import Accelerator
-
-    samples = _samples(n)
-    mine = share(samples, Accelerator(), mini_batch, seed=0)
-    assert len(mine) == size and len(mine) % mini_batch == 0
-    assert all(any(s is m for m in mine) for s in samples)  # every original sample, once
-    assert len({id(m) for m in mine if m.weight == 1.0}) == n
-    padding = [m for m in mine if not any(m is s for s in samples)]
-    assert len(padding) == size - n
-    assert all(p.weight == 0.0 and p.advantage == 0.0 for p in padding)
-    assert all((p.prompt_ids, p.completion_ids) in [(s.prompt_ids, s.completion_ids) for s in samples]
-               for p in padding)
-    assert [s.advantage for s in samples] == [float(i) for i in range(n)]  # the caller's list is left alone
-
-
-def test_share_pads_a_small_pool_to_a_whole_mini_batch():
-    from accelerate import Accelerator
-
-    mine = share(_samples(1), Accelerator(), 4, seed=0)
-    assert len(mine) == 4
-
-
-def test_share_across_processes_uses_each_sample_exactly_once(monkeypatch):
+def test_the_pool_is_every_process_s_samples_in_process_order(monkeypatch):
     samples = _samples(8)
-    parts = [samples[:4], samples[4:]]  # what each of two processes played
+    parts = [samples[:4], samples[4:]]  # what each of two processes played: contiguous shares of the step's groups
     monkeypatch.setattr("accelerate.utils.gather_object", lambda mine: parts)
-    shards = [share(parts[rank], SimpleNamespace(num_processes=2, process_index=rank), 4, seed=1234)
-              for rank in range(2)]  # the same step seed on every process, as run() passes it
-    assert [len(s) for s in shards] == [4, 4]
-    assert sorted(id(s) for shard in shards for s in shard) == sorted(id(s) for s in samples)
+    pools = [pool_of(parts[rank], SimpleNamespace(num_processes=2, process_index=rank)) for rank in range(2)]
+    assert all([id(s) for s in pool] == [id(s) for s in samples] for pool in pools)  # as one process would hold it
+
+
+@pytest.mark.parametrize("n, batch_size, steps", [(5, 4, 2), (8, 4, 2), (3, 2, 2), (23, 24, 1), (25, 24, 2)])
+def test_each_epoch_takes_whole_batches_padding_the_last(n, batch_size, steps, tiny_model, tokenizer):
+    """The optimiser steps of an epoch: ceil(n / batch_size), whatever the sizes."""
+    from accelerate import Accelerator
+
+    model = _peft_model(tiny_model)
+    pad = tokenizer.pad_token_id
+    samples = _samples(n)
+    fill_logprobs(model, samples, pad, batch=8, reference=True)
+    fill_logprobs(model, samples, pad, batch=8, reference=False)
+    cfg = TrainConfig(loss="grpo", epochs=2, mini_batch=4, batch_size=batch_size)
+    recorder = _RecordingOptimizer(p for p in model.parameters() if p.requires_grad)
+    result = optimise(cfg, batch_layout(cfg, 1), model, recorder, SimpleNamespace(step=lambda: None), Accelerator(),
+                      samples, pad, seed=3)
+    assert result["optimiser_steps"] == len(recorder.grads) == 2 * steps
+    assert [s.advantage for s in samples] == [float(i) for i in range(n)]  # the caller's list is left alone

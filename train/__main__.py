@@ -1,4 +1,5 @@
-"""`python -m train --config CONFIG [--field value ...] [--resume DIR]`, or `python -m train best RUN_DIR`.
+"""`python -m train --config CONFIG [--field value ...] [--resume DIR]`, `python -m train best RUN_DIR`, or
+`python -m train plan --config CONFIG [--steps N] [--field value ...]` (the groups and validation games, no model).
 
 Multi-GPU (data parallel): `accelerate launch -m train --config ...`.
 """
@@ -13,18 +14,28 @@ from train import config as configuration
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["best"]:
-        from train.trainer import best
+    if argv[:1] == ["plan"]:
+        from train.plan import main as plan
 
-        parser = argparse.ArgumentParser(prog="python -m train best", description="the checkpoint with the best validation reward")
+        return plan(argv[1:])
+    if argv[:1] == ["best"]:
+        from train.best import best
+
+        parser = argparse.ArgumentParser(
+            prog="python -m train best", description="The checkpoint the reference would pick: the step with the "
+            "highest validation reward of the trained side over its training conditions (ALL rows of "
+            "validation.csv); for joint runs the seller's, as the released joint adapters were chosen.")
         parser.add_argument("run_dir")
+        parser.add_argument("--metric", default="reward", help="another column of validation.csv to rank by, e.g. "
+                            "deal_rate or buyer_reward (default: reward, the judged side's)")
         args = parser.parse_args(argv[1:])
         try:
-            step, path, value = best(args.run_dir)
-        except FileNotFoundError as exc:
+            step, path, value, top = best(args.run_dir, args.metric)
+        except (FileNotFoundError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(f"best step {step}: validation reward {value:.4f}\n{path}")
+        print(top.to_string(float_format=lambda x: f"{x:.4f}"))
+        print(f"best step {step}: {args.metric} {value:.4f}\n{path}")
         return 0
     parser = argparse.ArgumentParser(prog="python -m train", description="Train a bargaining adapter with GRPO or CISPO "
                                      "(docs/TRAINING.md). Every config field can be overridden by its flag.")

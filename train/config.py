@@ -39,7 +39,9 @@ class TrainConfig:
                                   "utility; docs/TRAINING.md step 3", default="rank")
     learning_rate: float = _help("AdamW learning rate (1e-6 buyer runs, 5e-6 seller and joint runs)", default=1e-6)
     weight_decay: float = _help("AdamW weight decay", default=0.01)
-    grad_accumulation: int = _help("mini-batches per optimiser step (1 buyer runs, 24 seller and joint runs)", default=1)
+    batch_size: int = _help("samples per optimiser step over all processes (the reference's 4 ranks x 24 x its "
+                            "accumulation: 96 in buyer runs, 2304 in seller and joint runs); the same on any number "
+                            "of GPUs, which must divide it", default=96)
     lora_rank: int = _help("LoRA rank (16 single-role, 32 joint)", default=16)
     lora_alpha: int = _help("LoRA alpha (2 x rank in every released adapter)", default=32)
     lora_targets: list[str] = _help("modules with LoRA, in every layer", default_factory=lambda: [
@@ -57,7 +59,8 @@ class TrainConfig:
     group_size: int = _help("episodes per group: one trial repeated (16)", default=16)
     trials_per_scenario: int = _help("trials drawn per (scenario, condition) when building groups (4)", default=4)
     epochs: int = _help("passes over a step's samples (4)", default=4)
-    mini_batch: int = _help("samples per mini-batch per device (24)", default=24)
+    mini_batch: int = _help("the most samples one process puts through one backward pass (24, as the reference); with "
+                            "the number of processes it sets the gradient accumulation", default=24)
     clip: float = _help("GRPO clip range epsilon (0.2)", default=0.2)
     cispo_cap: float = _help("CISPO upper cap on the importance weight (5.0)", default=5.0)
     kl_coef: float = _help("weight of the k3 KL estimate to the reference (adapter disabled) (0.001)", default=0.001)
@@ -76,7 +79,6 @@ class TrainConfig:
                              "TIER:START:STOP", default="train")
     val_split: str = _help("scenarios of validation: val = low[1500:1508], or as train_split", default="val")
     val_trials: int = _help("validation trials per (scenario, condition) (16)", default=16)
-    val_conditions: list[str] = _help("validation conditions (default: all four)", default_factory=lambda: [c.value for c in Condition])
     val_interval: int = _help("validate every N steps (0: never)", default=1)
     rollout_concurrency: int = _help("games in flight during rollouts", default=256)
     bf16: bool = _help("bf16 weights and autocast on GPU (ignored on CPU)", default=True)
@@ -104,15 +106,14 @@ class TrainConfig:
             problems.append(f"opponent must be frozen or self, got {self.opponent!r}")
         if len(self.roles) == 2 and self.opponent != "self" and self.opponent_tactic is None:
             problems.append("a joint run (two roles) plays the current adapter against itself: set opponent: self")
-        for name in ("conditions", "val_conditions"):
-            unknown = [c for c in getattr(self, name) if c not in {x.value for x in Condition}]
-            if unknown:
-                problems.append(f"{name} has unknown conditions {unknown}")
+        unknown = [c for c in self.conditions if c not in {x.value for x in Condition}]
+        if unknown:
+            problems.append(f"conditions has unknown conditions {unknown}")
         if self.group_size < 2:
             problems.append("group_size must be at least 2: advantages compare episodes within a group")
-        if min(self.groups_per_step, self.epochs, self.mini_batch, self.grad_accumulation, self.steps,
+        if min(self.groups_per_step, self.epochs, self.mini_batch, self.batch_size, self.steps,
                self.max_rounds, self.lora_rank) < 1:
-            problems.append("groups_per_step, epochs, mini_batch, grad_accumulation, steps, max_rounds and lora_rank "
+            problems.append("groups_per_step, epochs, mini_batch, batch_size, steps, max_rounds and lora_rank "
                             "must be at least 1")
         if self.rollout_backend not in ("hf", "vllm"):
             problems.append(f"rollout_backend must be hf or vllm, got {self.rollout_backend!r}")
@@ -125,6 +126,30 @@ class TrainConfig:
     def to_dict(self) -> dict:
         """Plain values, as in the YAML files."""
         return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class BatchLayout:
+    """How one optimiser step's `batch_size` samples are shared out: `per_device` to each of `world_size`
+    processes, put through `accumulation` backward passes of `mini_batch` samples each."""
+
+    world_size: int
+    per_device: int
+    mini_batch: int
+    accumulation: int
+
+
+def batch_layout(cfg: TrainConfig, world_size: int) -> BatchLayout:
+    """The split of `cfg.batch_size` over `world_size` processes: the largest backward pass of at most
+    `cfg.mini_batch` samples that divides each process's share. A world size that does not divide the batch is
+    refused, since the optimiser steps would no longer cover the reference's samples."""
+    if cfg.batch_size % world_size:
+        fitting = [n for n in range(1, 17) if cfg.batch_size % n == 0]
+        raise ValueError(f"batch_size {cfg.batch_size} cannot be shared out over {world_size} processes: run on "
+                         f"{', '.join(map(str, fitting))} processes, or set --batch-size to a multiple of {world_size}")
+    per_device = cfg.batch_size // world_size
+    size = max(d for d in range(1, min(cfg.mini_batch, per_device) + 1) if per_device % d == 0)
+    return BatchLayout(world_size, per_device, size, per_device // size)
 
 
 def load(path: str | Path | None = None, overrides: dict | None = None) -> TrainConfig:

@@ -1,11 +1,14 @@
 """Rollouts: the training groups, the games that fill them, rewards and validation (docs/TRAINING.md steps 1-3, 7).
 
-Groups are pre-built once from the training split x conditions x trials per scenario with one
-`random.Random(seed)`: each is one trial (scenario, condition, v_B, v_S) with its trained role
-(drawn for joint runs), shuffled, then taken `groups_per_step` at a time. A group's episodes are
-the same trial played `group_size` times. Everything is played by bargain's own episode loop
-and agents: the trained side is an LLM agent on the current adapter, the opponent the base
-model (the adapter switched off), the adapter itself (joint runs) or a scripted tactic.
+The training groups and the validation games are drawn exactly as the reference trainer draws them
+(Avmb/llm-bargaining-agents, rl/bargaining_rl.py), so that a run here trains and validates on the
+reference's trials, in the reference's order. Both draw each trial's prices, buyer first, from a
+`random.Random(seed)` of their own while enumerating the cells in the reference's nesting; the
+groups also draw their trained role from it and are shuffled by it, then cut into steps that are
+reshuffled each time the run goes through all of them. A group's episodes are the same trial played
+`group_size` times. Everything is played by bargain's own episode loop and agents: the trained side
+is an LLM agent on the current adapter, the opponent the base model (the adapter switched off), the
+adapter itself (joint runs) or a scripted tactic.
 """
 
 from __future__ import annotations
@@ -24,40 +27,88 @@ from bargain.agents.backends import Backends, Sampling
 from bargain.episodes import Episode, play_many
 from bargain.agents.llm import LLMAgent
 from bargain.engine.prompts import PromptVersion
-from bargain.engine.trial import Condition, Mode, Role, Trial
+from bargain.engine.trial import Condition, Mode, Role, Scenario, Trial
 from train.advantages import group_advantages
 from train.config import TrainConfig
 
 
 @dataclass(frozen=True)
 class Group:
-    """One trial and the role trained on it."""
+    """One trial and the role trained on it: a training group (the trial played `group_size`
+    times) or one validation game."""
 
     trial: Trial
     role: Role
 
 
-def grid(cfg: TrainConfig, split: str, conditions: list[str], trials: int) -> scenarios.GridSpec:
-    """The grid of a split under the training rules (simultaneous, `max_rounds`)."""
-    tier, start, stop = scenarios.selection(split)
-    return scenarios.GridSpec(tier=tier, start=start, stop=stop, conditions=tuple(Condition(c) for c in conditions),
-                              trials_per_cell=trials, max_rounds=cfg.max_rounds, mode=Mode.SIMULTANEOUS,
-                              name=f"train-{split}")
+@dataclass(frozen=True)
+class Schedule:
+    """Every training group in the order the steps take them. The seed stays with them because
+    the reference reshuffles its steps with it each time it has gone through all of them."""
+
+    groups: tuple[Group, ...]
+    seed: int
 
 
-def build_groups(cfg: TrainConfig, source: scenarios.ScenarioSet) -> list[Group]:
-    """Every training group, in the order the steps take them."""
+def split_scenarios(source: scenarios.ScenarioSet, split: str) -> tuple[Scenario, ...]:
+    """The scenarios of a split (`train`), a tier (`low`) or `TIER:START:STOP`, in dataset order."""
+    return source.slice(*scenarios.selection(split))
+
+
+def draw_trial(cfg: TrainConfig, rng: random.Random, trial_id: int, scenario: Scenario, condition: str) -> Trial:
+    """A trial under the training rules (simultaneous, the buyer first, `max_rounds`), its prices
+    drawn from `rng` as the reference does: v_B then v_S, each uniform over its range, in cents."""
+    buyer_price, seller_price = scenarios.draw_prices(rng, scenario)
+    return Trial(trial_id=trial_id, scenario=scenario, condition=Condition(condition), buyer_price=buyer_price,
+                 seller_price=seller_price, max_rounds=cfg.max_rounds, mode=Mode.SIMULTANEOUS, first_actor=Role.BUYER)
+
+
+def build_groups(cfg: TrainConfig, source: scenarios.ScenarioSet) -> Schedule:
+    """Every training group, in the order the steps take them.
+
+    The reference nests scenario > condition > rounds > mode > trial; rounds and mode have one
+    value here (`max_rounds`, simultaneous), so the loops below are the same enumeration. Per
+    group it draws v_B, v_S and then the trained role, from one generator, also when there is
+    only one role (the draw moves the generator on), then shuffles the groups with it."""
     rng = random.Random(cfg.seed)
-    trials = scenarios.make_trials(grid(cfg, cfg.train_split, cfg.conditions, cfg.trials_per_scenario), source, cfg.seed)
-    groups = [Group(t, Role(rng.choice(cfg.roles))) for t in trials]
+    roles = [Role(r) for r in cfg.roles]
+    groups: list[Group] = []
+    for scenario in split_scenarios(source, cfg.train_split):
+        for condition in cfg.conditions:
+            for _ in range(cfg.trials_per_scenario):
+                trial = draw_trial(cfg, rng, len(groups) + 1, scenario, condition)
+                groups.append(Group(trial, rng.choice(roles)))
     rng.shuffle(groups)
-    return groups
+    return Schedule(tuple(groups), cfg.seed)
 
 
-def groups_for_step(groups: list[Group], step: int, per_step: int) -> list[Group]:
-    """The groups of step `step` (counting from 1), going round the list as often as needed."""
-    start = (step - 1) * per_step
-    return [groups[(start + i) % len(groups)] for i in range(per_step)]
+def groups_for_step(schedule: Schedule, step: int, per_step: int) -> list[Group]:
+    """The groups of step `step` (counting from 1), as the reference takes them: the groups cut
+    into steps of `per_step` (the last one shorter when they do not divide evenly), one after the
+    other; each time they run out, at step s, the list of steps is shuffled again in place with
+    `random.Random(seed + s)` and taken from its start."""
+    steps = [schedule.groups[i:i + per_step] for i in range(0, len(schedule.groups), per_step)]
+    laps, index = divmod(step - 1, len(steps))
+    for lap in range(1, laps + 1):
+        random.Random(schedule.seed + lap * len(steps) + 1).shuffle(steps)
+    return list(steps[index])
+
+
+def validation_games(cfg: TrainConfig, source: scenarios.ScenarioSet) -> list[Group]:
+    """The validation games (the same at every step), as the reference draws them.
+
+    The reference nests scenario > mode > condition > rounds > first actor > role > trial, with
+    its own `random.Random(seed)` and v_B then v_S per trial (no role draw), under the training
+    conditions; mode, rounds and first actor have one value here (simultaneous, `max_rounds`, the
+    buyer). Each trained role gets trials of its own (both roles in joint runs)."""
+    rng = random.Random(cfg.seed)
+    games: list[Group] = []
+    for scenario in split_scenarios(source, cfg.val_split):
+        for condition in cfg.conditions:
+            for role in cfg.roles:
+                for _ in range(cfg.val_trials):
+                    games.append(Group(draw_trial(cfg, rng, len(games) + 1, scenario, condition), Role(role)))
+    return games
 
 
 def sampling(cfg: TrainConfig, trained: bool) -> Sampling:
@@ -116,16 +167,24 @@ def advantages(cfg: TrainConfig, groups: list[Group], played: list[list[Episode]
 
 
 def validate(cfg: TrainConfig, players: Players, source: scenarios.ScenarioSet) -> pd.DataFrame:
-    """The trained role(s) on the validation trials (the same every time): per role and condition,
-    deal rate and the trained side's mean normalised utility, with a pooled ALL row per role."""
-    trials = scenarios.make_trials(grid(cfg, cfg.val_split, cfg.val_conditions, cfg.val_trials), source, cfg.seed)
+    """The trained role(s) on the validation games: per role and condition, deal rate, the trained side's mean
+    normalised utility (`reward`) and both sides' (`buyer_reward`, `seller_reward`), with a pooled ALL row per
+    role."""
+    games = validation_games(cfg, source)
+    roles = {g.trial.trial_id: g.role for g in games}
+    episodes = asyncio.run(play_many([g.trial for g in games],
+                                     lambda t: players.pair(roles[t.trial_id], seed=cfg.seed + t.trial_id),
+                                     ("buyer", "seller"), cfg.rollout_concurrency, False, progress=False))
+    frame = pd.DataFrame([{"role": g.role.value, "condition": e.trial.condition.value,
+                           "deal": e.finished and e.state.outcome().deal, "reward": reward(e, g.role),
+                           "buyer_reward": reward(e, Role.BUYER), "seller_reward": reward(e, Role.SELLER)}
+                          for g, e in zip(games, episodes)])
     rows = []
-    for role in (Role(r) for r in cfg.roles):
-        episodes = asyncio.run(play_many(trials, lambda t: players.pair(role, seed=cfg.seed + t.trial_id),
-                                         ("buyer", "seller"), cfg.rollout_concurrency, False, progress=False))
-        frame = pd.DataFrame([{"condition": e.trial.condition.value, "deal": e.finished and e.state.outcome().deal,
-                               "reward": reward(e, role)} for e in episodes])
-        for condition, cell in [*frame.groupby("condition", sort=False), ("ALL", frame)]:
-            rows.append({"role": role.value, "condition": condition, "games": len(cell),
-                         "deal_rate": float(cell["deal"].mean()), "reward": float(cell["reward"].mean())})
+    for role in cfg.roles:
+        played = frame[frame["role"] == role]
+        for condition, cell in [*played.groupby("condition", sort=False), ("ALL", played)]:
+            rows.append({"role": role, "condition": condition, "games": len(cell),
+                         "deal_rate": float(cell["deal"].mean()), "reward": float(cell["reward"].mean()),
+                         "buyer_reward": float(cell["buyer_reward"].mean()),
+                         "seller_reward": float(cell["seller_reward"].mean())})
     return pd.DataFrame(rows)
