@@ -96,3 +96,23 @@ def test_best_picks_the_step_the_reference_would(roles, step, tmp_path):
     assert "best step 6: deal_rate 0.6000" in other.stdout
     wrong = run_main(main, "best", str(tmp_path), "--metric", "nope")
     assert wrong.returncode == 2 and "no metric 'nope'" in wrong.stderr and "deal_rate" in wrong.stderr
+
+
+def test_a_failed_episode_is_dropped_from_its_group_not_scored_zero():
+    from types import SimpleNamespace
+
+    from bargain.engine.trial import Role
+    from train.advantages import group_advantages
+    from train.rollouts import Group, advantages
+
+    def episode(utility: float | None):
+        outcome = SimpleNamespace(norm_utility=lambda role: utility)
+        return SimpleNamespace(finished=utility is not None, state=SimpleNamespace(outcome=lambda: outcome))
+
+    played = [episode(0.1), episode(None), episode(0.5), episode(0.3)]
+    for transform in ("rank", "none"):
+        cfg = configuration.TrainConfig(reward_transform=transform)
+        (got,) = advantages(cfg, [Group(None, Role.BUYER)], [played])
+        assert got[1] is None
+        assert [got[0], got[2], got[3]] == pytest.approx(list(group_advantages([0.1, 0.5, 0.3], transform)))
+    assert advantages(configuration.TrainConfig(), [Group(None, Role.BUYER)], [[episode(None)]]) == [[None]]

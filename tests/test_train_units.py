@@ -311,11 +311,15 @@ def test_a_reply_cut_at_the_limit_has_no_eos(episode, tokenizer):
     assert [s.completion_ids for s in short] == [_ids(tokenizer, r["raw"])[:5] for r in records]
 
 
-def test_long_prompts_lose_their_oldest_tokens(episode, tokenizer):
+def test_long_samples_lose_the_oldest_tokens_of_the_whole_sequence(episode, tokenizer):
+    """The reference cuts prompt + completion to its limit from the front: the completion stays whole."""
     full = turn_samples(episode, "buyer", 1.0, tokenizer, 10_000, 1024)
-    kept = turn_samples(episode, "buyer", 1.0, tokenizer, 40, 1024)
-    assert all(len(f.prompt_ids) > 40 for f in full)
-    assert [k.prompt_ids for k in kept] == [f.prompt_ids[-40:] for f in full]
+    limit = max(len(f.completion_ids) for f in full) + 8  # above every completion, as the config requires
+    kept = turn_samples(episode, "buyer", 1.0, tokenizer, limit, 1024)
+    assert all(len(f.prompt_ids) + len(f.completion_ids) > limit for f in full)
+    assert all(len(k.prompt_ids) + len(k.completion_ids) == limit for k in kept)
+    assert [k.prompt_ids for k in kept] == [f.prompt_ids[len(f.prompt_ids) + len(f.completion_ids) - limit:]
+                                            for f in full]
     assert [k.completion_ids for k in kept] == [f.completion_ids for f in full]
 
 
@@ -532,7 +536,7 @@ TABLE = {
     "joint-cispo": (["buyer", "seller"], "cispo", "rank", 5e-6, 24, 32, 64, ALL_FOUR, ("self", 0.7, 0.8)),
 }
 SHARED = dict(groups_per_step=64, group_size=16, epochs=4, mini_batch=24, clip=0.2, cispo_cap=5.0, kl_coef=0.001,
-              max_prompt_tokens=2048, max_completion_tokens=1024, steps=300, seed=42, max_rounds=4,
+              max_sequence_tokens=3072, max_completion_tokens=1024, steps=300, seed=42, max_rounds=4,
               trained_temperature=0.7, trained_top_p=0.8, sanity_check=True, weight_decay=0.01, max_grad_norm=1.0,
               model="Qwen/Qwen3-8B", train_split="train", val_split="val", val_trials=16, trials_per_scenario=4)
 

@@ -65,7 +65,8 @@ class TrainConfig:
     cispo_cap: float = _help("CISPO upper cap on the importance weight (5.0)", default=5.0)
     kl_coef: float = _help("weight of the k3 KL estimate to the reference (adapter disabled) (0.001)", default=0.001)
     max_rounds: int = _help("rounds per training game (4)", default=4)
-    max_prompt_tokens: int = _help("prompt tokens kept; longer prompts lose their oldest tokens (2048)", default=2048)
+    max_sequence_tokens: int = _help("prompt + completion tokens kept per sample; a longer one loses its oldest "
+                                     "tokens (3072, the reference's)", default=3072)
     max_completion_tokens: int = _help("new tokens per reply (1024)", default=1024)
     sanity_check: bool = _help("the x5 offer sanity check during rollouts (on in training)", default=True)
     steps: int = _help("optimisation steps (300 budget; released checkpoints are validation peaks at steps 11-37)",
@@ -115,6 +116,9 @@ class TrainConfig:
                self.max_rounds, self.lora_rank) < 1:
             problems.append("groups_per_step, epochs, mini_batch, batch_size, steps, max_rounds and lora_rank "
                             "must be at least 1")
+        if self.max_completion_tokens >= self.max_sequence_tokens:
+            problems.append(f"max_completion_tokens ({self.max_completion_tokens}) must be below max_sequence_tokens "
+                            f"({self.max_sequence_tokens}): a sample keeps its whole completion")
         if self.rollout_backend not in ("hf", "vllm"):
             problems.append(f"rollout_backend must be hf or vllm, got {self.rollout_backend!r}")
         if self.rollout_backend == "vllm" and not self.base_url:

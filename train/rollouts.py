@@ -161,9 +161,15 @@ def reward(episode: Episode, role: Role) -> float:
     return episode.state.outcome().norm_utility(role) if episode.finished else 0.0
 
 
-def advantages(cfg: TrainConfig, groups: list[Group], played: list[list[Episode]]) -> list[np.ndarray]:
-    """Per group, the advantage of each episode."""
-    return [group_advantages([reward(e, g.role) for e in eps], cfg.reward_transform) for g, eps in zip(groups, played)]
+def advantages(cfg: TrainConfig, groups: list[Group], played: list[list[Episode]]) -> list[list[float | None]]:
+    """Per group, the advantage of each episode, over the episodes that finished: one that failed (the backend
+    gave up on it) is dropped from its group, as in the reference, rather than scored 0 (None here)."""
+    out = []
+    for group, episodes in zip(groups, played):
+        kept = [e for e in episodes if e.finished]
+        values = iter(group_advantages([reward(e, group.role) for e in kept], cfg.reward_transform) if kept else [])
+        out.append([float(next(values)) if e.finished else None for e in episodes])
+    return out
 
 
 def validate(cfg: TrainConfig, players: Players, source: scenarios.ScenarioSet) -> pd.DataFrame:

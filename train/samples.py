@@ -44,8 +44,11 @@ def check_prefix(tokenizer, messages: list[dict], reply: str) -> bool:
     return full.startswith(prompt) and full[len(prompt):].startswith(reply + tokenizer.eos_token)
 
 
-def turn_samples(episode: Episode, role: str, advantage: float, tokenizer, max_prompt: int, max_completion: int) -> list[Sample]:
-    """The samples of one episode's turns played by `role` (from its agent's records)."""
+def turn_samples(episode: Episode, role: str, advantage: float, tokenizer, max_sequence: int,
+                 max_completion: int) -> list[Sample]:
+    """The samples of one episode's turns played by `role` (from its agent's records). A sample longer than
+    `max_sequence` tokens loses the oldest tokens of the whole sequence, as in the reference: the prompt's, since
+    a completion is at most `max_completion` tokens, fewer than `max_sequence`."""
     samples = []
     for record in episode.records:
         if record["role"] != role:
@@ -55,7 +58,7 @@ def turn_samples(episode: Episode, role: str, advantage: float, tokenizer, max_p
         if record.get("finish_reason") != "length" and len(completion) < max_completion:
             completion = completion + [tokenizer.eos_token_id]
         if completion:
-            samples.append(Sample(prompt[-max_prompt:], completion, advantage))
+            samples.append(Sample(prompt[max(0, len(prompt) + len(completion) - max_sequence):], completion, advantage))
     return samples
 
 

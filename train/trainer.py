@@ -346,12 +346,13 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         with accelerator.split_between_processes(rollouts.groups_for_step(groups, step, cfg.groups_per_step)) as mine:
             played = rollouts.play_groups(cfg, players, list(mine), step)
             advantage = rollouts.advantages(cfg, list(mine), played)
-            rewards = [rollouts.reward(e, g.role) for g, eps in zip(mine, played) for e in eps]
-            deals = [e.finished and e.state.outcome().deal for eps in played for e in eps]
+            rewards = [rollouts.reward(e, g.role) for g, eps in zip(mine, played) for e in eps if e.finished]
+            deals = [e.state.outcome().deal for eps in played for e in eps if e.finished]
+            failed = sum(not e.finished for eps in played for e in eps)
         rollout_s = time.perf_counter() - began
         # 4. samples: one per trained turn, carrying its episode's advantage
-        samples = [s for g, eps, adv in zip(mine, played, advantage) for e, a in zip(eps, adv)
-                   for s in turn_samples(e, g.role.value, float(a), tokenizer, cfg.max_prompt_tokens,
+        samples = [s for g, eps, adv in zip(mine, played, advantage) for e, a in zip(eps, adv) if a is not None
+                   for s in turn_samples(e, g.role.value, a, tokenizer, cfg.max_sequence_tokens,
                                          cfg.max_completion_tokens)]
         samples = pool_of(samples, accelerator)
         if scheduler is None:  # the cosine horizon: the optimiser steps the first step really makes, every step
@@ -379,7 +380,7 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
                 hot_load(cfg, checkpoint)
                 if step == start:
                     check_adapter_changes_output(players, trained)
-        row = {"step": step, "episodes": len(rewards), "samples": len(samples), "world_size": layout.world_size,
+        row = {"step": step, "episodes": len(rewards), "failed_episodes": failed, "samples": len(samples), "world_size": layout.world_size,
                "per_device_batch": layout.per_device, "grad_accumulation": layout.accumulation,
                "reward": sum(rewards) / max(1, len(rewards)), "deal_rate": sum(deals) / max(1, len(deals)),
                **result, "lr": scheduler.get_last_lr()[0], "rollout_s": rollout_s, "train_s": train_s,
