@@ -137,8 +137,9 @@ def test_a_person_plays_a_game_in_the_browser(server, page):
         assert page.get_by_role("textbox", name="Your message (optional)").input_value() == ""
     assert page.locator("#negotiation button[aria-label='Clear']").count() in (0, 1)
     assert not page.locator("#negotiation button[aria-label='Clear']").is_visible()  # no wiping the transcript
-    page.reload()  # a finished game is not resumed; the page is ready for a new one
-    page.wait_for_selector("text=Start game", timeout=20000)
+    page.reload()  # a finished game stays shown, with its outcome, until the person starts another
+    page.wait_for_selector("text=Game over", timeout=20000)
+    page.get_by_role("button", name="Play again").wait_for(timeout=20000)
     player_games = Store(f"sqlite:///{server.db}").games_frame()
     assert len(player_games) == 1 and player_games.iloc[0]["status"] == "finished"
     assert player_games.iloc[0]["human_role"] == "seller"
