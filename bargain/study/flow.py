@@ -199,12 +199,12 @@ class StudyRunner:
     async def _after_game(self, row: dict, view: dict) -> dict:
         """Once the current game has ended: its survey (the game counted as done)."""
         if view["status"] == "active":
-            return await self._page(row)
+            return await self._page(row, view=view)
         stored = await asyncio.to_thread(self.arena.store.game, view["game_id"])
         timeouts = sum(m["actor"] == "human" and m["error"] == TIMEOUT for m in stored["moves"])
         row = await self._move(row, "game_survey", "game", games_done=row["games_done"] + 1,
                                timeouts=row["timeouts"] + timeouts)
-        return await self._page(row)
+        return await self._page(row, view=view)
 
     # --- surveys ----------------------------------------------------------------------------------
 
@@ -281,7 +281,9 @@ class StudyRunner:
 
     # --- what the participant sees --------------------------------------------------------------
 
-    async def _page(self, row: dict, note: str = "", errors: dict | None = None) -> dict:
+    async def _page(self, row: dict, note: str = "", errors: dict | None = None, view: dict | None = None) -> dict:
+        """The page of the participant's stage. `view`: the game view the caller already holds (the game just
+        moved in, or just ended), so that it is not fetched twice."""
         stage, study = row["stage"], self.study
         page = {"stage": stage, "note": note, "errors": errors or {}, "games": study.games_per_participant}
         if stage == "consent":
@@ -294,7 +296,8 @@ class StudyRunner:
             page["attempts_left"] = study.comprehension.attempts - row["comprehension_attempts"]
         elif stage == "game":
             game_id = await self._game_id(row)
-            view = await self.arena.view(game_id)
+            if view is None or view["game_id"] != game_id:
+                view = await self.arena.view(game_id)
             if view["status"] != "active":
                 return await self._after_game(await asyncio.to_thread(
                     records.participant, self.arena.store, study.name, row["participant"]), view)
@@ -303,7 +306,9 @@ class StudyRunner:
         elif stage in ("game_survey", "final_survey"):
             page["items"] = [item_dict(item) for item in self._items(row, stage)]
             if stage == "game_survey":
-                view = await self.arena.view(row["games"][row["games_done"] - 1])
+                ended = row["games"][row["games_done"] - 1]
+                if view is None or view["game_id"] != ended:
+                    view = await self.arena.view(ended)
                 page.update(game=row["games_done"], outcome=view["outcome"])
         elif stage == "debrief":
             page["text"] = study.texts.debrief
