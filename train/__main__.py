@@ -49,11 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from train.trainer import ModelError, run
+    from train.trainer import LayoutError, ModelError, run
 
     try:
         result = run(cfg, resume=args.resume, progress=not args.quiet)
-    except ModelError as exc:
+    except (ModelError, LayoutError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     last = result.metrics[-1] if result.metrics else {}

@@ -67,6 +67,10 @@ class ModelError(RuntimeError):
     """The base model cannot be loaded; the message is one line saying how to point --model at one."""
 
 
+class LayoutError(RuntimeError):
+    """The batch cannot be shared out over the processes started; the message says which numbers work."""
+
+
 def model_unavailable(model: str, exc: Exception) -> str:
     """Why `model` could not be loaded, in one line, and what to pass instead.
 
@@ -300,11 +304,14 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
     run_dir = Path(cfg.output_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     accelerator = Accelerator(log_with=cfg.log_with or None, project_dir=str(run_dir))
+    try:  # before the model loads: a run that cannot share its batch stops at once
+        layout = batch_layout(cfg, accelerator.num_processes)
+    except ValueError as exc:
+        raise LayoutError(str(exc)) from None
     torch.manual_seed(cfg.seed + accelerator.process_index)
     model, tokenizer = load_model(cfg, accelerator)
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    layout = batch_layout(cfg, accelerator.num_processes)
     model, optimizer = accelerator.prepare(model, optimizer)
     start, scheduler, horizon = 1, None, None
     if resume is not None:
