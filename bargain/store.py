@@ -35,6 +35,7 @@ SCHEMA_VERSION = 2
 SCHEMA_LOCK = 0x62617267  # PostgreSQL advisory lock held while a process creates or upgrades tables ("barg")
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
+CSV_FLOAT_FORMAT = "%.10g"  # CSV numbers: 10 significant digits drop float noise (2.3200000000000003 -> 2.32)
 log = logging.getLogger(__name__)
 
 
@@ -350,7 +351,7 @@ class Store:
             game = session.get(GameRow, game_id)
             if game is None:
                 return None
-            return {**_columns(game), "moves": [_columns(m) for m in game.moves]}
+            return {**columns_of(game), "moves": [columns_of(m) for m in game.moves]}
 
     def games_frame(self, player: str | None = None) -> pd.DataFrame:
         """All games (or one player's) as a table."""
@@ -358,13 +359,13 @@ class Store:
         if player is not None:
             query = query.where(GameRow.player == player)
         with self.reading() as session:
-            return pd.DataFrame([_columns(g) for g in session.scalars(query)])
+            return pd.DataFrame([columns_of(g) for g in session.scalars(query)])
 
     def moves_frame(self) -> pd.DataFrame:
         """All moves of all games, in order."""
         with self.reading() as session:
             rows = session.scalars(select(MoveRow).order_by(MoveRow.game_id, MoveRow.seq))
-            return pd.DataFrame([_columns(m) for m in rows])
+            return pd.DataFrame([columns_of(m) for m in rows])
 
     def player_games(self, player: str, limit: int = 200) -> pd.DataFrame:
         """One player's latest games (newest first), without their trial or moves: cheap at any size."""
@@ -400,18 +401,21 @@ class Store:
         first) is prefixed with a quote."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, frame in (("games", self.games_frame()), ("moves", self.moves_frame())):
-            flat = frame.apply(lambda column: column.map(_flat) if column.dtype == object else column)
-            inert = flat.apply(lambda column: column.map(_inert) if pd.api.types.is_string_dtype(column)
-                               or column.dtype == object else column)
-            # CSV is read by people: 10 significant digits drop float noise (2.3200000000000003 -> 2.32).
-            for suffix, table, write in ((".csv", inert, lambda f, p: f.to_csv(p, index=False, float_format="%.10g")),
-                                         (".parquet", flat, lambda f, p: f.to_parquet(p, index=False))):
-                path = directory / f"{name}{suffix}"
-                write(table, path)
-                written.append(path)
-        return written
+        return [path for name, frame in (("games", self.games_frame()), ("moves", self.moves_frame()))
+                for path in write_table(frame, directory, name)]
+
+
+def write_table(frame: pd.DataFrame, directory: Path, name: str) -> list[Path]:
+    """`name`.csv and `name`.parquet in `directory`: JSON columns as JSON text in both; Parquet holds the values
+    exactly; CSV is read by people, so numbers show 10 significant digits (2.3200000000000003 -> 2.32) and a text
+    cell that a spreadsheet would run as a formula is prefixed with a quote."""
+    flat = frame.apply(lambda column: column.map(_flat) if column.dtype == object else column)
+    inert = flat.apply(lambda column: column.map(_inert) if pd.api.types.is_string_dtype(column)
+                       or column.dtype == object else column)
+    csv_path, parquet_path = directory / f"{name}.csv", directory / f"{name}.parquet"
+    inert.to_csv(csv_path, index=False, float_format=CSV_FLOAT_FORMAT)
+    flat.to_parquet(parquet_path, index=False)
+    return [csv_path, parquet_path]
 
 
 def game_state(row: dict):
@@ -452,7 +456,8 @@ def _flat(value: object) -> object:
     return json.dumps(value) if isinstance(value, (dict, list)) else value
 
 
-def _columns(row: Base) -> dict:
+def columns_of(row: Base) -> dict:
+    """A stored row as a plain dict of its columns."""
     return {c.key: getattr(row, c.key) for c in row.__table__.columns}
 
 

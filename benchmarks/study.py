@@ -21,9 +21,9 @@ or duplicated: every participant completed exactly once, every cell filled to it
 game finished with its moves numbered without a gap, every move a participant made stored once, every survey
 answer stored once.
 
-Use a scratch database: the benchmark's study stays in it under a fresh name (bench-XXXXXX). The participants'
-clients run in a process of their own; on a two-core machine the servers, PostgreSQL and the clients share the
-cores.
+Use a scratch database: the benchmark's study stays in it under a fresh name (`bench-` and six hex digits).
+The participants' clients run in a process of their own; on a two-core machine the servers, PostgreSQL and the
+clients share the cores.
 """
 
 from __future__ import annotations

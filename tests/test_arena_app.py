@@ -10,7 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from arena_helpers import BROWSER_ARGS, CHROMIUM, browser_page, free_port, launch, need_browser, play, play_out, start, stored
+from arena_helpers import (BROWSER_ARGS, CHROMIUM, admin, browser_page, free_port, launch, need_browser, play, play_out,
+                           start, stored)
 from gradio_client import Client
 
 from bargain.engine.game import Action, Turn, replay
@@ -159,11 +160,7 @@ def test_the_debrief_and_the_screenshot(server, page, tmp_path):
     page.locator("table").filter(has_text="finished").first.wait_for(timeout=20000)
     results = page.inner_text("body")
     page.get_by_text("Export all games and moves (admin)").click()
-    page.get_by_label("Admin password").fill("wrong")
-    page.get_by_role("button", name="Export CSV and Parquet").click()
-    page.wait_for_selector("text=Wrong admin password", timeout=20000)
-    page.get_by_label("Admin password").fill("s3cret")
-    page.get_by_role("button", name="Export CSV and Parquet").click()
+    admin(page, "Export CSV and Parquet")
     # The file list shows each name split into stem and extension: look in the page's HTML.
     page.wait_for_function("document.documentElement.outerHTML.includes('moves.parquet')", timeout=20000)
     exported = [name for name in ("games.csv", "games.parquet", "moves.csv", "moves.parquet") if name in page.content()]

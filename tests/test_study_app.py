@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from arena_helpers import browser_page, launch
+from arena_helpers import admin, browser_page, launch
 from gradio_client import Client
 from test_study_flow import answers_for, make_study
 
@@ -152,11 +152,7 @@ def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
     with browser_page(served.url + "?admin") as page:
         page.wait_for_selector("text=the researcher's view", timeout=20000)
         assert "We record your moves." not in page.inner_text("body")  # no participant flow here
-        page.get_by_label("Admin password").fill("wrong")
-        page.get_by_role("button", name="Open / refresh").click()
-        page.wait_for_selector("text=Wrong admin password", timeout=20000)
-        page.get_by_label("Admin password").fill("s3cret")
-        page.get_by_role("button", name="Open / refresh").click()
+        admin(page, "Open / refresh")
         page.wait_for_function("document.body.innerText.includes('a/both_unaware/buyer')", timeout=20000)
         assert "finished their games" in page.inner_text("body")
         page.get_by_text("Export the study's data").click()

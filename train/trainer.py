@@ -169,7 +169,7 @@ def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler,
     all processes' samples."""
     model.train()
     totals, count, steps_taken = {"loss": 0.0, "kl": 0.0, "ratio": 0.0, "clipped": 0.0, "grad_norm": 0.0}, 0, 0
-    first = torch.zeros(2)  # loss x samples, samples: of the first optimiser step
+    first = [0.0, 0]  # loss x samples, and samples, of the first optimiser step
     micro = max(1, min(layout.mini_batch, 4))  # forward/backward in small pieces: memory, not maths
     mine = slice(accelerator.process_index * layout.per_device, (accelerator.process_index + 1) * layout.per_device)
     for epoch in range(cfg.epochs):
@@ -206,7 +206,7 @@ def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler,
                     totals["clipped"] += parts["clipped"] * len(chunk)
                     count += len(chunk)
                     if steps_taken == 0:
-                        first += torch.tensor([loss.item() * len(chunk), len(chunk)])
+                        first = [first[0] + loss.item() * len(chunk), first[1] + len(chunk)]
             norm = accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
             optimizer.step()
             scheduler.step()
@@ -214,7 +214,7 @@ def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler,
             totals["grad_norm"] += float(norm)
             steps_taken += 1
     # means over every process's samples (the grad norm is already the global one's)
-    sums = torch.tensor([totals["loss"], totals["kl"], totals["ratio"], totals["clipped"], count, *first.tolist()],
+    sums = torch.tensor([totals["loss"], totals["kl"], totals["ratio"], totals["clipped"], count, *first],
                         dtype=torch.float64, device=accelerator.device)
     sums = accelerator.reduce(sums, reduction="sum") if accelerator.num_processes > 1 else sums
     means = {k: float(sums[i] / max(float(sums[4]), 1.0)) for i, k in enumerate(("loss", "kl", "ratio", "clipped"))}

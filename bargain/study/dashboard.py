@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from bargain.arena.views import plain
 from bargain.store import GameRow, Store
-from bargain.study.records import ParticipantRow, cell_counts
+from bargain.study.records import cell_counts, participants
 
 # The funnel's steps: how many participants reached each (a stage reached implies the ones before it).
 FUNNEL = (("arrived", None), ("consented", "instructions"), ("passed the check", "game"),
@@ -23,16 +23,9 @@ FUNNEL = (("arrived", None), ("consented", "instructions"), ("passed the check",
 ENDINGS = ("screened_out", "declined", "dropped", "full")
 
 
-def _participants(store: Store, study: str, version: int) -> list[dict]:
-    with store.reading() as session:
-        rows = session.scalars(select(ParticipantRow).where(ParticipantRow.study == study,
-                                                            ParticipantRow.version == version))
-        return [{c.key: getattr(r, c.key) for c in r.__table__.columns} for r in rows]
-
-
 def funnel(store: Store, study: str, version: int) -> pd.DataFrame:
     """Participants who reached each step, and how many ended each other way."""
-    people = _participants(store, study, version)
+    people = participants(store, study, [version])
     rows = [{"step": name, "participants": sum(1 for p in people if stage is None or stage in p["stage_times"])}
             for name, stage in FUNNEL]
     rows += [{"step": ending.replace("_", " "), "participants": sum(p["stage"] == ending for p in people)}
@@ -51,7 +44,7 @@ def cells(store: Store, study: str, version: int) -> pd.DataFrame:
 def page_times(store: Store, study: str, version: int) -> pd.DataFrame:
     """Median seconds participants spent on each page (from entering it to entering the next)."""
     spent: dict[str, list[float]] = {}
-    for person in _participants(store, study, version):
+    for person in participants(store, study, [version]):
         entered = sorted((datetime.fromisoformat(at), stage) for stage, at in person["stage_times"].items())
         for (start, stage), (end, _) in zip(entered, entered[1:]):
             spent.setdefault(stage, []).append((end - start).total_seconds())
@@ -61,7 +54,7 @@ def page_times(store: Store, study: str, version: int) -> pd.DataFrame:
 
 def excluded(store: Store, study: str, version: int) -> pd.DataFrame:
     """Participants flagged by the study's exclusion rules, and why (their data is kept)."""
-    people = [p for p in _participants(store, study, version) if p["excluded"]]
+    people = [p for p in participants(store, study, [version]) if p["excluded"]]
     return pd.DataFrame([{"participant": p["participant"], "reasons": "; ".join(p["exclusion_reasons"]),
                           "attention_failures": p["attention_failures"], "timeouts": p["timeouts"]} for p in people],
                         columns=["participant", "reasons", "attention_failures", "timeouts"])

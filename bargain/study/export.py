@@ -2,10 +2,10 @@
 
 `export_study` writes, for one study (one version, or all of them told apart by a `version` column):
 
-- `participants`, `games`, `moves`, `surveys_long` and `surveys_wide`, each as CSV and Parquet, the way
-  `Store.export` writes the arena's tables: Parquet holds every value exactly; CSV shows numbers to 10
-  significant digits and quotes any text cell a spreadsheet would run as a formula (`bargain.store._inert`);
-  JSON columns (a game's trial, a move's flags) are JSON text in both;
+- `participants`, `games`, `moves`, `surveys_long` and `surveys_wide`, each as CSV and Parquet, written as
+  `Store.export` writes the arena's tables (`bargain.store.write_table`): Parquet holds every value exactly; CSV
+  shows numbers to 10 significant digits and quotes any text cell a spreadsheet would run as a formula; JSON
+  columns (a game's trial, a move's flags) are JSON text in both;
 - `codebook.md` and `codebook.csv`: every column of every file written, with its type (read from the data) and
   a one-line description drawn from `DESCRIPTIONS`, the one table of them, so that a column added to a file
   without its description shows as undescribed (and the tests fail);
@@ -37,14 +37,13 @@ from typing import Iterable, Iterator, Mapping
 import pandas as pd
 from sqlalchemy import JSON, select
 
-from bargain.store import GameRow, MoveRow, Store, _flat, _inert
+from bargain.store import GameRow, MoveRow, Store, _inert, write_table
 from bargain.study import records
 from bargain.study.records import AnswerRow, ParticipantRow, StudyRow
 
 TABLES = ("participants", "games", "moves", "surveys_long", "surveys_wide")  # each written as .csv and .parquet
 CODEBOOK = ("codebook.md", "codebook.csv")
 PAYMENT_DIR = "payment"  # the files with the platform's real ids, never published
-CSV_FLOAT_FORMAT = "%.10g"  # as Store.export: 10 significant digits drop float noise (2.3200000000000003 -> 2.32)
 TIMEOUT = "timeout"  # a move's error when the person's time ran out (bargain.arena.controller.TIMEOUT, a layer up)
 SOURCE_COLUMNS = {"STUDY_ID": "source_study_id", "SESSION_ID": "source_session_id"}  # bargain.study.flow's parameters
 NUMERIC_BUILTINS = ("honesty", "credulity")  # built-in items stored as the rubric's level, 0-4
@@ -206,20 +205,6 @@ def _studies(store: Store, name: str, version: int | None) -> list[dict]:
         raise ExportError(f"study {name!r} has no version {version}; its versions: "
                           f"{', '.join(str(r['version']) for r in rows)}")
     return chosen
-
-
-def hashed_by_default(store: Store, name: str, version: int | None = None) -> bool:
-    """Whether an export of the study carries pseudonyms unless told otherwise: yes when any version exported asks
-    for them, so that exporting versions together never reveals the ids of one that asked."""
-    return any(s["config"].get("hash_participant_ids_in_exports", True) for s in _studies(store, name, version))
-
-
-def _participants(store: Store, name: str, versions: list[int]) -> list[dict]:
-    """The participants of the versions exported, in order of arrival."""
-    query = (select(ParticipantRow.__table__).where(ParticipantRow.study == name, ParticipantRow.version.in_(versions))
-             .order_by(ParticipantRow.id))
-    with store.reading() as session:
-        return [dict(r) for r in session.execute(query).mappings()]
 
 
 def _answers(store: Store, name: str, versions: list[int]) -> list[dict]:
@@ -462,17 +447,6 @@ def _codebook_markdown(codebook: pd.DataFrame, name: str, versions: list[int], h
 # --- writing -------------------------------------------------------------------------------------------------
 
 
-def _write_table(table: pd.DataFrame, directory: Path, name: str) -> list[Path]:
-    """`name`.csv and `name`.parquet, as Store.export writes the arena's tables."""
-    flat = table.assign(**{c: table[c].map(_flat) for c in table.columns if table[c].dtype == object})
-    inert = flat.assign(**{c: flat[c].map(_inert) for c in flat.columns
-                           if flat[c].dtype == object or pd.api.types.is_string_dtype(flat[c])})
-    csv_path, parquet_path = directory / f"{name}.csv", directory / f"{name}.parquet"
-    inert.to_csv(csv_path, index=False, float_format=CSV_FLOAT_FORMAT)
-    flat.to_parquet(parquet_path, index=False)
-    return [csv_path, parquet_path]
-
-
 def _write_payment(table: pd.DataFrame, path: Path, header: bool) -> Path:
     """A payment file: amounts with two decimals, ids formula-safe like every CSV cell."""
     table.assign(participant_id=table["participant_id"].map(_inert)).to_csv(path, index=False, header=header,
@@ -487,7 +461,7 @@ def export_study(store: Store, name: str, version: int | None = None, *, out_dir
     studies = _studies(store, name, version)
     hashed = any(s["config"].get("hash_participant_ids_in_exports", True) for s in studies) if hashed is None else hashed
     versions, configs = [s["version"] for s in studies], [s["config"] for s in studies]
-    people = _participants(store, name, versions)
+    people = records.participants(store, name, versions)
     shown = {p["id"]: _shown_id(p, {s["version"]: s["salt"] for s in studies}, hashed) for p in people}
     games = _study_games(store, name, people)
     moves = _study_moves(store, games)
@@ -501,7 +475,7 @@ def export_study(store: Store, name: str, version: int | None = None, *, out_dir
                          _vocabulary(configs, _stages(people)))
     directory = Path(out_dir)
     (directory / PAYMENT_DIR).mkdir(parents=True, exist_ok=True)
-    written = [path for table_name, table in tables.items() for path in _write_table(table, directory, table_name)]
+    written = [path for table_name, table in tables.items() for path in write_table(table, directory, table_name)]
     codebook.to_csv(directory / CODEBOOK[1], index=False)
     (directory / CODEBOOK[0]).write_text(_codebook_markdown(codebook, name, versions, hashed), encoding="utf-8")
     return [*written, directory / CODEBOOK[0], directory / CODEBOOK[1],

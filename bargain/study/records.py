@@ -19,7 +19,7 @@ from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from bargain.store import Base, Store, StoreError, utcnow
+from bargain.store import Base, Store, StoreError, columns_of, utcnow
 
 # Where a participant is: the stages in order, then the ways out.
 STAGES = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "completed")
@@ -130,7 +130,7 @@ def participant(store: Store, study: str, external_id: str) -> dict | None:
     with store.reading() as session:
         row = session.scalars(select(ParticipantRow).where(ParticipantRow.study == study,
                                                            ParticipantRow.participant == external_id)).first()
-        return None if row is None else _plain(row)
+        return None if row is None else columns_of(row)
 
 
 def arrive(store: Store, study: str, version: int, digest: str, external_id: str, source: dict) -> dict:
@@ -165,7 +165,7 @@ def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, 
         if stage == "completed":
             row.completed_at = now
         session.flush()
-        return _plain(row)
+        return columns_of(row)
 
 
 class StageError(StoreError):
@@ -270,12 +270,16 @@ def record_answers(store: Store, row_id: int, survey: str, game: int, answers: d
                                   value=value, correct=correct))
 
 
+def participants(store: Store, study: str, versions: list[int]) -> list[dict]:
+    """The participants of these versions of a study, in order of arrival."""
+    query = (select(ParticipantRow).where(ParticipantRow.study == study, ParticipantRow.version.in_(versions))
+             .order_by(ParticipantRow.id))
+    with store.reading() as session:
+        return [columns_of(row) for row in session.scalars(query)]
+
+
 def answers(store: Store, row_id: int) -> list[dict]:
     """A participant's answers in the order given."""
     with store.reading() as session:
-        return [_plain(a) for a in session.scalars(select(AnswerRow).where(AnswerRow.participant_id == row_id)
+        return [columns_of(a) for a in session.scalars(select(AnswerRow).where(AnswerRow.participant_id == row_id)
                                                       .order_by(AnswerRow.id))]
-
-
-def _plain(row: Base) -> dict:
-    return {c.key: getattr(row, c.key) for c in row.__table__.columns}

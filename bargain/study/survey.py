@@ -93,13 +93,9 @@ class Comprehension:
 
 
 @dataclass(frozen=True)
-class AttentionCheck:
+class AttentionCheck(Question):
     """An instructed-response question shown in the survey after game `after_game` (1-based)."""
 
-    id: str
-    text: str
-    options: tuple[str, ...]
-    answer: str
     after_game: int
 
 
