@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +27,7 @@ from bargain.agents.tiny import templated_reply
 from bargain.engine.trial import Condition
 from train import config as configuration
 from train.best import best
-from train.trainer import run
+from train.trainer import STATE_FILE, run
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_RUN = dict(steps=1, groups_per_step=1, group_size=2, max_rounds=1, max_completion_tokens=8, epochs=1, mini_batch=2, batch_size=2,
@@ -116,10 +118,14 @@ def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(format
     first = program(*common, "--steps", "2")
     assert first.returncode == 0, first.stderr
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_1", "step_2"]
+    states = lambda: [c.name for c in sorted((out / "checkpoints").iterdir()) if (c / STATE_FILE).exists()]  # noqa: E731
+    assert states() == ["step_2"]  # keep_optimizer_states 1: only the newest keeps what resuming needs
     metrics = pd.read_csv(out / "metrics.csv")
     assert list(metrics["step"]) == [1, 2] and (metrics["samples"] > 0).all()
     assert main([*common, "--steps", "3", "--resume", str(out)]) == 0
     assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]
+    assert states() == ["step_3"] and all((c / "buyer-grpo" / "adapter_model.safetensors").exists()
+                                          for c in (out / "checkpoints").iterdir())
     step, path, _, _ = best(out)
     assert path == out / "checkpoints" / f"step_{step}"
     capsys.readouterr()
@@ -196,6 +202,43 @@ def test_vllm_rollouts_hot_load_each_checkpoint(tiny_model, tmp_path):
                                                      for n in (0, 1, 2)]
     assert all(x["lora_name"] == "buyer-grpo" and x["load_inplace"] is True for x in loads)
     assert used == {"buyer-grpo", "tiny-base"}  # the trained side and the frozen base opponent
+
+
+@pytest.mark.slow
+def test_every_process_waits_for_the_server_and_plays_only_the_newest_adapter(tiny_model, tmp_path):
+    """Two trainer processes, a vLLM-like server that takes a second to load an adapter and answers 404 for an
+    adapter it does not have: no process plays before the first adapter is loaded, and none plays a step before the
+    main process has loaded the adapter it just trained. The trainer starts before the server does, as it may."""
+    def reply(body):
+        return templated_reply(2.0 if body["model"] == "buyer-grpo" else 3.0)
+
+    server = StubServer(["tiny-base"], reply=reply, load_delay_s=1.0)
+    flags = [f"--{key.replace('_', '-')}={value}" for key, value in
+             {**TINY_RUN, "groups_per_step": 4, "steps": 2, "batch_size": 4}.items()]
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "train",
+               "--config", str(ROOT / "train/configs/buyer-grpo.yaml"), *flags, "--model", str(tiny_model),
+               "--rollout-backend", "vllm", "--base-url", server.url, "--served-model", "tiny-base",
+               "--output-dir", str(tmp_path / "run"), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+           "ACCELERATE_USE_CPU": "true"}  # two processes on CPU (gloo); without it each would run alone
+    trainer = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2.0)  # the server comes up after the trainer has started
+        with server:
+            out, err = trainer.communicate(timeout=600)
+    finally:
+        trainer.kill()
+    assert trainer.returncode == 0, err[-3000:]
+    metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
+    assert list(metrics["world_size"]) == [2, 2] and (metrics["failed_episodes"] == 0).all()
+    assert (metrics["episodes"] == 8).all()  # 4 groups x 2 episodes, over both processes
+    assert [Path(x["lora_path"]).parent.name for x in server.adapter_loads] == ["step_0", "step_1", "step_2"]
+    # every game of step S is played once the adapter of step S - 1 is loaded and before the next load begins; the
+    # main process's check after the first step asks two more greedy replies
+    assert not any(loading for _, loading in server.arrivals)
+    assert Counter(done for done, _ in server.arrivals) == {1: 16, 2: 16 + 2}  # 8 games x 2 sides, one round each
+    assert {r["model"] for r in server.requests} == {"buyer-grpo", "tiny-base"}
 
 
 def test_an_adapter_that_changes_nothing_is_a_warning_and_the_run_goes_on(tiny_model, tmp_path, caplog):

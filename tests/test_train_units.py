@@ -494,6 +494,35 @@ def test_zero_weight_padding_does_not_change_the_gradient(tiny_model, tokenizer,
         assert torch.allclose(without, with_padding, rtol=1e-3, atol=1e-7)  # float32 sums differ in order when batched
 
 
+def test_gradient_checkpointing_changes_memory_not_the_gradient(tiny_model, tokenizer, episode):
+    from accelerate import Accelerator
+
+    pad_id = tokenizer.pad_token_id
+    samples = _two_replies(tokenizer, episode)
+    grads = []
+    for checkpointing in (False, True):
+        cfg = TrainConfig(model=str(tiny_model), variant="unit-test", loss="grpo", epochs=1, mini_batch=2, batch_size=2,
+                          max_grad_norm=1e9, gradient_checkpointing=checkpointing)
+        torch.manual_seed(3)
+        model, _ = load_model(cfg, Accelerator())
+        assert model.base_model.model.is_gradient_checkpointing is checkpointing
+        with torch.no_grad():  # a non-zero LoRA, so that every LoRA matrix has a gradient
+            for name, p in model.named_parameters():
+                if "lora_B" in name:
+                    p.normal_(0.0, 0.1)
+        batch = [Sample(s.prompt_ids, s.completion_ids, s.advantage) for s in samples]
+        fill_logprobs(model, batch, pad_id, batch=2, reference=True)
+        fill_logprobs(model, batch, pad_id, batch=2, reference=False)
+        recorder = _RecordingOptimizer(p for p in model.parameters() if p.requires_grad)
+        model.train()
+        optimise(cfg, batch_layout(cfg, 1), model, recorder, SimpleNamespace(step=lambda: None), Accelerator(), batch,
+                 pad_id, seed=0)
+        grads.append(recorder.grads[0])
+    assert len(grads[0]) == len(grads[1]) > 0 and any(float(g.abs().sum()) > 0 for g in grads[0])
+    for plain, recomputed in zip(*grads):
+        assert torch.allclose(plain, recomputed, rtol=1e-4, atol=1e-7)
+
+
 def test_pad_right_aligned():
     rows = [torch.tensor([1.0, 2.0]), torch.tensor([3.0]), torch.tensor([4.0, 5.0, 6.0])]
     assert pad_right_aligned(rows, 3, "cpu").tolist() == [[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [4.0, 5.0, 6.0]]
@@ -536,8 +565,9 @@ TABLE = {
     "joint-cispo": (["buyer", "seller"], "cispo", "rank", 5e-6, 24, 32, 64, ALL_FOUR, ("self", 0.7, 0.8)),
 }
 SHARED = dict(groups_per_step=64, group_size=16, epochs=4, mini_batch=24, clip=0.2, cispo_cap=5.0, kl_coef=0.001,
-              max_sequence_tokens=3072, max_completion_tokens=1024, steps=300, seed=42, max_rounds=4,
-              trained_temperature=0.7, trained_top_p=0.8, sanity_check=True, weight_decay=0.01, max_grad_norm=1.0,
+              max_sequence_tokens=3072, max_completion_tokens=1024, gradient_checkpointing=True, steps=300, seed=42,
+              max_rounds=4, trained_temperature=0.7, trained_top_p=0.8, sanity_check=True, weight_decay=0.01,
+              max_grad_norm=1.0,
               model="Qwen/Qwen3-8B", train_split="train", val_split="val", val_trials=16, trials_per_scenario=4)
 
 

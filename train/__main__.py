@@ -49,11 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from bargain.agents.backends import BackendError
     from train.trainer import LayoutError, ModelError, run
 
     try:
         result = run(cfg, resume=args.resume, progress=not args.quiet)
-    except (ModelError, LayoutError) as exc:
+    except (ModelError, LayoutError, BackendError, FileNotFoundError) as exc:  # a missing server, model or checkpoint
         print(f"error: {exc}", file=sys.stderr)
         return 2
     last = result.metrics[-1] if result.metrics else {}

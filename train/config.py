@@ -82,7 +82,15 @@ class TrainConfig:
     val_trials: int = _help("validation trials per (scenario, condition) (16)", default=16)
     val_interval: int = _help("validate every N steps (0: never)", default=1)
     rollout_concurrency: int = _help("games in flight during rollouts", default=256)
-    bf16: bool = _help("bf16 weights and autocast on GPU (ignored on CPU)", default=True)
+    bf16: bool = _help("the base model's weights in bf16 on GPU (the LoRA weights stay float32; ignored on CPU)",
+                       default=True)
+    gradient_checkpointing: bool = _help("recompute each layer's activations during the backward pass: about 45% "
+                                         "more training compute, for activations of 0.28 MiB per token instead of "
+                                         "10.2 (Qwen3-8B; `python -m benchmarks.train --activations`): without it a "
+                                         "piece of four 3,072-token samples needs 122 GiB", default=True)
+    keep_optimizer_states: int = _help("how many of the newest checkpoints keep the optimiser state that --resume "
+                                       "needs (0.35 GB each at LoRA rank 16, 0.7 GB at rank 32); 0: every one. Every "
+                                       "step's adapter is kept", default=1)
     model: str = _help("base model: Hub id or local path", default="Qwen/Qwen3-8B")
     rollout_backend: str = _help("hf: the model being trained generates in process; vllm: a vLLM server with "
                                  "runtime LoRA updates generates (--base-url)", default="hf")
@@ -116,6 +124,8 @@ class TrainConfig:
                self.max_rounds, self.lora_rank) < 1:
             problems.append("groups_per_step, epochs, mini_batch, batch_size, steps, max_rounds and lora_rank "
                             "must be at least 1")
+        if self.keep_optimizer_states < 0:
+            problems.append("keep_optimizer_states must be 0 (keep every one) or more")
         if self.max_completion_tokens >= self.max_sequence_tokens:
             problems.append(f"max_completion_tokens ({self.max_completion_tokens}) must be below max_sequence_tokens "
                             f"({self.max_sequence_tokens}): a sample keeps its whole completion")

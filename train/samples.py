@@ -83,7 +83,7 @@ def completion_logprobs(model, samples: list[Sample], pad_id: int) -> tuple[torc
     input_ids, attention, mask = input_ids.to(device), attention.to(device), mask.to(device)
     positions = (attention.cumsum(dim=1) - 1).clamp(min=0)  # (B, L): left padding shifts positions
     logits = model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
-                   logits_to_keep=width + 1).logits[:, :-1].float()  # (B, T, V): position j predicts token j + 1
+                   logits_to_keep=width + 1, use_cache=False).logits[:, :-1].float()  # (B, T, V): position j predicts token j + 1
     targets = input_ids[:, length - width:]  # (B, T)
     logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)  # (B, T)
     return logp * mask, mask

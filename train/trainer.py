@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from bargain.engine import scenarios
 from bargain.agents.arms import Arm
-from bargain.agents.backends import Backends
+from bargain.agents.backends import BackendError, Backends
 from bargain.engine.trial import Role
 from train import rollouts
 from train.config import BatchLayout, TrainConfig, batch_layout
@@ -36,6 +36,8 @@ from train.losses import policy_loss
 from train.samples import Sample, completion_logprobs, turn_samples
 
 STATE_FILE = "trainer_state.pt"
+SERVER_WAIT_S = 1800  # how long a run waits for its vLLM server to answer (it may be downloading the model)
+MICRO_BATCH = 4  # samples per forward/backward piece of a mini-batch: memory, not maths
 ADAPTER_CHECK_TOKENS = 256  # greedy tokens compared with and without the adapter after the first step
 log = logging.getLogger(__name__)
 
@@ -93,7 +95,6 @@ def model_unavailable(model: str, exc: Exception) -> str:
 
 def load_model(cfg: TrainConfig, accelerator):
     """The base model with a fresh LoRA adapter (bf16 on GPU), and its tokenizer."""
-    from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     use_bf16 = cfg.bf16 and accelerator.device.type == "cuda"
@@ -102,10 +103,19 @@ def load_model(cfg: TrainConfig, accelerator):
         base = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.bfloat16 if use_bf16 else torch.float32)
     except (OSError, ValueError) as exc:  # ValueError: a directory without a tokenizer
         raise ModelError(model_unavailable(cfg.model, exc)) from exc
+    return with_adapter(base, cfg).to(accelerator.device), tokenizer
+
+
+def with_adapter(base, cfg: TrainConfig):
+    """`base` made trainable as `cfg` says: gradient checkpointing if asked, and a fresh LoRA adapter (float32, as
+    peft makes it) named for the variant on every target module."""
+    from peft import LoraConfig, get_peft_model
+
+    if cfg.gradient_checkpointing:  # non-reentrant: the frozen embeddings need not require gradients
+        base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_targets,
                       task_type="CAUSAL_LM")
-    model = get_peft_model(base, lora, adapter_name=adapter_name(cfg))
-    return model.to(accelerator.device), tokenizer
+    return get_peft_model(base, lora, adapter_name=adapter_name(cfg))
 
 
 def pad_right_aligned(rows: list[torch.Tensor], width: int, device) -> torch.Tensor:
@@ -170,7 +180,7 @@ def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler,
     model.train()
     totals, count, steps_taken = {"loss": 0.0, "kl": 0.0, "ratio": 0.0, "clipped": 0.0, "grad_norm": 0.0}, 0, 0
     first = [0.0, 0]  # loss x samples, and samples, of the first optimiser step
-    micro = max(1, min(layout.mini_batch, 4))  # forward/backward in small pieces: memory, not maths
+    micro = max(1, min(layout.mini_batch, MICRO_BATCH))
     mine = slice(accelerator.process_index * layout.per_device, (accelerator.process_index + 1) * layout.per_device)
     for epoch in range(cfg.epochs):
         order = pool[:]
@@ -222,24 +232,35 @@ def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler,
                     "first_loss": float(sums[5] / max(float(sums[6]), 1.0))}
 
 
-def save_checkpoint(run_dir: Path, step: int, model, optimizer, scheduler, horizon: int | None, accelerator) -> Path:
+def checkpoints(run_dir: Path) -> list[Path]:
+    """A run's checkpoint directories, oldest first."""
+    return sorted((run_dir / "checkpoints").glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
+
+
+def save_checkpoint(run_dir: Path, step: int, model, optimizer, scheduler, horizon: int | None, accelerator,
+                    keep_states: int = 0) -> Path:
     """The adapter in PEFT format plus what resuming needs (the schedule and its horizon: none before the first
-    step), under checkpoints/step_<n>/."""
+    step), under checkpoints/step_<n>/. With `keep_states` > 0 only that many of the newest checkpoints keep the
+    resume state: it is most of a checkpoint's size, and only the newest is ever resumed from. The state is
+    written before older ones are removed, so a run killed in between still has one."""
     directory = run_dir / "checkpoints" / f"step_{step}"
     accelerator.unwrap_model(model).save_pretrained(str(directory))  # -> directory/<variant>/adapter_*.*
     torch.save({"step": step, "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict() if scheduler is not None else None, "horizon": horizon,
                 "torch_rng": torch.get_rng_state(), "python_rng": random.getstate()}, directory / STATE_FILE)
+    if keep_states:
+        for older in [c for c in checkpoints(run_dir) if (c / STATE_FILE).exists()][:-keep_states]:
+            (older / STATE_FILE).unlink()
     return directory
 
 
 def latest_checkpoint(path: Path) -> Path:
-    """A checkpoint directory, or the newest one of a run directory."""
+    """A checkpoint directory, or the newest checkpoint of a run directory that can be resumed from."""
     if (path / STATE_FILE).exists():
         return path
-    found = sorted((path / "checkpoints").glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
+    found = [c for c in checkpoints(path) if (c / STATE_FILE).exists()]
     if not found:
-        raise FileNotFoundError(f"no checkpoint in {path}: expected {path}/checkpoints/step_N/{STATE_FILE}")
+        raise FileNotFoundError(f"no checkpoint to resume from in {path}: expected {path}/checkpoints/step_N/{STATE_FILE}")
     return found[-1]
 
 
@@ -252,7 +273,7 @@ def hot_load(cfg: TrainConfig, checkpoint: Path) -> None:
             "load_inplace": True}
     response = httpx.post(url, json=body, timeout=600)
     if response.status_code != 200:
-        raise RuntimeError(f"vLLM refused the adapter ({response.status_code}: {response.text[:300]}); start it with "
+        raise BackendError(f"vLLM refused the adapter ({response.status_code}: {response.text[:300]}); start it with "
                            "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora --max-lora-rank 32")
 
 
@@ -299,6 +320,7 @@ def build_backends(cfg: TrainConfig, model, tokenizer, trained: Arm) -> Backends
 def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = True) -> Run:
     """Train as `cfg` says (continuing from a checkpoint with `resume`); returns the run's metrics."""
     from accelerate import Accelerator
+    from accelerate.utils import gather_object
     from transformers import get_cosine_schedule_with_warmup
 
     run_dir = Path(cfg.output_dir)
@@ -343,7 +365,13 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
     backends = build_backends(cfg, unwrapped, tokenizer, trained)
     players = rollouts.Players(cfg, backends, trained)
     if cfg.rollout_backend == "vllm" and accelerator.is_main_process:
-        hot_load(cfg, save_checkpoint(run_dir, start - 1, model, optimizer, scheduler, horizon, accelerator))
+        from bargain.agents.serve import wait_until_ready
+
+        log.info("waiting for the vLLM server at %s", cfg.base_url)  # it may still be starting beside the trainer
+        wait_until_ready(cfg.base_url.rstrip("/"), None, SERVER_WAIT_S)
+        hot_load(cfg, save_checkpoint(run_dir, start - 1, model, optimizer, scheduler, horizon, accelerator,
+                                      cfg.keep_optimizer_states))
+    accelerator.wait_for_everyone()  # no process plays before the server has the adapter it is to play
     metrics: list[dict] = []
     bar = tqdm(range(start, cfg.steps + 1), desc=f"train {cfg.variant}", disable=not progress or not accelerator.is_main_process)
     for step in bar:
@@ -353,9 +381,11 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         with accelerator.split_between_processes(rollouts.groups_for_step(groups, step, cfg.groups_per_step)) as mine:
             played = rollouts.play_groups(cfg, players, list(mine), step)
             advantage = rollouts.advantages(cfg, list(mine), played)
-            rewards = [rollouts.reward(e, g.role) for g, eps in zip(mine, played) for e in eps if e.finished]
-            deals = [e.state.outcome().deal for eps in played for e in eps if e.finished]
-            failed = sum(not e.finished for eps in played for e in eps)
+            # the step's figures cover every process's games (in process order, like the samples)
+            rewards = gather_object([rollouts.reward(e, g.role) for g, eps in zip(mine, played) for e in eps
+                                     if e.finished])
+            deals = gather_object([e.state.outcome().deal for eps in played for e in eps if e.finished])
+            failed = sum(gather_object([sum(not e.finished for eps in played for e in eps)]))
         rollout_s = time.perf_counter() - began
         # 4. samples: one per trained turn, carrying its episode's advantage
         samples = [s for g, eps, adv in zip(mine, played, advantage) for e, a in zip(eps, adv) if a is not None
@@ -380,13 +410,14 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         train_s = time.perf_counter() - began
         tokens = sum(len(s.prompt_ids) + len(s.completion_ids) for s in samples) * cfg.epochs
         # 7. save, hot-load, validate
-        checkpoint = None
         if accelerator.is_main_process:
-            checkpoint = save_checkpoint(run_dir, step, model, optimizer, scheduler, horizon, accelerator)
+            checkpoint = save_checkpoint(run_dir, step, model, optimizer, scheduler, horizon, accelerator,
+                                         cfg.keep_optimizer_states)
             if cfg.rollout_backend == "vllm":
                 hot_load(cfg, checkpoint)
                 if step == start:
                     check_adapter_changes_output(players, trained)
+        accelerator.wait_for_everyone()  # the next step's rollouts are played by the adapter just trained
         row = {"step": step, "episodes": len(rewards), "failed_episodes": failed, "samples": len(samples), "world_size": layout.world_size,
                "per_device_batch": layout.per_device, "grad_accumulation": layout.accumulation,
                "reward": sum(rewards) / max(1, len(rewards)), "deal_rate": sum(deals) / max(1, len(deals)),
@@ -401,12 +432,11 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
             row["val_reward"] = float(table[table["condition"] == "ALL"]["reward"].mean())
         metrics.append(row)
         accelerator.log({k: v for k, v in row.items() if isinstance(v, (int, float))}, step=step)
-        if accelerator.is_main_process:
-            with open(run_dir / "metrics.jsonl", "a") as log:
-                log.write(json.dumps(row) + "\n")
+        if accelerator.is_main_process:  # the CSV is rewritten every step: a run stopped with Ctrl-C has it
+            with open(run_dir / "metrics.jsonl", "a") as handle:
+                handle.write(json.dumps(row) + "\n")
+            pd.DataFrame([json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]).to_csv(
+                run_dir / "metrics.csv", index=False)
             bar.set_postfix(reward=f"{row['reward']:.3f}", loss=f"{row['loss']:.4f}")
     accelerator.end_training()
-    if accelerator.is_main_process and metrics:
-        pd.DataFrame([json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]).to_csv(
-            run_dir / "metrics.csv", index=False)
     return Run(run_dir, metrics)

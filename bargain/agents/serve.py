@@ -57,11 +57,12 @@ def vllm_missing() -> str | None:
     return None
 
 
-def wait_until_ready(url: str, process: subprocess.Popen, timeout_s: float) -> None:
-    """Poll GET {url}/models until the server answers; fail if it exits or takes too long."""
+def wait_until_ready(url: str, process: subprocess.Popen | None, timeout_s: float) -> None:
+    """Poll GET {url}/models until the server answers; fail if it takes too long or if `process` (the server, when
+    this program started it) exits."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if process is not None and process.poll() is not None:
             raise BackendError(f"vllm exited with status {process.returncode} before it was ready; see its output above")
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=5) as response:
@@ -70,7 +71,8 @@ def wait_until_ready(url: str, process: subprocess.Popen, timeout_s: float) -> N
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         time.sleep(2)
-    raise BackendError(f"vllm did not answer at {url} within {timeout_s:.0f} s")
+    raise BackendError(f"no vLLM server answered at {url} within {timeout_s:.0f} s"
+                       + ("" if process is not None else ": start it first, or check the URL"))
 
 
 def start_in_background(model: str | None, adapters_dir: str | None, port: int = 8000, timeout_s: float = 1800) -> str:

@@ -27,11 +27,13 @@ class StubServer:
     """Start with `with StubServer(...) as server:`; `server.url` is the base URL (…/v1)."""
 
     def __init__(self, models: list[str], delay_s: float = 0.0, reply: Callable[[dict], str] | None = None,
-                 fail_first: int = 0, fail_status: int = 503, reasoning_only: bool = False):
+                 fail_first: int = 0, fail_status: int = 503, reasoning_only: bool = False, load_delay_s: float = 0.0):
         self.models, self.delay_s, self.reply = list(models), delay_s, reply or (lambda body: canned_reply(body["messages"]))
         self.fail_first, self.fail_status, self.reasoning_only = fail_first, fail_status, reasoning_only
         self.requests: list[dict] = []
         self.adapter_loads: list[dict] = []  # bodies of POST /v1/load_lora_adapter
+        self.load_delay_s, self.loading = load_delay_s, False  # a load takes time, as in vLLM
+        self.arrivals: list[tuple[int, bool]] = []  # per request: adapter loads completed, and one under way
         self.lock = threading.Lock()
         self.in_flight = self.peak_in_flight = 0
         self.httpd = _Server(("127.0.0.1", 0), self._handler())
@@ -73,13 +75,18 @@ class StubServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 if self.path.rstrip("/").endswith("/load_lora_adapter"):  # vLLM's runtime LoRA loading
                     with server.lock:
+                        server.loading = True
+                    time.sleep(server.load_delay_s)
+                    with server.lock:
                         server.adapter_loads.append(body)
                         if body.get("lora_name") not in server.models:
                             server.models.append(body["lora_name"])
+                        server.loading = False
                     self._send(200, {"status": "ok"})
                     return
                 with server.lock:
                     server.requests.append(body)
+                    server.arrivals.append((len(server.adapter_loads), server.loading))
                     failing = len(server.requests) <= server.fail_first
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
