@@ -12,7 +12,9 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import shutil
+import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -95,9 +97,11 @@ def start_in_background(model: str | None, adapters_dir: str | None, port: int =
 
 
 def serve(command: list[str], url: str, arms: list[str], timeout_s: float = 1800) -> int:
-    """Run vLLM, report when it answers, and keep it running until interrupted."""
+    """Run vLLM, report when it answers, and keep it running until interrupted (Ctrl-C, or `kill`: the server
+    stops with this program rather than holding its GPU and port)."""
     print("starting:", shlex.join(command), flush=True)
     process = subprocess.Popen(command)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # unwinds through `finally`, which stops the server
     try:
         wait_until_ready(url, process, timeout_s)
         print(f"\nvLLM is serving at {url}\narms: {', '.join(arms)}\n"
