@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,16 +266,19 @@ def latest_checkpoint(path: Path) -> Path:
 
 
 def hot_load(cfg: TrainConfig, checkpoint: Path) -> None:
-    """Load the saved adapter into the vLLM server in place (runtime LoRA updating)."""
+    """Load the saved adapter into every vLLM server in place (runtime LoRA updating)."""
     import httpx
 
-    url = cfg.base_url.rstrip("/").removesuffix("/v1") + "/v1/load_lora_adapter"
+    from bargain.agents.backends.replicas import split_urls
+
     body = {"lora_name": adapter_name(cfg), "lora_path": str((checkpoint / adapter_name(cfg)).resolve()),
             "load_inplace": True}
-    response = httpx.post(url, json=body, timeout=600)
-    if response.status_code != 200:
-        raise BackendError(f"vLLM refused the adapter ({response.status_code}: {response.text[:300]}); start it with "
-                           "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora --max-lora-rank 32")
+    for url in split_urls(cfg.base_url):
+        response = httpx.post(url.removesuffix("/v1") + "/v1/load_lora_adapter", json=body, timeout=600)
+        if response.status_code != 200:
+            raise BackendError(f"vLLM at {url} refused the adapter ({response.status_code}: {response.text[:300]}); "
+                               "start it with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora "
+                               "--max-lora-rank 32")
 
 
 def check_adapter_changes_output(players: rollouts.Players, trained: Arm) -> bool:
@@ -306,15 +310,16 @@ def check_adapter_changes_output(players: rollouts.Players, trained: Arm) -> boo
 
 
 def build_backends(cfg: TrainConfig, model, tokenizer, trained: Arm) -> Backends:
-    """The rollout backend: the model being trained (hf), or a vLLM server with runtime LoRA updates."""
+    """The rollout backend: the model being trained (hf), or vLLM servers with runtime LoRA updates (one, or
+    several replicas: `base_url` URL1,URL2)."""
     if cfg.rollout_backend == "hf":
         from bargain.agents.backends.hf import HFBackend
 
         return Backends(HFBackend.of(model, tokenizer, [trained.name], cfg.model))
-    from bargain.agents.backends.openai_server import OpenAIServer
+    from bargain.agents.backends.build import build_backend
 
-    return Backends(OpenAIServer(cfg.base_url, base_model=cfg.served_model or cfg.model,
-                                 max_in_flight=cfg.rollout_concurrency))
+    return Backends(build_backend("vllm", base_url=cfg.base_url, model=cfg.served_model or cfg.model,
+                                  max_in_flight=cfg.rollout_concurrency))
 
 
 def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = True) -> Run:
@@ -367,8 +372,12 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
     if cfg.rollout_backend == "vllm" and accelerator.is_main_process:
         from bargain.agents.serve import wait_until_ready
 
-        log.info("waiting for the vLLM server at %s", cfg.base_url)  # it may still be starting beside the trainer
-        wait_until_ready(cfg.base_url.rstrip("/"), None, SERVER_WAIT_S)
+        from bargain.agents.backends.replicas import split_urls
+
+        print(f"waiting for the vLLM server at {cfg.base_url} (it may still be starting; up to "
+              f"{SERVER_WAIT_S // 60} minutes)", file=sys.stderr, flush=True)
+        for url in split_urls(cfg.base_url):
+            wait_until_ready(url, None, SERVER_WAIT_S)
         hot_load(cfg, save_checkpoint(run_dir, start - 1, model, optimizer, scheduler, horizon, accelerator,
                                       cfg.keep_optimizer_states))
     accelerator.wait_for_everyone()  # no process plays before the server has the adapter it is to play

@@ -120,4 +120,5 @@ class LLMAgent:
             "latency_s": sum(c.latency_s for c in spent),
             "finish_reason": last.finish_reason,
             "from_reasoning": last.from_reasoning,
+            "endpoint": last.endpoint,
         }

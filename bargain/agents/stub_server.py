@@ -10,6 +10,7 @@ is served on its own thread, so concurrent requests overlap as they would on vLL
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +34,8 @@ class StubServer:
         self.requests: list[dict] = []
         self.adapter_loads: list[dict] = []  # bodies of POST /v1/load_lora_adapter
         self.load_delay_s, self.loading = load_delay_s, False  # a load takes time, as in vLLM
+        self.dead = False  # after kill()
+        self.connections: set[socket.socket] = set()
         self.arrivals: list[tuple[int, bool]] = []  # per request: adapter loads completed, and one under way
         self.lock = threading.Lock()
         self.in_flight = self.peak_in_flight = 0
@@ -44,8 +47,22 @@ class StubServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        if not self.dead:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+
+    def kill(self) -> None:
+        """Die as a crashed server does: no new connection is accepted, the open ones are cut, requests in
+        progress get no answer."""
+        self.dead = True
         self.httpd.shutdown()
         self.httpd.server_close()
+        with self.lock:
+            for connection in list(self.connections):
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def _handler(self):
         server = self
@@ -57,7 +74,23 @@ class StubServer:
             def log_message(self, *args) -> None:  # quiet
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                with server.lock:
+                    server.connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server.lock:
+                    server.connections.discard(self.connection)
+                try:
+                    super().finish()
+                except OSError:  # a connection cut by kill()
+                    pass
+
             def _send(self, status: int, payload: dict) -> None:
+                if server.dead:  # a killed server answers nothing
+                    self.close_connection = True
+                    return
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

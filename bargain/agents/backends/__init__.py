@@ -17,6 +17,11 @@ class BackendError(RuntimeError):
     """A backend could not produce a completion; the message says why and what to try."""
 
 
+class ServerUnavailable(BackendError):
+    """The server could not be reached or failed on its side (connection, time-out, 5xx, 429): another replica of
+    it may answer the same request."""
+
+
 @dataclass(frozen=True)
 class Sampling:
     """Sampling parameters of one side (docs/PROTOCOL.md §9). Temperature 0 means greedy."""
@@ -76,6 +81,7 @@ class Completion:
     finish_reason: str | None = None
     revision: str | None = None
     from_reasoning: bool = False  # the reply was found only in a reasoning field and recovered
+    endpoint: str | None = None  # the server that answered (one of several replicas), None in process
 
 
 class Backend(Protocol):

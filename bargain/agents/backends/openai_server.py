@@ -19,7 +19,7 @@ import asyncio
 import json
 import time
 
-from bargain.agents.backends import BackendError, Completion, Request
+from bargain.agents.backends import BackendError, Completion, Request, ServerUnavailable
 
 DEFAULT_TIMEOUT_S = 300.0
 PROBE_TIMEOUT_S = 5.0  # GET /models: a server that is up lists its models at once, even under load
@@ -96,6 +96,11 @@ class OpenAIServer:
             self._probe_failure = None
             return self._served
 
+    async def ping(self) -> None:
+        """Whether the server answers now: one GET /models, nothing cached; BackendError if not."""
+        client, _ = self._connection()
+        await self._list_models(client.with_options(max_retries=0, timeout=PROBE_TIMEOUT_S))
+
     async def check(self) -> str | None:
         """None when the server lists its models, else why not (one sentence, for a start-up warning).
 
@@ -162,10 +167,11 @@ class OpenAIServer:
                 # and response models, which cost milliseconds of CPU per call at high concurrency.
                 text = await client.post("/chat/completions", cast_to=str, body=body)
             except openai.APIConnectionError as exc:  # includes timeouts, after the retries
-                raise BackendError(self._unreachable(exc)) from exc
+                raise ServerUnavailable(self._unreachable(exc)) from exc
             except openai.APIStatusError as exc:
-                raise BackendError(f"{self.base_url} refused the request for model {request.model!r}: "
-                                   f"HTTP {exc.status_code}: {exc.message}") from exc
+                error = ServerUnavailable if exc.status_code >= 500 or exc.status_code in (408, 429) else BackendError
+                raise error(f"{self.base_url} refused the request for model {request.model!r}: "
+                            f"HTTP {exc.status_code}: {exc.message}") from exc
             latency = time.perf_counter() - start
         try:
             response = json.loads(text)
@@ -189,4 +195,5 @@ class OpenAIServer:
             finish_reason=choice.get("finish_reason"),
             revision=response.get("system_fingerprint"),
             from_reasoning=recovered,
+            endpoint=self.base_url,
         )
