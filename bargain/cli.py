@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--gpu-memory-utilization", type=float, default=0.90, help="share of GPU memory for vLLM (default 0.90)")
     srv.add_argument("--tensor-parallel-size", type=int, default=1,
                      help="GPUs the model is split across (default %(default)s: Qwen3-8B fits one)")
+    srv.add_argument("--data-parallel-size", type=int, default=1,
+                     help="copies of the model behind one endpoint, vLLM balancing between them (one GPU each, times "
+                          "the tensor-parallel size)")
+    srv.add_argument("--replicas", type=int, default=1,
+                     help="independent servers, each on its own GPUs (from CUDA_VISIBLE_DEVICES, in order) and port "
+                          "(--port, --port + 1, ...); prints the comma-separated --base-url to pass on")
     srv.add_argument("--timeout", type=float, default=1800,
                      help="seconds to wait for the server to answer before giving up (default %(default)s)")
     srv.add_argument("--dry-run", action="store_true", help="print the vllm command and exit")
@@ -355,7 +361,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if unknown:
         raise ArmError(f"unknown adapters {', '.join(unknown)}; choose from {', '.join(ADAPTERS)}")
     return main_serve(args.model, names, args.adapters_dir, args.adapter_revision, args.host, args.port,
-                      args.max_model_len, args.gpu_memory_utilization, args.tensor_parallel_size, args.dry_run, args.timeout)
+                      args.max_model_len, args.gpu_memory_utilization, args.tensor_parallel_size, args.dry_run, args.timeout,
+                      args.data_parallel_size, args.replicas)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

@@ -30,8 +30,8 @@ def test_a_killed_serve_stops_its_server(tmp_path):
     (tmp_path / "v1" / "models").write_text('{"data": []}')  # GET /v1/models answers 200, as vLLM's does
     port = free_port()
     server = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(tmp_path)]
-    code = (f"import sys; from bargain.agents.serve import serve; "
-            f"sys.exit(serve({server!r}, 'http://127.0.0.1:{port}/v1', ['base'], timeout_s=60))")
+    code = (f"import sys; from bargain.agents.serve import Launch, serve; "
+            f"sys.exit(serve([Launch({server!r}, None, 'http://127.0.0.1:{port}/v1')], ['base'], timeout_s=60))")
     running = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         for line in running.stdout:
@@ -46,3 +46,28 @@ def test_a_killed_serve_stops_its_server(tmp_path):
         assert not answers(port)
     finally:
         running.kill()
+
+
+def test_replicas_each_get_their_gpus_and_port_and_the_urls_are_printed(tmp_path):
+    from bargain.cli import main
+    from cli_runner import run_main
+
+    root = tmp_path / "adapters"
+    (root / "buyer-grpo").mkdir(parents=True)
+    (root / "buyer-grpo" / "adapter_config.json").write_text("{}")
+    common = ["serve", "--dry-run", "--adapters-dir", str(root), "--adapters", "buyer-grpo"]
+    done = run_main(main, *common, "--replicas", "2", "--tensor-parallel-size", "2", "--port", "9000",
+                    env={"CUDA_VISIBLE_DEVICES": "2,3,5,6"})
+    assert done.returncode == 0, done.stderr
+    first, second, urls = done.stdout.strip().splitlines()
+    assert first.startswith("CUDA_VISIBLE_DEVICES=2,3 vllm serve") and "--port 9000" in first
+    assert second.startswith("CUDA_VISIBLE_DEVICES=5,6 vllm serve") and "--port 9001" in second
+    assert "--tensor-parallel-size 2" in first and "--tensor-parallel-size 2" in second
+    assert urls == "--base-url http://127.0.0.1:9000/v1,http://127.0.0.1:9001/v1"
+
+    done = run_main(main, *common, "--data-parallel-size", "4", env={"CUDA_VISIBLE_DEVICES": None})
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[0].startswith("vllm serve")
+    assert "--data-parallel-size 4" in done.stdout and "CUDA_VISIBLE_DEVICES" not in done.stdout
+
+    done = run_main(main, *common, "--replicas", "3", env={"CUDA_VISIBLE_DEVICES": "0,1"})
+    assert done.returncode != 0 and "need 3 GPUs" in done.stderr and "Traceback" not in done.stderr

@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from bargain.agents.arms import ADAPTER_REPO, BASE_MODEL
@@ -28,12 +29,14 @@ MAX_LORA_RANK = 32
 
 def vllm_command(model: str, adapters: dict[str, Path | str], host: str = "127.0.0.1", port: int = 8000,
                  max_model_len: int = 8192, gpu_memory_utilization: float = 0.90,
-                 tensor_parallel_size: int = 1) -> list[str]:
+                 tensor_parallel_size: int = 1, data_parallel_size: int = 1) -> list[str]:
     """The `vllm serve` command line for the base model and the given adapters."""
     command = ["vllm", "serve", model, "--host", host, "--port", str(port),
                "--max-model-len", str(max_model_len), "--gpu-memory-utilization", str(gpu_memory_utilization)]
     if tensor_parallel_size > 1:
         command += ["--tensor-parallel-size", str(tensor_parallel_size)]
+    if data_parallel_size > 1:
+        command += ["--data-parallel-size", str(data_parallel_size)]
     if adapters:
         command += ["--enable-lora", "--max-loras", str(len(adapters)), "--max-lora-rank", str(MAX_LORA_RANK),
                     "--lora-modules", *(f"{name}={path}" for name, path in adapters.items())]
@@ -96,22 +99,63 @@ def start_in_background(model: str | None, adapters_dir: str | None, port: int =
     return url
 
 
-def serve(command: list[str], url: str, arms: list[str], timeout_s: float = 1800) -> int:
-    """Run vLLM, report when it answers, and keep it running until interrupted (Ctrl-C, or `kill`: the server
-    stops with this program rather than holding its GPU and port)."""
-    print("starting:", shlex.join(command), flush=True)
-    process = subprocess.Popen(command)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # unwinds through `finally`, which stops the server
+@dataclass(frozen=True)
+class Launch:
+    """One vLLM server to start: its command, the GPUs it sees (None: the environment's) and its URL."""
+
+    command: list[str]
+    gpus: str | None
+    url: str
+
+    def shown(self) -> str:
+        return (f"CUDA_VISIBLE_DEVICES={self.gpus} " if self.gpus is not None else "") + shlex.join(self.command)
+
+
+def launches(command: list[str], host: str, port: int, replicas: int, gpus_each: int,
+             visible: str | None) -> list[Launch]:
+    """`replicas` servers of `command`, each on its own `gpus_each` GPUs (taken in order from `visible`, the
+    CUDA_VISIBLE_DEVICES list, or 0, 1, ... when it is unset) and its own port (`port`, `port` + 1, ...)."""
+    address = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    if replicas == 1:
+        return [Launch(command, None, f"http://{address}:{port}/v1")]
+    devices = [d.strip() for d in visible.split(",") if d.strip()] if visible else \
+        [str(i) for i in range(replicas * gpus_each)]
+    if len(devices) < replicas * gpus_each:
+        raise BackendError(f"{replicas} replicas of {gpus_each} GPU(s) need {replicas * gpus_each} GPUs; "
+                           f"CUDA_VISIBLE_DEVICES lists {len(devices)} ({visible}): start fewer replicas")
+    port_at = command.index("--port") + 1
+    return [Launch([*command[:port_at], str(port + i), *command[port_at + 1:]],
+                   ",".join(devices[i * gpus_each:(i + 1) * gpus_each]), f"http://{address}:{port + i}/v1")
+            for i in range(replicas)]
+
+
+def serve(servers: list[Launch], arms: list[str], timeout_s: float = 1800) -> int:
+    """Run the vLLM servers, report when they all answer, and keep them running until interrupted (Ctrl-C, or
+    `kill`: the servers stop with this program rather than holding their GPUs and ports) or until one exits."""
+    import os
+
+    processes: list[subprocess.Popen] = []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # unwinds through `finally`, which stops the servers
     try:
-        wait_until_ready(url, process, timeout_s)
-        print(f"\nvLLM is serving at {url}\narms: {', '.join(arms)}\n"
-              f"play them with --backend vllm --base-url {url}", flush=True)
-        return process.wait()
+        for server in servers:
+            print("starting:", server.shown(), flush=True)
+            env = None if server.gpus is None else {**os.environ, "CUDA_VISIBLE_DEVICES": server.gpus}
+            processes.append(subprocess.Popen(server.command, env=env))
+        for server, process in zip(servers, processes):
+            wait_until_ready(server.url, process, timeout_s)
+        urls = ",".join(server.url for server in servers)
+        print(f"\nvLLM is serving at {urls}\narms: {', '.join(arms)}\n"
+              f"play them with --backend vllm --base-url {urls}", flush=True)
+        while all(process.poll() is None for process in processes):
+            time.sleep(1)
+        return next(process.returncode for process in processes if process.poll() is not None)
     except KeyboardInterrupt:
         return 0
     finally:
-        if process.poll() is None:
-            process.terminate()
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in processes:
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -120,7 +164,7 @@ def serve(command: list[str], url: str, arms: list[str], timeout_s: float = 1800
 
 def main_serve(model: str | None, adapter_names: list[str], adapters_dir: str | None, adapter_revision: str | None,
                host: str, port: int, max_model_len: int, gpu_memory_utilization: float, tensor_parallel_size: int,
-               dry_run: bool, timeout_s: float) -> int:
+               dry_run: bool, timeout_s: float, data_parallel_size: int = 1, replicas: int = 1) -> int:
     """The `serve` subcommand."""
     from bargain.agents.adapters import adapter_paths
 
@@ -132,10 +176,18 @@ def main_serve(model: str | None, adapter_names: list[str], adapters_dir: str | 
         if problem:
             raise BackendError(problem)
         paths = adapter_paths(adapter_names, adapters_dir, revision=adapter_revision)
-    command = vllm_command(model, paths, host, port, max_model_len, gpu_memory_utilization, tensor_parallel_size)
+    import os
+
+    if min(replicas, tensor_parallel_size, data_parallel_size) < 1:
+        raise BackendError("--replicas, --tensor-parallel-size and --data-parallel-size must be at least 1")
+    command = vllm_command(model, paths, host, port, max_model_len, gpu_memory_utilization, tensor_parallel_size,
+                           data_parallel_size)
+    servers = launches(command, host, port, replicas, tensor_parallel_size * data_parallel_size,
+                       os.environ.get("CUDA_VISIBLE_DEVICES"))
     if dry_run:
-        print(shlex.join(command))
+        print("\n".join(server.shown() for server in servers))
+        if replicas > 1:
+            print("--base-url " + ",".join(server.url for server in servers))
         return 0
-    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/v1"
-    return serve(command, url, ["base", *adapter_names], timeout_s)
+    return serve(servers, ["base", *adapter_names], timeout_s)
 
