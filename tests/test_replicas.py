@@ -145,3 +145,33 @@ def test_evaluate_finishes_every_trial_when_a_replica_dies_halfway(tmp_path):
     endpoints = Counter(r["endpoint"] for g in games for r in g["records"])
     assert set(endpoints) <= {s.url for s in servers} and len(endpoints) == 3
     assert not any(g.get("error") for g in games)
+
+
+def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
+    """Games in progress on the replica that dies finish on the other; the arena's backend is sticky, as app.py
+    builds it."""
+    from bargain.agents.backends import Backends
+    from bargain.arena.controller import Arena, Setup
+    from bargain.engine.trial import Condition, Role
+    from bargain.store import Store
+
+    with StubServer(MODELS) as a, StubServer(MODELS) as b:
+        backend = build_backend("vllm", base_url=f"{a.url},{b.url}", sticky=True)
+
+        async def scenario():
+            arena = Arena(Store(f"sqlite:///{tmp_path / 'arena.db'}"), Backends(backend))
+            views = [await arena.start(Setup(role=Role.SELLER, arm="arm:buyer-grpo",
+                                              condition=Condition.SELLER_UNAWARE, seed=seed)) for seed in range(6)]
+            views = [await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5) for v in views]
+            before = (len(a.requests), len(b.requests))
+            a.kill()
+            for _ in range(8):  # more rounds than a game has: a stuck game fails the test, not hangs it
+                views = [await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5)
+                         if v["status"] == "active" else v for v in views]
+            await backend.aclose()
+            return before, views
+
+        before, views = asyncio.run(scenario())
+    assert min(before) > 0  # the games were spread over both replicas
+    assert all(v["status"] == "finished" for v in views)
+    assert all(t["action"] == "OFFER" for v in views for t in v["transcript"] if t["speaker"] == "agent")
