@@ -119,10 +119,10 @@ def test_evaluate_finishes_every_trial_when_a_replica_dies_halfway(tmp_path):
     victim = servers[1]
     killed = threading.Event()
 
-    def reply(body):  # the victim dies at its tenth request
+    def reply(body):  # the victim dies at its thirtieth request, with answers of its own already recorded
         from bargain.agents.backends.canned import canned_reply
 
-        if len(victim.requests) >= 10 and not killed.is_set():
+        if len(victim.requests) >= 30 and not killed.is_set():
             killed.set()
             threading.Thread(target=victim.kill).start()
         return canned_reply(body["messages"])
