@@ -43,7 +43,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
                         help="model backend: vllm (an OpenAI-compatible server), hf (transformers + peft here), none (env BARGAIN_BACKEND)")
     parser.add_argument("--base-url", default=env("BARGAIN_BASE_URL"),
-                        help="server URL for --backend vllm (env BARGAIN_BASE_URL); without it, vLLM is started here")
+                        help="server URL for --backend vllm, several replicas as URL1,URL2 (env BARGAIN_BASE_URL); "
+                             "without it, vLLM is started here")
     parser.add_argument("--model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (env BARGAIN_MODEL; default Qwen/Qwen3-8B)")
     parser.add_argument("--adapters-dir", default=env("BARGAIN_ADAPTERS_DIR"), help="local adapters (env BARGAIN_ADAPTERS_DIR; default: download)")
     parser.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="adapter repository revision")

@@ -65,7 +65,8 @@ def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model backend (for arm:... agents)")
     group.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
                        help="vllm: an OpenAI-compatible server; hf: transformers + peft in this process (env BARGAIN_BACKEND)")
-    group.add_argument("--base-url", default=env("BARGAIN_BASE_URL"), help="server URL for --backend vllm, e.g. http://127.0.0.1:8000/v1 (env BARGAIN_BASE_URL)")
+    group.add_argument("--base-url", default=env("BARGAIN_BASE_URL"), help="server URL for --backend vllm, e.g. http://127.0.0.1:8000/v1; several replicas as "
+                       "URL1,URL2,... (env BARGAIN_BASE_URL)")
     group.add_argument("--model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (hf), served name (vllm); default Qwen/Qwen3-8B (env BARGAIN_MODEL)")
     group.add_argument("--adapters-dir", default=env("BARGAIN_ADAPTERS_DIR"), help="local directory with <arm>/adapter_config.json; default: download from the Hub (env BARGAIN_ADAPTERS_DIR)")
     group.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="revision of the adapter repository to download")

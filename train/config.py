@@ -94,7 +94,8 @@ class TrainConfig:
     model: str = _help("base model: Hub id or local path", default="Qwen/Qwen3-8B")
     rollout_backend: str = _help("hf: the model being trained generates in process; vllm: a vLLM server with "
                                  "runtime LoRA updates generates (--base-url)", default="hf")
-    base_url: str | None = _help("vLLM server URL for --rollout-backend vllm", default=None)
+    base_url: str | None = _help("vLLM server URL for --rollout-backend vllm; several replicas as URL1,URL2 "
+                                 "(each gets every new adapter)", default=None)
     served_model: str | None = _help("the base model's name on the vLLM server (default: --model)", default=None)
     opponent_tactic: str | None = _help("play the opponent with a scripted tactic instead (e.g. tactic:random), "
                                         "for tests and curricula", default=None)
