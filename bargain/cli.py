@@ -53,6 +53,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _shard(text: str) -> tuple[int, int]:
+    index, sep, count = text.partition("/")
+    try:
+        shard = (int(index), int(count))
+    except ValueError:
+        shard = (0, 0)
+    if not sep or not 1 <= shard[0] <= shard[1]:
+        raise argparse.ArgumentTypeError("use I/N with 1 <= I <= N, e.g. 2/4")
+    return shard
+
+
 def _price(text: str) -> float:
     try:
         return float(text)
@@ -110,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_side_flags(sim, "buyer")
         _add_side_flags(sim, "seller")
         sim.add_argument("--concurrency", type=_positive, default=256, help="games in flight at once (default 256)")
+        sim.add_argument("--shard", type=_shard, help="play only part I of N of the grid (e.g. 2/4: every 4th trial "
+                         "from the 2nd), one per machine; `python -m bargain merge` joins the parts")
         sim.add_argument("--out", required=True, help="output directory; an interrupted run resumes there")
         sim.add_argument("--quiet", action="store_true", help="no progress bar")
         _add_backend_flags(sim)
@@ -179,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--db", help="add the arena's games from this database (SQLite file path or SQLAlchemy URL, "
                      "as `app.py --db`)")
     rep.add_argument("--out", required=True, help="report directory")
+
+    mer = sub.add_parser("merge", help="join the shards of one run (--shard I/N) into one run directory")
+    mer.add_argument("run_dirs", nargs="+", help="the shards' run directories, 1/N to N/N")
+    mer.add_argument("--out", required=True, help="run directory of the whole run")
 
     cla = sub.add_parser("claims", help="the price claims in one message read from standard input, as JSON")
     cla.add_argument("--role", required=True, choices=[r.value for r in Role], help="who wrote the message")
@@ -273,6 +290,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     spec = grid_from(args)
     source = scenarios.load(args.scenarios)
     trials = scenarios.make_trials(spec, source, args.seed)
+    if args.shard:
+        from bargain.runs import shard_of
+
+        trials = shard_of(trials, *args.shard)
     # The paper's grids were evaluated with the paper's wording, also when a flag changes a field.
     version = PromptVersion(args.prompt_version or (PromptVersion.PAPER_EVAL if args.grid else PromptVersion.TRAIN))
     arms = {role: resolve(getattr(args, role)) for role in ("buyer", "seller")}  # bad specs fail before any loading
@@ -309,7 +330,8 @@ def cmd_play(args: argparse.Namespace) -> int:
                 evaluate=args.command == "evaluate",
                 extra_config={"command": ["python", "-m", "bargain", *args.argv], "backend": backend_info,
                               "grid": spec.to_dict(), "seed": args.seed, "buyer": args.buyer, "seller": args.seller,
-                              "prompt_version": version.value},
+                              "prompt_version": version.value, "evaluate": args.command == "evaluate",
+                              **({"shard": list(args.shard)} if args.shard else {})},
                 close=backends.aclose)
     print(f"{len(frame)} of {len(trials)} trials finished in {args.out}")
     print((Path(args.out) / "summary.md").read_text(encoding="utf-8"))
@@ -428,6 +450,15 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join shards into one run directory, as an unsharded run writes it."""
+    from bargain.runs import merge
+
+    frame = merge(args.run_dirs, args.out)
+    print(f"{len(frame)} trials from {len(args.run_dirs)} shards in {args.out}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the HTML report and its tables."""
     from bargain.database import database_url
@@ -463,7 +494,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 COMMANDS = {"simulate": cmd_play, "evaluate": cmd_play, "arms": cmd_arms, "serve": cmd_serve,
             "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse, "judge": cmd_judge,
-            "report": cmd_report, "claims": cmd_claims, "export": cmd_export}
+            "report": cmd_report, "claims": cmd_claims, "export": cmd_export, "merge": cmd_merge}
 
 
 def reported(exc: Exception) -> bool:

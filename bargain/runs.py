@@ -58,6 +58,12 @@ class RunSetup:
         """The agent spec and settings of one side."""
         return (self.buyer, self.buyer_side) if role is Role.BUYER else (self.seller, self.seller_side)
 
+    @classmethod
+    def from_key(cls, key: dict) -> "RunSetup":
+        """Inverse of `key` (a run directory's config.json holds it)."""
+        return cls(GridSpec.from_dict(key["grid"]), key["seed"], key["buyer"], key["seller"], key["scenarios"],
+                   Side.from_dict(key["buyer_side"]), Side.from_dict(key["seller_side"]), key["sanity_check"])
+
 
 def game_record(episode: Episode, setup: RunSetup) -> dict:
     """Everything about one game: set-up, every move, model records, the error if it failed."""
@@ -190,6 +196,11 @@ def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | 
     new = _play(setup, todo, agents_for, out, concurrency, progress, close)
     latest = {**done, **{e.trial.trial_id: e for e in new}}
     episodes = [latest[t.trial_id] for t in trials if t.trial_id in latest]
+    return write_outputs(out, setup, episodes, config, evaluate)
+
+
+def write_outputs(out: Path, setup: RunSetup, episodes: list[Episode], config: dict, evaluate: bool) -> pd.DataFrame:
+    """Every file of a run directory from its games (in trial order); returns the trials table."""
     _write_atomically(out / "games.jsonl", "".join(
         json.dumps(game_record(e, setup), ensure_ascii=False) + "\n" for e in episodes))
     frame = trials_frame(episodes, setup)
@@ -201,6 +212,55 @@ def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | 
     _write_atomically(out / "config.json", json.dumps(config, indent=2) + "\n")
     _write_summary(out, setup, frame, episodes, failed, config["usage"], evaluate)
     return frame
+
+
+def shard_of(trials: list[Trial], index: int, count: int) -> list[Trial]:
+    """The `index`-th (1-based) of `count` disjoint parts of a grid: every `count`-th trial, so that each part
+    holds a share of every cell."""
+    if not 1 <= index <= count:
+        raise RunError(f"shard {index}/{count}: use I/N with 1 <= I <= N")
+    return trials[index - 1::count]
+
+
+def merge(run_dirs: list[str | Path], out: str | Path) -> pd.DataFrame:
+    """Join the shards of one run (`--shard I/N`, I = 1..N, same command otherwise) into `out`, as one
+    unsharded run of the same seed would have written it."""
+    dirs = [Path(d) for d in run_dirs]
+    configs = []
+    for directory in dirs:
+        path = directory / "config.json"
+        if not path.exists():
+            raise RunError(f"{directory} is not a run directory (no config.json)")
+        configs.append(json.loads(path.read_text()))
+    shards = [tuple(c.get("shard") or ()) for c in configs]
+    if any(len(s) != 2 for s in shards):
+        raise RunError("merge takes the shards of one run, each played with --shard I/N; "
+                       + ", ".join(str(d) for d, s in zip(dirs, shards) if len(s) != 2) + " is not one")
+    count = shards[0][1]
+    if sorted(shards) != [(i, count) for i in range(1, count + 1)]:
+        found = ", ".join(f"{i}/{n}" for i, n in sorted(shards))
+        raise RunError(f"the shards must be 1/{count} to {count}/{count}, each once; found {found}")
+    if any(c["key"] != configs[0]["key"] for c in configs):
+        raise RunError("these shards come from different runs (another grid, seed, agent or setting)")
+    setup = RunSetup.from_key(configs[0]["key"])
+    episodes: dict[int, Episode] = {}
+    for directory in dirs:
+        for line in (directory / "games.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                episode = _episode(json.loads(line))
+                episodes[episode.trial.trial_id] = episode
+    expected = sum(c["n_trials"] for c in configs)
+    if len(episodes) != expected:
+        raise RunError(f"the shards hold {len(episodes)} of their {expected} games: finish each (run its command "
+                       "again) before merging")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    config = {key: value for key, value in configs[0].items() if key not in ("shard", "command")}
+    ordered = [episodes[i] for i in sorted(episodes)]  # trial ids number a grid in its order
+    config.update(n_trials=expected, merged_from=[str(d) for d in dirs], commands=[c.get("command") for c in configs],
+                  scenario_names=list(dict.fromkeys(e.trial.scenario.product_name for e in ordered)),
+                  started=min(c["started"] for c in configs))
+    return write_outputs(out, setup, ordered, config, evaluate=bool(configs[0].get("evaluate")))
 
 
 def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, concurrency: int,

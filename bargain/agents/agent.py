@@ -48,6 +48,12 @@ class Side:
         return {"sampling": self.sampling.to_dict(), "parsing": self.parsing.value,
                 "prompt_version": self.prompt_version.value, "reask": self.reask}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "Side":
+        """Inverse of `to_dict`."""
+        return cls(Sampling(**data["sampling"]), Parsing(data["parsing"]), PromptVersion(data["prompt_version"]),
+                   data["reask"])
+
 
 def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
     """Resolve a spec once; the result builds a fresh agent per game from the game's seed.
