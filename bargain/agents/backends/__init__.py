@@ -106,6 +106,30 @@ class Backend(Protocol):
         ...
 
 
+class ListsModels:
+    """`check` and `available` for a backend whose `served_models()` asks a server which models it serves and
+    whose `model_name(arm)` says under which name it serves an arm."""
+
+    async def check(self) -> str | None:
+        """None when the server lists its models, else why not (one sentence, for a start-up warning).
+
+        It is the probe of `served_models`, cached as that caches it, so the per-arm `available` calls that
+        follow a failed check cost nothing while the failure is remembered.
+        """
+        try:
+            await self.served_models()
+        except BackendError as exc:
+            return str(exc)
+        return None
+
+    async def available(self, arm) -> bool:
+        """Whether the server lists this arm's model (False when the server cannot be asked)."""
+        try:
+            return self.model_name(arm) in await self.served_models()
+        except BackendError:
+            return False
+
+
 async def generate(backend: Backend, requests: Sequence[Request]) -> list[Completion]:
     """Many completions at once; the backend batches them as it can."""
     import asyncio  # loaded by the running event loop already; at the top it slows every CLI start

@@ -19,14 +19,14 @@ import asyncio
 import json
 import time
 
-from bargain.agents.backends import BackendError, Completion, Request, ServerUnavailable
+from bargain.agents.backends import BackendError, Completion, ListsModels, Request, ServerUnavailable
 
 DEFAULT_TIMEOUT_S = 300.0
 PROBE_TIMEOUT_S = 5.0  # GET /models: a server that is up lists its models at once, even under load
 PROBE_FAILURE_TTL_S = 15.0  # how long a failed GET /models is remembered before the server is asked again
 
 
-class OpenAIServer:
+class OpenAIServer(ListsModels):
     """Chat completions from an OpenAI-compatible endpoint such as `vllm serve`."""
 
     name = "openai-compatible"
@@ -100,25 +100,6 @@ class OpenAIServer:
         """Whether the server answers now: one GET /models, nothing cached; BackendError if not."""
         client, _ = self._connection()
         await self._list_models(client.with_options(max_retries=0, timeout=PROBE_TIMEOUT_S))
-
-    async def check(self) -> str | None:
-        """None when the server lists its models, else why not (one sentence, for a start-up warning).
-
-        It is the same probe as `served_models`, cached the same way, so the per-arm `available`
-        calls that follow a failed check cost nothing for the next PROBE_FAILURE_TTL_S.
-        """
-        try:
-            await self.served_models()
-        except BackendError as exc:
-            return str(exc)
-        return None
-
-    async def available(self, arm) -> bool:
-        """Whether the server lists this arm's model (False when the server cannot be asked)."""
-        try:
-            return self.model_name(arm) in await self.served_models()
-        except BackendError:
-            return False
 
     def describe(self) -> dict:
         """For the records."""

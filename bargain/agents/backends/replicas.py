@@ -20,7 +20,7 @@ import time
 import zlib
 from dataclasses import dataclass
 
-from bargain.agents.backends import BackendError, Completion, Request, ServerUnavailable
+from bargain.agents.backends import BackendError, Completion, ListsModels, Request, ServerUnavailable
 from bargain.agents.backends.openai_server import OpenAIServer
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class Replica:
     why: str = ""
 
 
-class Replicas:
+class Replicas(ListsModels):
     """Requests spread over several OpenAI-compatible servers; see the module docstring."""
 
     name = "openai-compatible"
@@ -132,17 +132,3 @@ class Replicas:
             if isinstance(answer, BaseException):
                 self._take_out(replica, str(answer))
         return set().union(*listed)
-
-    async def check(self) -> str | None:
-        """None when at least one replica lists its models (the others are taken out), else why not."""
-        try:
-            await self.served_models()
-        except BackendError as exc:
-            return str(exc)
-        return None
-
-    async def available(self, arm) -> bool:
-        try:
-            return self.model_name(arm) in await self.served_models()
-        except BackendError:
-            return False
