@@ -53,3 +53,24 @@ def test_merge_refuses_what_is_not_one_whole_run(tmp_path):
     assert whole.returncode == 2 and "not a run directory" in whole.stderr
     bad = cli("simulate", *GRID, "--shard", "5/4", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "1 <= I <= N" in bad.stderr
+
+
+def test_shards_of_model_arms_merge_to_the_same_paper_comparison(tmp_path):
+    """With model arms (a canned OpenAI-compatible server: the same reply to the same chat), the merged run has
+    the unsharded run's outcomes and its comparison with the paper; only latencies and such differ."""
+    from bargain.agents.arms import ADAPTERS, BASE_MODEL
+    from bargain.agents.stub_server import StubServer
+
+    arms = ["--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo", "--seller", "arm:base",
+            "--seller-preset", "frozen-opponent", "--backend", "vllm", "--quiet"]
+    with StubServer([BASE_MODEL, *ADAPTERS]) as server:
+        runs = {name: tmp_path / name for name in ("whole", "part1", "part2")}
+        assert cli("evaluate", *arms, "--base-url", server.url, "--out", str(runs["whole"])).returncode == 0
+        for i in (1, 2):
+            done = cli("evaluate", *arms, "--base-url", server.url, "--shard", f"{i}/2", "--out", str(runs[f"part{i}"]))
+            assert done.returncode == 0, done.stderr
+    assert cli("merge", str(runs["part1"]), str(runs["part2"]), "--out", str(tmp_path / "merged")).returncode == 0
+    merged, whole = tmp_path / "merged", runs["whole"]
+    assert (merged / "paper_comparison.csv").read_text() == (whole / "paper_comparison.csv").read_text()
+    outcome = ["trial_id", "transparency", "deal", "deal_price", "rounds", "buyer_utility", "seller_utility"]
+    pd.testing.assert_frame_equal(pd.read_csv(merged / "trials.csv")[outcome], pd.read_csv(whole / "trials.csv")[outcome])
