@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_LOCK = 0x62617267  # PostgreSQL advisory lock held while a process creates or upgrades tables ("barg")
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
@@ -122,6 +122,7 @@ class MoveRow(Base):
     prompt_tokens: Mapped[Optional[int]] = mapped_column(Integer)
     completion_tokens: Mapped[Optional[int]] = mapped_column(Integer)
     flags: Mapped[list] = mapped_column(JSON, default=list)  # e.g. "mentions_ai": an agent message naming AI or a model
+    endpoint: Mapped[Optional[str]] = mapped_column(String(512))  # the server that answered an agent move
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
@@ -159,6 +160,7 @@ MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
          "ALTER TABLE moves ADD COLUMN flags JSON", "ALTER TABLE games ADD COLUMN driver VARCHAR(32)",
          "ALTER TABLE games ADD COLUMN generation INTEGER DEFAULT 0"],
      _fill_v2),
+    (3, ["ALTER TABLE moves ADD COLUMN endpoint VARCHAR(512)"], None),
 ]
 
 

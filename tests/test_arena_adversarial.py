@@ -33,7 +33,7 @@ from bargain.arena.views import plain
 from bargain.agents.arms import resolve
 from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
-from bargain.store import Store, StoreError
+from bargain.store import SCHEMA_VERSION, Store, StoreError
 from bargain.engine.trial import Mode, Role
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -826,11 +826,12 @@ def test_an_old_database_gets_its_findings_on_upgrade(tmp_path):
         db.execute("ALTER TABLE moves DROP COLUMN flags")
         db.execute("ALTER TABLE games DROP COLUMN driver")
         db.execute("ALTER TABLE games DROP COLUMN generation")
+        db.execute("ALTER TABLE moves DROP COLUMN endpoint")
         db.execute("UPDATE games SET rounds = 4")  # version 1 stored the paper's metric
         db.execute("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'")
     upgraded = Store(url)
     row = upgraded.game(game_id)
-    assert upgraded.schema_version() == 2 and row["agent_misstated"] is False
+    assert upgraded.schema_version() == SCHEMA_VERSION == 3 and row["agent_misstated"] is False
     assert (row["rounds"], row["paper_rounds"]) == (1, 4)  # the round it ended in, and the paper's metric
     assert [(c["role"], c["kind"], c["said"]) for c in row["claims"]][:1] == [("seller", "own_limit", 50.0)]
 

@@ -64,6 +64,7 @@ def test_a_version_1_database_is_upgraded_in_postgres(store):
         for column in ("claims", "agent_misstated", "paper_rounds", "abandoned_by", "driver", "generation"):
             connection.execute(text(f"ALTER TABLE games DROP COLUMN {column}"))
         connection.execute(text("ALTER TABLE moves DROP COLUMN flags"))
+        connection.execute(text("ALTER TABLE moves DROP COLUMN endpoint"))
         connection.execute(text("UPDATE games SET status = 'finished', rounds = 4, deal = false"))
         connection.execute(text("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'"))
     store.engine.dispose()

@@ -159,7 +159,8 @@ def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
         backend = build_backend("vllm", base_url=f"{a.url},{b.url}", sticky=True)
 
         async def scenario():
-            arena = Arena(Store(f"sqlite:///{tmp_path / 'arena.db'}"), Backends(backend))
+            store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+            arena = Arena(store, Backends(backend))
             views = [await arena.start(Setup(role=Role.SELLER, arm="arm:buyer-grpo",
                                               condition=Condition.SELLER_UNAWARE, seed=seed)) for seed in range(6)]
             views = [await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5) for v in views]
@@ -169,9 +170,13 @@ def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
                 views = [await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5)
                          if v["status"] == "active" else v for v in views]
             await backend.aclose()
-            return before, views
+            return before, views, [store.game(v["game_id"]) for v in views]
 
-        before, views = asyncio.run(scenario())
+        before, views, stored = asyncio.run(scenario())
     assert min(before) > 0  # the games were spread over both replicas
     assert all(v["status"] == "finished" for v in views)
     assert all(t["action"] == "OFFER" for v in views for t in v["transcript"] if t["speaker"] == "agent")
+    served = [[m["endpoint"] for m in game["moves"] if m["actor"] == "agent"] for game in stored]
+    assert all(served) and {e for game in served for e in game} == {a.url, b.url}  # stored with every agent move
+    assert all(m["endpoint"] is None for game in stored for m in game["moves"] if m["actor"] == "human")
+    assert any(game[0] == a.url and game[-1] == b.url for game in served)  # a game moved when its replica died

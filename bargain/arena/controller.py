@@ -265,7 +265,7 @@ class Arena:
                              turn.message or "") else [],
                          "prompt_messages": record.get("messages"), "latency_s": record.get("latency_s"),
                          "prompt_tokens": record.get("prompt_tokens"),
-                         "completion_tokens": record.get("completion_tokens")})
+                         "completion_tokens": record.get("completion_tokens"), "endpoint": record.get("endpoint")})
         ended = live.state.outcome() if live.state.is_terminal() else None
         turns, trial = list(live.state.turns), live.state.trial
 

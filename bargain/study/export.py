@@ -147,6 +147,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "latency_s": "seconds the agent took to reply",
         "prompt_tokens": "the agent's prompt tokens",
         "completion_tokens": "the agent's completion tokens",
+        "endpoint": "the server that answered the agent's move (one of several replicas; empty in process)",
         "flags": "flags on the move as a JSON list, e.g. mentions_ai: an agent message naming AI or a model",
         "created_at": "when the move was stored (UTC)",
         "participant": _ID,
