@@ -83,11 +83,11 @@ class Replicas(ListsModels):
         resting = [r for r in self.replicas if r.down_since is not None and now - r.down_since >= REVIVE_AFTER_S]
         if not resting:
             return
+        for replica in resting:  # this call probes them; the requests arriving meanwhile do not probe again
+            replica.down_since = now
         answers = await asyncio.gather(*(r.server.ping() for r in resting), return_exceptions=True)
         for replica, answer in zip(resting, answers):
-            if isinstance(answer, BaseException):
-                replica.down_since = time.monotonic()
-            else:
+            if not isinstance(answer, BaseException):
                 log.warning("replica %s is back", replica.server.base_url)
                 replica.down_since = None
 
