@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Iterator
 
 import pandas as pd
 
@@ -90,6 +90,18 @@ def _episode(record: dict) -> Episode:
                    record.get("records", []))
 
 
+def read_games(path: Path) -> Iterator[Episode]:
+    """The games of a games.jsonl in file order. A line cut short by an interruption is skipped, with a word: a
+    resumed run plays its game again, and a merge counts it missing."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            yield _episode(json.loads(line))
+        except (ValueError, KeyError) as exc:
+            print(f"skipping an unreadable line of {path}: {exc}")
+
+
 def load_finished(out: Path, setup: RunSetup, trials: list[Trial]) -> dict[int, Episode]:
     """Finished games already in `out` for this run (resume), checked against the run's key and trials."""
     games = out / "games.jsonl"
@@ -101,14 +113,7 @@ def load_finished(out: Path, setup: RunSetup, trials: list[Trial]) -> dict[int, 
                        "choose another --out, or delete the directory to start over")
     by_id = {t.trial_id: t for t in trials}
     finished = {}
-    for line in games.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            episode = _episode(json.loads(line))
-        except (ValueError, KeyError) as exc:  # a line cut short by an interruption is simply replayed
-            print(f"skipping an unreadable line of {games}: {exc}")
-            continue
+    for episode in read_games(games):
         if by_id.get(episode.trial.trial_id) != episode.trial:
             raise RunError(f"{games} has a trial {episode.trial.trial_id} unlike this run's; delete the directory to start over")
         if episode.finished:
@@ -243,12 +248,7 @@ def merge(run_dirs: list[str | Path], out: str | Path) -> pd.DataFrame:
     if any(c["key"] != configs[0]["key"] for c in configs):
         raise RunError("these shards come from different runs (another grid, seed, agent or setting)")
     setup = RunSetup.from_key(configs[0]["key"])
-    episodes: dict[int, Episode] = {}
-    for directory in dirs:
-        for line in (directory / "games.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                episode = _episode(json.loads(line))
-                episodes[episode.trial.trial_id] = episode
+    episodes = {e.trial.trial_id: e for directory in dirs for e in read_games(directory / "games.jsonl")}
     expected = sum(c["n_trials"] for c in configs)
     if len(episodes) != expected:
         raise RunError(f"the shards hold {len(episodes)} of their {expected} games: finish each (run its command "

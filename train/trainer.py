@@ -370,9 +370,8 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
     backends = build_backends(cfg, unwrapped, tokenizer, trained)
     players = rollouts.Players(cfg, backends, trained)
     if cfg.rollout_backend == "vllm" and accelerator.is_main_process:
-        from bargain.agents.serve import wait_until_ready
-
         from bargain.agents.backends.replicas import split_urls
+        from bargain.agents.serve import wait_until_ready
 
         print(f"waiting for the vLLM server at {cfg.base_url} (it may still be starting; up to "
               f"{SERVER_WAIT_S // 60} minutes)", file=sys.stderr, flush=True)
@@ -390,11 +389,12 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         with accelerator.split_between_processes(rollouts.groups_for_step(groups, step, cfg.groups_per_step)) as mine:
             played = rollouts.play_groups(cfg, players, list(mine), step)
             advantage = rollouts.advantages(cfg, list(mine), played)
-            # the step's figures cover every process's games (in process order, like the samples)
-            rewards = gather_object([rollouts.reward(e, g.role) for g, eps in zip(mine, played) for e in eps
-                                     if e.finished])
-            deals = gather_object([e.state.outcome().deal for eps in played for e in eps if e.finished])
-            failed = sum(gather_object([sum(not e.finished for eps in played for e in eps)]))
+            # the step's figures cover every process's games, in one exchange: (reward, deal) of a finished game,
+            # None of a failed one
+            results = gather_object([(rollouts.reward(e, g.role), e.state.outcome().deal) if e.finished else None
+                                     for g, eps in zip(mine, played) for e in eps])
+        finished = [r for r in results if r is not None]
+        rewards, deals, failed = [r for r, _ in finished], [d for _, d in finished], len(results) - len(finished)
         rollout_s = time.perf_counter() - began
         # 4. samples: one per trained turn, carrying its episode's advantage
         samples = [s for g, eps, adv in zip(mine, played, advantage) for e, a in zip(eps, adv) if a is not None

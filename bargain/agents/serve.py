@@ -10,6 +10,7 @@ one 24-80 GB GPU. vLLM is an optional dependency (requirements-gpu.txt).
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
 import shutil
 import signal
@@ -132,8 +133,6 @@ def launches(command: list[str], host: str, port: int, replicas: int, gpus_each:
 def serve(servers: list[Launch], arms: list[str], timeout_s: float = 1800) -> int:
     """Run the vLLM servers, report when they all answer, and keep them running until interrupted (Ctrl-C, or
     `kill`: the servers stop with this program rather than holding their GPUs and ports) or until one exits."""
-    import os
-
     processes: list[subprocess.Popen] = []
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # unwinds through `finally`, which stops the servers
     try:
@@ -176,8 +175,6 @@ def main_serve(model: str | None, adapter_names: list[str], adapters_dir: str | 
         if problem:
             raise BackendError(problem)
         paths = adapter_paths(adapter_names, adapters_dir, revision=adapter_revision)
-    import os
-
     if min(replicas, tensor_parallel_size, data_parallel_size) < 1:
         raise BackendError("--replicas, --tensor-parallel-size and --data-parallel-size must be at least 1")
     command = vllm_command(model, paths, host, port, max_model_len, gpu_memory_utilization, tensor_parallel_size,
