@@ -49,8 +49,6 @@ class Replicas(ListsModels):
 
     def __init__(self, urls: list[str], base_model: str = "Qwen/Qwen3-8B", api_key: str | None = None,
                  max_in_flight: int = 256, sticky: bool = False):
-        if not urls:
-            raise BackendError("no server URL given: pass --base-url URL (several: URL1,URL2)")
         self.base_model, self.sticky = base_model, sticky
         self.replicas = [Replica(OpenAIServer(url, base_model=base_model, api_key=api_key, max_in_flight=max_in_flight,
                                               max_retries=RETRIES_PER_REPLICA)) for url in urls]
