@@ -11,6 +11,7 @@ import logging
 import os
 import secrets
 import sys
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from bargain.arena.controller import Arena  # noqa: E402
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits  # noqa: E402
 from bargain.arena.ui import Options  # noqa: E402
 from bargain.agents.arms import ArmError, catalogue, resolve  # noqa: E402
-from bargain.agents.backends import BackendError, Backends  # noqa: E402
+from bargain.agents.backends import PRESETS, BackendError, Backends  # noqa: E402
 from bargain.agents.backends.build import KINDS, build_backend  # noqa: E402
 from bargain.database import database_url  # noqa: E402
 from bargain.publish import HubSync, PublishError  # noqa: E402
@@ -51,6 +52,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--device", default=env("BARGAIN_DEVICE"), help="hf backend device (env BARGAIN_DEVICE)")
     parser.add_argument("--dtype", default=env("BARGAIN_DTYPE"), help="hf backend dtype (env BARGAIN_DTYPE)")
     parser.add_argument("--max-in-flight", type=int, default=int(env("BARGAIN_MAX_IN_FLIGHT", "64")), help="vllm: requests in flight (env BARGAIN_MAX_IN_FLIGHT)")
+    parser.add_argument("--max-reply-tokens", type=int, default=int(env("BARGAIN_MAX_REPLY_TOKENS", str(PRESETS["trained"].max_tokens))),
+                        help="longest model reply in tokens (env BARGAIN_MAX_REPLY_TOKENS; default %(default)s, as trained): "
+                             "a lower cap bounds a person's wait for a model that rambles; a reply cut short is an "
+                             "invalid move")
     parser.add_argument("--concurrency", type=int, default=int(env("BARGAIN_CONCURRENCY", "64")),
                         help="events handled at once (env BARGAIN_CONCURRENCY; handlers wait on the model, not the CPU)")
     parser.add_argument("--idle-minutes", type=float, default=float(env("BARGAIN_IDLE_MINUTES", "120")),
@@ -83,7 +88,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="minutes between two copies with --sync-to-hub (env BARGAIN_SYNC_MINUTES; default 30)")
     parser.add_argument("--behind-proxy", action=argparse.BooleanOptionalAction, default=on_space,
                         help="take the client's address from the proxy's X-Forwarded-For (on by default on a Space)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.max_reply_tokens < 1:
+        parser.error("--max-reply-tokens must be at least 1")
+    return args
 
 
 def _listed(value: str | None) -> list[str]:
@@ -148,7 +156,8 @@ def build(args: argparse.Namespace):
     study = load_study(args.study) if args.study else None
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
-    arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes), arms=arms)
+    arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes), arms=arms,
+                  sampling=replace(PRESETS["trained"], max_tokens=args.max_reply_tokens))
 
     async def availability() -> dict[str, bool]:
         check = getattr(local, "check", None)  # a model server: one quick probe, and say plainly if it is down

@@ -53,15 +53,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
-def participant(url: str, games: int, seed: int, think: float, ready: threading.Barrier, round_trips: list[float],
-                made: list[int], errors: list[str]) -> None:
+def participant(url: str, games: int, seed: int, think: float, opponent: str, ready: threading.Barrier,
+                round_trips: list[float], made: list[int], errors: list[str]) -> None:
     """Connect, wait for everyone, then play `games` whole games, recording each move's round trip."""
     rng = random.Random(seed)
     client = Client(url, verbose=False)
     ready.wait()  # connecting (the page config) is not a move: everyone starts together, connected
     for g in range(games):
         try:
-            view = client.predict(role="buyer" if (seed + g) % 2 else "seller", opponent="tactic:boulware",
+            view = client.predict(role="buyer" if (seed + g) % 2 else "seller", opponent=opponent,
                                   condition="both_unaware", mode="simultaneous", rounds=4, scenario="low",
                                   prompt_version="train", player=f"bench-{seed}", api_name="/start_game")
             while view["status"] == "active":
@@ -83,14 +83,14 @@ def pin(core: int) -> None:
         os.sched_setaffinity(0, {core % os.cpu_count()})
 
 
-def crowd_main(url: str, participants: int, games: int, think: float, results) -> None:
+def crowd_main(url: str, participants: int, games: int, think: float, opponent: str, results) -> None:
     """All participants, each on its own thread; sends back (round trips, moves made, errors)."""
     pin(1)
     round_trips: list[float] = []
     made: list[int] = []
     errors: list[str] = []
     ready = threading.Barrier(participants)
-    threads = [threading.Thread(target=participant, args=(url, games, i, think, ready, round_trips, made, errors))
+    threads = [threading.Thread(target=participant, args=(url, games, i, think, opponent, ready, round_trips, made, errors))
                for i in range(participants)]
     for t in threads:
         t.start()
@@ -138,20 +138,16 @@ def results_at_scale(games: int, repeats: int = 30) -> list[float]:
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.arena", description=__doc__.splitlines()[0])
-    parser.add_argument("--participants", type=int, default=100)
-    parser.add_argument("--games", type=int, default=3, help="games per participant")
-    parser.add_argument("--think", type=float, default=1.0, help="mean seconds a participant takes before a move")
-    parser.add_argument("--visitors", type=int, default=2, help="visitors refreshing the Results tab once a second")
-    parser.add_argument("--results-games", type=int, default=10_000, help="finished games for the Results figure")
-    args = parser.parse_args()
-    pin(0)
+def load(participants: int, games: int, think: float, visitors: int, opponent: str = "tactic:boulware",
+         app_args: tuple[str, ...] = ()) -> dict:
+    """Run the arena with `app_args` (e.g. a model backend) on a fresh SQLite database while `participants`
+    scripted people play `games` games each against `opponent` and `visitors` refresh the Results tab; the
+    figures, in milliseconds where timed (the server's time per move includes the opponent's answer)."""
     with tempfile.TemporaryDirectory() as root:
         db = Path(root) / "bench.db"
         demo, arena = arena_app.build(arena_app.parse_args(
-            ["--db", str(db), "--concurrency", str(args.participants + 14), "--games-per-hour",
-             str(args.games + 1), "--games-per-hour-per-address", str(args.participants * args.games + 1)]))
+            ["--db", str(db), "--concurrency", str(participants + 14), "--games-per-hour",
+             str(games + 1), "--games-per-hour-per-address", str(participants * games + 1), *app_args]))
         server_times: list[float] = []
         original = Arena.move
 
@@ -169,16 +165,16 @@ def main() -> None:
         _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
                                 **LAUNCH_DEFAULTS)
         stop, refreshes = threading.Event(), []
-        visitors = [threading.Thread(target=visitor, args=(arena, 1.0, stop, refreshes), daemon=True)
-                    for _ in range(args.visitors)]
+        refreshers = [threading.Thread(target=visitor, args=(arena, 1.0, stop, refreshes), daemon=True)
+                      for _ in range(visitors)]
         # The participants run in a process of their own, so that their clients' work does not
         # compete with the server for this process's interpreter.
         context = multiprocessing.get_context("spawn")
         results = context.Queue()
-        crowd = context.Process(target=crowd_main, args=(url, args.participants, args.games, args.think, results))
+        crowd = context.Process(target=crowd_main, args=(url, participants, games, think, opponent, results))
         began = time.perf_counter()
         crowd.start()
-        for v in visitors:
+        for v in refreshers:
             v.start()
         round_trips, made, errors = results.get()
         crowd.join()
@@ -188,21 +184,40 @@ def main() -> None:
         Arena.move = original
         moves = arena.store.moves_frame()
         human_moves = int((moves["actor"] == "human").sum()) if len(moves) else 0
-        games = arena.store.games_frame()
-        finished = int((games["status"] == "finished").sum()) if len(games) else 0
-    ms = [t * 1000 for t in server_times]
-    trips = [t * 1000 for t in round_trips]
-    print(f"{args.participants} participants x {args.games} games, {args.think:.1f} s to think, {args.visitors} visitors "
-          f"refreshing Results: {len(made)} moves in {elapsed:.1f} s")
-    print(f"server time per move: p50 {statistics.median(ms):.1f} ms, p95 {percentile(ms, 95):.1f} ms "
+        table = arena.store.games_frame()
+        finished = int((table["status"] == "finished").sum()) if len(table) else 0
+    ms = [t * 1000 for t in server_times] or [float("nan")]
+    trips = [t * 1000 for t in round_trips] or [float("nan")]
+    refresh = [t * 1000 for t in refreshes]
+    return {"participants": participants, "games_each": games, "think_s": think, "visitors": visitors,
+            "opponent": opponent, "moves": len(made), "elapsed_s": elapsed,
+            "server_ms_p50": statistics.median(ms), "server_ms_p95": percentile(ms, 95),
+            "round_trip_ms_p50": statistics.median(trips), "round_trip_ms_p95": percentile(trips, 95),
+            "refreshes": len(refresh), "refresh_ms_p50": statistics.median(refresh) if refresh else None,
+            "games_finished": finished, "moves_stored": human_moves, "lost": len(made) - human_moves,
+            "errors": errors}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.arena", description=__doc__.splitlines()[0])
+    parser.add_argument("--participants", type=int, default=100)
+    parser.add_argument("--games", type=int, default=3, help="games per participant")
+    parser.add_argument("--think", type=float, default=1.0, help="mean seconds a participant takes before a move")
+    parser.add_argument("--visitors", type=int, default=2, help="visitors refreshing the Results tab once a second")
+    parser.add_argument("--results-games", type=int, default=10_000, help="finished games for the Results figure")
+    args = parser.parse_args()
+    pin(0)
+    f = load(args.participants, args.games, args.think, args.visitors)
+    print(f"{f['participants']} participants x {f['games_each']} games, {f['think_s']:.1f} s to think, {f['visitors']} "
+          f"visitors refreshing Results: {f['moves']} moves in {f['elapsed_s']:.1f} s")
+    print(f"server time per move: p50 {f['server_ms_p50']:.1f} ms, p95 {f['server_ms_p95']:.1f} ms "
           f"(goal p95 < {GOAL_MS:.0f} ms)")
-    print(f"round trip seen by a participant: p50 {statistics.median(trips):.1f} ms, p95 {percentile(trips, 95):.1f} ms")
-    if refreshes:
-        print(f"Results refreshes during the run: {len(refreshes)}, p50 {statistics.median(refreshes) * 1000:.1f} ms")
-    lost = len(made) - human_moves
-    print(f"games finished {finished} of {args.participants * args.games}; moves made {len(made)}, stored {human_moves}; "
-          f"lost {lost}; errors {len(errors)}")
-    for error in errors[:5]:
+    print(f"round trip seen by a participant: p50 {f['round_trip_ms_p50']:.1f} ms, p95 {f['round_trip_ms_p95']:.1f} ms")
+    if f["refreshes"]:
+        print(f"Results refreshes during the run: {f['refreshes']}, p50 {f['refresh_ms_p50']:.1f} ms")
+    print(f"games finished {f['games_finished']} of {f['participants'] * f['games_each']}; moves made {f['moves']}, "
+          f"stored {f['moves_stored']}; lost {f['lost']}; errors {len(f['errors'])}")
+    for error in f["errors"][:5]:
         print("  ", error)
     refresh = [t * 1000 for t in results_at_scale(args.results_games)]
     print(f"Results refresh at {args.results_games:,} finished games: p50 {statistics.median(refresh):.1f} ms, "

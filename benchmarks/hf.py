@@ -23,7 +23,7 @@ from bargain.engine import scenarios
 from bargain.agents import tiny
 from bargain.agents.agent import Side, agent_factory
 from bargain.agents.arms import ADAPTERS
-from bargain.agents.backends import Backends, Sampling
+from bargain.agents.backends import Backend, Backends, Sampling
 from bargain.agents.backends.hf import HFBackend
 from bargain.episodes import play_many
 
@@ -35,8 +35,9 @@ def build(shape: str, root: Path) -> tuple[Path, Path]:
     return model_dir, adapters
 
 
-def tokens_per_second(backend: HFBackend, games: int, mixed: bool, max_tokens: int) -> float:
-    """Completion tokens per second over `games` concurrent two-round games."""
+def throughput(backend: Backend, games: int, mixed: bool, max_tokens: int) -> dict[str, float]:
+    """Completion tokens and requests per second over `games` concurrent two-round games played through `backend`
+    (in process or a server): every game on one adapter, or `mixed` over the base model and the eight adapters."""
     side = Side(Sampling(max_tokens=max_tokens))
     arms = [f"arm:{n}" for n in ADAPTERS] + ["arm:base"] if mixed else ["arm:buyer-grpo"]
     makers = [agent_factory(arm, Backends(backend), side) for arm in arms]
@@ -47,7 +48,9 @@ def tokens_per_second(backend: HFBackend, games: int, mixed: bool, max_tokens: i
         trials, lambda t: (makers[t.trial_id % len(makers)](0), makers[(t.trial_id + 1) % len(makers)](0)),
         ("a", "b"), concurrency=games, progress=False))
     elapsed = time.perf_counter() - start
-    return sum(r["completion_tokens"] for e in episodes for r in e.records) / elapsed
+    records = [r for e in episodes for r in e.records]
+    return {"tokens_per_s": sum(r["completion_tokens"] for r in records) / elapsed,
+            "requests_per_s": sum(r["attempts"] for r in records) / elapsed}
 
 
 def main() -> None:
@@ -60,10 +63,10 @@ def main() -> None:
         model_dir, adapters = build(args.shape, Path(root))
         backend = HFBackend(str(model_dir), {n: adapters / n for n in ADAPTERS})
         print(f"{args.shape} model on {backend.device} ({backend.describe()['dtype']}), {args.max_tokens} tokens per reply")
-        tokens_per_second(backend, 2, True, 4)  # warm-up: first calls pay for lazy initialisation
+        throughput(backend, 2, True, 4)  # warm-up: first calls pay for lazy initialisation
         for games in (int(g) for g in args.games.split(",")):
-            one = tokens_per_second(backend, games, False, args.max_tokens)
-            mixed = tokens_per_second(backend, games, True, args.max_tokens)
+            one = throughput(backend, games, False, args.max_tokens)["tokens_per_s"]
+            mixed = throughput(backend, games, True, args.max_tokens)["tokens_per_s"]
             print(f"{games:3d} concurrent games: one adapter {one:8.1f} tokens/s, mixed adapters {mixed:8.1f} tokens/s")
         if backend.device.startswith("cuda"):
             import torch

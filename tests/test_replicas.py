@@ -180,3 +180,26 @@ def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
     assert all(served) and {e for game in served for e in game} == {a.url, b.url}  # stored with every agent move
     assert all(m["endpoint"] is None for game in stored for m in game["moves"] if m["actor"] == "human")
     assert any(game[0] == a.url and game[-1] == b.url for game in served)  # a game moved when its replica died
+
+
+def test_the_arena_caps_model_replies_at_the_operators_length(tmp_path):
+    """`--max-reply-tokens` (a Space on a small GPU bounds a person's wait) reaches every model request; the default
+    is the trained preset's length."""
+    import app as arena_app
+    from bargain.arena.controller import Setup
+    from bargain.engine.trial import Condition, Role
+
+    assert arena_app.parse_args([]).max_reply_tokens == 1024
+    with StubServer(MODELS) as server:
+        demo, arena = arena_app.build(arena_app.parse_args(
+            ["--db", str(tmp_path / "a.db"), "--backend", "vllm", "--base-url", server.url, "--max-reply-tokens", "200"]))
+
+        async def scenario():
+            view = await arena.start(Setup(role=Role.SELLER, arm="arm:buyer-grpo", condition=Condition.SELLER_UNAWARE))
+            await arena.move(view["game_id"], view["round"], "OFFER", view["your_price"] * 1.5)
+            await arena.backends.aclose()
+
+        asyncio.run(scenario())
+        demo.close()
+    chats = [r for r in server.requests if "messages" in r]
+    assert len(chats) >= 2 and {r["max_tokens"] for r in chats} == {200}

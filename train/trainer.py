@@ -419,6 +419,7 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         train_s = time.perf_counter() - began
         tokens = sum(len(s.prompt_ids) + len(s.completion_ids) for s in samples) * cfg.epochs
         # 7. save, hot-load, validate
+        began = time.perf_counter()
         if accelerator.is_main_process:
             checkpoint = save_checkpoint(run_dir, step, model, optimizer, scheduler, horizon, accelerator,
                                          cfg.keep_optimizer_states)
@@ -427,10 +428,11 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
                 if step == start:
                     check_adapter_changes_output(players, trained)
         accelerator.wait_for_everyone()  # the next step's rollouts are played by the adapter just trained
+        sync_s = time.perf_counter() - began
         row = {"step": step, "episodes": len(rewards), "failed_episodes": failed, "samples": len(samples), "world_size": layout.world_size,
                "per_device_batch": layout.per_device, "grad_accumulation": layout.accumulation,
                "reward": sum(rewards) / max(1, len(rewards)), "deal_rate": sum(deals) / max(1, len(deals)),
-               **result, "lr": scheduler.get_last_lr()[0], "rollout_s": rollout_s, "train_s": train_s,
+               **result, "lr": scheduler.get_last_lr()[0], "rollout_s": rollout_s, "train_s": train_s, "sync_s": sync_s,
                "samples_per_s": len(samples) * cfg.epochs / max(train_s, 1e-9), "tokens_per_s": tokens / max(train_s, 1e-9),
                "peak_memory_gb": peak_memory_gb()}
         if accelerator.is_main_process and cfg.val_interval and step % cfg.val_interval == 0:

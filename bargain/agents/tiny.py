@@ -56,8 +56,14 @@ def corpus(lines: int = 3000, seed: int = 0) -> list[str]:
     return text
 
 
-def build_tokenizer(directory: str | Path, vocab_size: int = 2300):
-    """Train a byte-level BPE tokenizer like Qwen's and save it (with the chat template) to `directory`."""
+def build_tokenizer(directory: str | Path, vocab_size: int = 2300, pad_to: int | None = None):
+    """Train a byte-level BPE tokenizer like Qwen's and save it (with the chat template) to `directory`.
+
+    `pad_to` fills the vocabulary with filler tokens (" zq<n>", never produced by encoding) up to
+    that many ids, so that every id a model of that vocabulary can generate decodes: a random
+    model of Qwen3-8B's shape samples from all 151,936 ids, and servers such as vLLM detokenize
+    each one.
+    """
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -70,6 +76,12 @@ def build_tokenizer(directory: str | Path, vocab_size: int = 2300):
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tokenizer.train_from_iterator(corpus(), trainer=trainer)
+    if pad_to is not None and pad_to > tokenizer.get_vocab_size():
+        data = json.loads(tokenizer.to_str())
+        vocab = data["model"]["vocab"]
+        for i in range(len(vocab), pad_to):
+            vocab[f"\u0120zq{i}"] = i  # \u0120 is the byte-level alphabet's space
+        tokenizer = Tokenizer.from_str(json.dumps(data))
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                    padding_side="left", additional_special_tokens=SPECIAL_TOKENS[1:])
     fast.chat_template = CHAT_TEMPLATE
@@ -86,6 +98,16 @@ def tiny_config(vocab_size: int):
                        tie_word_embeddings=True, max_position_embeddings=8192)
 
 
+def small_config(vocab_size: int):
+    """Two layers of attention heads of 64: the smallest shape whose head size vLLM's attention kernels take
+    (for GPU tests of the serving path; the tiny model's heads of 16 are CPU-only)."""
+    from transformers import Qwen3Config
+
+    return Qwen3Config(vocab_size=(vocab_size + 63) // 64 * 64, hidden_size=256, intermediate_size=512,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=64,
+                       tie_word_embeddings=True, max_position_embeddings=8192)
+
+
 def qwen3_8b_config():
     """Qwen3-8B's shape (36 layers, hidden 4096, GQA 32/8), for benchmarks with random weights."""
     from transformers import Qwen3Config
@@ -98,17 +120,17 @@ def qwen3_8b_config():
 def build_model(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
     """Save a tokenizer and a random Qwen3 model to `directory` (a model id for `--model`).
 
-    `shape` "tiny" is the two-layer model of the tests; "qwen3-8b" has Qwen3-8B's shape, in bf16,
-    built on the GPU when there is one (for benchmarks; about 16 GB).
+    `shape` "tiny" is the two-layer model of the tests; "small" the same with vLLM-sized attention heads;
+    "qwen3-8b" has Qwen3-8B's shape, in bf16, built on the GPU when there is one (for benchmarks; about 16 GB).
     """
     import torch
     from transformers import GenerationConfig, Qwen3ForCausalLM
 
     directory = Path(directory)
-    tokenizer = build_tokenizer(directory)
+    tokenizer = build_tokenizer(directory, pad_to=qwen3_8b_config().vocab_size if shape == "qwen3-8b" else None)
     torch.manual_seed(seed)
-    if shape == "tiny":
-        model = Qwen3ForCausalLM(tiny_config(len(tokenizer)))
+    if shape in ("tiny", "small"):
+        model = Qwen3ForCausalLM((tiny_config if shape == "tiny" else small_config)(len(tokenizer)))
     elif shape == "qwen3-8b":
         with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
             previous = torch.get_default_dtype()
@@ -118,7 +140,7 @@ def build_model(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Pa
             finally:
                 torch.set_default_dtype(previous)
     else:
-        raise ValueError(f"unknown shape {shape!r}: tiny or qwen3-8b")
+        raise ValueError(f"unknown shape {shape!r}: tiny, small or qwen3-8b")
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
                                                pad_token_id=tokenizer.pad_token_id)
     model.save_pretrained(str(directory))
@@ -129,23 +151,36 @@ def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str
     """Save one random LoRA adapter per name (value: rank, alpha = 2 x rank) as `directory/<name>/`.
 
     LoRA's B matrices start at zero, which would make every adapter a no-op: here they are drawn
-    at random so that each adapter really changes the model's output.
+    at random so that each adapter really changes the model's output (A as PEFT draws it). The
+    base model is laid out on the meta device, never loaded: the adapters of a model of Qwen3-8B's
+    shape take seconds to build, not eight loads of 16 GB.
     """
+    import math
+
     import torch
+    from accelerate import init_empty_weights
+    from accelerate.utils import set_module_tensor_to_device
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM
 
     directory = Path(directory)
+    config = AutoConfig.from_pretrained(str(model_dir))
     for i, (name, rank) in enumerate(names.items()):
-        torch.manual_seed(seed + i + 1)
-        base = AutoModelForCausalLM.from_pretrained(str(model_dir))
-        config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=LORA_TARGETS,
-                            task_type="CAUSAL_LM")
-        model = get_peft_model(base, config)
-        with torch.no_grad():
-            for param_name, param in model.named_parameters():
-                if "lora_B" in param_name:
-                    param.normal_(0.0, 0.5)
+        generator = torch.Generator().manual_seed(seed + i + 1)
+        with init_empty_weights():
+            base = AutoModelForCausalLM.from_config(config)
+        lora = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=LORA_TARGETS,
+                          task_type="CAUSAL_LM", base_model_name_or_path=str(model_dir))
+        model = get_peft_model(base, lora)
+        for param_name, param in list(model.named_parameters()):
+            if "lora_A" in param_name:  # PEFT's kaiming-uniform draw: bound 1 / sqrt(fan_in)
+                bound = 1 / math.sqrt(param.shape[1])
+                value = torch.rand(param.shape, generator=generator) * 2 * bound - bound
+            elif "lora_B" in param_name:
+                value = torch.randn(param.shape, generator=generator) * 0.5
+            else:
+                continue
+            set_module_tensor_to_device(model, param_name, "cpu", value=value)
         model.save_pretrained(str(directory / name))
     return directory
 

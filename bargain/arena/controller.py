@@ -29,7 +29,7 @@ from bargain.arena import inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import person_view
 from bargain.agents.arms import Arm, catalogue, resolve
-from bargain.agents.backends import Backends
+from bargain.agents.backends import PRESETS, Backends, Sampling
 from bargain.episodes import play
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion
@@ -125,13 +125,15 @@ class Arena:
     """Every live game of one server, over one store and one set of backends.
 
     `arms` are the opponents this server offers (by default the built-in catalogue); nothing else can
-    be played, whatever a caller asks for. Store calls run in a worker thread, so a slow or locked
+    be played, whatever a caller asks for. `sampling` is how every model opponent samples (the trained
+    preset unless the operator caps the reply length). Store calls run in a worker thread, so a slow or locked
     database never holds up the event loop that every other game shares.
     """
 
     def __init__(self, store: Store, backends: Backends, source: scenarios.ScenarioSet | None = None,
-                 idle_timeout: timedelta = timedelta(hours=2), arms: Iterable[str] | None = None):
-        self.store, self.backends = store, backends
+                 idle_timeout: timedelta = timedelta(hours=2), arms: Iterable[str] | None = None,
+                 sampling: Sampling = PRESETS["trained"]):
+        self.store, self.backends, self.sampling = store, backends, sampling
         self.source = source or scenarios.bundled()
         self.idle_timeout = idle_timeout
         self.arms: tuple[str, ...] = tuple(arms) if arms is not None else tuple(a.spec for a in catalogue())
@@ -173,7 +175,7 @@ class Arena:
         except (scenarios.ScenarioError, KeyError, IndexError) as exc:
             log.info("refused a setup %r: %s", setup, exc)
             raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
-        side = Side(prompt_version=setup.prompt_version)
+        side = Side(self.sampling, prompt_version=setup.prompt_version)
         reasons = arm.out_of_distribution(setup.role.other, trial)
         game_id = secrets.token_hex(16)
         backend = self.backends.for_arm(arm).describe() if arm.kind != "tactic" else None
@@ -310,7 +312,7 @@ class Arena:
                         return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
                                         findings=row["claims"] or [])
                     generation = await asyncio.to_thread(self.store.take_over, game_id, self.process)
-                    side = Side(prompt_version=PromptVersion(row["prompt_version"]))
+                    side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]))
                     live = self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
                                        (row["extra"] or {}).get("move_seconds"), generation)
                 elif live.failure is not None and live.task is not None and live.task.done():

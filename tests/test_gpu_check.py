@@ -1,0 +1,94 @@
+"""`benchmarks/gpu_check.py` keeps working without a GPU: its dry run plays every part at tiny size (the stub
+server in vLLM's place), a failing part is reported without hiding the others, and what it starts is stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from benchmarks import gpu_check
+
+PARTS = ["serve", "arena", "train", "hf", "pytest"]
+
+
+@pytest.mark.slow
+def test_the_dry_run_plays_every_part_and_reports_it(tmp_path):
+    assert gpu_check.main(["--dry-run", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    parts = report["parts"]
+    assert report["mode"] == "dry-run" and list(parts) == PARTS
+    assert all(p["status"] == "passed" for p in parts.values()), parts
+    serve = parts["serve"]
+    assert serve["evaluate_games"] == 32 and serve["requests"] == 32 * 4 * 2  # 4 rounds, both sides, no re-asks
+    assert serve["requests_per_s"] > 0 and serve["one_adapter_tokens_per_s"] > 0 and serve["mixed_adapters_tokens_per_s"] > 0
+    assert "--enable-lora" in (tmp_path / "serve.log").read_text()  # the vLLM command `bargain serve` would run
+    arena = parts["arena"]
+    assert arena["moves"] > 0 and arena["moves_stored"] == arena["moves"] and arena["lost"] == 0
+    assert 0 < arena["server_ms_p50"] <= arena["server_ms_p95"]
+    assert [s["step"] for s in parts["train"]["steps"]] == [1, 2]
+    assert all(s["episodes"] > 0 and s["samples"] > 0 and s["sync_s"] > 0 for s in parts["train"]["steps"])
+    assert (tmp_path / "train" / "checkpoints" / "step_2" / "buyer-grpo" / "adapter_config.json").exists()
+    assert {f"{kind}_tokens_per_s_{n}" for kind in ("one_adapter", "mixed_adapters") for n in (1, 4)} <= set(parts["hf"])
+    assert "deselected" in parts["pytest"]["summary"] or "skipped" in parts["pytest"]["summary"]
+    summary = (tmp_path / "gpu_check.md").read_text()
+    assert all(f"| {name} | passed |" in summary for name in PARTS)
+
+
+def test_a_failing_part_is_reported_and_the_others_still_run(tmp_path, monkeypatch):
+    @contextmanager
+    def no_server(*args):
+        raise RuntimeError("vllm exited with status 1 before it was ready")
+        yield
+
+    monkeypatch.setattr(gpu_check, "model_server", no_server)
+    monkeypatch.setattr(gpu_check, "part_hf", lambda *args: {"device": "cpu", "dtype": "float32"})
+    assert gpu_check.main(["--dry-run", "--out", str(tmp_path), "--parts", "serve,train,hf"]) == 1
+    parts = json.loads((tmp_path / "gpu_check.json").read_text())["parts"]
+    assert {name: p["status"] for name, p in parts.items()} == {"serve": "failed", "train": "failed", "hf": "passed"}
+    assert "vllm exited with status 1" in parts["serve"]["error"]
+    assert "RuntimeError" in (tmp_path / "gpu_check.log").read_text()  # the traceback, for whoever runs it
+    assert "| serve | failed |" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_a_missing_package_or_gpu_skips_its_part_with_the_reason(tmp_path):
+    report = gpu_check.Report(tmp_path, "full", gpu_check.SIZES["full"])
+    report.attempt("hf", "no CUDA GPU here", lambda: pytest.fail("a skipped part must not run"))
+    parts = json.loads((tmp_path / "gpu_check.json").read_text())["parts"]
+    assert parts["hf"]["status"] == "skipped" and parts["hf"]["reason"] == "no CUDA GPU here"
+    assert report.failed() == []
+
+
+def test_unknown_parts_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        gpu_check.main(["--dry-run", "--parts", "serve,benchmark"])
+    assert "unknown parts ['benchmark']" in capsys.readouterr().err
+
+
+def test_a_started_server_and_everything_it_started_are_stopped():
+    """The server runs in a session of its own; stopping it ends the whole group (vLLM starts worker processes)."""
+    process = subprocess.Popen(["sh", "-c", "sleep 300 & sleep 300"], start_new_session=True)
+    time.sleep(0.3)
+    assert len(running_in_group(process.pid)) >= 2  # the shell and its background child at least
+    gpu_check.stop(process)
+    assert process.poll() is not None
+    time.sleep(0.2)
+    assert running_in_group(process.pid) == []
+
+
+def running_in_group(group: int) -> list[int]:
+    """Processes of a process group that still run (killed ones nobody has reaped yet are not running)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = (Path("/proc") / entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            found.append(int(entry))
+    return found
