@@ -405,17 +405,27 @@ def check(out: Path, mode: str, sizes: Sizes, parts: list[str], dry_run: bool) -
     """Build the model, run the parts, report; 1 if a part failed."""
     report = Report(out, mode, sizes)
     print(f"GPU check ({mode}): {report.data['machine']['gpu'] or 'no GPU'}; writing {out}/gpu_check.json", flush=True)
+    served = [p for p in ("serve", "arena", "train") if p in parts]  # train last: it replaces buyer-grpo on the server
+    missing = {name: needs_vllm(dry_run) for name in served} | ({"hf": needs_gpu(dry_run)} if "hf" in parts else {})
+    for name, reason in missing.items():
+        if reason:
+            report.attempt(name, reason, dict)
+    runnable = [name for name, reason in missing.items() if reason is None]
     with tempfile.TemporaryDirectory() as scratch:
-        began = time.perf_counter()
-        model, adapters = build(Path(scratch), sizes.shape)
-        print(f"[build] {sizes.shape} model and eight adapters in {time.perf_counter() - began:.0f} s", flush=True)
-        served = [p for p in ("serve", "arena", "train") if p in parts]
-        missing = needs_vllm(dry_run)
-        if served and missing is None:
+        if runnable:  # a model of Qwen3-8B's shape is only built where a part can use it
+            began = time.perf_counter()
+            try:
+                model, adapters = build(Path(scratch), sizes.shape)
+                print(f"[build] {sizes.shape} model and eight adapters in {time.perf_counter() - began:.0f} s", flush=True)
+            except Exception as exc:
+                for name in runnable:
+                    report.record(name, report.failure(name, exc), time.perf_counter() - began)
+                runnable = []
+        if any(name in runnable for name in served):
             try:
                 with model_server(model, adapters, out, dry_run) as url:
                     print(f"[server] serving at {url}", flush=True)
-                    for name in served:  # train last: it replaces the served buyer-grpo adapter
+                    for name in (n for n in served if n in runnable):
                         work = {"serve": lambda: part_serve(url, model, out, sizes),
                                 "arena": lambda: part_arena(url, model, sizes),
                                 "train": lambda: part_train(url, model, out, sizes)}[name]
@@ -424,11 +434,8 @@ def check(out: Path, mode: str, sizes: Sizes, parts: list[str], dry_run: bool) -
                 for name in served:
                     if name not in report.data["parts"]:
                         report.record(name, report.failure(name, exc), 0.0)
-        else:
-            for name in served:
-                report.attempt(name, missing, dict)
-        if "hf" in parts:
-            report.attempt("hf", needs_gpu(dry_run), lambda: part_hf(model, adapters, sizes))
+        if "hf" in runnable:
+            report.attempt("hf", None, lambda: part_hf(model, adapters, sizes))
     if "pytest" in parts:
         report.attempt("pytest", None, lambda: part_pytest(out, sizes))
     failed = report.failed()
