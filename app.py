@@ -6,29 +6,25 @@ Every flag has an environment variable (for a Hugging Face Space): see `python a
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import secrets
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING
 from datetime import timedelta
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from bargain.arena import LAUNCH_DEFAULTS, build_app  # noqa: E402
-from bargain.arena.controller import Arena  # noqa: E402
-from bargain.arena.limits import AdminGate, RateLimit, StartLimits  # noqa: E402
-from bargain.arena.ui import Options  # noqa: E402
-from bargain.agents.arms import ArmError, catalogue, resolve  # noqa: E402
-from bargain.agents.backends import PRESETS, BackendError, Backends  # noqa: E402
-from bargain.agents.backends.build import KINDS, build_backend  # noqa: E402
-from bargain.database import database_url  # noqa: E402
-from bargain.publish import HubSync, PublishError  # noqa: E402
-from bargain.store import Store, StoreError  # noqa: E402
-from bargain.study.config import StudyError  # noqa: E402
-from bargain.study.config import load as load_study  # noqa: E402
+# Only what reading the flags needs is imported here: `python app.py --help` (and a mistyped flag) answers at
+# once, and Gradio, the database layer and the study code load in `build`.
+from bargain.agents.backends import PRESETS, BackendError  # noqa: E402
+from bargain.agents.backends.build import KINDS  # noqa: E402
+
+if TYPE_CHECKING:
+    from bargain.publish import HubSync
+    from bargain.store import Store
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -120,6 +116,8 @@ def hub_sync(args: argparse.Namespace, store: Store, study) -> HubSync | None:
     files) in study mode, the games and moves in free play."""
     if not args.sync_to_hub:
         return None
+    from bargain.publish import HubSync
+
     if study is None:
         return HubSync(args.sync_to_hub, store.export, args.sync_minutes, ["*.csv", "*.parquet"])
     from bargain.study.export import PUBLISHED, export_study
@@ -140,6 +138,19 @@ def warm_up() -> None:
 
 def build(args: argparse.Namespace):
     """The arena's Gradio app (queue configured) and its controller, from parsed flags."""
+    import asyncio
+
+    from bargain.agents.arms import ArmError, catalogue, resolve
+    from bargain.agents.backends import Backends
+    from bargain.agents.backends.build import build_backend
+    from bargain.arena import build_app
+    from bargain.arena.controller import Arena
+    from bargain.arena.limits import AdminGate, RateLimit, StartLimits
+    from bargain.arena.ui import Options
+    from bargain.database import database_url
+    from bargain.store import Store
+    from bargain.study.config import load as load_study
+
     if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
         from bargain.agents.serve import start_in_background
 
@@ -200,6 +211,12 @@ def build(args: argparse.Namespace):
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
+    from bargain.agents.arms import ArmError
+    from bargain.arena import LAUNCH_DEFAULTS
+    from bargain.publish import PublishError
+    from bargain.store import StoreError
+    from bargain.study.config import StudyError
+
     try:
         demo, arena = build(args)
     except (BackendError, ArmError, StoreError, StudyError, PublishError) as exc:  # a backend, database or study that cannot be used

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from bargain.agents.arms import ADAPTERS, ArmError, catalogue, resolve
-from bargain.agents.backends import PRESETS, BackendError, Backends
+from bargain.agents.backends import PRESETS, Backend, BackendError, Backends
 from bargain.agents.backends.build import KINDS, build_backend
 from bargain.engine import scenarios
 from bargain.engine.game import GameError, new_initial_state
@@ -280,8 +280,9 @@ async def unreachable(servers: list) -> str | None:
     return None
 
 
-def cmd_play(args: argparse.Namespace) -> int:
-    """simulate / evaluate: play a grid (resuming in --out) and write every output."""
+def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
+    """simulate / evaluate: play a grid (resuming in --out) and write every output. `local` stands in for the
+    backend the flags describe (benchmarks.agents plays through here with an instant one)."""
     import asyncio
 
     from bargain.agents.agent import agent_factory
@@ -299,7 +300,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     arms = {role: resolve(getattr(args, role)) for role in ("buyer", "seller")}  # bad specs fail before any loading
     adapters = sorted({a.name for a in arms.values() if a.kind == "adapter"})
     needs_local = any(a.kind in ("base", "adapter") for a in arms.values())
-    backends = Backends(backend_from(args, adapters) if needs_local else None,
+    backends = Backends((local or backend_from(args, adapters)) if needs_local else None,
                         remote=[a.base_url for a in arms.values() if a.kind == "openai"])
     setup = RunSetup(grid=spec, seed=args.seed, buyer=args.buyer, seller=args.seller, scenarios=source.source,
                      buyer_side=_side(args, "buyer", version), seller_side=_side(args, "seller", version),

@@ -40,15 +40,33 @@ class Episode:
 
 
 async def both(first: Awaitable[Move], second: Awaitable[Move]) -> tuple[Move, Move]:
-    """Both sides' moves, concurrently; if one side fails, the other's pending move is cancelled
-    (a person's turn must not be left waiting in a round that will never be applied)."""
-    tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
+    """Both sides' moves, concurrently: the second in a task of its own, the first in the calling task (one task
+    per round instead of two and a gather: a third of a model-less run's time went to that machinery). If one side
+    fails, the other's pending move is cancelled and the failure raised (a person's turn must not be left waiting
+    in a round that will never be applied)."""
+    other = asyncio.ensure_future(second)
+    this = asyncio.current_task()
+    waiting = True
+
+    def stop_waiting(task: asyncio.Future) -> None:  # the second side failed while the first is still awaited
+        if waiting and not task.cancelled() and task.exception() is not None:
+            this.cancel()
+
+    other.add_done_callback(stop_waiting)
     try:
-        return tuple(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
+        move = await first
+    except asyncio.CancelledError:
+        if other.done() and not other.cancelled() and other.exception() is not None:
+            this.uncancel()  # our own cancellation, to stop waiting: raise the second side's failure instead
+            raise other.exception() from None
+        other.cancel()
         raise
+    except BaseException:
+        other.cancel()
+        raise
+    finally:
+        waiting = False
+    return move, await other
 
 
 async def play(state: GameState, buyer: Agent, seller: Agent,

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from bargain.agents.arms import resolve
 from bargain.agents.backends import Backend, Request, Sampling
 from bargain.engine.game import GameState
+from bargain.gamelog import read_games
 from bargain.analysis.judge import SCORES, judge_messages, parse_judgment
 from bargain.engine.trial import Condition
 
@@ -28,14 +29,8 @@ JUDGMENTS = "judgments.jsonl"
 
 def games_to_judge(run_dir: Path) -> list[GameState]:
     """The finished games of a run whose condition hides something."""
-    games = []
-    for line in (run_dir / "games.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record.get("error") is None:
-            state = GameState.from_dict(record)
-            if state.is_terminal() and state.trial.condition is not Condition.FULL:
-                games.append(state)
-    return games
+    return [e.state for e in read_games(run_dir / "games.jsonl")
+            if e.finished and e.state.trial.condition is not Condition.FULL]
 
 
 def judged(run_dir: Path) -> dict[int, dict]:

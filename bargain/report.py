@@ -27,6 +27,7 @@ from scipy import stats
 from bargain.analysis import metrics, reference
 from bargain.analysis.claims import check_turns
 from bargain.engine.game import GameState
+from bargain.gamelog import read_games
 from bargain.engine.scenarios import GridSpec
 
 ARENA_COLUMNS = ["opponent", "condition", "games", "person_norm_utility", "agent_norm_utility",
@@ -51,8 +52,7 @@ def load_run(directory: str | Path) -> RunData:
     directory = Path(directory)
     judged = directory / "trials_with_honesty.csv"
     trials = metrics.read_trials(judged if judged.exists() else directory / "trials.csv")
-    records = [json.loads(line) for line in (directory / "games.jsonl").read_text().splitlines()]
-    games = [GameState.from_dict(r) for r in records if r.get("error") is None]
+    games = [e.state for e in read_games(directory / "games.jsonl") if e.error is None]
     config = json.loads((directory / "config.json").read_text()) if (directory / "config.json").exists() else {}
     name = f"{directory.name}: {config.get('buyer', '?')} vs {config.get('seller', '?')}"
     return RunData(name, directory, config, trials, [g for g in games if g.is_terminal()])

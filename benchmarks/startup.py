@@ -1,21 +1,29 @@
-"""Start-up time of the light commands: from `python -m bargain ...` to the process's end.
+"""Start-up time of the light commands, and of the arena until it serves its page.
 
     python -m benchmarks.startup [--repeats 5]
 
 Each command runs in a fresh interpreter, as a person or a script runs it, `--repeats` times; the
-median wall time is set against the goal. These commands need neither pandas, SciPy, SQLAlchemy
-nor a model, so they must not wait for them: a module imported at the top of `bargain.cli` (or of
-what it imports) is paid by every command. The first line is the interpreter alone, for scale.
-Goal: each under 0.3 s. `python -X importtime -m bargain CMD` shows where the time goes.
+median wall time, from the start to the process's end, is set against the goal. These commands
+(`python -m bargain ...` and `python app.py --help`) need neither Gradio, pandas, SciPy,
+SQLAlchemy nor a model, so they must not wait for them: a module imported at the top of
+`bargain.cli` or `app.py` (or of what they import) is paid by every command. The first line is the
+interpreter alone, for scale. Goal: each under 0.3 s. `python -X importtime -m bargain CMD` shows
+where the time goes.
+
+Then the time to serving: `python app.py` on a fresh SQLite database until its page answers (HTTP
+200 on /), median of `--repeats`: what a person who starts the arena waits, or a Space's restart.
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 GOAL_S = 0.3
@@ -38,6 +46,31 @@ def wall_time(args: list[str], stdin: str | None = None) -> float:
     return time.perf_counter() - start
 
 
+def time_to_serving(timeout_s: float = 120) -> float:
+    """Seconds from `python app.py` to its page's first answer, on a fresh database."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as root:
+        start = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--db", str(Path(root) / "a.db")],
+                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while time.perf_counter() - start < timeout_s:
+                if process.poll() is not None:
+                    raise RuntimeError(f"app.py exited with status {process.returncode}")
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as response:
+                        if response.status == 200:
+                            return time.perf_counter() - start
+                except OSError:
+                    time.sleep(0.05)
+            raise RuntimeError(f"app.py did not answer within {timeout_s:.0f} s")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.startup", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per command; the median is reported (default 5)")
@@ -48,6 +81,10 @@ def main() -> None:
         median = statistics.median(wall_time(["-m", "bargain", *command], stdin) for _ in range(args.repeats))
         shown = "python -m bargain " + " ".join(command[:2] if command[-1] == "--help" else command[:1])
         print(f"{shown:<44} {median:.3f} s  {'ok' if median < GOAL_S else 'over'} (goal {GOAL_S} s)")
+    median = statistics.median(wall_time(["app.py", "--help"]) for _ in range(args.repeats))
+    print(f"{'python app.py --help':<44} {median:.3f} s  {'ok' if median < GOAL_S else 'over'} (goal {GOAL_S} s)")
+    serving = statistics.median(time_to_serving() for _ in range(args.repeats))
+    print(f"{'python app.py, until its page answers':<44} {serving:.3f} s")
 
 
 if __name__ == "__main__":

@@ -454,6 +454,18 @@ def test_light_commands_load_no_heavy_library(argv, stdin):
     assert run.stderr.strip().splitlines()[-1] == "LOADED []", run.stderr
 
 
+def test_the_arenas_help_and_flag_errors_load_neither_gradio_nor_the_database():
+    """`python app.py --help` reads the flags before anything heavy loads (it took 4.5 s; benchmarks/startup.py)."""
+    code = ("import sys, runpy\nsys.argv = ['app.py', *sys.argv[1:]]\ntry:\n    runpy.run_path('app.py', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            f"print('LOADED', sorted(m for m in {HEAVY + ('gradio', 'sqlalchemy')!r} if m in sys.modules), file=sys.stderr)")
+    for argv in (["--help"], ["--max-reply-tokens", "0"]):
+        run = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert run.stderr.strip().splitlines()[-1] == "LOADED []", run.stderr
+    assert "--max-reply-tokens" in subprocess.run([sys.executable, "app.py", "--help"], cwd=ROOT, capture_output=True,
+                                                  text=True, timeout=60).stdout
+
+
 def test_in_process_runs_capture_the_progress_bar(tmp_path, capfd):
     run = ok("simulate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "tactic:linear",
              "--seller", "tactic:linear", "--out", str(tmp_path))

@@ -89,3 +89,72 @@ def test_a_failing_game_is_recorded_and_the_rest_go_on(trials):
 def test_concurrency_must_be_positive(trials):
     with pytest.raises(ValueError, match="at least 1"):
         asyncio.run(play_many(trials, lambda t: None, ("a", "b"), concurrency=0))
+
+
+class Boom(RuntimeError):
+    pass
+
+
+async def _move(delay: float, log: list, name: str, fail: bool = False) -> Move:
+    try:
+        await asyncio.sleep(delay)
+    except asyncio.CancelledError:
+        log.append(f"{name} cancelled")
+        raise
+    if fail:
+        raise Boom(name)
+    log.append(f"{name} moved")
+    return Move(Action.OFFER, 1.0)
+
+
+@pytest.mark.parametrize("failing", ["first", "second"])
+def test_when_one_side_fails_the_others_pending_move_is_cancelled_at_once(failing):
+    """A person's turn (either side) is not left waiting in a round that will never be applied."""
+    from bargain.episodes import both
+
+    async def scenario():
+        log = []
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(Boom):
+            await both(_move(0.05 if failing == "first" else 30, log, "first", failing == "first"),
+                       _move(0.05 if failing == "second" else 30, log, "second", failing == "second"))
+        elapsed = asyncio.get_running_loop().time() - started
+        await asyncio.sleep(0.01)  # a pending cancellation would land here
+        return log, elapsed
+
+    log, elapsed = asyncio.run(scenario())
+    other = "second" if failing == "first" else "first"
+    assert log == [f"{other} cancelled"] and elapsed < 5
+
+
+def test_both_moves_come_back_in_order_and_a_late_failure_cancels_nothing_afterwards():
+    from bargain.episodes import both
+
+    async def scenario():
+        log = []
+        moves = await both(_move(0.02, log, "first"), _move(0.01, log, "second"))
+        # the second fails in the same instant the first completes: no stray cancellation may reach the caller
+        with pytest.raises(Boom):
+            await both(_move(0.01, log, "first"), _move(0.01, log, "second", fail=True))
+        await asyncio.sleep(0.05)
+        return moves, log
+
+    moves, log = asyncio.run(scenario())
+    assert [m.action for m in moves] == [Action.OFFER, Action.OFFER]
+    assert log[:2] == ["second moved", "first moved"]
+
+
+def test_cancelling_the_game_cancels_both_sides():
+    from bargain.episodes import both
+
+    async def scenario():
+        log = []
+        game = asyncio.ensure_future(both(_move(30, log, "first"), _move(30, log, "second")))
+        await asyncio.sleep(0.01)
+        game.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await game
+        await asyncio.sleep(0.01)
+        return log
+
+    assert sorted(asyncio.run(scenario())) == ["first cancelled", "second cancelled"]

@@ -113,7 +113,7 @@ def test_the_served_adapters_change_what_vllm_generates(server, small):
 @vllm_only
 def test_evaluate_plays_every_game_through_vllm(server, small, tmp_path):
     from bargain.cli import main
-    from bargain.runs import read_games
+    from bargain.gamelog import read_games
 
     out = tmp_path / "run"
     assert main(["evaluate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo", "--seller",

@@ -25,8 +25,9 @@ from bargain.agents.tactics import TACTICS
 class Agent(Protocol):
     """Anything that can sit at the table.
 
-    An agent whose moves are computed without waiting on anything may set `instant = True`;
-    the episode loop then skips the machinery of running both sides concurrently.
+    An agent whose moves are computed without waiting on anything (a tactic) may set `instant = True`;
+    the episode loop then skips the machinery of running both sides concurrently. A model agent never
+    does, whatever its backend: its moves are requests that take time.
     """
 
     async def act(self, obs: Observation) -> Move:

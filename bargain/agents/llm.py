@@ -48,11 +48,6 @@ class LLMAgent:
     _turns: int = field(default=0, repr=False)
     _settings: dict | None = field(default=None, repr=False)
 
-    @property
-    def instant(self) -> bool:
-        """True on a backend that answers without waiting (the episode loop then skips concurrency)."""
-        return getattr(self.backend, "instant", False)
-
     def messages(self, obs: Observation) -> list[dict]:
         """The chat for this turn: docs/PROTOCOL.md §5, exactly as `prompts.chat_messages` builds it.
 

@@ -1,6 +1,6 @@
 """A minimal OpenAI-compatible chat server for tests and pipeline benchmarks (standard library only).
 
-It answers POST /v1/chat/completions after a fixed delay with a canned valid reply (or a reply
+It answers POST /v1/chat/completions after a delay (fixed, or drawn per request) with a canned valid reply (or a reply
 function of the request), lists models on GET /v1/models, accepts runtime LoRA loads on POST
 /v1/load_lora_adapter (recording them), records every request body, and can be told to fail
 the first N requests with an HTTP status (to exercise retries). Each request
@@ -27,7 +27,7 @@ class _Server(ThreadingHTTPServer):
 class StubServer:
     """Start with `with StubServer(...) as server:`; `server.url` is the base URL (…/v1)."""
 
-    def __init__(self, models: list[str], delay_s: float = 0.0, reply: Callable[[dict], str] | None = None,
+    def __init__(self, models: list[str], delay_s: float | Callable[[], float] = 0.0, reply: Callable[[dict], str] | None = None,
                  fail_first: int = 0, fail_status: int = 503, reasoning_only: bool = False, load_delay_s: float = 0.0):
         self.models, self.delay_s, self.reply = list(models), delay_s, reply or (lambda body: canned_reply(body["messages"]))
         self.fail_first, self.fail_status, self.reasoning_only = fail_first, fail_status, reasoning_only
@@ -124,7 +124,7 @@ class StubServer:
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
                 try:
-                    time.sleep(server.delay_s)
+                    time.sleep(server.delay_s() if callable(server.delay_s) else server.delay_s)
                     if failing:
                         self._send(server.fail_status, {"error": {"message": "temporarily unavailable"}})
                     elif body.get("model") not in server.models:

@@ -14,12 +14,13 @@ from bargain.agents.backends import Completion, Request
 BUYER_PRICE, SELLER_PRICE = 0.5, 5000.0
 
 
-def _reply(price: float) -> str:
+def reply_text(price: float) -> str:
+    """A valid OFFER of `price` in the paper's format."""
     block = json.dumps({"message": f"My offer is {price}.", "action": "OFFER", "offer_price": price}, indent=2)
     return f"I will hold my position this round.\n\n```json\n{block}\n```"
 
 
-REPLIES = {True: _reply(BUYER_PRICE), False: _reply(SELLER_PRICE)}
+REPLIES = {True: reply_text(BUYER_PRICE), False: reply_text(SELLER_PRICE)}
 
 
 def canned_reply(messages: list[dict] | tuple[dict, ...]) -> str:
@@ -31,7 +32,6 @@ class CannedBackend:
     """Answers every request at once with `canned_reply` (no tokens, no latency)."""
 
     name = "canned"
-    instant = True  # answers without waiting: agents on it need no concurrency
 
     def model_name(self, arm) -> str:
         """Any arm: its name."""
