@@ -60,8 +60,9 @@ def test_a_killed_replica_is_routed_around_and_probed_again(monkeypatch):
             answered = await first
             out = [r.down_since is not None for r in backend.replicas]
             await asyncio.sleep(0.4)
-            later = await asyncio.gather(*(backend.complete(request(f"later {i}")) for i in range(6)))
+            await backend.complete(request("after the rest"))  # probes the rested replicas before it is sent
             back = [r.down_since is not None for r in backend.replicas]
+            later = await asyncio.gather(*(backend.complete(request(f"later {i}")) for i in range(6)))
             await backend.aclose()
             return answered, out, later, back
 
