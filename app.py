@@ -148,6 +148,7 @@ def build(args: argparse.Namespace):
     from bargain.arena.limits import AdminGate, RateLimit, StartLimits
     from bargain.arena.ui import Options
     from bargain.database import database_url
+    from bargain.space import storage_warning
     from bargain.store import Store
     from bargain.study.config import load as load_study
 
@@ -164,6 +165,8 @@ def build(args: argparse.Namespace):
     backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
     store.check_writable()  # a read-only file or a full disk is found now, not at the first move
+    if storage_warning(store.url):
+        logging.getLogger("bargain").warning(storage_warning(store.url))
     study = load_study(args.study) if args.study else None
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
@@ -202,7 +205,7 @@ def build(args: argparse.Namespace):
     limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
     demo = build_app(arena, Options(marks, AdminGate(args.admin_password), note,
                                     browser_secret(args.browser_secret, store.url), limits, args.behind_proxy,
-                                    args.public_results))
+                                    args.public_results, storage_warning(store.url)))
     demo.queue(default_concurrency_limit=args.concurrency)
     hub_sync(args, store, None)
     return demo, arena

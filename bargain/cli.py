@@ -197,6 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
     mer.add_argument("run_dirs", nargs="+", help="the shards' run directories, 1/N to N/N")
     mer.add_argument("--out", required=True, help="run directory of the whole run")
 
+    spc = sub.add_parser("space-check", help="what a Hugging Face Space with this repository and these variables will do",
+                         description="Read the README header (the Space's configuration) and the environment (the "
+                         "Space's variables and secrets: set them in your shell to check a plan) and say, line by line, "
+                         "the hardware path, model, adapters, storage and secrets, and what is missing. Starts nothing.")
+    spc.add_argument("--readme", help="the README whose header configures the Space (default: this repository's)")
+    spc.add_argument("--hardware", help="the Space hardware, e.g. zero-a10g, l4x1, a10g-small, cpu-basic "
+                                        "(default: the header's suggested_hardware)")
+
     cla = sub.add_parser("claims", help="the price claims in one message read from standard input, as JSON")
     cla.add_argument("--role", required=True, choices=[r.value for r in Role], help="who wrote the message")
     cla.add_argument("--reservation", required=True, type=_price, help="the speaker's true reservation price")
@@ -493,9 +501,17 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_space_check(args: argparse.Namespace) -> int:
+    """Say what a Space with this configuration will do."""
+    from bargain.space import main as space_check
+
+    return space_check(args.readme, args.hardware)
+
+
 COMMANDS = {"simulate": cmd_play, "evaluate": cmd_play, "arms": cmd_arms, "serve": cmd_serve,
             "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse, "judge": cmd_judge,
-            "report": cmd_report, "claims": cmd_claims, "export": cmd_export, "merge": cmd_merge}
+            "report": cmd_report, "claims": cmd_claims, "export": cmd_export, "merge": cmd_merge,
+            "space-check": cmd_space_check}
 
 
 def reported(exc: Exception) -> bool:

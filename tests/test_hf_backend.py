@@ -60,13 +60,13 @@ def test_adapters_are_loaded_once_onto_one_base_model(tiny_backend, tiny_model):
 
 def test_concurrent_requests_share_generate_calls(tiny_backend, monkeypatch):
     calls = []
-    original = tiny_backend.generate_batch
+    original = tiny_backend._generate  # each batch's call (on ZeroGPU, with the GPU attached)
 
     def counting(requests, sampling):
         calls.append(len(requests))
         return original(requests, sampling)
 
-    monkeypatch.setattr(tiny_backend, "generate_batch", counting)
+    monkeypatch.setattr(tiny_backend, "_generate", counting)
     models = [BASE_ADAPTER, *ADAPTERS] * 2
 
     async def many():
@@ -79,8 +79,8 @@ def test_concurrent_requests_share_generate_calls(tiny_backend, monkeypatch):
 
 def test_requests_with_different_sampling_are_batched_apart(tiny_backend, monkeypatch):
     seen = []
-    original = tiny_backend.generate_batch
-    monkeypatch.setattr(tiny_backend, "generate_batch", lambda r, s: seen.append(s) or original(r, s))
+    original = tiny_backend._generate
+    monkeypatch.setattr(tiny_backend, "_generate", lambda r, s: seen.append(s) or original(r, s))
     other = Sampling(temperature=0.1, top_p=0.5, max_tokens=8)
 
     async def two():

@@ -32,6 +32,7 @@ class StubServer:
         self.models, self.delay_s, self.reply = list(models), delay_s, reply or (lambda body: canned_reply(body["messages"]))
         self.fail_first, self.fail_status, self.reasoning_only = fail_first, fail_status, reasoning_only
         self.requests: list[dict] = []
+        self.authorizations: list[str | None] = []  # the Authorization header of each chat request
         self.adapter_loads: list[dict] = []  # bodies of POST /v1/load_lora_adapter
         self.load_delay_s, self.loading = load_delay_s, False  # a load takes time, as in vLLM
         self.dead = False  # after kill()
@@ -119,6 +120,7 @@ class StubServer:
                     return
                 with server.lock:
                     server.requests.append(body)
+                    server.authorizations.append(self.headers.get("Authorization"))
                     server.arrivals.append((len(server.adapter_loads), server.loading))
                     failing = len(server.requests) <= server.fail_first
                     server.in_flight += 1

@@ -59,7 +59,8 @@ class Options:
     browser_secret: str = field(default_factory=lambda: secrets.token_hex(16))  # signs what a browser keeps
     limits: StartLimits = field(default_factory=StartLimits)
     behind_proxy: bool = False
-    public_results: bool = True  # show everyone's aggregate results (off for a study)  # trust the last X-Forwarded-For hop as the client's address (a Space)
+    public_results: bool = True  # show everyone's aggregate results (off for a study)
+    storage_warning: str = ""  # for the admin: games that a restart would lose (a Space without persistent storage)
 
 
 # --- rendering views ----------------------------------------------------------------------------
@@ -297,6 +298,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             plot = gr.Plot(label="Your side's mean normalised utility, by opponent and condition (everyone's games; "
                                  "bars: 95% intervals)", visible=False)
             with gr.Accordion("Export all games and moves (admin)", open=False):
+                if options.storage_warning:
+                    gr.Markdown("**" + options.storage_warning.replace("_", "\\_") + "**")  # variable names, not emphasis
                 password = gr.Textbox(label="Admin password", type="password", max_length=200)
                 export = gr.Button("Export CSV and Parquet")
                 files = gr.File(label="Files", file_count="multiple")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from bargain.agents.adapters import adapter_paths
@@ -25,6 +26,8 @@ def build_backend(kind: str, *, base_url: str | None = None, model: str | None =
         return None
     if kind == "vllm":
         from bargain.agents.backends.openai_server import OpenAIServer
+
+        api_key = api_key or os.environ.get("BARGAIN_API_KEY")  # a server started with vLLM's --api-key
 
         if not base_url:
             raise BackendError("--backend vllm needs --base-url, e.g. http://127.0.0.1:8000/v1 "

@@ -5,7 +5,8 @@ from many concurrent games wait in one queue; a worker takes everything waiting 
 `generate` call per sampling setting, with mixed adapters in the batch (peft's per-row
 `adapter_names`, `__base__` for the base model), so games on different arms share a forward
 pass. Generation runs in a worker thread, so the event loop (and a web UI on it) stays
-responsive. Qwen3's chat template is applied with `enable_thinking=False`; vLLM's presence
+responsive; on a ZeroGPU Space each batch runs with a GPU attached (`hardware`), and on a
+dedicated GPU the batch is capped to what the card's memory holds. Qwen3's chat template is applied with `enable_thinking=False`; vLLM's presence
 penalty, which transformers lacks, is a small logits processor.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Mapping
 
 from bargain.agents.backends import BackendError, Completion, Request, Sampling
+from bargain.agents.backends.hardware import fit_batch, gpu_function, on_zero_gpu, plan, prepare_zero_gpu
 
 BASE_ADAPTER = "__base__"  # peft's name for "no adapter" in a mixed batch
 
@@ -38,19 +40,20 @@ def presence_penalty_processor(penalty: float, prompt_length: int):
 
 
 def pick_device(device: str | None) -> str:
-    """`cuda` when a GPU is there, else `cpu`, unless told otherwise."""
+    """`cuda` when a GPU is there (on ZeroGPU: always; it is attached when generating), else `cpu`, unless told
+    otherwise."""
     import torch
 
-    return device or ("cuda" if torch.cuda.is_available() else "cpu")
+    return device or ("cuda" if on_zero_gpu() or torch.cuda.is_available() else "cpu")
 
 
 def pick_dtype(dtype: str | None, device: str):
-    """bf16 on a GPU that supports it, float32 on CPU, unless told otherwise."""
+    """bf16 on a GPU that supports it (ZeroGPU's do), float32 on CPU, unless told otherwise."""
     import torch
 
     if dtype and dtype != "auto":
         return getattr(torch, dtype)
-    if device.startswith("cuda") and torch.cuda.is_bf16_supported():
+    if device.startswith("cuda") and (on_zero_gpu() or torch.cuda.is_bf16_supported()):
         return torch.bfloat16
     return torch.float32
 
@@ -62,6 +65,7 @@ class HFBackend:
 
     def __init__(self, model: str, adapters: Mapping[str, str | Path] | None = None, device: str | None = None,
                  dtype: str | None = None, max_batch: int = 64, revision: str | None = None):
+        prepare_zero_gpu()  # before torch touches CUDA
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         device = pick_device(device)
@@ -72,7 +76,6 @@ class HFBackend:
         except OSError as exc:
             raise BackendError(f"cannot load the model {model!r} ({exc}); pass a Hub id or a local directory "
                                "with --model (offline: set HF_HUB_OFFLINE=1 and use a cached or local copy)") from exc
-        base.to(device)
         adapters = dict(adapters or {})
         if adapters:
             from peft import PeftModel
@@ -83,6 +86,14 @@ class HFBackend:
                 loaded.load_adapter(str(path), adapter_name=name)
         else:
             loaded = base
+        if device.startswith("cuda") and not on_zero_gpu():  # ZeroGPU's slice is attached later, and is large
+            import torch
+
+            weights = sum(p.numel() * p.element_size() for p in loaded.parameters())
+            memory = plan(base.config, weights, torch.tensor([], dtype=torch_dtype).element_size())
+            free, _ = torch.cuda.mem_get_info(torch.device(device))
+            max_batch = fit_batch(memory, free, max_batch, torch.cuda.get_device_name(torch.device(device)))
+        loaded.to(device)  # on ZeroGPU `spaces` defers the move until a GPU is attached
         self._setup(loaded, tokenizer, list(adapters), model, device, max_batch)
 
     @classmethod
@@ -108,6 +119,7 @@ class HFBackend:
                                self.tokenizer.eos_token_id})
         self.max_batch = max_batch
         self._torch = torch
+        self._generate = gpu_function(self.generate_batch)  # on ZeroGPU, with a GPU attached while it runs
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- the Backend interface ---------------------------------------------------------------
@@ -155,7 +167,7 @@ class HFBackend:
                 groups.setdefault(request.sampling, []).append((request, future))
             for sampling, items in groups.items():
                 try:
-                    results = await asyncio.to_thread(self.generate_batch, [r for r, _ in items], sampling)
+                    results = await asyncio.to_thread(self._generate, [r for r, _ in items], sampling)
                 except Exception as exc:  # handed to every waiting game, which records it
                     for _, future in items:
                         if not future.done():
