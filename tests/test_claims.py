@@ -8,6 +8,8 @@ its precision is asserted, its recall only reported (run with -s). claims_fresh.
 later by a writer who was shown only the definitions of the three kinds, never this code or the
 other sets: item names, price scales from 0.50 to 15,000, number words, decimal commas, colloquial
 and indirect phrasings) is a second such test set. Do not tune on either: write a new test set instead.
+claims_dev2.jsonl (200, written the same way by another writer) is the development set for the next
+version of the extractor: tune on it, measure on the test sets.
 """
 
 from __future__ import annotations
@@ -122,14 +124,15 @@ def test_precision_and_recall_on_the_later_sets_built_on():
         assert result["all"][0] >= 0.95 and result["all"][1] >= 0.80
 
 
-@pytest.mark.parametrize("name, size", [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240)])
-def test_precision_on_phrasing_never_tuned_on(name, size):
+@pytest.mark.parametrize("name, size", [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240),
+                                        ("claims_dev2.jsonl", 200)])
+def test_precision_on_phrasing_not_built_on(name, size):
     rows = _load(name)
     assert len(rows) == size and len({row["message"] for row in rows}) == size
     assert all(c["kind"] in KINDS and (c["value"] is not None or c["kind"] == "final_offer")
                for row in rows for c in row["claims"])
     result = score(rows)
-    _report(f"claims: {name} (never tuned on; recall reported only)", result)
+    _report(f"claims: {name} (recall reported only)", result)
     assert result["all"][0] >= 0.95
 
 
