@@ -6,7 +6,8 @@
 
 It builds a model of Qwen3-8B's exact shape with random bf16 weights, the project's stand-in for
 Qwen3's tokenizer (its vocabulary filled to the model's 151,936 ids) and eight random adapters of
-the released ranks (16; 32 for the joint ones); nothing is downloaded. Then, part by part:
+the released ranks (16; 32 for the joint ones); nothing is downloaded. Where the real weights are
+on disk, `--model DIR --adapters-dir DIR` checks them instead (their replies end on their own). Then, part by part:
 
   serve   `python -m bargain serve --model DIR --adapters-dir DIR` (vLLM, with runtime LoRA updates
           on), and `python -m bargain evaluate` of a cut of paper-rl-test (arm:buyer-grpo against
@@ -384,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--dry-run", action="store_true", help="tiny size on a CPU, the stub server in place of vLLM")
     parser.add_argument("--parts", default="serve,arena,hf,train,pytest", help="comma-separated parts to run")
     parser.add_argument("--reply-tokens", type=int, help="tokens per model reply (default 200; 16 with --dry-run)")
+    parser.add_argument("--model", help="a model directory to check instead of a random one (e.g. Qwen3-8B's own "
+                                        "weights, already on disk); needs --adapters-dir")
+    parser.add_argument("--adapters-dir", help="its eight adapters, one folder per arm (DIR/<arm>/)")
     args = parser.parse_args(argv)
     mode = "dry-run" if args.dry_run else "quick" if args.quick else "full"
     sizes = SIZES[mode] if args.reply_tokens is None else Sizes(**{**asdict(SIZES[mode]), "reply_tokens": args.reply_tokens})
@@ -391,18 +395,23 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(parts) - {"serve", "arena", "hf", "train", "pytest"}
     if unknown:
         parser.error(f"unknown parts {sorted(unknown)}: choose from serve, arena, hf, train, pytest")
+    if (args.model is None) != (args.adapters_dir is None):
+        parser.error("--model and --adapters-dir go together")
+    given = (Path(args.model), Path(args.adapters_dir)) if args.model else None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through the `finally` that stops the server
     try:
-        return check(out, mode, sizes, parts, args.dry_run)
+        return check(out, mode, sizes, parts, args.dry_run, given)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def check(out: Path, mode: str, sizes: Sizes, parts: list[str], dry_run: bool) -> int:
-    """Build the model, run the parts, report; 1 if a part failed."""
+def check(out: Path, mode: str, sizes: Sizes, parts: list[str], dry_run: bool,
+          given: tuple[Path, Path] | None = None) -> int:
+    """Build the model (unless `given`: a model directory and its adapters), run the parts, report; 1 if a part
+    failed."""
     report = Report(out, mode, sizes)
     print(f"GPU check ({mode}): {report.data['machine']['gpu'] or 'no GPU'}; writing {out}/gpu_check.json", flush=True)
     served = [p for p in ("serve", "arena", "train") if p in parts]  # train last: it replaces buyer-grpo on the server
@@ -412,7 +421,9 @@ def check(out: Path, mode: str, sizes: Sizes, parts: list[str], dry_run: bool) -
             report.attempt(name, reason, dict)
     runnable = [name for name, reason in missing.items() if reason is None]
     with tempfile.TemporaryDirectory() as scratch:
-        if runnable:  # a model of Qwen3-8B's shape is only built where a part can use it
+        if runnable and given:
+            model, adapters = given
+        elif runnable:  # a model of Qwen3-8B's shape is only built where a part can use it
             began = time.perf_counter()
             try:
                 model, adapters = build(Path(scratch), sizes.shape)

@@ -18,8 +18,10 @@ PARTS = ["serve", "arena", "train", "hf", "pytest"]
 
 
 @pytest.mark.slow
-def test_the_dry_run_plays_every_part_and_reports_it(tmp_path):
-    assert gpu_check.main(["--dry-run", "--out", str(tmp_path)]) == 0
+def test_the_dry_run_plays_every_part_and_reports_it(tmp_path, tiny_model, tiny_adapters):
+    """On the session's tiny model and adapters (`--model`, `--adapters-dir`: a model on disk instead of a built one)."""
+    assert gpu_check.main(["--dry-run", "--out", str(tmp_path), "--model", str(tiny_model),
+                           "--adapters-dir", str(tiny_adapters)]) == 0
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     parts = report["parts"]
     assert report["mode"] == "dry-run" and list(parts) == PARTS
@@ -65,10 +67,13 @@ def test_without_a_gpu_each_part_says_why_it_is_skipped_and_no_model_is_built(tm
     assert all("no CUDA GPU" in p["reason"] for p in parts.values())
 
 
-def test_unknown_parts_are_refused(capsys):
+def test_unknown_parts_and_a_model_without_adapters_are_refused(capsys):
     with pytest.raises(SystemExit):
         gpu_check.main(["--dry-run", "--parts", "serve,benchmark"])
     assert "unknown parts ['benchmark']" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        gpu_check.main(["--dry-run", "--model", "somewhere"])
+    assert "--model and --adapters-dir go together" in capsys.readouterr().err
 
 
 def test_a_started_server_and_everything_it_started_are_stopped():
