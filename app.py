@@ -21,6 +21,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # once, and Gradio, the database layer and the study code load in `build`.
 from bargain.agents.backends import PRESETS, BackendError  # noqa: E402
 from bargain.agents.backends.build import KINDS  # noqa: E402
+from bargain.space import on_space as running_on_space  # noqa: E402
 
 if TYPE_CHECKING:
     from bargain.publish import HubSync
@@ -31,7 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env = os.environ.get
     parser = argparse.ArgumentParser(description="The bargaining arena: a person plays buyer or seller against a "
                                                  "language model or a scripted tactic; every game is recorded.")
-    on_space = bool(env("SPACE_ID"))  # Hugging Face sets it: serve on every interface there
+    on_space = running_on_space()  # serve on every interface there, behind Hugging Face's proxy
     parser.add_argument("--host", default=env("BARGAIN_HOST", "0.0.0.0" if on_space else "127.0.0.1"),
                         help="address to serve on (env BARGAIN_HOST; 0.0.0.0 on a Space)")
     parser.add_argument("--port", type=int, default=int(env("BARGAIN_PORT", env("PORT", "7860"))), help="port (env BARGAIN_PORT)")
@@ -165,8 +166,9 @@ def build(args: argparse.Namespace):
     backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
     store.check_writable()  # a read-only file or a full disk is found now, not at the first move
-    if storage_warning(store.url):
-        logging.getLogger("bargain").warning(storage_warning(store.url))
+    at_risk = storage_warning(store.url)  # games a restart would lose
+    if at_risk:
+        logging.getLogger("bargain").warning(at_risk)
     study = load_study(args.study) if args.study else None
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
@@ -205,7 +207,7 @@ def build(args: argparse.Namespace):
     limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
     demo = build_app(arena, Options(marks, AdminGate(args.admin_password), note,
                                     browser_secret(args.browser_secret, store.url), limits, args.behind_proxy,
-                                    args.public_results, storage_warning(store.url)))
+                                    args.public_results, at_risk))
     demo.queue(default_concurrency_limit=args.concurrency)
     hub_sync(args, store, None)
     return demo, arena

@@ -52,10 +52,10 @@ def load_run(directory: str | Path) -> RunData:
     directory = Path(directory)
     judged = directory / "trials_with_honesty.csv"
     trials = metrics.read_trials(judged if judged.exists() else directory / "trials.csv")
-    games = [e.state for e in read_games(directory / "games.jsonl") if e.error is None]
+    games = [e.state for e in read_games(directory / "games.jsonl") if e.finished]
     config = json.loads((directory / "config.json").read_text()) if (directory / "config.json").exists() else {}
     name = f"{directory.name}: {config.get('buyer', '?')} vs {config.get('seller', '?')}"
-    return RunData(name, directory, config, trials, [g for g in games if g.is_terminal()])
+    return RunData(name, directory, config, trials, games)
 
 
 def paper_variant(run: RunData) -> str | None:

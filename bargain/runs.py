@@ -160,9 +160,12 @@ def _usage_markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def _write_atomically(path: Path, content: str | bytes) -> None:
     partial = path.with_suffix(path.suffix + ".partial")
-    partial.write_text(text, encoding="utf-8")
+    if isinstance(content, bytes):
+        partial.write_bytes(content)
+    else:
+        partial.write_text(content, encoding="utf-8")
     os.replace(partial, path)
 
 
@@ -212,11 +215,8 @@ def write_outputs(out: Path, setup: RunSetup, episodes: list[Episode], config: d
     """Every file of a run directory from its games (in trial order); returns the trials table. `lines` holds games
     already encoded (by trial id), which are written as they are."""
     lines = lines or {}
-    partial = out / "games.jsonl.partial"
-    with open(partial, "wb") as games:
-        for e in episodes:
-            games.write(lines.get(e.trial.trial_id) or encode(game_record(e, setup)))
-    os.replace(partial, out / "games.jsonl")
+    _write_atomically(out / "games.jsonl", b"".join(lines.get(e.trial.trial_id) or encode(game_record(e, setup))
+                                                    for e in episodes))
     frame = trials_frame(episodes, setup)
     frame.to_parquet(out / "trials.parquet", index=False)
     frame.to_csv(out / "trials.csv", index=False)

@@ -65,12 +65,13 @@ def check(readme: Path, environ: Mapping[str, str], data_dir: bool, hardware: st
     """What the Space will do. `data_dir`: whether persistent storage (/data) is attached; `hardware`: the Space
     hardware (default: the header's suggested_hardware)."""
     from bargain.agents.arms import ADAPTER_REPO, BASE_MODEL
+    from bargain.agents.backends.hardware import on_zero_gpu
 
     lines: list[Line] = []
     config = header(readme)
     lines += _header_lines(config)
     hardware = hardware or environ.get("SPACE_HARDWARE") or config.get("suggested_hardware") or "cpu-basic"
-    zero = environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "true") or hardware.startswith("zero")
+    zero = on_zero_gpu(environ) or hardware.startswith("zero")
     backend = environ.get("BARGAIN_BACKEND", "none")
     model = environ.get("BARGAIN_MODEL") or BASE_MODEL
     if backend == "vllm":

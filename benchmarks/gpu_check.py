@@ -41,18 +41,18 @@ import importlib.metadata
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
 from contextlib import contextmanager, redirect_stdout
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
+PARTS = ("serve", "arena", "hf", "train", "pytest")
 GPU_SHARE = 0.45  # of the GPU's memory for vLLM: the hf backend and the trainer run beside it
 SERVER_START_S = 900
 
@@ -104,55 +104,26 @@ def needs_vllm(dry_run: bool) -> str | None:
     return needs_gpu(dry_run) or (None if dry_run else vllm_missing())
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stop a process started in its own session, and everything it started."""
-    if process.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, 60), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(process.pid, sig)
-            process.wait(timeout=wait)
-            return
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 @contextmanager
 def model_server(model: Path, adapters: Path, out: Path, dry_run: bool) -> Iterator[str]:
     """The base model and the eight adapters behind an OpenAI-compatible URL, for as long as the block runs:
     `bargain serve` (vLLM), or with `dry_run` the stub server after `bargain serve --dry-run`."""
-    from bargain.agents.serve import wait_until_ready
+    from bargain.agents.serve import serve_command, serving
 
-    serve = [sys.executable, "-m", "bargain", "serve", "--model", str(model), "--adapters-dir", str(adapters),
-             "--port", str(free_port()), "--gpu-memory-utilization", str(GPU_SHARE)]
     if dry_run:
         from bargain.agents.arms import ADAPTERS
         from bargain.agents.stub_server import StubServer
 
-        shown = subprocess.run([*serve, "--dry-run"], capture_output=True, text=True, cwd=ROOT)
+        shown = subprocess.run([*serve_command(model, adapters, 8000, GPU_SHARE), "--dry-run"], capture_output=True,
+                               text=True, cwd=ROOT)
         (out / "serve.log").write_text(shown.stdout + shown.stderr)
         if shown.returncode != 0 or "--enable-lora" not in shown.stdout:
             raise RuntimeError(f"`bargain serve --dry-run` failed ({shown.returncode}): {shown.stderr.strip()[-300:]}")
         with StubServer([str(model), *ADAPTERS]) as server:
             yield server.url
         return
-    url = f"http://127.0.0.1:{serve[serve.index('--port') + 1]}/v1"
-    with open(out / "serve.log", "w") as log:
-        process = subprocess.Popen(serve, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                   env={**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"})
-        try:
-            wait_until_ready(url, process, SERVER_START_S)
-            yield url
-        finally:
-            stop(process)
+    with serving(model, adapters, out / "serve.log", GPU_SHARE, SERVER_START_S) as url:
+        yield url
 
 
 def gpu_memory() -> dict:
@@ -188,7 +159,7 @@ def part_serve(url: str, model: Path, out: Path, sizes: Sizes) -> dict:
     tokens = f"max_tokens={sizes.reply_tokens}"
     start = time.perf_counter()
     with open(out / "evaluate.log", "w") as log, redirect_stdout(log):  # its summary table goes to the log
-            code = bargain(["evaluate", "--grid", "paper-rl-test", "--trials", str(sizes.eval_trials), "--buyer",
+        code = bargain(["evaluate", "--grid", "paper-rl-test", "--trials", str(sizes.eval_trials), "--buyer",
                         "arm:buyer-grpo", "--seller", "arm:base", "--seller-preset", "frozen-opponent", "--buyer-sampling",
                         tokens, "--seller-sampling", tokens, "--backend", "vllm", "--base-url", url, "--model", str(model),
                         "--out", str(run), "--quiet"])
@@ -383,18 +354,18 @@ def main(argv: list[str] | None = None) -> int:
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="fewer games (about 5 minutes on one GPU)")
     size.add_argument("--dry-run", action="store_true", help="tiny size on a CPU, the stub server in place of vLLM")
-    parser.add_argument("--parts", default="serve,arena,hf,train,pytest", help="comma-separated parts to run")
+    parser.add_argument("--parts", default=",".join(PARTS), help="comma-separated parts to run")
     parser.add_argument("--reply-tokens", type=int, help="tokens per model reply (default 200; 16 with --dry-run)")
     parser.add_argument("--model", help="a model directory to check instead of a random one (e.g. Qwen3-8B's own "
                                         "weights, already on disk); needs --adapters-dir")
     parser.add_argument("--adapters-dir", help="its eight adapters, one folder per arm (DIR/<arm>/)")
     args = parser.parse_args(argv)
     mode = "dry-run" if args.dry_run else "quick" if args.quick else "full"
-    sizes = SIZES[mode] if args.reply_tokens is None else Sizes(**{**asdict(SIZES[mode]), "reply_tokens": args.reply_tokens})
+    sizes = SIZES[mode] if args.reply_tokens is None else replace(SIZES[mode], reply_tokens=args.reply_tokens)
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = set(parts) - {"serve", "arena", "hf", "train", "pytest"}
+    unknown = set(parts) - set(PARTS)
     if unknown:
-        parser.error(f"unknown parts {sorted(unknown)}: choose from serve, arena, hf, train, pytest")
+        parser.error(f"unknown parts {sorted(unknown)}: choose from {', '.join(PARTS)}")
     if (args.model is None) != (args.adapters_dir is None):
         parser.error("--model and --adapters-dir go together")
     given = (Path(args.model), Path(args.adapters_dir)) if args.model else None

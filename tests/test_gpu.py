@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -18,10 +14,10 @@ import torch
 
 from bargain.agents.arms import ADAPTERS, BASE
 from bargain.agents.backends import Request, Sampling
+from bargain.agents.serve import vllm_missing
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
-ROOT = Path(__file__).resolve().parents[1]
 GREEDY = Sampling(temperature=0.0, max_tokens=24)
 CHAT = ({"role": "user", "content": "You are the BUYER. The seller asks 2.40 for the lamp. Your offer?"},)
 
@@ -49,8 +45,7 @@ def test_the_hf_backend_batches_mixed_adapters_on_the_gpu(tiny_model, tiny_adapt
         assert [c.text for c in mixed] == [c.text for c in alone]
 
 
-vllm_only = pytest.mark.skipif(subprocess.run([sys.executable, "-c", "import vllm"], capture_output=True).returncode != 0,
-                               reason="needs vLLM (pip install -r requirements-gpu.txt)")
+vllm_only = pytest.mark.skipif(vllm_missing() is not None, reason="needs vLLM (pip install -r requirements-gpu.txt)")
 
 
 @pytest.fixture(scope="module")
@@ -66,30 +61,10 @@ def small(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def server(small, tmp_path_factory):
     """`python -m bargain serve` of the small model and its adapters, runtime adapter loading on; its URL."""
-    import socket
+    from bargain.agents.serve import serving
 
-    from bargain.agents.serve import wait_until_ready
-
-    model, adapters = small
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(tmp_path_factory.mktemp("vllm") / "serve.log", "w")
-    process = subprocess.Popen([sys.executable, "-m", "bargain", "serve", "--model", str(model), "--adapters-dir",
-                                str(adapters), "--port", str(port), "--gpu-memory-utilization", "0.25"], cwd=ROOT,
-                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                               env={**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"})
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_until_ready(url, process, 600)
+    with serving(*small, tmp_path_factory.mktemp("vllm") / "serve.log", 0.25, 600) as url:
         yield url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-        log.close()
 
 
 @vllm_only

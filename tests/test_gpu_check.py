@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bargain.agents.serve import stop_session, vllm_missing
 from benchmarks import gpu_check
 
 PARTS = ["serve", "arena", "train", "hf", "pytest"]
@@ -81,7 +82,7 @@ def test_a_started_server_and_everything_it_started_are_stopped():
     process = subprocess.Popen(["sh", "-c", "sleep 300 & sleep 300"], start_new_session=True)
     time.sleep(0.3)
     assert len(running_in_group(process.pid)) >= 2  # the shell and its background child at least
-    gpu_check.stop(process)
+    stop_session(process)
     assert process.poll() is not None
     time.sleep(0.2)
     assert running_in_group(process.pid) == []
@@ -98,3 +99,16 @@ def running_in_group(group: int) -> list[int]:
         if int(fields[2]) == group and fields[0] != "Z":
             found.append(int(entry))
     return found
+
+
+@pytest.mark.skipif(vllm_missing() is None, reason="vLLM is installed here: the server would start")
+def test_serving_without_vllm_fails_at_once_with_the_reason(tmp_path):
+    """The real server's path (`bargain.agents.serve.serving`) on a machine without vLLM: one clear error, the
+    reason in the log, no process left behind."""
+    from bargain.agents.backends import BackendError
+    from bargain.agents.serve import serving
+
+    with pytest.raises(BackendError, match="vllm exited with status"):
+        with serving(tmp_path / "model", tmp_path / "adapters", tmp_path / "serve.log", 0.45, 60):
+            pytest.fail("no server can answer here")
+    assert "vLLM is not installed" in (tmp_path / "serve.log").read_text()

@@ -14,13 +14,16 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from bargain.agents.arms import ADAPTER_REPO, BASE_MODEL
 from bargain.agents.backends import BackendError
@@ -188,3 +191,45 @@ def main_serve(model: str | None, adapter_names: list[str], adapters_dir: str | 
         return 0
     return serve(servers, ["base", *adapter_names], timeout_s)
 
+
+
+def serve_command(model: str | Path, adapters_dir: str | Path, port: int, gpu_memory_utilization: float) -> list[str]:
+    """`python -m bargain serve` of a local model and its adapters (one folder per arm), as a command line."""
+    return [sys.executable, "-m", "bargain", "serve", "--model", str(model), "--adapters-dir", str(adapters_dir),
+            "--port", str(port), "--gpu-memory-utilization", str(gpu_memory_utilization)]
+
+
+def stop_session(process: subprocess.Popen) -> None:
+    """Stop a process started in a session of its own, and everything it started (vLLM's workers)."""
+    if process.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 60), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)
+            process.wait(timeout=wait)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def serving(model: str | Path, adapters_dir: str | Path, log: Path, gpu_memory_utilization: float,
+            timeout_s: float) -> Iterator[str]:
+    """`python -m bargain serve` of a local model and its adapters on a free port, with runtime adapter loading on
+    (the trainer's hot reload), for as long as the block runs; its URL. Its output goes to `log`; the server and
+    its workers are stopped when the block ends, however it ends (GPU checks and GPU tests)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(log, "w") as output:
+        process = subprocess.Popen(serve_command(model, adapters_dir, port, gpu_memory_utilization),
+                                   cwd=Path(__file__).resolve().parents[2], stdout=output, stderr=subprocess.STDOUT,
+                                   start_new_session=True, env={**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"})
+        try:
+            url = f"http://127.0.0.1:{port}/v1"
+            wait_until_ready(url, process, timeout_s)
+            yield url
+        finally:
+            stop_session(process)

@@ -1,9 +1,9 @@
 """A minimal OpenAI-compatible chat server for tests and pipeline benchmarks (standard library only).
 
-It answers POST /v1/chat/completions after a delay (fixed, or drawn per request) with a canned valid reply (or a reply
-function of the request), lists models on GET /v1/models, accepts runtime LoRA loads on POST
-/v1/load_lora_adapter (recording them), records every request body, and can be told to fail
-the first N requests with an HTTP status (to exercise retries). Each request
+It answers POST /v1/chat/completions after a delay (fixed, or drawn per request) with a canned
+valid reply (or a reply function of the request), lists models on GET /v1/models, accepts
+runtime LoRA loads on POST /v1/load_lora_adapter (recording them), records every request body,
+and can be told to fail the first N requests with an HTTP status (to exercise retries). Each request
 is served on its own thread, so concurrent requests overlap as they would on vLLM.
 """
 

@@ -126,8 +126,8 @@ class Arena:
 
     `arms` are the opponents this server offers (by default the built-in catalogue); nothing else can
     be played, whatever a caller asks for. `sampling` is how every model opponent samples (the trained
-    preset unless the operator caps the reply length). Store calls run in a worker thread, so a slow or locked
-    database never holds up the event loop that every other game shares.
+    preset unless the operator caps the reply length). Store calls run in a worker thread, so a slow
+    or locked database never holds up the event loop that every other game shares.
     """
 
     def __init__(self, store: Store, backends: Backends, source: scenarios.ScenarioSet | None = None,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Mapping, TypeVar
 
 from bargain.agents.backends import BackendError
 
@@ -28,9 +28,10 @@ HEADROOM = 0.9  # of the free memory: the rest for activations, logits and the a
 F = TypeVar("F", bound=Callable)
 
 
-def on_zero_gpu() -> bool:
-    """Whether this process runs on ZeroGPU hardware (the Space sets SPACES_ZERO_GPU)."""
-    return os.environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "true")
+def on_zero_gpu(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether this process (or a Space with these variables) runs on ZeroGPU hardware: the Space sets
+    SPACES_ZERO_GPU."""
+    return environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "true")
 
 
 def prepare_zero_gpu() -> None:

@@ -6,8 +6,9 @@ from many concurrent games wait in one queue; a worker takes everything waiting 
 `adapter_names`, `__base__` for the base model), so games on different arms share a forward
 pass. Generation runs in a worker thread, so the event loop (and a web UI on it) stays
 responsive; on a ZeroGPU Space each batch runs with a GPU attached (`hardware`), and on a
-dedicated GPU the batch is capped to what the card's memory holds. Qwen3's chat template is applied with `enable_thinking=False`; vLLM's presence
-penalty, which transformers lacks, is a small logits processor.
+dedicated GPU the batch is capped to what the card's memory holds. Qwen3's chat template is
+applied with `enable_thinking=False`; vLLM's presence penalty, which transformers lacks, is a
+small logits processor.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class HFBackend:
             import torch
 
             weights = sum(p.numel() * p.element_size() for p in loaded.parameters())
-            memory = plan(base.config, weights, torch.tensor([], dtype=torch_dtype).element_size())
+            memory = plan(base.config, weights, torch_dtype.itemsize)
             free, _ = torch.cuda.mem_get_info(torch.device(device))
             max_batch = fit_batch(memory, free, max_batch, torch.cuda.get_device_name(torch.device(device)))
         loaded.to(device)  # on ZeroGPU `spaces` defers the move until a GPU is attached
