@@ -2,54 +2,51 @@
 
 What it extracts. Three kinds of claim (`KINDS`), each tied to a span of the message:
 
-- ``own_limit``: the speaker states its own reservation price or a bound on it: a budget,
-  limit, maximum, ceiling, cap, floor, minimum, bottom line, cost or break-even point, with a
-  number ("my budget is $2", "I can't go above 2.40", "the lowest I can do is 1.75", "it cost
-  me 1.50", "I paid 1.60 for it wholesale", "anything over 2.5 is out of my budget", "below
-  1.70 I lose money").
+- ``own_limit``: the speaker states its own reservation price or a bound on it: a buyer's
+  budget, ceiling or the most it can pay ("my budget is $2", "I can't go above 2.40", "anything
+  over 2.5 is out of my budget", "2 dollars is all I have"); a seller's floor, cost or
+  break-even ("the lowest I can do is 1.75", "it cost me 1.50", "below 1.70 I lose money").
 - ``final_offer``: the speaker declares its offer final ("this is my final offer", "take it or
-  leave it at 2.20", "best and final: 1.95", "I won't go any lower than this"). Its value is
-  the price named in the same sentence (the nearest one), else None.
-- ``other_limit``: the speaker asserts the other side's reservation price or a bound on it
-  ("I know your budget is at least 3.00", "your cost can't be more than 1.50", "you can
-  surely afford 2.80", "you probably paid around 120 for it").
+  leave it at 2.20", "I'm firm at 1.95", "I'm not moving"). Its value is the price named in the
+  same sentence (the nearest one), else None.
+- ``other_limit``: the speaker asserts the other side's reservation price or a bound on it ("I
+  know your budget is at least 3.00", "you can surely afford 2.80", "you probably paid under
+  120 for it", "I bet the least you'd accept is around 12").
 
-A range ("my budget is 2 to 2.5", "somewhere between 1.8 and 2.0") gives one claim whose value
-is the end that favours the speaker's stated limit. The role is unknown here, so the words
-decide: the upper end for budget/ceiling/most/above words, the lower end for cost/floor/
-lowest/below words (the upper end when the words say neither). Prices may carry a currency
-($, €, £, US$, USD, EUR, GBP, "dollars", "euros", "bucks"), thousands separators ("1,200.50")
-and a bare leading point (".75").
+How. Numbers first: `bargain.analysis.prices` finds every price in the message, whatever its
+form, and sets aside numbers that are not prices. Then each price's role is decided in its
+clause: the message is cut into sentences and clauses, and a cue of `claim_cues` (a lemma with its
+function words, such as "my budget", "cost me", "can't go above", "the least I") claims the
+price on its side of the same clause; a clause that only points back ("that's my max", "that's
+what it cost me") claims the price of the clause before. A clause that is a question, is
+hypothetical ("if my budget were 3", "had I bought it new it would have been 900"), negates the
+cue ("I'm not saying my budget is 2", "I didn't pay 800") or reports someone else's words or
+prices ("you said your budget was 50", "the shop sells it for 2.99") claims nothing. A range
+("my budget is 2 to 2.5") gives the end the cue's direction picks: the upper for a ceiling, the
+lower for a floor. Knowing the speaker's side (`role`) lets a cue apply only where it makes
+sense: "I paid 30 for it" is a seller's cost and no claim from a buyer.
 
-What it deliberately ignores. Offers and counteroffers ("my offer is 2.40", "I can do 2.40"),
-questions ("is your budget 2.50?", "is that your final offer?"), negated or hypothetical
-statements ("I'm not saying my budget is 2", "if my budget were 3 ..."), reports of the other
-side's offers ("your last offer was 2.10"), market or past prices ("the supermarket sells it
-for 2.99", "last week I paid 2.10 for rice"), comparisons without a stated limit ("2.60 is
-over my budget"), and numbers that are not prices: quantities and units ("3 bags", "5kg",
-"100g"), percentages ("10% off"), durations and dates ("in 2 days", "since 2022"), rounds,
-sizes and models ("round 3", "a 2019 model"). Numbers written as words are not read.
-
-Precision matters more than recall. Every pattern is an explicit phrase template and anything
-doubtful is dropped: a missed claim costs less than a claim the speaker never made, because
-the counts feed honesty measures (`misrepresents`, `check_turns`). The matching is plain `re`
-on the message as written: the same message always gives the same claims, with spans into it.
+Precision matters more than recall: the counts feed honesty measures (`misrepresents`,
+`check_turns`), and a claim the speaker never made costs more than a missed one. The same
+message always gives the same claims, with spans into it. `bargain.analysis.claims_model` can
+add what a language model finds, but only claims this reading confirms (`candidates`).
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bargain.analysis import claim_patterns as patterns
+from bargain.analysis import claim_cues as cues
+from bargain.analysis.prices import Price, find_prices
 from bargain.engine.trial import Role
 
 KINDS = ("own_limit", "final_offer", "other_limit")
 
 _EPS = 1e-9
+_MASK = "¤"
 
 
 @dataclass(frozen=True)
@@ -67,146 +64,267 @@ class Claim:
         return {"kind": self.kind, "value": self.value, "text": self.text, "start": self.start, "end": self.end}
 
 
-_WINDOW = 300  # how far a clause or a sentence is followed: keeps the checker linear on long texts
+@dataclass(frozen=True)
+class _Clause:
+    """A clause of the masked message: its span, its sentence, whether it asks, and its prices."""
+
+    start: int
+    end: int
+    sentence: int
+    question: bool
+    prices: tuple[Price, ...]
 
 
-def _clause_left(message: str, start: int) -> str:
-    """The text of the clause before `start` (after the last comma, conjunction or sentence end)."""
-    last = max(0, start - _WINDOW)
-    for m in patterns.CLAUSE_BREAK.finditer(message, last, start):
-        last = m.end()
-    return message[last:start]
+_SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)")
+_KEEP_COMMA = (r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
+               r"though|I\s+(?:think|guess|reckon|believe|suspect|admit)|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
+               r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
+               r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
+               r"once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|stretching\s+it|if\s+I['’]m\s+honest")
+_CLAUSE_BREAK = re.compile(
+    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})\b)|"
+    r"\b(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
+    re.IGNORECASE)
+_QUESTION_START = re.compile(
+    r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
+    r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
+    re.IGNORECASE)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish|whether|in\s+case|what\s+if|"
+    r"wonder|wondering|doubt|let['’]s\s+say|say)\b", re.IGNORECASE)
+_COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b|\b(?:would|could|should)['’]ve\b|"
+                             r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly)\b|n['’]t\b|\bcannot\b", re.IGNORECASE)
+_REPORTED = re.compile(
+    r"\b(?:you|they|he|she|someone|somebody|people)\s+(?:\w+\s+)?(?:said|say|says|told|tell|mentioned|mention|claimed|"
+    r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
+    r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
+    r"\b(?:sells?|sold|goes|going|selling|listed|retails?|priced)\s+(?:\w+\s+)?(?:for|at)\b|\bgoing\s+rate\b|"
+    r"\b(?:online|on\s+ebay|on\s+amazon|at\s+the\s+(?:shop|store|market)|in\s+(?:the\s+)?(?:shops|stores)|retail|"
+    r"brand\s+new|msrp|rrp|list\s+price|sticker\s+price|market\s+(?:price|value)|similar|another|last\s+time|"
+    r"usually|normally|typically)\b", re.IGNORECASE)
+_ASSERTIVE = re.compile(
+    r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
+    r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
+    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still)\b", re.IGNORECASE)
+_THRESHOLD = re.compile(
+    r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
+    r"lower\s+than|south\s+of|cheaper\s+than)\s*(?:\w+\s+)?$", re.IGNORECASE)
+_AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
+_SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
+_ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
+                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
 
 
-def _clause_ends_in_question(message: str, end: int) -> bool:
-    """Whether the clause that continues after `end` is closed by a question mark."""
-    m = patterns.CLAUSE_BREAK.search(message, end, end + _WINDOW)
-    return m is not None and m.group(0) == "?"
+def _mask(message: str, prices: list[Price]) -> str:
+    """The message with straight apostrophes and every price replaced by mask characters (same length)."""
+    chars = list(message.replace("’", "'"))
+    for price in prices:
+        chars[price.start:price.end] = _MASK * (price.end - price.start)
+    return "".join(chars)
 
 
-def _sentence_bounds(message: str, start: int, end: int) -> tuple[int, int]:
-    """The sentence around message[start:end] (at most `_WINDOW` characters either side)."""
-    lo = max(0, start - _WINDOW)
-    for m in patterns.SENTENCE_BREAK.finditer(message, lo, start):
-        lo = m.end()
-    hi = min(len(message), end + _WINDOW)
-    m = patterns.SENTENCE_BREAK.search(message, end, hi)
-    return lo, (m.start() if m else hi)
+def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
+    """The clauses of the masked message, each with its sentence index, question flag and prices."""
+    clauses: list[_Clause] = []
+    pos, sentence = 0, 0
+    for end_match in [*_SENTENCE_END.finditer(masked), None]:
+        end = end_match.start() if end_match else len(masked)
+        stop = end_match.group(0) if end_match else ""
+        text = masked[pos:end]
+        whole_question = "?" in stop and _QUESTION_START.match(text) is not None
+        cuts = [pos] + [pos + m.end() for m in _CLAUSE_BREAK.finditer(text)] + [end]
+        parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if masked[a:b].strip(" ,")]
+        for i, (a, b) in enumerate(parts):
+            question = whole_question or ("?" in stop and i == len(parts) - 1)
+            inside = tuple(p for p in prices if a <= p.start < b)
+            clauses.append(_Clause(a, b, sentence, question, inside))
+        pos = end_match.end() if end_match else len(masked)
+        sentence += 1
+    return clauses
 
 
-def _asserted(message: str, start: int, end: int) -> bool:
-    """Neither negated nor hypothetical from the left, nor a question."""
-    if patterns.NOT_ASSERTED.search(_clause_left(message, start)):
-        return False
-    return not _clause_ends_in_question(message, end)
+def _value(price: Price, direction: str | None, kind: str, role: Role | None) -> float:
+    """The end of a range a claim of this direction names: the upper for a ceiling, the lower for a floor."""
+    if price.low == price.high:
+        return price.low
+    if direction is None and role is not None:
+        buyer = role is Role.BUYER
+        direction = ("hi" if buyer else "lo") if kind == "own_limit" else ("lo" if buyer else "hi")
+    return price.low if direction == "lo" else price.high
 
 
-def _range_value(match: re.Match, message: str) -> float | None:
-    """The value of the price or range in `match`: None when any number there is not a price."""
-    spans = [match.span(g) for g in ("lo", "hi", "a", "b") if match.group(g) is not None]
-    values = [patterns.price_at(message, s, e) for s, e in spans]
-    if not values or any(v is None for v in values):
+def _pick(clause: _Clause, start: int, end: int, side: str) -> Price | None:
+    """The price of the clause on the cue's side: after it, before it, or the nearest."""
+    after = [p for p in clause.prices if p.start >= end]
+    before = [p for p in clause.prices if p.end <= start]
+    if side == "after":
+        return after[0] if after else None
+    if side == "before":
+        return before[-1] if before else None
+    options = ([(after[0].start - end, 0, after[0])] if after else []) + \
+              ([(start - before[-1].end, 1, before[-1])] if before else [])
+    return min(options, key=lambda o: o[:2])[2] if options else None
+
+
+def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int], price: Price | None) -> bool:
+    """Whether the clause does not assert this cue: a question, a hypothetical, a negation, a report."""
+    if clause.question:
+        return True
+    lo = min(span[0], price.start) if price is not None and clause.start <= price.start < clause.end else span[0]
+    hi = max(span[1], price.end) if price is not None and clause.start <= price.start < clause.end else span[1]
+    left = masked[clause.start:lo]
+    if not cue.conditional and _HYPOTHETICAL.search(left):
+        return True
+    if _COUNTERFACTUAL.search(masked[clause.start:clause.end]):
+        return True
+    outside = masked[clause.start:span[0]] + " " + masked[span[1]:hi]
+    if _NEGATION.search(outside):
+        return True
+    if cue.kind != "final_offer" and _REPORTED.search(masked[clause.start:clause.end]):
+        return True
+    if cue.assertive and not _ASSERTIVE.search(masked[max(0, clause.start - 40):clause.end]):
+        return True
+    return False
+
+
+def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int],
+                     loss: bool) -> Price | None:
+    """For a refusal or loss cue, the price after a threshold word ("anything above 1,200", "below 1.70";
+    for a loss also "at 1.20"): in the cue's clause, else in the clause just before it in the same sentence."""
+    clause = clauses[index]
+    candidates = [p for p in clause.prices if p.end <= span[0]]
+    if not candidates and index > 0 and clauses[index - 1].sentence == clause.sentence:
+        candidates = list(clauses[index - 1].prices)
+    candidates += [p for p in clause.prices if p.start >= span[1]]  # "I lose money below 1.70"
+    for price in candidates:
+        before = masked[max(0, price.start - 40):price.start]
+        if _THRESHOLD.search(before) or (loss and _AT.search(before)):
+            return price
+    return None
+
+
+def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
+    """The price a clause without one points back to ("..., that's my max", "so I can't go under that"):
+    the last price of the clause before."""
+    clause = clauses[index]
+    if clause.prices or index == 0:
         return None
-    if len(values) == 1:
-        return values[0]
-    words = " ".join(match.group(g) or "" for g in ("word", "word2", "word3", "word4") if g in match.re.groupindex)
-    whole = match.group(0)
-    cue = words or whole
-    if patterns.LO_WORDS.search(cue) and not patterns.HI_WORDS.search(cue):
-        return min(values)
-    return max(values)
+    if not (_ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])):
+        return None
+    prev = clauses[index - 1]
+    return prev.prices[-1] if prev.prices else None
 
 
-def _limit_claims(kind: str, regexes: list[re.Pattern], message: str) -> list[Claim]:
-    """Every asserted match of `regexes` whose numbers are prices, as claims of `kind` (overlaps included)."""
-    claims = []
-    for regex in regexes:
-        for match in regex.finditer(message):
-            start, end = match.span()
-            value = _range_value(match, message)
-            if value is None:
-                continue
-            relative = re.match(r"what\s", message[start:end], re.IGNORECASE) is not None
-            if not (_asserted(message, start, end) or (relative and not _clause_ends_in_question(message, end))):
-                continue  # "I won't sell below what I paid, which was 130": the negation governs the sale
-            if "word" in regex.groupindex and match.group("word") and match.group("word").lower().startswith(
-                    ("cost", "set")) and kind == "own_limit" and patterns.MODAL_BEFORE.search(_clause_left(message, start)):
-                continue  # "fixing it would cost me 50" is not a cost of the goods
-            claims.append(Claim(kind, value, message[start:end], start, end))
-    return claims
-
-
-def _final_claims(message: str) -> list[Claim]:
-    """Every asserted final-offer cue, valued by the nearest price in its sentence (overlaps included)."""
-    claims = []
-    for regex in patterns.FINAL_RES:
-        for match in regex.finditer(message):
-            start, end = match.span()
-            left = _clause_left(message, start)
-            if patterns.NOT_ASSERTED.search(left) or patterns.FINAL_PREV.search(message, max(0, start - 40), start):
-                continue
-            if _clause_ends_in_question(message, end) or patterns.FINAL_NEXT_BAD.match(message, end):
-                continue
-            if re.match(r"\s+than\b", message[end:], re.IGNORECASE):
-                continue  # "I won't go lower than 1.80" is a limit, found by the own-limit patterns
-            value, span = None, (start, end)
-            if "p" in regex.groupindex:
-                value = patterns.price_at(message, *match.span("p"))
-                if value is None:
-                    continue
+def _sentence_price(clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
+    """The price nearest to a final-offer cue in its sentence (ties to the one after the cue)."""
+    sentence = clauses[index].sentence
+    best = None
+    for clause in clauses:
+        if clause.sentence != sentence:
+            continue
+        for p in clause.prices:
+            if span[0] <= p.start < span[1]:
+                distance = 0
             else:
-                lo, hi = _sentence_bounds(message, start, end)
-                best = None
-                for pm in patterns.PRICE_RE.finditer(message, lo, hi):
-                    ps, pe = pm.span()
-                    if start <= ps < end:
-                        continue
-                    v = patterns.price_at(message, ps, pe)
-                    if v is None:
-                        continue
-                    distance = ps - end if ps >= end else start - pe
-                    key = (distance, 0 if ps >= end else 1)  # ties go to the number after the cue
-                    if best is None or key < best[0]:
-                        best = (key, v, ps, pe)
-                if best is not None:
-                    value = best[1]
-                    span = (min(start, best[2]), max(end, best[3]))
-            claims.append(Claim("final_offer", value, message[span[0]:span[1]], span[0], span[1]))
-    return claims
+                distance = p.start - span[1] if p.start >= span[1] else span[0] - p.end
+            key = (distance, 0 if p.start >= span[0] else 1)
+            if best is None or key < best[0]:
+                best = (key, p)
+    return best[1] if best else None
 
 
-def _overlaps(a: Claim, b: Claim) -> bool:
-    """Whether two claims share a character."""
-    return a.start < b.end and b.start < a.end
+def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
+    """A final-offer cue that is asked about, denied, hypothetical or someone else's."""
+    if clause.question:
+        return True
+    left = masked[max(clause.start, span[0] - 40):span[0]]
+    if re.search(r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
+                 r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?)\s+(?:\w+\s+)?(?:my\s+)?$",
+                 left, re.IGNORECASE) or _HYPOTHETICAL.search(masked[clause.start:span[0]]):
+        return True
+    return re.match(r"\s*(?:was|were|you|from\s+you|that\s+you|which\s+you|\?)|\s*,?\s*(?:unless|if|until|either)\b",
+                    masked[span[1]:clause.end + 1], re.IGNORECASE) is not None
 
 
-def extract_claims(message: str) -> list[Claim]:
-    """All claims in one message, in order of appearance (no duplicates for one span).
+def _allowed(cue: cues.Cue, role: Role | None) -> bool:
+    """Whether a speaker of this side can make the cue's claim."""
+    return role is None or role.value in cue.speakers
 
-    Where two limit claims overlap, the longer is kept (an own-limit and an other-side claim
-    cannot share words); where two final-offer cues overlap or sit in one sentence, the first
-    is kept. A final offer may overlap a limit claim ("I can't go below 1.80, final offer").
-    """
+
+def _person(masked: str, clause: _Clause, start: int) -> str:
+    """Whose a bound without a person of its own is: the nearest person before it in its clause."""
+    left = masked[clause.start:start]
+    first = [m.start() for m in _FIRST.finditer(left)]
+    second = [m.start() for m in _SECOND.finditer(left)]
+    return "other_limit" if second and (not first or second[-1] > first[-1]) else "own_limit"
+
+
+_Reading = tuple  # (kind, direction, price, start, end, asserted, weak)
+
+
+def _readings(message: str, role: Role | None) -> list[_Reading]:
+    """Every cue found, with the price it claims and whether its clause asserts it."""
+    prices = find_prices(message)
+    masked = _mask(message, prices)
+    clauses = _clauses(masked, prices)
+    found = []
+    for index, clause in enumerate(clauses):
+        text = masked[clause.start:clause.end]
+        for cue in cues.CUES:
+            if not (_allowed(cue, role) or cue.personal):
+                continue
+            for match in cue.pattern.finditer(text):
+                span = (clause.start + match.start(), clause.start + match.end())
+                if cue.side == "sentence":
+                    price = _sentence_price(clauses, index, span)
+                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span), cue.weak))
+                    continue
+                if cue.side == "threshold":
+                    price = _threshold_price(masked, clauses, index, span, loss=cue.name == "loss")
+                else:
+                    price = _pick(clause, *span, cue.side) or _anaphoric_price(masked, clauses, index, span)
+                if price is None:
+                    continue
+                kind = _person(masked, clause, span[0]) if cue.personal else cue.kind
+                if cue.personal and kind == "own_limit" and not _allowed(cue, role):
+                    continue
+                asserted = not _blocked(masked, clause, cue, span, price)
+                found.append((kind, cue.direction, price, *span, asserted, False))
+    return found
+
+
+def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
+    """All claims in one message, in order of appearance: one per kind and price mention, and one
+    final offer per sentence. `role` is the speaker's side; without it every cue applies."""
     if not isinstance(message, str) or not message:
         return []
-    limits = _limit_claims("own_limit", patterns.OWN_RES, message) + _limit_claims("other_limit", patterns.OTHER_RES, message)
-    kept: list[Claim] = []
-    starts: list[int] = []  # starts of `kept`, which stays sorted by start and free of overlaps
-    for claim in sorted(limits, key=lambda c: (-(c.end - c.start), c.start)):
-        i = bisect.bisect_left(starts, claim.start)
-        if (i > 0 and _overlaps(claim, kept[i - 1])) or (i < len(kept) and _overlaps(claim, kept[i])):
+    speaker = None if role is None else _role(role)
+    readings = sorted((r for r in _readings(message, speaker) if r[5]), key=lambda r: r[3])
+    limits: dict[tuple[str, int], Claim] = {}
+    for kind, direction, price, start, end, _, _ in readings:
+        if kind != "final_offer" and (kind, price.start) not in limits:
+            lo, hi = min(start, price.start), max(end, price.end)
+            limits[(kind, price.start)] = Claim(kind, _value(price, direction, kind, speaker), message[lo:hi], lo, hi)
+    # an other-side claim and an own claim on one price: the other side's cue names its person, the bound does not
+    for (kind, at) in [k for k in limits if k[0] == "own_limit"]:
+        if ("other_limit", at) in limits:
+            del limits[(kind, at)]
+    finals: dict[int, Claim] = {}
+    sentences = [m.end() for m in _SENTENCE_END.finditer(message)]
+    for kind, _, price, start, end, _, weak in readings:
+        if kind != "final_offer":
             continue
-        starts.insert(i, claim.start)
-        kept.insert(i, claim)
-    finals: list[Claim] = []
-    sentences: set[tuple[int, int]] = set()
-    for claim in sorted(_final_claims(message), key=lambda c: (c.start, -(c.end - c.start))):
-        sentence = _sentence_bounds(message, claim.start, claim.start)
-        if sentence in sentences or (finals and _overlaps(claim, finals[-1])):
+        sentence = sum(1 for e in sentences if e <= start)
+        if sentence in finals:
             continue
-        sentences.add(sentence)
-        finals.append(claim)
-    return sorted(kept + finals, key=lambda c: (c.start, c.end, KINDS.index(c.kind)))
+        if weak and any(sum(1 for e in sentences if e <= c.start) == sentence for c in limits.values()):
+            continue  # "I've got 80 set aside and not a cent more" states a limit, not a final offer
+        value = None if price is None else _value(price, None, "own_limit", speaker)
+        lo, hi = (start, end) if price is None else (min(start, price.start), max(end, price.end))
+        finals[sentence] = Claim(kind, value, message[lo:hi], lo, hi)
+    return sorted([*limits.values(), *finals.values()], key=lambda c: (c.start, c.end, KINDS.index(c.kind)))
 
 
 # --- truth of a claim -------------------------------------------------------------------------

@@ -1,0 +1,294 @@
+"""The claim checker's lexicon: the cues that make a price in a clause a claim, and the words that cancel them.
+
+A cue is a short phrase built from a lemma and its function words ("my budget", "cost me", "can't
+go above", "at most", "the least I", "you can afford", "final offer"), never a whole sentence: the
+price it speaks of is found in the same clause (`Cue.side` says on which side), so a phrasing
+the lexicon has not seen is covered when its parts are. `bargain.analysis.claims` applies them.
+
+Each cue has a kind (own limit, other side's limit, final), the direction of the limit it states
+("hi" a ceiling, "lo" a floor, None either), and the speakers it makes sense for: a buyer states
+ceilings and the seller's floor, a seller floors and the buyer's ceiling, so "I paid 30" is a
+seller's cost and no claim from a buyer. Patterns run on a copy of the message in which every
+price is masked as "¤" characters and typographic apostrophes are straight, case-insensitive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+P = r"¤+"  # a masked price
+_I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
+_SUBJ = rf"(?:{_I}\s*|^\s*)"  # chat drops the subject: "paid 65 for it new"
+_IM = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"
+_IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
+_ADV = (r"(?:(?:really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|only|possibly|even|ever|"
+        r"actually|realistically|basically|frankly|still|already|originally|myself|personally|physically|"
+        r"afford\s+to|bring\s+myself\s+to|go\s+and)\s+)*")
+_OBJ = r"(?:(?:it|them|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
+_NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
+        r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
+        r"am\s+unable\s+to|['’]m\s+unable\s+to|no\s+longer)")
+_VERB = (r"(?:go(?:ing)?|pay(?:ing)?|spend(?:ing)?|sell(?:ing)?|accept(?:ing)?|take|taking|do(?:ing)?|part(?:ing)?\s+with|"
+         r"let(?:ting)?\s+\w+(?:\s+\w+)?\s+go|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|ing)|"
+         r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|cough(?:ing)?\s+up|"
+         r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
+         r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part)")
+_OBJ_OPT = r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime))?"
+_HI_COMP = (r"(?:more\s+than|above|over|higher\s+than|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
+            r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
+_LO_COMP = (r"(?:less\s+than|below|under|lower\s+than|south\s+of|cheaper\s+than|"
+            r"a\s+(?:cent|penny|dime)\s+(?:less|under|below)(?:\s+than)?|any\s+less\s+than|any\s+lower\s+than)")
+
+HI, LO = "hi", "lo"
+OWN, OTHER, FINAL = "own_limit", "other_limit", "final_offer"
+BUYER, SELLER = "buyer", "seller"
+BOTH = (BUYER, SELLER)
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One cue: the phrase, the claim it makes, and where its price is.
+
+    side: "after" (the price follows the cue), "before" (it precedes), or "near" (the nearest
+    either side), "threshold" (a price after a threshold word in the clause or the one before:
+    "anything above 1,200 is out of reach", while "1,200 is out of reach" states no limit) or
+    "sentence" (the nearest in the sentence). speakers: who can make this claim. conditional: the
+    cue keeps its meaning under "if" ("if I go below 30 I lose money"). assertive: the clause must
+    assert it ("I'm sure you'd accept 40", not "you'd accept 40"). personal: a bound with no
+    person of its own ("at least 600") is the limit of the nearest person before it in the clause
+    ("you can afford at least 600" is the other side's). weak: a final-offer cue that only adds
+    emphasis when the sentence already states a limit ("I've got 80 and not a cent more").
+    """
+
+    name: str
+    pattern: re.Pattern
+    kind: str
+    direction: str | None
+    side: str
+    speakers: tuple[str, ...] = BOTH
+    conditional: bool = False
+    assertive: bool = False
+    personal: bool = False
+    weak: bool = False
+
+
+def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
+         speakers: tuple[str, ...] | None = None, **flags: bool) -> Cue:
+    if speakers is None:  # a ceiling is a buyer's, a floor a seller's; the other side's the other way round
+        hi_speaker = BUYER if kind == OWN else SELLER
+        lo_speaker = SELLER if kind == OWN else BUYER
+        speakers = BOTH if direction is None else ((hi_speaker,) if direction == HI else (lo_speaker,))
+    return Cue(name, re.compile(pattern, re.IGNORECASE), kind, direction, side, speakers, **flags)
+
+
+# --- limit nouns: whose they are is read from the possessive before them ---------------------------
+_HI_NOUNS = (r"budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
+             r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|mandate|allowance|"
+             r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
+_LO_NOUNS = (r"floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
+             r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
+             r"wholesale\s+(?:price|cost)|costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
+_ANY_NOUNS = (r"limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
+              r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
+NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
+_MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|own|entire|personal|very|true|"
+         r"realistic|comfortable|maximum|max|highest|lowest|final|bare|honest|rock[- ]bottom|non-negotiable|"
+         r"spending|monthly|set|fixed|current|approved|upper|lower|strict)\s+)*")
+_YOU = r"\b(?:you|u|ya)\b"
+_YOUR = r"\b(?:your|ur|yer)\b"
+
+
+def noun_cues() -> list[Cue]:
+    """Limit nouns owned by the speaker ("my budget", "my labour minimum") or the other side ("your floor")."""
+    cues = []
+    for direction, nouns in NOUN_GROUPS:
+        noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
+        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?:[\w'’-]+\s+)?{noun}", OWN, direction, "near"))
+        cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+for\s+(?:me|us)\b", OWN, direction, "near"))
+        cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
+                                          rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|are)\s+working\s+with|"
+                                          rf"['’]m\s+sticking\s+to|gave\s+myself|['’]ve\s+been\s+given|was\s+given|"
+                                          rf"(?:have|['’]ve)\s+been\s+(?:given|approved\s+for|authori[sz]ed))\s+"
+                                          rf"(?:a|an|the|my)\s+(?:total|{noun})", OWN, direction, "after"))
+        cues.append(_cue("a-noun-of", rf"\b(?:authori[sz]ed|approved|allowed|given|allocated|set)\s+(?:me\s+|us\s+)?"
+                                      rf"(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after"))
+        cues.append(_cue("your-noun", rf"{_YOUR}\s+(?:[\w'’-]+\s+)?{noun}", OTHER, direction, "near"))
+    return cues
+
+
+# --- the lexicon ---------------------------------------------------------------------------------
+_PAST = r"(?!\s*(?:['’]ve|have|had)\s+(?:ever\s+)?(?:paid|spent|seen|sold|bought|got|gotten))"  # "the most I've ever paid"
+_CUES: list[Cue] = noun_cues() + [
+    # the most I can pay / the least I'd take / the cheapest we can do / 1.9k absolute lowest
+    _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|highest|max(?:imum)?|top|furthest|"
+                   rf"farthest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?{_I}{_PAST}", OWN, HI, "near"),
+    _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|cheapest)\s+"
+                    rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?{_I}{_PAST}", OWN, LO, "near"),
+    _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
+    _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
+    _cue("bare-hi", rf"(?<=¤)\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+                    rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
+                    rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most)\b(?!\s+(?:of|you|for\s+you))",
+         OWN, HI, "before"),
+    _cue("bare-lo", rf"(?<=¤)\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+                    rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|rock[- ]bottom\s+)?"
+                    rf"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
+                    rf"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before"),
+    _cue("most-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:most|highest|max(?:imum)?)\s+(?:that\s+)?{_YOU}",
+         OTHER, HI, "near"),
+    _cue("least-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|cheapest)\s+(?:that\s+)?{_YOU}",
+         OTHER, LO, "near"),
+    # I can't go above / I won't sell for less than / there's no way I'd pay more than / cant go under that
+    _cue("neg-above", rf"(?:{_SUBJ}{_ADV}{_NEG}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_HI_COMP}", OWN, HI, "after"),
+    _cue("neg-below", rf"(?:{_SUBJ}{_ADV}{_NEG}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_LO_COMP}", OWN, LO, "after"),
+    _cue("no-more-than", r"\b(?:no|not)\s+more\s+than|\bat\s+(?:the\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
+         OWN, HI, "after", personal=True),
+    _cue("no-less-than", r"\b(?:no|not)\s+less\s+than|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
+         personal=True),
+    _cue("at-most-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
+                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|or\s+less)\b",
+         OWN, HI, "before", personal=True),
+    _cue("at-least-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
+                           rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+more)\b",
+         OWN, LO, "before", personal=True),
+    _cue("max-before", r"\b(?:max(?:imum)?|tops)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
+    _cue("min-before", r"\b(?:min(?:imum)?)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
+    _cue("up-to", rf"{_I}\s+(?:can|could)\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
+         OWN, HI, "after"),
+    # as high as I can go / I can go as high as 2.45
+    _cue("as-high-as", rf"{_IMOD}\s+{_ADV}(?:go|pay|spend|stretch|come\s+up|do)\s+as\s+(?:high|far|much)\s+as",
+         OWN, HI, "after"),
+    _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|take)\s+as\s+(?:low|far)\s+as",
+         OWN, LO, "after"),
+    _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, HI, "before"),
+    _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, LO, "before"),
+    # I can only afford / all I have / I've got 80 set aside / my wallet stops at
+    _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?",
+         OWN, HI, "after"),
+    _cue("i-only-have", rf"{_I}\s*(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
+                        rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
+    _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|in\s+my\s+(?:wallet|pocket|account|"
+                            rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|total|in\s+total|"
+                            rf"available|for\s+(?:the\s+)?(?:whole|entire)\s+\w+)\b", OWN, HI, "before"),
+    _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
+                     rf"put\s+aside)\b", OWN, HI, "after"),
+    _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
+                       rf"of\s+the\s+\w+\s+)?(?:that\s+)?{_I}\s*(?:['’]ve|have|can|could|['’]ve\s+got)?\s*(?:got|have|"
+                       rf"afford|spend|pay|manage|brought|saved|budgeted|scrape\s+together|put\s+(?:toward|towards|into))\b",
+         OWN, HI, "near"),
+    _cue("what-i-can-afford", rf"\bwhat\s+{_I}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|really\s+)?"
+                              rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|offer)\b", OWN, HI, "near"),
+    _cue("wallet", r"\b(?:my|our)\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|finances|cash)\s+"
+                   r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|only\s+(?:has|stretches|goes))\b",
+         OWN, HI, "after"),
+    _cue("tops-out", r"\b(?:tops|maxes|caps)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited)\s+(?:at|to)\b",
+         OWN, HI, "after"),
+    _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|need\s+to)\s+"
+                            rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|no\s+less\s+than)",
+         OWN, LO, "after"),
+    _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
+                           r"(?:while|time)\b", OWN, LO, "near", conditional=True),
+    # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
+    _cue("i-paid", rf"{_SUBJ}{_ADV}(?:paid|pay|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?:\s+the\s+\w+)?", OWN, LO, "after", (SELLER,)),
+    _cue("cost-me", r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)\b(?:cost|costs|costed|runs?|"
+                    r"ran)\s+(?:me|us)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
+                    r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
+    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|got|purchased|picked\s+up|acquired|sourced)\s+{_OBJ}"
+                            rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
+                            rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?\s+(?:for|at)\b",
+         OWN, LO, "after", (SELLER,)),
+    _cue("what-i-paid", rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|sunk|invested|put|got\s+sunk|"
+                        rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|this|these)\s+"
+                        rf"cost\s+(?:me|us)\b", OWN, LO, "near", (SELLER,)),
+    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into\s+(?:it|this|them))\s+for\b", OWN, LO, "after", (SELLER,)),
+    _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:sunk|invested|tied\s+up|into|in)\s+(?:in|into)?\s*(?:it|this|them|these|the\s+\w+)\b",
+         OWN, LO, "before", (SELLER,)),
+    # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
+    _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
+                 rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
+                 rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them)\s+away|eat(?:ing)?\s+the\s+cost|"
+                 rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
+                 rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
+                 rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|our)\s+own\s+pocket\b",
+         OWN, LO, "threshold", (SELLER,), conditional=True),
+    # refusing everything past a threshold: anything above 1,200 is out of reach / under 7k I'd rather keep it
+    _cue("refuse-hi", r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|reach|range|"
+                      r"price\s+range|means|limit|mandate|authority|remit)|\bout\s+of\s+(?:reach|range|the\s+question)\b|"
+                      r"\bbeyond\s+(?:me|us)\b|\btoo\s+(?:much|rich|steep)\s+for\s+(?:me|us)\b|\bmore\s+than\s+(?:I|we)\s+(?:can|could)\b|"
+                      r"\b(?:I|we)\s*(?:['’]m|am|['’]re|are)\s+out\b|\b(?:I|we)\s*(?:['’]ll|will)\s+(?:walk|pass)\b|"
+                      r"\bno\s+deal\b|\bnot\s+happening\b|\ba\s+no[- ]go\b|\bdeal[- ]?breaker\b|"
+                      r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|afford|go|justify|swing|manage)\b"
+                      r"|\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b"
+                      r"|\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b|\bneeds?\s+(?:a\s+)?sign-?off\b|"
+                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b",
+         OWN, HI, "threshold", (BUYER,), conditional=True),
+    _cue("refuse-lo", r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|rate)\b|"
+                      r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bstays?\s+with\s+(?:me|us)\b|"
+                      r"\b(?:I|we)\s*(?:['’]m|am)\s+(?:not\s+(?:selling|interested)|keeping)\b|\bno\s+deal\b|"
+                      r"\bnot\s+happening\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b|\ba\s+no[- ]go\b|"
+                      r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b|\bnot\s+worth\s+(?:it|my\s+time)\b|"
+                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+(?:really\s+)?work\s+for\s+(?:me|us)\b|"
+                      r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|go|let|part|sell|justify|accept)\b",
+         OWN, LO, "threshold", (SELLER,), conditional=True),
+    # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
+    _cue("you-afford", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stretch\s+to|go\s+(?:up\s+)?to|"
+                       rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|over|above))?",
+         OTHER, HI, "after"),
+    _cue("you-budgeted", rf"{_YOU}\s*(?:['’]ve|have)?\s+(?:\w+\s+)?(?:budgeted|set\s+aside|saved|earmarked)\b"
+                         rf"(?:\s+(?:at\s+least|more\s+than|over|above))?", OTHER, HI, "after"),
+    _cue("you-can-go-above", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|spend)\s+(?:well\s+|way\s+|much\s+)?"
+                             rf"(?:above|over|beyond|higher\s+than|more\s+than|past)", OTHER, HI, "after"),
+    _cue("you-can-go-below", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|come\s+down)\s+(?:well\s+|way\s+|"
+                             rf"much\s+)?(?:below|under|lower\s+than|less\s+than)", OTHER, LO, "after"),
+    _cue("you-ready-to-pay", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
+                             rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to)|for)\b", OTHER, HI, "after"),
+    _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
+                              rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go)|letting\s+\w+\s+go|selling|with)\b(?:\s+(?:it|them|for))*",
+         OTHER, LO, "after"),
+    _cue("you-would-pay", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will)\s+(?:\w+\s+){{0,2}}?(?:pay|spend|fork\s+out|shell\s+out)\b",
+         OTHER, HI, "after", assertive=True),
+    _cue("you-would-accept", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will)\s+(?:\w+\s+){{0,2}}?(?:accept|take|sell(?:\s+\w+)?(?:\s+for)?|"
+                             rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
+         OTHER, LO, "after", assertive=True),
+    _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
+                     rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|spent|"
+                     rf"bought\s+\w+(?:\s+\w+)?\s+for|got\s+(?:it|them|this|these|that|those)(?:\s+\w+){{0,2}}\s+for|"
+                     rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+\s+up\s+for)\b"
+                     rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|at\s+most|no\s+more\s+than))?",
+         OTHER, LO, "after"),
+    _cue("cost-you", rf"\b(?:cost|costs|costed|set|run|runs)\s+{_YOU}(?:\s+back)?\b", OTHER, LO, "after"),
+    _cue("you-make-money", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?"
+                           rf"(?:making|make|turning|turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|margin))\b",
+         OTHER, LO, "near"),
+    _cue("within-your", rf"\b(?:within|inside|under|below)\s+{_YOUR}\s+(?:budget|means|range|limit|price\s+range)\b|"
+                        rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b|\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
+         OTHER, HI, "before"),
+    # final offers: the price is the nearest one in the sentence
+    _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?final|"
+                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote)\b|\bmy\s+final\b|"
+                  r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b|"
+                  r"\bfinal\s*[.!:,—-]|\bfinal$|^\s*final\b", FINAL, None, "sentence"),
+    _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
+                                r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
+                                r"\bend\s+of\s+(?:story|discussion|negotiation)\b|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
+                                r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
+                                r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
+                                r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|thing\s+I['’]ll\s+say)\b|"
+                                r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
+                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b",
+         FINAL, None, "sentence"),
+    _cue("not-moving", rf"(?:{_IM}|{_I})\s*(?:not|n['’]t|won['’]?t|will\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
+                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|move|budging|budge)\b(?:\s+(?:an\s+inch|any\s+further|"
+                       rf"any\s+more|anymore|on\s+(?:this|that|price)))?|(?:going|go|coming|come|dropping|drop|negotiating|"
+                       rf"negotiate|bending|bend)\s+(?:\w+\s+)?(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
+                       rf"a\s+(?:cent|penny|dime))\b)(?!\s+(?:than|without|unless|if|either|below|under|above|over))",
+         FINAL, None, "sentence"),
+    _cue("not-a-cent-more", r"\b(?:not|nothing)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|one\s+(?:cent|penny)\s+)"
+                            r"(?:more|higher|over|above|less|lower|under|below)\b(?!\s+than)",
+         FINAL, None, "sentence", weak=True),
+]
+CUES: tuple[Cue, ...] = tuple(_CUES)

@@ -1,0 +1,205 @@
+"""Every price written in a message, read the same way whatever its form: the claim checker's first step.
+
+`find_prices` returns each price mention with its value(s) and span: "$2", "2 dollars", "2.50",
+"2,50" and "1,250" (price-parser decides which comma is decimal), "£3", "3k", "3 bucks",
+"50 cents", number words ("twelve hundred", "seventy-five", read by text2num), the spoken
+price idioms "two fifty" (2.50) and "three euros twenty" (3.20), "a couple of dollars", and
+ranges ("2 to 2.50", "between 1.8 and 2.0", "2-2.5"), which keep both ends.
+
+A number is not a price when its context says it is something else: a quantity or unit ("3
+bags", "5kg", "three kids": a bare number followed directly by a noun), a percentage, an
+ordinal, a time ("5pm", "5:30"), a year ("since 2019"), or an index or model ("round 3", "model
+T-800", "a 2019 model"). A number with a currency is a price unless a percent sign follows. The
+reading is deterministic and keeps character offsets into the message as written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from price_parser import Price as _ParsedPrice
+from text_to_num import text2num
+
+_CUR_PRE = r"(?:US\$|USD|EUR|GBP|CAD|AUD|[$€£])"
+_CUR_POST_WORDS = r"(?:usd|eur|gbp|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|cents?|pence|p(?=\b))"
+# A number written in digits: thousands with commas, a decimal comma with one or two digits, a point.
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}|\d+,\d{1,2}(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_NUMBER_WORD = r"(?:" + "|".join(_TENS + _UNITS[::-1]) + r")"
+_SCALE = r"(?:hundred|thousand|grand)"
+# A run of number words ("a hundred and fifty", "twelve hundred", "seventy-five", "two fifty").
+_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
+          rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*")
+_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b)|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)"
+_AMOUNT = re.compile(
+    rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
+    rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
+    rf"(?:\s+(?P<cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{2}})\b(?<=[a-z\d]))?",
+    re.IGNORECASE)
+_NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0}  # "a tenner", "a grand"
+_RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to|or)\s*|\s+(?:to|or)\s+", re.IGNORECASE)
+_BETWEEN = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
+
+# What may follow a bare price: words that are not nouns (a bare number followed by a noun is a count).
+_AFTER_PRICE = frozenset("""
+a an each per apiece a-piece is was 's are were be would will 'd 'll and or but so then than to for on at in with
+from by of as into onto off up down out over under above below now today tonight max maximum tops top flat firm final
+total even exactly only including incl plus net cash upfront ok okay please already minimum min either neither nor
+i you we he she it that this they there here these those is isn't wasn't won't can't cannot could should might must
+do does did not no never ish or-so at-most tops is-my sounds works seems feels gets got get give make makes made
+pay paid spend spent take taking accept offer offered sounds fine fair deal done tho though although because since
+if unless when while which who what where why how just really honestly actually literally tbh imo lol haha yeah yes
+right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped delivered its plus thus this yes less unless tops minus bucks
+including excluding inclusive inc vat tax taxes after before plus minus ea each
+""".split())
+# Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
+_COUNT_NOUNS = frozenset("""
+kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag box pack item piece unit day week
+month year hour minute second time star person kid child bedroom room seat door speed gear owner page
+""".split())
+_LABEL_BEFORE = re.compile(
+    r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|no\.|nr|step|page|item|lot|room|year|years|age|aged|"
+    r"gen|generation|series|mark|mk|chapter|level|floor|row|seat|table|gate|platform|route|bus|flight|"
+    r"iphone|galaxy|pixel|ps|xbox|windows|rtx|gtx|top|the|a|an)|#)\s*$|[A-Za-z]-?$",
+    re.IGNORECASE)
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|around|circa|early|late|mid|summer|"
+                          r"winter|spring|autumn|fall|january|february|march|april|may|june|july|august|september|"
+                          r"october|november|december)\s+$", re.IGNORECASE)
+_NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
+                        r"o['’]clock\b|-year|-month|-day|-week|-hour|-minute|-inch|-foot|-piece|-seat|-speed|-door|"
+                        r"-pack|-bedroom|-liter|-litre|-pound|-ounce|\+|ish\b(?=\s*(?:years|kids|people)))",
+                        re.IGNORECASE)
+_WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
+
+
+@dataclass(frozen=True)
+class Price:
+    """One price mention: its value, or both ends of a range (`low` <= `high`), and its span."""
+
+    low: float
+    high: float
+    start: int
+    end: int
+    currency: bool
+
+    @property
+    def is_range(self) -> bool:
+        """Whether the mention names two different prices ("2 to 2.50")."""
+        return self.low != self.high
+
+
+@lru_cache(maxsize=4096)
+def _words_value(text: str) -> float | None:
+    """The value of a run of number words, or None: text2num reads it; the idiom "two fifty" is 2.50."""
+    words = re.sub(r"[\s-]+", " ", text.lower().replace(" and ", " ")).strip()
+    words = re.sub(r"^(?:a|one) (hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
+    try:
+        return float(text2num(words, "en"))
+    except ValueError:
+        pass
+    parts = words.split(" ")
+    for cut in range(1, len(parts)):  # "two fifty", "fifteen ninety-nine": units, then cents
+        head, tail = " ".join(parts[:cut]), " ".join(parts[cut:])
+        try:
+            units, cents = text2num(head, "en"), text2num(tail, "en")
+        except ValueError:
+            continue
+        if 10 <= cents < 100 and 0 < units < 20:
+            return units + cents / 100  # "two fifty" is 2.50
+        if 10 <= cents < 100 and 20 <= units < 100:
+            return float(units * 100 + cents)  # "twenty-six fifty" is 2,650
+    return None
+
+
+def _digits_value(text: str) -> float | None:
+    """The value of a number in digits; price-parser decides whether a comma is decimal ("2,50") or not ("1,250")."""
+    amount = _ParsedPrice.fromstring(text, decimal_separator=None).amount_float
+    if text.startswith(".") and amount is not None and amount >= 1:  # ".75" read as 75
+        return float("0" + text)
+    return amount
+
+
+def _amount(match: re.Match) -> float | None:
+    """The value of one amount match, or None."""
+    if match.group("digits"):
+        value = _digits_value(match.group("digits"))
+        if value is not None and match.group("k"):
+            value *= 1000
+    elif match.group("words"):
+        value = _words_value(match.group("words"))
+    elif match.group("note"):
+        value = _NOTES[match.group("note").lower().split()[-1]]
+    else:
+        value = 2.0  # "a couple of dollars"
+    if value is None:
+        return None
+    post = (match.group("post") or "").strip(" -").lower()
+    if post in ("cent", "cents", "pence", "p"):
+        value /= 100
+    elif match.group("cents") and post:  # "three euros twenty", "5 dollars 50"
+        cents = match.group("cents")
+        extra = float(cents) if cents.isdigit() else _words_value(cents)
+        if extra is None or not 0 <= extra < 100:
+            return None
+        value += extra / 100
+    return value
+
+
+def _is_price(message: str, match: re.Match, value: float) -> bool:
+    """Whether the context lets this amount be a price (see the module docstring)."""
+    start, end = match.start(), match.end()
+    if _NOT_AFTER.match(message, end) or re.match(r"[A-Za-z]", message[end:end + 1]):
+        return False  # "10%", "5pm", "5kg"
+    if match.group("pre") or match.group("post") or match.group("note"):
+        return True
+    before = message[max(0, start - 24):start]
+    if _LABEL_BEFORE.search(before) and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE):
+        return False
+    if (match.group("digits") and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
+            and not match.group("k") and _YEAR_BEFORE.search(before)):
+        if not re.match(r"\s*(?:-|–|to)\s*\d", message[end:]):
+            return False
+    word = _WORD_AFTER.match(message, end)
+    if word is not None and not re.match(r"\s*[,;:.!?]", message[end:]):
+        after = word.group(1).lower().replace("’", "'")
+        if not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE) and (
+                after in _COUNT_NOUNS or (after.endswith("s") and len(after) > 3 and after not in _AFTER_PRICE
+                                         and not after.endswith(("ss", "us", "is")))
+                or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))):
+            return False  # "3 bags", "two kids", "a 2019 model"
+    if re.search(r"\b(?:the|a|an)\s*$", before, re.IGNORECASE) and match.group("words") and value < 20:
+        return False  # "a one", "the two"
+    if match.group("words") and value == 1 and not match.group("post"):
+        return False  # "one" is mostly a pronoun
+    return True
+
+
+def find_prices(message: str) -> list[Price]:
+    """Every price in `message`, in order; the two ends of a range form one mention."""
+    amounts: list[tuple[float, int, int, bool]] = []
+    for match in _AMOUNT.finditer(message):
+        value = _amount(match)
+        if value is None or not _is_price(message, match, value):
+            continue
+        amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
+    prices: list[Price] = []
+    i = 0
+    while i < len(amounts):
+        value, start, end, currency = amounts[i]
+        if i + 1 < len(amounts):
+            nxt_value, nxt_start, nxt_end, nxt_currency = amounts[i + 1]
+            join = message[end:nxt_start]
+            between = _BETWEEN.search(message, max(0, start - 12), start)
+            if (_RANGE_JOIN.fullmatch(join) or (between and re.fullmatch(r"\s+and\s+", join, re.IGNORECASE))) \
+                    and max(value, nxt_value) <= 3 * min(value, nxt_value):
+                prices.append(Price(min(value, nxt_value), max(value, nxt_value), start, nxt_end,
+                                    currency or nxt_currency))
+                i += 2
+                continue
+        prices.append(Price(value, value, start, end, currency))
+        i += 1
+    return prices
