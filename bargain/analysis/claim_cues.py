@@ -33,11 +33,15 @@ _VERB = (r"(?:go(?:ing)?|pay(?:ing)?|spend(?:ing)?|sell(?:ing)?|accept(?:ing)?|t
          r"let(?:ting)?\s+\w+(?:\s+\w+)?\s+go|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|ing)|"
          r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|cough(?:ing)?\s+up|"
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
-         r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part)")
-_OBJ_OPT = r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime))?"
-_HI_COMP = (r"(?:more\s+than|above|over|higher\s+than|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
+         r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part|discount(?:ing)?|"
+         r"price\s+(?:it|them))")
+_NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
+_OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
+            r"(?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+)?))?")
+_NOT_PRONOUN = r"(?!\s*(?:this|that|here|what\s+you)\b)"  # "I won't go any lower than this" is final, not a limit
+_HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+than|above|over|higher\s+than|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
             r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
-_LO_COMP = (r"(?:less\s+than|below|under|lower\s+than|south\s+of|cheaper\s+than|"
+_LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+than|below|under|lower\s+than|south\s+of|cheaper\s+than|"
             r"a\s+(?:cent|penny|dime)\s+(?:less|under|below)(?:\s+than)?|any\s+less\s+than|any\s+lower\s+than)")
 
 HI, LO = "hi", "lo"
@@ -58,7 +62,8 @@ class Cue:
     assert it ("I'm sure you'd accept 40", not "you'd accept 40"). personal: a bound with no
     person of its own ("at least 600") is the limit of the nearest person before it in the clause
     ("you can afford at least 600" is the other side's). weak: a final-offer cue that only adds
-    emphasis when the sentence already states a limit ("I've got 80 and not a cent more").
+    emphasis when the sentence already states a limit ("I've got 80 and not a cent more"). relative:
+    a "what I paid" clause, whose truth a negation before it does not touch.
     """
 
     name: str
@@ -71,6 +76,7 @@ class Cue:
     assertive: bool = False
     personal: bool = False
     weak: bool = False
+    relative: bool = False
 
 
 def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
@@ -96,6 +102,8 @@ _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|o
          r"realistic|comfortable|maximum|max|highest|lowest|final|bare|honest|rock[- ]bottom|non-negotiable|"
          r"spending|monthly|set|fixed|current|approved|upper|lower|strict)\s+)*")
 _YOU = r"\b(?:you|u|ya)\b"
+_PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
+           r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family|client|customer)['’]?s?\b")
 _YOUR = r"\b(?:your|ur|yer)\b"
 
 
@@ -104,7 +112,10 @@ def noun_cues() -> list[Cue]:
     cues = []
     for direction, nouns in NOUN_GROUPS:
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
-        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?:[\w'’-]+\s+)?{noun}", OWN, direction, "near"))
+        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?:[\w'’-]+\s+)?{noun}", OWN, direction, "near"))
+        cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}\s*"
+                                     rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at)\b|:)",
+                         OWN, direction, "after", personal=True))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+for\s+(?:me|us)\b", OWN, direction, "near"))
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|are)\s+working\s+with|"
@@ -118,7 +129,8 @@ def noun_cues() -> list[Cue]:
 
 
 # --- the lexicon ---------------------------------------------------------------------------------
-_PAST = r"(?!\s*(?:['’]ve|have|had)\s+(?:ever\s+)?(?:paid|spent|seen|sold|bought|got|gotten))"  # "the most I've ever paid"
+_PAST = (r"(?!\s*(?:['’]?ve|have|had)?\s*(?:ever\s+)?(?:\w+ly\s+)?(?:paid|spent|seen|sold|bought|got|gotten|found|heard|"
+         r"had)\b)")  # "the most I've ever paid"
 _CUES: list[Cue] = noun_cues() + [
     # the most I can pay / the least I'd take / the cheapest we can do / 1.9k absolute lowest
     _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|highest|max(?:imum)?|top|furthest|"
@@ -127,11 +139,12 @@ _CUES: list[Cue] = noun_cues() + [
                     rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?{_I}{_PAST}", OWN, LO, "near"),
     _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
     _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
-    _cue("bare-hi", rf"(?<=¤)\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+    _cue("bare-hi", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
-                    rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most)\b(?!\s+(?:of|you|for\s+you))",
+                    rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|budget|limit))\b"
+                    rf"(?!\s+(?:of|you|for\s+you))",
          OWN, HI, "before"),
-    _cue("bare-lo", rf"(?<=¤)\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+    _cue("bare-lo", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|rock[- ]bottom\s+)?"
                     rf"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
                     rf"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before"),
@@ -140,19 +153,24 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("least-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|cheapest)\s+(?:that\s+)?{_YOU}",
          OTHER, LO, "near"),
     # I can't go above / I won't sell for less than / there's no way I'd pay more than / cant go under that
-    _cue("neg-above", rf"(?:{_SUBJ}{_ADV}{_NEG}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
-                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_HI_COMP}", OWN, HI, "after"),
-    _cue("neg-below", rf"(?:{_SUBJ}{_ADV}{_NEG}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
-                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_LO_COMP}", OWN, LO, "after"),
+    _cue("neg-above", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_HI_COMP}{_NOT_PRONOUN}", OWN, HI, "after"),
+    _cue("neg-below", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_LO_COMP}{_NOT_PRONOUN}", OWN, LO, "after"),
+    _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|give)(?:\s+(?:you|it))?\s+(?:any\s+)?"
+                       rf"better\s+than{_NOT_PRONOUN}", OWN, None, "after"),
+    _cue("best-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?best\s+(?:price\s+|deal\s+|offer\s+)?(?:that\s+)?{_I}\s*"
+                   rf"(?:can|could|am\s+able\s+to|['’]m\s+able\s+to)\s+(?:possibly\s+|really\s+)?(?:do|offer|go)\b",
+         OWN, None, "near"),
     _cue("no-more-than", r"\b(?:no|not)\s+more\s+than|\bat\s+(?:the\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
          OWN, HI, "after", personal=True),
     _cue("no-less-than", r"\b(?:no|not)\s+less\s+than|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
          personal=True),
     _cue("at-most-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
-                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|or\s+less)\b",
+                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|or\s+(?:less|lower|below))\b",
          OWN, HI, "before", personal=True),
     _cue("at-least-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
-                           rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+more)\b",
+                           rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:more|higher|above|up))\b",
          OWN, LO, "before", personal=True),
     _cue("max-before", r"\b(?:max(?:imum)?|tops)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
@@ -171,8 +189,15 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("i-only-have", rf"{_I}\s*(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
     _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|in\s+my\s+(?:wallet|pocket|account|"
-                            rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|total|in\s+total|"
-                            rf"available|for\s+(?:the\s+)?(?:whole|entire)\s+\w+)\b", OWN, HI, "before"),
+                            rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|available)\b",
+         OWN, HI, "before"),
+    _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
+                         rf"altogether|all\s+in)\b)", OWN, HI, "after"),
+    _cue("you-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{_YOUR}\s+(?:pocket|wallet|purse|account|budget)|"
+                              rf"on\s+you|to\s+spend)\b", OTHER, HI, "before"),
+    _cue("where-i-stop", rf"\bwhere\s+{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|bottom\s+out)\b|"
+                         rf"{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|top\s+out|bottom\s+out)\s+at\b",
+         OWN, None, "near"),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
                      rf"put\s+aside)\b", OWN, HI, "after"),
     _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
@@ -193,7 +218,9 @@ _CUES: list[Cue] = noun_cues() + [
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
     _cue("i-paid", rf"{_SUBJ}{_ADV}(?:paid|pay|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?:\s+the\s+\w+)?", OWN, LO, "after", (SELLER,)),
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{0,15}\b(?:for|on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
+                   rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|advert)\b)(?:\s+the\s+\w+)?",
+         OWN, LO, "after", (SELLER,)),
     _cue("cost-me", r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)\b(?:cost|costs|costed|runs?|"
                     r"ran)\s+(?:me|us)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
@@ -203,9 +230,9 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, LO, "after", (SELLER,)),
     _cue("what-i-paid", rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|sunk|invested|put|got\s+sunk|"
                         rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|this|these)\s+"
-                        rf"cost\s+(?:me|us)\b", OWN, LO, "near", (SELLER,)),
+                        rf"cost\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
     _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into\s+(?:it|this|them))\s+for\b", OWN, LO, "after", (SELLER,)),
-    _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:sunk|invested|tied\s+up|into|in)\s+(?:in|into)?\s*(?:it|this|them|these|the\s+\w+)\b",
+    _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
          OWN, LO, "before", (SELLER,)),
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
     _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
@@ -224,7 +251,7 @@ _CUES: list[Cue] = noun_cues() + [
                       r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|afford|go|justify|swing|manage)\b"
                       r"|\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b"
                       r"|\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b|\bneeds?\s+(?:a\s+)?sign-?off\b|"
-                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b",
+                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b|\boff\s+the\s+table\b",
          OWN, HI, "threshold", (BUYER,), conditional=True),
     _cue("refuse-lo", r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|rate)\b|"
                       r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bstays?\s+with\s+(?:me|us)\b|"
@@ -249,14 +276,15 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
                               rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go)|letting\s+\w+\s+go|selling|with)\b(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
-    _cue("you-would-pay", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will)\s+(?:\w+\s+){{0,2}}?(?:pay|spend|fork\s+out|shell\s+out)\b",
+    _cue("you-would-pay", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will)\s+(?:\w+\s+){{0,2}}?(?:pay|spend|fork\s+out|shell\s+out|"
+                          rf"go\s+(?:up\s+)?to)\b",
          OTHER, HI, "after", assertive=True),
     _cue("you-would-accept", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will)\s+(?:\w+\s+){{0,2}}?(?:accept|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, LO, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
                      rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|spent|"
-                     rf"bought\s+\w+(?:\s+\w+)?\s+for|got\s+(?:it|them|this|these|that|those)(?:\s+\w+){{0,2}}\s+for|"
+                     rf"(?:bought|buy)\s+\w+(?:\s+\w+)?\s+for|got\s+(?:it|them|this|these|that|those|the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
                      rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+\s+up\s+for)\b"
                      rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|at\s+most|no\s+more\s+than))?",
          OTHER, LO, "after"),
@@ -269,7 +297,8 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "before"),
     # final offers: the price is the nearest one in the sentence
     _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?final|"
-                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote)\b|\bmy\s+final\b|"
+                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote)\b|"
+                  r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b))|"
                   r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b|"
                   r"\bfinal\s*[.!:,—-]|\bfinal$|^\s*final\b", FINAL, None, "sentence"),
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
@@ -279,14 +308,21 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
-                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b",
+                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b|"
+                                r"(?<=¤)\s+it\s+is\b|\bor\s+I(?:['’]ll|\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
+                                r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
     _cue("not-moving", rf"(?:{_IM}|{_I})\s*(?:not|n['’]t|won['’]?t|will\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
                        rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|move|budging|budge)\b(?:\s+(?:an\s+inch|any\s+further|"
                        rf"any\s+more|anymore|on\s+(?:this|that|price)))?|(?:going|go|coming|come|dropping|drop|negotiating|"
-                       rf"negotiate|bending|bend)\s+(?:\w+\s+)?(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
-                       rf"a\s+(?:cent|penny|dime))\b)(?!\s+(?:than|without|unless|if|either|below|under|above|over))",
+                       rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
+                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
+                       rf"(?:\s+(?:price|offer|one|figure|number))?)?"
+                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over)(?!\s+(?:it|that|this)\b)))",
          FINAL, None, "sentence"),
+    _cue("as-far-as-i-go", rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+"
+                           rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|am)?\s*"
+                           rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence"),
     _cue("not-a-cent-more", r"\b(?:not|nothing)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|one\s+(?:cent|penny)\s+)"
                             r"(?:more|higher|over|above|less|lower|under|below)\b(?!\s+than)",
          FINAL, None, "sentence", weak=True),

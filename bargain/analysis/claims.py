@@ -76,11 +76,13 @@ class _Clause:
 
 
 _SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)")
-_KEEP_COMMA = (r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
+_KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=okay,)|(?<=so,)|(?<=listen,)|"
+               r"(?<=sorry,)|(?<=yeah,)|(?<=hey,)|(?<=hi,)|(?<=again,)|(?<=realistically,)|(?<=seriously,)|"
+               r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
                r"though|I\s+(?:think|guess|reckon|believe|suspect|admit)|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
                r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
                r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
-               r"once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|stretching\s+it|if\s+I['’]m\s+honest")
+               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|stretching\s+it|if\s+I['’]m\s+honest")
 _CLAUSE_BREAK = re.compile(
     rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})\b)|"
     r"\b(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
@@ -95,18 +97,26 @@ _HYPOTHETICAL = re.compile(
 _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b|\b(?:would|could|should)['’]ve\b|"
                              r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly)\b|n['’]t\b|\bcannot\b", re.IGNORECASE)
+# A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
+_BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b", re.IGNORECASE)
 _REPORTED = re.compile(
     r"\b(?:you|they|he|she|someone|somebody|people)\s+(?:\w+\s+)?(?:said|say|says|told|tell|mentioned|mention|claimed|"
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
-    r"\b(?:sells?|sold|goes|going|selling|listed|retails?|priced)\s+(?:\w+\s+)?(?:for|at)\b|\bgoing\s+rate\b|"
-    r"\b(?:online|on\s+ebay|on\s+amazon|at\s+the\s+(?:shop|store|market)|in\s+(?:the\s+)?(?:shops|stores)|retail|"
-    r"brand\s+new|msrp|rrp|list\s+price|sticker\s+price|market\s+(?:price|value)|similar|another|last\s+time|"
+    r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
+    r"\b(?<!I\s)sold\s+(?:\w+\s+){0,3}?for\b|\bgoing\s+rate\b|"
+    r"\b(?:online|on\s+ebay|on\s+amazon|in\s+(?:the\s+)?(?:shops|stores)|retail|"
+    r"msrp|rrp|list\s+price|sticker\s+price|market\s+(?:price|value)|similar|another|last\s+time|"
     r"usually|normally|typically)\b", re.IGNORECASE)
 _ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
-    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still)\b", re.IGNORECASE)
+    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet)\b", re.IGNORECASE)
+# Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
+_COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
+                       r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)
+# Cues whose subject chat may drop ("paid 65 for it new"), only at the start of a sentence.
+_SUBJECTLESS = frozenset({"neg-above", "neg-below", "neg-better", "i-paid", "i-bought-it-for", "i-need-at-least"})
 _THRESHOLD = re.compile(
     r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
     r"lower\s+than|south\s+of|cheaper\s+than)\s*(?:\w+\s+)?$", re.IGNORECASE)
@@ -180,7 +190,9 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     if _COUNTERFACTUAL.search(masked[clause.start:clause.end]):
         return True
     outside = masked[clause.start:span[0]] + " " + masked[span[1]:hi]
-    if _NEGATION.search(outside):
+    if cue.relative:
+        outside = masked[span[1]:hi]  # "I won't sell below what I paid, which was 130": the negation is the sale's
+    if _NEGATION.search(_BOUND_NEGATION.sub(" ", outside)):
         return True
     if cue.kind != "final_offer" and _REPORTED.search(masked[clause.start:clause.end]):
         return True
@@ -209,27 +221,42 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     """The price a clause without one points back to ("..., that's my max", "so I can't go under that"):
     the last price of the clause before."""
     clause = clauses[index]
-    if clause.prices or index == 0:
+    if clause.prices:
+        return None
+    if index + 1 < len(clauses) and re.match(r"\s*(?:\W\s*)?which\s+(?:was|is)\b", masked[clauses[index + 1].start:],
+                                             re.IGNORECASE) and clauses[index + 1].prices:
+        return clauses[index + 1].prices[0]
+    if index == 0:
         return None
     if not (_ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])):
         return None
     prev = clauses[index - 1]
-    return prev.prices[-1] if prev.prices else None
+    if prev.prices:
+        return prev.prices[-1]
+    nxt = clauses[index + 1] if index + 1 < len(clauses) else None  # "what I paid, which was $130"
+    if nxt is not None and nxt.sentence == clause.sentence and nxt.prices and re.match(
+            r"\s*(?:\W\s*)?(?:which|that)\s+(?:was|is|came\s+to)\b", masked[nxt.start:nxt.end], re.IGNORECASE):
+        return nxt.prices[0]
+    return None
 
 
-def _sentence_price(clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
-    """The price nearest to a final-offer cue in its sentence (ties to the one after the cue)."""
+def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
+    """The price a final-offer cue is about: one right after it ("final offer, 725", "take it or leave it at
+    7"), else the nearest in its sentence, preferring its own clause (ties to the one after the cue)."""
     sentence = clauses[index].sentence
     best = None
-    for clause in clauses:
+    for i, clause in enumerate(clauses):
         if clause.sentence != sentence:
             continue
         for p in clause.prices:
             if span[0] <= p.start < span[1]:
                 distance = 0
+            elif p.start >= span[1]:
+                gap = masked[span[1]:p.start]
+                distance = 0 if re.fullmatch(r"[\s:,—–-]*(?:(?:at|of|is|for|then|now)\s+)?", gap) else p.start - span[1]
             else:
-                distance = p.start - span[1] if p.start >= span[1] else span[0] - p.end
-            key = (distance, 0 if p.start >= span[0] else 1)
+                distance = span[0] - p.end
+            key = (distance > 0 and i != index, distance, 0 if p.start >= span[0] else 1)
             if best is None or key < best[0]:
                 best = (key, p)
     return best[1] if best else None
@@ -244,7 +271,7 @@ def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
                  r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?)\s+(?:\w+\s+)?(?:my\s+)?$",
                  left, re.IGNORECASE) or _HYPOTHETICAL.search(masked[clause.start:span[0]]):
         return True
-    return re.match(r"\s*(?:was|were|you|from\s+you|that\s+you|which\s+you|\?)|\s*,?\s*(?:unless|if|until|either)\b",
+    return re.match(r"\s*(?:was|were|you|from\s+you|that\s+you|which\s+you|depends|\?)|\s*,?\s*(?:unless|if|until|either)\b",
                     masked[span[1]:clause.end + 1], re.IGNORECASE) is not None
 
 
@@ -277,8 +304,11 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 continue
             for match in cue.pattern.finditer(text):
                 span = (clause.start + match.start(), clause.start + match.end())
+                if cue.name in _SUBJECTLESS and not _FIRST.search(match.group(0)) and index > 0 \
+                        and clauses[index - 1].sentence == clause.sentence:
+                    continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
-                    price = _sentence_price(clauses, index, span)
+                    price = _sentence_price(masked, clauses, index, span)
                     found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span), cue.weak))
                     continue
                 if cue.side == "threshold":
@@ -287,6 +317,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     price = _pick(clause, *span, cue.side) or _anaphoric_price(masked, clauses, index, span)
                 if price is None:
                     continue
+                if cue.side == "near" and cue.kind == "own_limit" and _COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
+                    continue  # "2.60 is over my budget"
                 kind = _person(masked, clause, span[0]) if cue.personal else cue.kind
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue

@@ -41,7 +41,7 @@ _AMOUNT = re.compile(
     rf"(?:\s+(?P<cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{2}})\b(?<=[a-z\d]))?",
     re.IGNORECASE)
 _NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0}  # "a tenner", "a grand"
-_RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to|or)\s*|\s+(?:to|or)\s+", re.IGNORECASE)
+_RANGE_JOIN = re.compile(r"\s?[-–]\s?|\s+(?:to|or)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 
 # What may follow a bare price: words that are not nouns (a bare number followed by a noun is a count).
@@ -62,7 +62,7 @@ kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag 
 month year hour minute second time star person kid child bedroom room seat door speed gear owner page
 """.split())
 _LABEL_BEFORE = re.compile(
-    r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|no\.|nr|step|page|item|lot|room|year|years|age|aged|"
+    r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|nr|step|page|item|lot|room|year|years|age|aged|"
     r"gen|generation|series|mark|mk|chapter|level|floor|row|seat|table|gate|platform|route|bus|flight|"
     r"iphone|galaxy|pixel|ps|xbox|windows|rtx|gtx|top|the|a|an)|#)\s*$|[A-Za-z]-?$",
     re.IGNORECASE)
@@ -94,7 +94,9 @@ class Price:
 
 @lru_cache(maxsize=4096)
 def _words_value(text: str) -> float | None:
-    """The value of a run of number words, or None: text2num reads it; the idiom "two fifty" is 2.50."""
+    """The value of a run of number words, or None: text2num reads it; the idiom "two fifty" is 2.50,
+    "two-sixty" and "twenty-six fifty" are 260 and 2,650."""
+    hyphenated = re.fullmatch(r"[a-z]+-[a-z]+", text.strip().lower()) is not None
     words = re.sub(r"[\s-]+", " ", text.lower().replace(" and ", " ")).strip()
     words = re.sub(r"^(?:a|one) (hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
     try:
@@ -108,6 +110,8 @@ def _words_value(text: str) -> float | None:
             units, cents = text2num(head, "en"), text2num(tail, "en")
         except ValueError:
             continue
+        if 10 <= cents < 100 and 0 < units < 10 and hyphenated:
+            return float(units * 100 + cents)  # "two-sixty" is 260
         if 10 <= cents < 100 and 0 < units < 20:
             return units + cents / 100  # "two fifty" is 2.50
         if 10 <= cents < 100 and 20 <= units < 100:
