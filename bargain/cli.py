@@ -71,14 +71,14 @@ def _price(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
-def _add_backend_flags(parser: argparse.ArgumentParser) -> None:
+def _add_backend_flags(parser: argparse.ArgumentParser, model_flag: str = "--model") -> None:
     env = os.environ.get
     group = parser.add_argument_group("model backend (for arm:... agents)")
     group.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
                        help="vllm: an OpenAI-compatible server; hf: transformers + peft in this process (env BARGAIN_BACKEND)")
     group.add_argument("--base-url", default=env("BARGAIN_BASE_URL"), help="server URL for --backend vllm, e.g. http://127.0.0.1:8000/v1; several replicas as "
                        "URL1,URL2,... (env BARGAIN_BASE_URL)")
-    group.add_argument("--model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (hf), served name (vllm); default Qwen/Qwen3-8B (env BARGAIN_MODEL)")
+    group.add_argument(model_flag, dest="model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (hf), served name (vllm); default Qwen/Qwen3-8B (env BARGAIN_MODEL)")
     group.add_argument("--adapters-dir", default=env("BARGAIN_ADAPTERS_DIR"), help="local directory with <arm>/adapter_config.json; default: download from the Hub (env BARGAIN_ADAPTERS_DIR)")
     group.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="revision of the adapter repository to download")
     group.add_argument("--device", help="hf: cuda, cpu, ... (default: cuda if present)")
@@ -208,6 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
     cla = sub.add_parser("claims", help="the price claims in one message read from standard input, as JSON")
     cla.add_argument("--role", required=True, choices=[r.value for r in Role], help="who wrote the message")
     cla.add_argument("--reservation", required=True, type=_price, help="the speaker's true reservation price")
+    cla.add_argument("--model", dest="claims_model", help="also ask a model (openai:MODEL@URL, key from OPENAI_API_KEY, or an arm on the "
+                     "backend below) to list the claims; each one it names is kept only if the rule reading confirms "
+                     "it, and the counts of both readers are printed")
+    _add_backend_flags(cla, model_flag="--base-model")
 
     exp = sub.add_parser("export", help="a study's data for analysis and payment: tables, codebook, bonus file",
                          description="Write a study's participants, games, moves and surveys (long and wide; CSV and "
@@ -433,6 +437,15 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reader_backend(args: argparse.Namespace, spec: str):
+    """The backend of a model that reads games or messages (the judge, the claim model): openai:MODEL@URL, or an
+    arm on the backend the flags configure."""
+    arm = resolve(spec)
+    backends = Backends(backend_from(args, [arm.name] if arm.kind == "adapter" else []) if arm.kind in ("base", "adapter") else None,
+                        remote=[arm.base_url] if arm.kind == "openai" else [])
+    return backends.for_arm(arm), arm
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
     """Judge a run directory (or the arena's database) and report the token usage."""
     from bargain.database import database_url
@@ -440,10 +453,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
     if bool(args.run_dir) == bool(args.db):
         raise ArmError("give either a run directory or --db URL")
-    arm = resolve(args.judge)
-    backends = Backends(backend_from(args, [arm.name] if arm.kind == "adapter" else []) if arm.kind in ("base", "adapter") else None,
-                        remote=[arm.base_url] if arm.kind == "openai" else [])
-    backend = backends.for_arm(arm)
+    backend, _ = _reader_backend(args, args.judge)
     sampling = judge_sampling(args.temperature, args.max_tokens)
     if args.db:
         count, usage = judge_db(database_url(args.db), args.judge, backend, sampling, args.concurrency, progress=not args.quiet)
@@ -497,7 +507,18 @@ def cmd_claims(args: argparse.Namespace) -> int:
     """Print the claims of one message (standard input) as JSON."""
     from bargain.analysis.claims import claims_json
 
-    print(json.dumps(claims_json(sys.stdin.read(), args.role, args.reservation), indent=2))
+    message = sys.stdin.read()
+    if not args.claims_model:
+        print(json.dumps(claims_json(message, args.role, args.reservation), indent=2))
+        return 0
+    import asyncio
+
+    from bargain.analysis.claims_model import assist
+
+    backend, arm = _reader_backend(args, args.claims_model)
+    assisted = asyncio.run(assist([(message, args.role)], backend, backend.model_name(arm)))[0]
+    print(json.dumps({"claims": claims_json(message, args.role, args.reservation, assisted.claims),
+                      "counts": assisted.counts(), "refused": assisted.model_refused}, indent=2))
     return 0
 
 

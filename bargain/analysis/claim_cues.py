@@ -124,6 +124,7 @@ def noun_cues() -> list[Cue]:
                                           rf"(?:a|an|the|my)\s+(?:total|{noun})", OWN, direction, "after"))
         cues.append(_cue("a-noun-of", rf"\b(?:authori[sz]ed|approved|allowed|given|allocated|set)\s+(?:me\s+|us\s+)?"
                                       rf"(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after"))
+        cues.append(_cue("a-noun", rf"\b(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after", personal=True))
         cues.append(_cue("your-noun", rf"{_YOUR}\s+(?:[\w'’-]+\s+)?{noun}", OTHER, direction, "near"))
     return cues
 
@@ -324,7 +325,11 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence"),
     _cue("not-a-cent-more", r"\b(?:not|nothing)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|one\s+(?:cent|penny)\s+)"
-                            r"(?:more|higher|over|above|less|lower|under|below)\b(?!\s+than)",
-         FINAL, None, "sentence", weak=True),
+                            r"(?:more|higher|over|above)\b(?!\s+than)", OWN, HI, "before"),
+    _cue("not-a-cent-less", r"\b(?:not|nothing)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|one\s+(?:cent|penny)\s+)"
+                            r"(?:less|lower|under|below)\b(?!\s+than)", OWN, LO, "before"),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
+# The words of a limit, whatever their construction: enough to confirm a claim another reader found.
+LIMIT_WORDS = re.compile(rf"\b(?:{_HI_NOUNS}|{_LO_NOUNS}|{_ANY_NOUNS}|most|least|lowest|highest|cheapest|afford\w*|paid|"
+                         rf"spent|cost\w*|budget\w*|lose|losing|loss|break\s+even|stop|walk)\b", re.IGNORECASE)

@@ -87,6 +87,8 @@ _CLAUSE_BREAK = re.compile(
     rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})\b)|"
     r"\b(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
     re.IGNORECASE)
+_EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|"
+                           r"however|anyway)?[^\w¤]*", re.IGNORECASE)
 _QUESTION_START = re.compile(
     r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
@@ -145,7 +147,7 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
         text = masked[pos:end]
         whole_question = "?" in stop and _QUESTION_START.match(text) is not None
         cuts = [pos] + [pos + m.end() for m in _CLAUSE_BREAK.finditer(text)] + [end]
-        parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if masked[a:b].strip(" ,")]
+        parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not _EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
             question = whole_question or ("?" in stop and i == len(parts) - 1)
             inside = tuple(p for p in prices if a <= p.start < b)
@@ -359,6 +361,47 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
     return sorted([*limits.values(), *finals.values()], key=lambda c: (c.start, c.end, KINDS.index(c.kind)))
 
 
+def confirm(message: str, role: Role | str | None, kind: str, value: float | None) -> Claim | None:
+    """The claim `kind` of `value` as this reading finds support for it in the message, or None.
+
+    Looser than `extract_claims`, so that another reader (a language model) can add claims the
+    rules attach too cautiously, but never one the text does not hold: `value` must be a price
+    the message writes (an end of a range counts), not in a question, in a sentence with a cue of
+    that kind for this speaker or a limit word ("ceiling", "paid", "afford"; for the other side's
+    limit, with "you" in the sentence). A final offer without a value needs only an asserted final cue.
+    """
+    if kind not in KINDS or not isinstance(message, str) or not message:
+        return None
+    speaker = None if role is None else _role(role)
+    prices = find_prices(message)
+    masked = _mask(message, prices)
+    clauses = _clauses(masked, prices)
+    if value is None:
+        if kind != "final_offer":
+            return None
+        for reading in _readings(message, speaker):
+            if reading[0] == "final_offer" and reading[5]:
+                return Claim(kind, None, message[reading[3]:reading[4]], reading[3], reading[4])
+        return None
+    for index, clause in enumerate(clauses):
+        for price in clause.prices:
+            if clause.question or not any(abs(v - value) <= 0.005 for v in (price.low, price.high)):
+                continue
+            sentence = [c for c in clauses if c.sentence == clause.sentence]
+            words = " ".join(masked[c.start:c.end] for c in sentence)
+            if kind != "final_offer" and cues.LIMIT_WORDS.search(words) and (
+                    kind == "own_limit" or _SECOND.search(words)):
+                return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
+            for cue in cues.CUES:
+                if cue.kind != kind and not cue.personal:
+                    continue
+                if not (_allowed(cue, speaker) or (cue.personal and kind == "other_limit")):
+                    continue
+                if any(cue.pattern.search(masked[c.start:c.end]) for c in sentence):
+                    return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
+    return None
+
+
 # --- truth of a claim -------------------------------------------------------------------------
 
 def _role(role: Role | str) -> Role:
@@ -431,7 +474,7 @@ def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float) -
     moves = []
     for i, (round_, role, action, price, message) in enumerate(rows):
         claims = []
-        for claim in extract_claims(message):
+        for claim in extract_claims(message, role):
             lie = misrepresents(claim, role, truth[role], truth[role.other])
             share = None
             if lie and surplus > 0:
@@ -490,11 +533,12 @@ def findings(turns: Iterable[Any], buyer_price: float, seller_price: float) -> l
     return found
 
 
-def claims_json(message: str, role: str, reservation: float) -> list[dict]:
-    """Each claim as {"kind", "value", "text", "misrepresentation"} (misrepresentation against `reservation`;
-    null for final offers and for other-side claims, whose truth the caller does not know)."""
+def claims_json(message: str, role: str, reservation: float, claims: list[Claim] | None = None) -> list[dict]:
+    """Each claim (those given, else the message's) as {"kind", "value", "text", "misrepresentation"}
+    (misrepresentation against `reservation`; null for final offers and for other-side claims, whose
+    truth the caller does not know)."""
     out = []
-    for claim in extract_claims(message):
+    for claim in extract_claims(message, role) if claims is None else claims:
         lie = misrepresents(claim, role, reservation) if claim.kind == "own_limit" else None
         out.append({"kind": claim.kind, "value": claim.value, "text": claim.text, "misrepresentation": lie})
     return out
