@@ -1,0 +1,85 @@
+"""Claim checker: precision and recall per kind on every labelled set, and milliseconds per message.
+
+    python -m benchmarks.claims [--repeats 5]
+
+Reads each set in tests/data (development sets, tuned on; test sets, never tuned on), scores
+`bargain.analysis.claims.extract_claims` with the speaker's side as the callers give it (a claim
+counts when a gold claim of the same kind and value, within 0.005, is in the same message), and
+prints a table. Then times every message of all sets after start-up (the patterns compiled, the
+first call made): the median of `--repeats` passes, in milliseconds per message. Goal: under 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from bargain.analysis.claims import KINDS, extract_claims
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+SETS = {"development": ["claims_labelled.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl", "claims_dev2.jsonl",
+                        "claims_dev3.jsonl"],
+        "test": ["claims_test.jsonl", "claims_fresh.jsonl", "claims_fresh2.jsonl"]}
+GOAL_MS = 5.0
+
+
+def load(name: str) -> list[dict]:
+    """One labelled set."""
+    with open(DATA / name, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def score(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """True positives, false positives and misses per kind."""
+    counts = {kind: {"tp": 0, "fp": 0, "fn": 0} for kind in KINDS}
+    for row in rows:
+        gold = [(g["kind"], g["value"]) for g in row["claims"]]
+        for claim in extract_claims(row["message"], row["role"]):
+            match = next((g for g in gold if g[0] == claim.kind and (
+                g[1] == claim.value if g[1] is None or claim.value is None else abs(g[1] - claim.value) <= 0.005)), None)
+            if match is None:
+                counts[claim.kind]["fp"] += 1
+            else:
+                gold.remove(match)
+                counts[claim.kind]["tp"] += 1
+        for kind, _ in gold:
+            counts[kind]["fn"] += 1
+    return counts
+
+
+def _ratio(num: int, den: int) -> str:
+    return f"{num / den:.2f}" if den else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    print(f"{'set':24s} {'kind':12s} {'msgs':>5s} {'precision':>9s} {'recall':>7s}  (tp/fp/fn)")
+    messages = []
+    for group, names in SETS.items():
+        for name in names:
+            rows = load(name)
+            messages += [(row["message"], row["role"]) for row in rows]
+            counts = score(rows)
+            total = {key: sum(c[key] for c in counts.values()) for key in ("tp", "fp", "fn")}
+            for kind, c in [("all", total), *counts.items()]:
+                print(f"{name + ' (' + group[:4] + ')' if kind == 'all' else '':24s} {kind:12s} "
+                      f"{len(rows) if kind == 'all' else '':>5} {_ratio(c['tp'], c['tp'] + c['fp']):>9s} "
+                      f"{_ratio(c['tp'], c['tp'] + c['fn']):>7s}  ({c['tp']}/{c['fp']}/{c['fn']})")
+    times = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        for message, role in messages:
+            extract_claims(message, role)
+        times.append((time.perf_counter() - start) * 1000 / len(messages))
+    median = statistics.median(times)
+    print(f"\n{len(messages)} messages: {median:.2f} ms per message (median of {args.repeats}; "
+          f"best {min(times):.2f}); goal under {GOAL_MS:.0f} ms: {'met' if median < GOAL_MS else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
