@@ -28,8 +28,10 @@ _ADV = (r"(?:(?:really|just|simply|honestly|absolutely|definitely|seriously|trul
 _OBJ = r"(?:(?:it|them|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
 _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
-        r"am\s+unable\s+to|['’]m\s+unable\s+to|no\s+longer)")
-_VERB = (r"(?:go(?:ing)?|pay(?:ing)?|spend(?:ing)?|sell(?:ing)?|accept(?:ing)?|take|taking|do(?:ing)?|part(?:ing)?\s+with|"
+        r"am\s+unable\s+to|['’]m\s+unable\s+to|no\s+longer|ain['’]?t|dont|wont|cant|"
+        r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
+_VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|taking|takin|charg(?:e|ing)|"
+         r"ask(?:ing)?|bill|quote|list|do(?:ing)?|part(?:ing)?\s+with|"
          r"let(?:ting)?\s+\w+(?:\s+\w+)?\s+go|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|ing)|"
          r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|cough(?:ing)?\s+up|"
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
@@ -38,7 +40,7 @@ _VERB = (r"(?:go(?:ing)?|pay(?:ing)?|spend(?:ing)?|sell(?:ing)?|accept(?:ing)?|t
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+)?))?")
-_NOT_PRONOUN = r"(?!\s*(?:this|that|here|what\s+you)\b)"  # "I won't go any lower than this" is final, not a limit
+_NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|that|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
 _HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+than|above|over|higher\s+than|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
             r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
 _LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+than|below|under|lower\s+than|south\s+of|cheaper\s+than|"
@@ -89,10 +91,10 @@ def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
 
 
 # --- limit nouns: whose they are is read from the possessive before them ---------------------------
-_HI_NOUNS = (r"budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
+_HI_NOUNS = (r"highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
              r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|mandate|allowance|"
              r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
-_LO_NOUNS = (r"floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
+_LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
              r"wholesale\s+(?:price|cost)|costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
 _ANY_NOUNS = (r"limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
@@ -114,7 +116,7 @@ def noun_cues() -> list[Cue]:
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
         cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?:[\w'’-]+\s+)?{noun}", OWN, direction, "near"))
         cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}\s*"
-                                     rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at)\b|:)",
+                                     rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+for\s+(?:me|us)\b", OWN, direction, "near"))
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
@@ -149,6 +151,10 @@ _CUES: list[Cue] = noun_cues() + [
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|rock[- ]bottom\s+)?"
                     rf"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
                     rf"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before"),
+    _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
+         OWN, LO, "after"),
+    _cue("highest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:highest|most)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
+         OWN, HI, "after"),
     _cue("most-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:most|highest|max(?:imum)?)\s+(?:that\s+)?{_YOU}",
          OTHER, HI, "near"),
     _cue("least-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|cheapest)\s+(?:that\s+)?{_YOU}",
@@ -168,10 +174,11 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("no-less-than", r"\b(?:no|not)\s+less\s+than|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
          personal=True),
     _cue("at-most-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
-                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|or\s+(?:less|lower|below))\b",
+                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True),
     _cue("at-least-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
-                           rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:more|higher|above|up))\b",
+                           rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
+                           rf"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of))",
          OWN, LO, "before", personal=True),
     _cue("max-before", r"\b(?:max(?:imum)?|tops)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
@@ -192,25 +199,27 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|in\s+my\s+(?:wallet|pocket|account|"
                             rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|available)\b",
          OWN, HI, "before"),
-    _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
+    _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|around|only|just|maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
                          rf"altogether|all\s+in)\b)", OWN, HI, "after"),
     _cue("you-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{_YOUR}\s+(?:pocket|wallet|purse|account|budget)|"
                               rf"on\s+you|to\s+spend)\b", OTHER, HI, "before"),
     _cue("where-i-stop", rf"\bwhere\s+{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|bottom\s+out)\b|"
                          rf"{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|top\s+out|bottom\s+out)\s+at\b",
          OWN, None, "near"),
+    _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just)\b", OWN, HI, "after"),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
                      rf"put\s+aside)\b", OWN, HI, "after"),
     _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
                        rf"of\s+the\s+\w+\s+)?(?:that\s+)?{_I}\s*(?:['’]ve|have|can|could|['’]ve\s+got)?\s*(?:got|have|"
-                       rf"afford|spend|pay|manage|brought|saved|budgeted|scrape\s+together|put\s+(?:toward|towards|into))\b",
+                       rf"afford|spend|pay|manage|brought|saved|budgeted|scrape\s+together|put\s+(?:toward|towards|into)|allocate|spare|"
+                       rf"swing|set\s+aside|part\s+with|put\s+up)\b",
          OWN, HI, "near"),
     _cue("what-i-can-afford", rf"\bwhat\s+{_I}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|really\s+)?"
                               rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|offer)\b", OWN, HI, "near"),
     _cue("wallet", r"\b(?:my|our)\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|finances|cash)\s+"
                    r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|only\s+(?:has|stretches|goes))\b",
          OWN, HI, "after"),
-    _cue("tops-out", r"\b(?:tops|maxes|caps)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited)\s+(?:at|to)\b",
+    _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited)\s+(?:at|to)\b",
          OWN, HI, "after"),
     _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|need\s+to)\s+"
                             rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|no\s+less\s+than)",
@@ -218,8 +227,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
-    _cue("i-paid", rf"{_SUBJ}{_ADV}(?:paid|pay|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{0,15}\b(?:for|on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
+    _cue("i-paid", rf"{_SUBJ}{_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,15}}\b(?:for|on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
                    rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|advert)\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
     _cue("cost-me", r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)\b(?:cost|costs|costed|runs?|"
@@ -277,12 +286,19 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
                               rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go)|letting\s+\w+\s+go|selling|with)\b(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
-    _cue("you-would-pay", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will)\s+(?:\w+\s+){{0,2}}?(?:pay|spend|fork\s+out|shell\s+out|"
+    _cue("you-can-take", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|sell\s+(?:\w+\s+)?for|"
+                         rf"let\s+\w+\s+go\s+for|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
+         assertive=True),
+    _cue("you-can-go", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|do)(?:\s+(?:up\s+)?to)?\b", OTHER, HI, "after",
+         assertive=True),
+    _cue("you-content", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|"
+                        rf"ok|okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|at)\b", OTHER, None, "after", assertive=True),
+    _cue("you-would-pay", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
                           rf"go\s+(?:up\s+)?to)\b",
          OTHER, HI, "after", assertive=True),
-    _cue("you-would-accept", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will)\s+(?:\w+\s+){{0,2}}?(?:accept|take|sell(?:\s+\w+)?(?:\s+for)?|"
+    _cue("you-would-accept", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
-         OTHER, LO, "after", assertive=True),
+         OTHER, None, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
                      rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|spent|"
                      rf"(?:bought|buy)\s+\w+(?:\s+\w+)?\s+for|got\s+(?:it|them|this|these|that|those|the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
@@ -298,10 +314,10 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "before"),
     # final offers: the price is the nearest one in the sentence
     _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?final|"
-                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote)\b|"
+                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote|position|proposal|stance|amount)\b|"
                   r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b))|"
                   r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b|"
-                  r"\bfinal\s*[.!:,—-]|\bfinal$|^\s*final\b", FINAL, None, "sentence"),
+                  r"\bfinal\s*[.!:,—-]|\bfinal$", FINAL, None, "sentence"),
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
                                 r"\bend\s+of\s+(?:story|discussion|negotiation)\b|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
@@ -310,24 +326,28 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
                                 r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b|"
-                                r"(?<=¤)\s+it\s+is\b|\bor\s+I(?:['’]ll|\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
+                                r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bfirm\s+(?=¤)|\bor\s+I(?:['’]ll|\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
-    _cue("not-moving", rf"(?:{_IM}|{_I})\s*(?:not|n['’]t|won['’]?t|will\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
-                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|move|budging|budge)\b(?:\s+(?:an\s+inch|any\s+further|"
+    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|n['’]t|won['’]?t|will\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
+                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|any\s+further|"
                        rf"any\s+more|anymore|on\s+(?:this|that|price)))?|(?:going|go|coming|come|dropping|drop|negotiating|"
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over)(?!\s+(?:it|that|this)\b)))",
+                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over|beyond|past)(?!\s+(?:it|that|this)\b)))",
          FINAL, None, "sentence"),
     _cue("as-far-as-i-go", rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+"
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence"),
-    _cue("not-a-cent-more", r"\b(?:not|nothing)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|one\s+(?:cent|penny)\s+)"
-                            r"(?:more|higher|over|above)\b(?!\s+than)", OWN, HI, "before"),
-    _cue("not-a-cent-less", r"\b(?:not|nothing)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|one\s+(?:cent|penny)\s+)"
-                            r"(?:less|lower|under|below)\b(?!\s+than)", OWN, LO, "before"),
+    _cue("not-a-cent-more", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
+                            r"one\s+(?:cent|penny)\s+)(?:more|higher)\b(?!\s+than)", OWN, HI, "before"),
+    _cue("not-a-cent-less", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
+                            r"one\s+(?:cent|penny)\s+)(?:less|lower)\b(?!\s+than)", OWN, LO, "before"),
+    _cue("nothing-over", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
+                         r"one\s+(?:cent|penny)\s+)?(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
+    _cue("nothing-under", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
+                          r"one\s+(?:cent|penny)\s+)?(?:under|below|less\s+than|lower\s+than)(?=\s*¤)", OWN, LO, "after"),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
 # The words of a limit, whatever their construction: enough to confirm a claim another reader found.

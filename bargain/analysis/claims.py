@@ -79,16 +79,18 @@ _SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)")
 _KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=okay,)|(?<=so,)|(?<=listen,)|"
                r"(?<=sorry,)|(?<=yeah,)|(?<=hey,)|(?<=hi,)|(?<=again,)|(?<=realistically,)|(?<=seriously,)|"
                r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
-               r"though|I\s+(?:think|guess|reckon|believe|suspect|admit)|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
+               r"though|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
                r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
                r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
                r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|stretching\s+it|if\s+I['’]m\s+honest")
 _CLAUSE_BREAK = re.compile(
-    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})\b)|"
-    r"\b(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
+    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})(?!\w))|\band\b(?!\s+all\b)|"
+    r"\bsince\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
     re.IGNORECASE)
 _EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|"
                            r"however|anyway)?[^\w¤]*", re.IGNORECASE)
+_BARE_QUESTION = re.compile(r"[^\w¤]*(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
+                            r"that|there|we|i)\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
 _QUESTION_START = re.compile(
     r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
@@ -98,11 +100,12 @@ _HYPOTHETICAL = re.compile(
     r"wonder|wondering|doubt|let['’]s\s+say|say)\b", re.IGNORECASE)
 _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b|\b(?:would|could|should)['’]ve\b|"
                              r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly)\b|n['’]t\b|\bcannot\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
+                       r"\bcannot\b", re.IGNORECASE)
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
 _BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b", re.IGNORECASE)
 _REPORTED = re.compile(
-    r"\b(?:you|they|he|she|someone|somebody|people)\s+(?:\w+\s+)?(?:said|say|says|told|tell|mentioned|mention|claimed|"
+    r"\b(?:you|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|mentioned|mention|claimed|"
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
     r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
@@ -113,11 +116,14 @@ _REPORTED = re.compile(
 _ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
-    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet)\b", re.IGNORECASE)
+    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
+    r"probs|deffo|defo|surely)\b", re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 _COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
                        r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)
-# Cues whose subject chat may drop ("paid 65 for it new"), only at the start of a sentence.
+_THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyone|people|dad|mom|mum|father|mother|"
+                    r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b", re.IGNORECASE)
+# Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
 _SUBJECTLESS = frozenset({"neg-above", "neg-below", "neg-better", "i-paid", "i-bought-it-for", "i-need-at-least"})
 _THRESHOLD = re.compile(
     r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
@@ -145,7 +151,7 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
         end = end_match.start() if end_match else len(masked)
         stop = end_match.group(0) if end_match else ""
         text = masked[pos:end]
-        whole_question = "?" in stop and _QUESTION_START.match(text) is not None
+        whole_question = ("?" in stop and _QUESTION_START.match(text) is not None) or _BARE_QUESTION.match(text) is not None
         cuts = [pos] + [pos + m.end() for m in _CLAUSE_BREAK.finditer(text)] + [end]
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not _EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
@@ -220,25 +226,22 @@ def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tupl
 
 
 def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
-    """The price a clause without one points back to ("..., that's my max", "so I can't go under that"):
-    the last price of the clause before."""
+    """The price a clause without one points to: back ("..., that's my max", "so I can't go under that": the
+    last price of the clause before), else forward ("what I paid, which was $130": the next clause's)."""
     clause = clauses[index]
     if clause.prices:
         return None
-    if index + 1 < len(clauses) and re.match(r"\s*(?:\W\s*)?which\s+(?:was|is)\b", masked[clauses[index + 1].start:],
-                                             re.IGNORECASE) and clauses[index + 1].prices:
-        return clauses[index + 1].prices[0]
-    if index == 0:
-        return None
-    if not (_ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])):
-        return None
-    prev = clauses[index - 1]
-    if prev.prices:
-        return prev.prices[-1]
-    nxt = clauses[index + 1] if index + 1 < len(clauses) else None  # "what I paid, which was $130"
-    if nxt is not None and nxt.sentence == clause.sentence and nxt.prices and re.match(
-            r"\s*(?:\W\s*)?(?:which|that)\s+(?:was|is|came\s+to)\b", masked[nxt.start:nxt.end], re.IGNORECASE):
-        return nxt.prices[0]
+    back = (_ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])
+            or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
+                         masked[clause.start:span[0]], re.IGNORECASE))
+    if back:
+        return clauses[index - 1].prices[-1] if index > 0 and clauses[index - 1].prices else None
+    for nxt in clauses[index + 1:index + 3]:  # "what I've sunk into it, parts and all, is 1,100"
+        if nxt.sentence != clause.sentence:
+            break
+        if nxt.prices and re.match(r"[^\w¤]*(?:which\s+|that\s+|all\s+)?(?:was|is|came\s+to|comes\s+to|would\s+be)\b",
+                                   masked[nxt.start:nxt.end], re.IGNORECASE):
+            return nxt.prices[0]
     return None
 
 
@@ -255,7 +258,8 @@ def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple
                 distance = 0
             elif p.start >= span[1]:
                 gap = masked[span[1]:p.start]
-                distance = 0 if re.fullmatch(r"[\s:,—–-]*(?:(?:at|of|is|for|then|now)\s+)?", gap) else p.start - span[1]
+                distance = 0 if re.fullmatch(r"[\s:,—–-]*(?:(?:offer|price|bid|number)\s*[:,—–-]?\s*)?"
+                                             r"(?:(?:at|of|is|for|then|now)\s+)?", gap) else p.start - span[1]
             else:
                 distance = span[0] - p.end
             key = (distance > 0 and i != index, distance, 0 if p.start >= span[0] else 1)
@@ -307,7 +311,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
             for match in cue.pattern.finditer(text):
                 span = (clause.start + match.start(), clause.start + match.end())
                 if cue.name in _SUBJECTLESS and not _FIRST.search(match.group(0)) and index > 0 \
-                        and clauses[index - 1].sentence == clause.sentence:
+                        and clauses[index - 1].sentence == clause.sentence \
+                        and _THIRD.search(masked[clauses[index - 1].start:clauses[index - 1].end]):
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
@@ -358,6 +363,8 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
         value = None if price is None else _value(price, None, "own_limit", speaker)
         lo, hi = (start, end) if price is None else (min(start, price.start), max(end, price.end))
         finals[sentence] = Claim(kind, value, message[lo:hi], lo, hi)
+    if any(c.value is not None for c in finals.values()):  # "60 final. take it or leave it" is one final offer
+        finals = {k: c for k, c in finals.items() if c.value is not None}
     return sorted([*limits.values(), *finals.values()], key=lambda c: (c.start, c.end, KINDS.index(c.kind)))
 
 

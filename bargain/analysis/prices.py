@@ -60,6 +60,7 @@ including excluding inclusive inc vat tax taxes after before plus minus ea each
 _COUNT_NOUNS = frozenset("""
 kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag box pack item piece unit day week
 month year hour minute second time star person kid child bedroom room seat door speed gear owner page
+hrs mins secs wks yrs pcs lbs kgs ozs
 """.split())
 _LABEL_BEFORE = re.compile(
     r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|nr|step|page|item|lot|room|year|years|age|aged|"
@@ -70,8 +71,8 @@ _YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|ar
                           r"winter|spring|autumn|fall|january|february|march|april|may|june|july|august|september|"
                           r"october|november|december)\s+$", re.IGNORECASE)
 _NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
-                        r"o['’]clock\b|-year|-month|-day|-week|-hour|-minute|-inch|-foot|-piece|-seat|-speed|-door|"
-                        r"-pack|-bedroom|-liter|-litre|-pound|-ounce|\+|ish\b(?=\s*(?:years|kids|people)))",
+                        r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|-year|-month|-day|-week|-hour|-minute|-inch|-foot|-piece|-seat|-speed|-door|"
+                        r"-pack|-bedroom|-liter|-litre|-pound|-ounce|ish\b(?=\s*(?:years|kids|people)))",
                         re.IGNORECASE)
 _WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
 
