@@ -1,8 +1,9 @@
 """The claim checker (bargain.analysis.claims): scores on the labelled sets, prices, the truth of claims, move logs.
 
 Development sets (the lexicon was tuned on them): claims_labelled.jsonl (260 messages),
-claims_heldout.jsonl (20), claims_dev.jsonl (80), claims_dev2.jsonl (200) and claims_dev3.jsonl
-(320), each written from the kinds' definitions before being tuned on. Test sets, never tuned on:
+claims_heldout.jsonl (20), claims_dev.jsonl (80), claims_dev2.jsonl (200), claims_dev3.jsonl (320),
+claims_dev4.jsonl (300) and claims_dev5.jsonl (300, written as the game's agents and players write),
+each written from the kinds' definitions before being tuned on. Test sets, never tuned on:
 claims_test.jsonl (60), claims_fresh.jsonl (240) and claims_fresh2.jsonl (220), each written by a
 writer who saw only the definitions, never this code (item names, prices from 0.50 to 15,000, number
 words, decimal commas, chat and model-agent registers). Do not tune on a test set: look at its
@@ -115,7 +116,7 @@ def test_precision_and_recall_on_the_labelled_set():
 
 
 DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_dev2.jsonl", 200),
-               ("claims_dev3.jsonl", 320)]
+               ("claims_dev3.jsonl", 320), ("claims_dev4.jsonl", 300), ("claims_dev5.jsonl", 300)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220)]
 
 

@@ -31,7 +31,7 @@ _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|wouldn['’]?t|
         r"am\s+unable\s+to|['’]m\s+unable\s+to|no\s+longer|ain['’]?t|dont|wont|cant|"
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
 _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|taking|takin|charg(?:e|ing)|"
-         r"ask(?:ing)?|bill|quote|list|do(?:ing)?|part(?:ing)?\s+with|"
+         r"ask(?:ing)?|bill|quote|list|rent|let|lease|sublet|do(?:ing)?|part(?:ing)?\s+with|"
          r"let(?:ting)?\s+\w+(?:\s+\w+)?\s+go|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|ing)|"
          r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|cough(?:ing)?\s+up|"
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
@@ -40,7 +40,7 @@ _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+)?))?")
-_NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|that|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
+_NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
 _HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+than|above|over|higher\s+than|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
             r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
 _LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+than|below|under|lower\s+than|south\s+of|cheaper\s+than|"
@@ -63,8 +63,9 @@ class Cue:
     cue keeps its meaning under "if" ("if I go below 30 I lose money"). assertive: the clause must
     assert it ("I'm sure you'd accept 40", not "you'd accept 40"). personal: a bound with no
     person of its own ("at least 600") is the limit of the nearest person before it in the clause
-    ("you can afford at least 600" is the other side's). weak: a final-offer cue that only adds
-    emphasis when the sentence already states a limit ("I've got 80 and not a cent more"). relative:
+    ("you can afford at least 600" is the other side's). or_final: a bound that is
+    a final offer when the price it follows is bare ("40, not a cent more") and a limit when its
+    clause has the speaker in it ("I can do 2.10, but not a cent lower"). relative:
     a "what I paid" clause, whose truth a negation before it does not touch.
     """
 
@@ -77,8 +78,8 @@ class Cue:
     conditional: bool = False
     assertive: bool = False
     personal: bool = False
-    weak: bool = False
     relative: bool = False
+    or_final: bool = False
 
 
 def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
@@ -114,7 +115,8 @@ def noun_cues() -> list[Cue]:
     cues = []
     for direction, nouns in NOUN_GROUPS:
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
-        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?:[\w'’-]+\s+)?{noun}", OWN, direction, "near"))
+        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?:[\w'’-]+\s+){{0,2}}?{noun}",
+                         OWN, direction, "near"))
         cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
@@ -126,7 +128,7 @@ def noun_cues() -> list[Cue]:
                                           rf"(?:a|an|the|my)\s+(?:total|{noun})", OWN, direction, "after"))
         cues.append(_cue("a-noun-of", rf"\b(?:authori[sz]ed|approved|allowed|given|allocated|set)\s+(?:me\s+|us\s+)?"
                                       rf"(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after"))
-        cues.append(_cue("a-noun", rf"\b(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after", personal=True))
+        cues.append(_cue("a-noun", rf"\b(?:a|an)\s+{_MODS}(?:[\w'’-]+\s+)?{noun}\s+of\b", OWN, direction, "after", personal=True))
         cues.append(_cue("your-noun", rf"{_YOUR}\s+(?:[\w'’-]+\s+)?{noun}", OTHER, direction, "near"))
     return cues
 
@@ -137,7 +139,8 @@ _PAST = (r"(?!\s*(?:['’]?ve|have|had)?\s*(?:ever\s+)?(?:\w+ly\s+)?(?:paid|spen
 _CUES: list[Cue] = noun_cues() + [
     # the most I can pay / the least I'd take / the cheapest we can do / 1.9k absolute lowest
     _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|highest|max(?:imum)?|top|furthest|"
-                   rf"farthest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?{_I}{_PAST}", OWN, HI, "near"),
+                   rf"farthest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our)\s+[\w-]+\s+(?=can|could|will))"
+                   rf"{_PAST}", OWN, HI, "near"),
     _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|cheapest)\s+"
                     rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?{_I}{_PAST}", OWN, LO, "near"),
     _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
@@ -227,12 +230,13 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
-    _cue("i-paid", rf"{_SUBJ}{_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
+    _cue("i-paid", rf"{_SUBJ}(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
                    rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,15}}\b(?:for|on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
                    rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|advert)\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
     _cue("cost-me", r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)\b(?:cost|costs|costed|runs?|"
-                    r"ran)\s+(?:me|us)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
+                    r"ran|charges?|charged|bills?|billed)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|wholesaler|"
+                    r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
     _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|got|purchased|picked\s+up|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
@@ -241,6 +245,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("what-i-paid", rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|sunk|invested|put|got\s+sunk|"
                         rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|this|these)\s+"
                         rf"cost\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
+    _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
     _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into\s+(?:it|this|them))\s+for\b", OWN, LO, "after", (SELLER,)),
     _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
          OWN, LO, "before", (SELLER,)),
@@ -282,7 +287,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-can-go-below", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|come\s+down)\s+(?:well\s+|way\s+|"
                              rf"much\s+)?(?:below|under|lower\s+than|less\s+than)", OTHER, LO, "after"),
     _cue("you-ready-to-pay", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
-                             rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to)|for)\b", OTHER, HI, "after"),
+                             rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|more)(?:\s+than)?)|for)\b",
+         OTHER, HI, "after"),
     _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
                               rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go)|letting\s+\w+\s+go|selling|with)\b(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
@@ -301,7 +307,7 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, None, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
                      rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|spent|"
-                     rf"(?:bought|buy)\s+\w+(?:\s+\w+)?\s+for|got\s+(?:it|them|this|these|that|those|the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
+                     rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|that|those|the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
                      rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+\s+up\s+for)\b"
                      rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|at\s+most|no\s+more\s+than))?",
          OTHER, LO, "after"),
@@ -309,6 +315,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-make-money", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?"
                            rf"(?:making|make|turning|turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|margin))\b",
          OTHER, LO, "near"),
+    _cue("you-not-losing", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:\w+\s+)?(?:not|n['’]t|never)\s+(?:be\s+)?"
+                           rf"(?:losing|lose)\s+(?:anything|money|a\s+(?:cent|penny|thing))(?:\s+(?:at|for))?", OTHER, LO, "after"),
     _cue("within-your", rf"\b(?:within|inside|under|below)\s+{_YOUR}\s+(?:budget|means|range|limit|price\s+range)\b|"
                         rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b|\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
          OTHER, HI, "before"),
@@ -341,9 +349,9 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence"),
     _cue("not-a-cent-more", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                            r"one\s+(?:cent|penny)\s+)(?:more|higher)\b(?!\s+than)", OWN, HI, "before"),
+                            r"one\s+(?:cent|penny)\s+)(?:more|higher)\b(?!\s+than)", OWN, HI, "before", or_final=True),
     _cue("not-a-cent-less", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                            r"one\s+(?:cent|penny)\s+)(?:less|lower)\b(?!\s+than)", OWN, LO, "before"),
+                            r"one\s+(?:cent|penny)\s+)(?:less|lower)\b(?!\s+than)", OWN, LO, "before", or_final=True),
     _cue("nothing-over", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
                          r"one\s+(?:cent|penny)\s+)?(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
     _cue("nothing-under", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"

@@ -73,6 +73,7 @@ class _Clause:
     sentence: int
     question: bool
     prices: tuple[Price, ...]
+    first: int  # where the sentence's first clause starts (a condition there governs the clauses after it)
 
 
 _SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)")
@@ -85,7 +86,7 @@ _KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<
                r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|stretching\s+it|if\s+I['’]m\s+honest")
 _CLAUSE_BREAK = re.compile(
     rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})(?!\w))|\band\b(?!\s+all\b)|"
-    r"\bsince\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
+    r"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
     re.IGNORECASE)
 _EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|"
                            r"however|anyway)?[^\w¤]*", re.IGNORECASE)
@@ -98,6 +99,7 @@ _QUESTION_START = re.compile(
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish|whether|in\s+case|what\s+if|"
     r"wonder|wondering|doubt|let['’]s\s+say|say)\b", re.IGNORECASE)
+_ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+I|even\s+if)\b", re.IGNORECASE)
 _COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b|\b(?:would|could|should)['’]ve\b|"
                              r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
@@ -130,6 +132,8 @@ _THRESHOLD = re.compile(
     r"lower\s+than|south\s+of|cheaper\s+than)\s*(?:\w+\s+)?$", re.IGNORECASE)
 _AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
+_OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|everybody|someone|somebody|customers|"
+                     r"dealers|shops|stores)\b", re.IGNORECASE)
 _SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
                       r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
@@ -157,7 +161,7 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
         for i, (a, b) in enumerate(parts):
             question = whole_question or ("?" in stop and i == len(parts) - 1)
             inside = tuple(p for p in prices if a <= p.start < b)
-            clauses.append(_Clause(a, b, sentence, question, inside))
+            clauses.append(_Clause(a, b, sentence, question, inside, parts[0][0] if i > 0 else -1))
         pos = end_match.end() if end_match else len(masked)
         sentence += 1
     return clauses
@@ -195,6 +199,8 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     left = masked[clause.start:lo]
     if not cue.conditional and _HYPOTHETICAL.search(left):
         return True
+    if not cue.conditional and clause.first > 0 and _ANTECEDENT.match(masked, clause.first):
+        return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition
     if _COUNTERFACTUAL.search(masked[clause.start:clause.end]):
         return True
     outside = masked[clause.start:span[0]] + " " + masked[span[1]:hi]
@@ -234,8 +240,8 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     back = (_ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])
             or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
                          masked[clause.start:span[0]], re.IGNORECASE))
-    if back:
-        return clauses[index - 1].prices[-1] if index > 0 and clauses[index - 1].prices else None
+    if back and index > 0 and clauses[index - 1].prices:
+        return clauses[index - 1].prices[-1]
     for nxt in clauses[index + 1:index + 3]:  # "what I've sunk into it, parts and all, is 1,100"
         if nxt.sentence != clause.sentence:
             break
@@ -286,15 +292,22 @@ def _allowed(cue: cues.Cue, role: Role | None) -> bool:
     return role is None or role.value in cue.speakers
 
 
-def _person(masked: str, clause: _Clause, start: int) -> str:
-    """Whose a bound without a person of its own is: the nearest person before it in its clause."""
+def _person(masked: str, clause: _Clause, start: int) -> str | None:
+    """Whose a bound without a person of its own is: the nearest person before it in its clause (None for a
+    third party: "most buyers spend at least 1,300")."""
     left = masked[clause.start:start]
-    first = [m.start() for m in _FIRST.finditer(left)]
-    second = [m.start() for m in _SECOND.finditer(left)]
-    return "other_limit" if second and (not first or second[-1] > first[-1]) else "own_limit"
+    found = [(m.start(), "own_limit") for m in _FIRST.finditer(left)] + \
+            [(m.start(), "other_limit") for m in _SECOND.finditer(left)] + \
+            [(m.start(), None) for m in _OTHERS.finditer(left)]
+    return max(found)[1] if found else "own_limit"
 
 
-_Reading = tuple  # (kind, direction, price, start, end, asserted, weak)
+_Reading = tuple  # (kind, direction, price, start, end, asserted)
+
+
+def _clause_of(clauses: list[_Clause], price: Price) -> int:
+    """The index of the clause holding a price."""
+    return next(i for i, c in enumerate(clauses) if price in c.prices)
 
 
 def _readings(message: str, role: Role | None) -> list[_Reading]:
@@ -316,21 +329,38 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
-                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span), cue.weak))
+                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span)))
                     continue
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, loss=cue.name == "loss")
                 else:
                     price = _pick(clause, *span, cue.side) or _anaphoric_price(masked, clauses, index, span)
+                if price is None and cue.or_final:
+                    found.append(("final_offer", None, None, *span, not clause.question))
+                    continue
                 if price is None:
                     continue
+                if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
+                        and not re.fullmatch(r"\s*(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
+                        and _COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
+                    continue  # "your price is above my budget at 2,400"
                 if cue.side == "near" and cue.kind == "own_limit" and _COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
                     continue  # "2.60 is over my budget"
                 kind = _person(masked, clause, span[0]) if cue.personal else cue.kind
+                if kind is None:
+                    continue
+                if cue.or_final:  # "40, not a cent more" is final; "I can do 2.10, but not a cent lower" a limit
+                    home = clauses[_clause_of(clauses, price)]
+                    if home.sentence != clause.sentence:
+                        found.append(("final_offer", None, None, *span, not clause.question))
+                        continue
+                    if not _FIRST.search(masked[home.start:home.end]):
+                        found.append(("final_offer", None, price, *span, not _blocked(masked, clause, cue, span, price)))
+                        continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
                 asserted = not _blocked(masked, clause, cue, span, price)
-                found.append((kind, cue.direction, price, *span, asserted, False))
+                found.append((kind, cue.direction, price, *span, asserted))
     return found
 
 
@@ -342,7 +372,7 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
     speaker = None if role is None else _role(role)
     readings = sorted((r for r in _readings(message, speaker) if r[5]), key=lambda r: r[3])
     limits: dict[tuple[str, int], Claim] = {}
-    for kind, direction, price, start, end, _, _ in readings:
+    for kind, direction, price, start, end, _ in readings:
         if kind != "final_offer" and (kind, price.start) not in limits:
             lo, hi = min(start, price.start), max(end, price.end)
             limits[(kind, price.start)] = Claim(kind, _value(price, direction, kind, speaker), message[lo:hi], lo, hi)
@@ -352,14 +382,12 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
             del limits[(kind, at)]
     finals: dict[int, Claim] = {}
     sentences = [m.end() for m in _SENTENCE_END.finditer(message)]
-    for kind, _, price, start, end, _, weak in readings:
+    for kind, _, price, start, end, _ in readings:
         if kind != "final_offer":
             continue
         sentence = sum(1 for e in sentences if e <= start)
         if sentence in finals:
             continue
-        if weak and any(sum(1 for e in sentences if e <= c.start) == sentence for c in limits.values()):
-            continue  # "I've got 80 set aside and not a cent more" states a limit, not a final offer
         value = None if price is None else _value(price, None, "own_limit", speaker)
         lo, hi = (start, end) if price is None else (min(start, price.start), max(end, price.end))
         finals[sentence] = Claim(kind, value, message[lo:hi], lo, hi)
