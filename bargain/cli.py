@@ -192,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--db", help="add the arena's games from this database (SQLite file path or SQLAlchemy URL, "
                      "as `app.py --db`)")
     rep.add_argument("--out", required=True, help="report directory")
+    rep.add_argument("--claims-model", help="read the runs' messages with a model too (openai:MODEL@URL, or an arm on "
+                     "the backend below), each model claim kept only if the rule reading confirms it; the claim tables "
+                     "then give the rules' count and the model's additions per game")
+    _add_backend_flags(rep, model_flag="--base-model")
 
     mer = sub.add_parser("merge", help="join the shards of one run (--shard I/N) into one run directory")
     mer.add_argument("run_dirs", nargs="+", help="the shards' run directories, 1/N to N/N")
@@ -485,7 +489,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not args.run_dirs and not args.db:
         raise ArmError("give at least one run directory or --db URL")
-    print(f"report written to {build(args.run_dirs, args.out, database_url(args.db) if args.db else None)}")
+    reader = None
+    if args.claims_model:
+        import asyncio
+
+        from bargain.analysis.claims_model import assist
+
+        def reader(messages: list[tuple[str, str]]) -> dict:
+            backend, arm = _reader_backend(args, args.claims_model)
+            return dict(zip(messages, asyncio.run(assist(messages, backend, backend.model_name(arm)))))
+    print(f"report written to {build(args.run_dirs, args.out, database_url(args.db) if args.db else None, reader)}")
     return 0
 
 

@@ -17,6 +17,7 @@ import base64
 import html
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,22 +68,40 @@ def paper_variant(run: RunData) -> str | None:
                              key["seller"], key["seller_side"]["sampling"]["temperature"])
 
 
-def claim_rows(games: list[GameState]) -> pd.DataFrame:
-    """Per game and side: the claim checker's counts (claims, misrepresentations, bluffs)."""
+def messages_of(games: list[GameState]) -> list[tuple[str, str]]:
+    """Every distinct (public message, speaker's side) of the games, for a model to read once each."""
+    seen = {(turn.message, turn.role.value) for state in games for turn in state.turns if turn.message}
+    return sorted(seen)
+
+
+def claim_rows(games: list[GameState], assisted: dict | None = None) -> pd.DataFrame:
+    """Per game and side: the claim checker's counts (claims, misrepresentations, bluffs). With `assisted`
+    (claims_model readings by message and side) the claims are the model-assisted ones, and the rules' own
+    count and the model's additions are kept beside them."""
+    from bargain.analysis.claims_model import reader
+
     rows = []
     for state in games:
-        checked = check_turns(state.turns, state.trial.buyer_price, state.trial.seller_price)
+        read = {} if assisted is None else {"read": reader(assisted)}
+        checked = check_turns(state.turns, state.trial.buyer_price, state.trial.seller_price, **read)
         for side in ("buyer", "seller"):
             summary = checked[side]
-            rows.append({"trial_id": state.trial.trial_id, "transparency": state.trial.condition.value, "side": side,
-                         "claims": summary["claims"], "misrepresentations": summary["misrepresentations"],
-                         "bluffs": summary["bluffs"], "misstatement_share": summary["mean_misstatement_share"]})
+            row = {"trial_id": state.trial.trial_id, "transparency": state.trial.condition.value, "side": side,
+                   "claims": summary["claims"], "misrepresentations": summary["misrepresentations"],
+                   "bluffs": summary["bluffs"], "misstatement_share": summary["mean_misstatement_share"]}
+            if assisted is not None:
+                mine = [assisted[(t.message, side)] for t in state.turns if t.message and t.role.value == side]
+                row["rule_claims"] = sum(a.rules for a in mine)
+                row["model_added"] = sum(a.model_added for a in mine)
+                row["model_refused"] = sum(len(a.model_refused) for a in mine)
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
-def claim_table(games: list[GameState]) -> pd.DataFrame:
-    """Per condition and side: claims per game, the share of games with a misrepresentation or a bluff."""
-    rows = claim_rows(games)
+def claim_table(games: list[GameState], assisted: dict | None = None) -> pd.DataFrame:
+    """Per condition and side: claims per game, the share of games with a misrepresentation or a bluff; with
+    model-assisted readings also the rules' claims and the model's additions and refusals per game."""
+    rows = claim_rows(games, assisted)
     if rows.empty:
         return pd.DataFrame(columns=["transparency", "side", "games", "claims_per_game", "misrepresentation_rate",
                                      "bluff_rate", "mean_misstatement_share"])
@@ -91,7 +110,10 @@ def claim_table(games: list[GameState]) -> pd.DataFrame:
         games=("trial_id", "size"), claims_per_game=("claims", "mean"),
         misrepresentation_rate=("misrepresentations", lambda x: float((x > 0).mean())),
         bluff_rate=("bluffs", lambda x: float((x > 0).mean())),
-        mean_misstatement_share=("misstatement_share", "mean")).reset_index()
+        mean_misstatement_share=("misstatement_share", "mean"),
+        **({} if assisted is None else {"rule_claims_per_game": ("rule_claims", "mean"),
+                                        "model_added_per_game": ("model_added", "mean"),
+                                        "model_refused_per_game": ("model_refused", "mean")})).reset_index()
     return table
 
 
@@ -212,15 +234,17 @@ def arena_tables(url: str) -> dict[str, pd.DataFrame]:
     return {"arena": table}
 
 
-def build(run_dirs: list[str | Path], out: str | Path, db: str | None = None) -> Path:
-    """Write REPORT_DIR/report.html and the tables as CSV; returns the HTML's path."""
+def build(run_dirs: list[str | Path], out: str | Path, db: str | None = None,
+          claim_reader: Callable[[list[tuple[str, str]]], dict] | None = None) -> Path:
+    """Write REPORT_DIR/report.html and the tables as CSV; returns the HTML's path. `claim_reader` (messages ->
+    claims_model readings by (message, side)) makes the claim tables model-assisted."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs = [load_run(d) for d in run_dirs]
     sections: list[str] = []
     for index, run in enumerate(runs, 1):
         cells = metrics.cell_table(run.trials)
-        claims = claim_table(run.games)
+        claims = claim_table(run.games, None if claim_reader is None else claim_reader(messages_of(run.games)))
         cells.to_csv(out / f"run{index}_cells.csv", index=False)
         claims.to_csv(out / f"run{index}_claims.csv", index=False)
         sections.append(f"<h2>Run {index}: {html.escape(run.name)}</h2><p>{html.escape(str(run.directory))}</p>"

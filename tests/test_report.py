@@ -211,3 +211,21 @@ def test_a_run_of_the_papers_is_reported_beside_its_numbers(tmp_path):
     assert list(beside["transparency"]) == ["full", "buyer_unaware", "seller_unaware", "both_unaware", "ALL"]
     assert beside.loc[4, "paper_n"] == 1280 and beside.loc[4, "ours_n"] == 32
 
+
+
+def test_the_claim_tables_with_a_model_give_both_counts(runs, tmp_path):
+    """Every message is read once by the model; its claims are kept only where the rules confirm them."""
+    def reply(body: dict) -> str:
+        return '[{"kind": "own_limit", "value": 123456}]'  # a number no message holds: always refused
+
+    with StubServer(["reader"], reply=reply) as server:
+        result = cli("report", str(runs / "boulware"), "--out", str(tmp_path / "r"), "--claims-model",
+                     f"openai:reader@{server.url}")
+        calls = len(server.requests)
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(tmp_path / "r" / "run1_claims.csv")
+    assert {"rule_claims_per_game", "model_added_per_game", "model_refused_per_game"} <= set(table.columns)
+    assert (table["model_added_per_game"] == 0).all() and (table["model_refused_per_game"] > 0).all()
+    assert (table["claims_per_game"] == table["rule_claims_per_game"]).all()
+    from bargain.report import load_run, messages_of
+    assert calls == len(messages_of(load_run(runs / "boulware").games)) > 0

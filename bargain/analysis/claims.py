@@ -35,7 +35,7 @@ add what a language model finds, but only claims this reading confirms (`candida
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -481,7 +481,8 @@ def _is_offer(action: Any) -> bool:
     return str(getattr(action, "value", action) or "").upper() == "OFFER"
 
 
-def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float) -> dict:
+def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float,
+                read: Callable[[str, Role], list[Claim]] = extract_claims) -> dict:
     """Per move and per game, for a game's move log (bargain.engine.game.Turn objects, or dicts with keys round, role,
     action, price, message): returns {"moves": [...one dict per turn with round, role, claims (list of dicts: kind,
     value, text, misrepresentation, misstatement_share), bluff (bool: this move declared a final offer and the same
@@ -490,6 +491,7 @@ def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float) -
     mean_misstatement_share (mean over misrepresentations of |claimed - true| / surplus, surplus = buyer_price -
     seller_price; None when there is none or the surplus is not positive).
 
+    `read` gives a message's claims (by default the rule reading; `claims_model` passes the model-assisted one).
     Each move dict also carries the move's action and price. The price a final offer commits to is
     the move's own OFFER price; failing that, the number the claim names; failing that, the side's
     latest earlier offer. "Better for the other side" means a higher price from the buyer, a lower
@@ -509,7 +511,7 @@ def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float) -
     moves = []
     for i, (round_, role, action, price, message) in enumerate(rows):
         claims = []
-        for claim in extract_claims(message, role):
+        for claim in read(message, role):
             lie = misrepresents(claim, role, truth[role], truth[role.other])
             share = None
             if lie and surplus > 0:

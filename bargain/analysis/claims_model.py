@@ -82,6 +82,13 @@ def parse_reply(text: str) -> list[dict]:
     return kept
 
 
+def reader(assisted: dict[tuple[str, str], Assisted]):
+    """A `read` for `claims.check_turns` that answers from readings already made, keyed by (message, role)."""
+    def read(message: str, role) -> list[Claim]:
+        return assisted[(message, getattr(role, "value", role))].claims
+    return read
+
+
 def combine(message: str, role: str, model_claims: list[dict]) -> Assisted:
     """The rules' claims plus each model claim the rules confirm and do not already have."""
     claims = extract_claims(message, role)
