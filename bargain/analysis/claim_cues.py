@@ -361,3 +361,47 @@ CUES: tuple[Cue, ...] = tuple(_CUES)
 # The words of a limit, whatever their construction: enough to confirm a claim another reader found.
 LIMIT_WORDS = re.compile(rf"\b(?:{_HI_NOUNS}|{_LO_NOUNS}|{_ANY_NOUNS}|most|least|lowest|highest|cheapest|afford\w*|paid|"
                          rf"spent|cost\w*|budget\w*|lose|losing|loss|break\s+even|stop|walk)\b", re.IGNORECASE)
+
+
+# --- what cancels a cue, and whose it is ----------------------------------------------------------
+HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish|whether|in\s+case|what\s+if|"
+    r"wonder|wondering|doubt|let['’]s\s+say|say)\b", re.IGNORECASE)
+ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+I|even\s+if)\b", re.IGNORECASE)
+COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b|\b(?:would|could|should)['’]ve\b|"
+                            r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
+NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
+                      r"\bcannot\b", re.IGNORECASE)
+# A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
+BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b", re.IGNORECASE)
+REPORTED = re.compile(
+    r"\b(?:you|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|mentioned|mention|claimed|"
+    r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
+    r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
+    r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
+    r"\b(?<!I\s)sold\s+(?:\w+\s+){0,3}?for\b|\bgoing\s+rate\b|"
+    r"\b(?:online|on\s+ebay|on\s+amazon|in\s+(?:the\s+)?(?:shops|stores)|retail|"
+    r"msrp|rrp|list\s+price|sticker\s+price|market\s+(?:price|value)|similar|another|last\s+time|"
+    r"usually|normally|typically)\b", re.IGNORECASE)
+ASSERTIVE = re.compile(
+    r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
+    r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
+    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
+    r"probs|deffo|defo|surely)\b", re.IGNORECASE)
+# Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
+COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
+                      r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)
+THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyone|people|dad|mom|mum|father|mother|"
+                   r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b", re.IGNORECASE)
+# Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
+SUBJECTLESS = frozenset({"neg-above", "neg-below", "neg-better", "i-paid", "i-bought-it-for", "i-need-at-least"})
+THRESHOLD = re.compile(
+    r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
+    r"lower\s+than|south\s+of|cheaper\s+than)\s*(?:\w+\s+)?$", re.IGNORECASE)
+AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
+FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
+OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|everybody|someone|somebody|customers|"
+                    r"dealers|shops|stores)\b", re.IGNORECASE)
+SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
+ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
+                     r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)

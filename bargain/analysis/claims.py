@@ -96,49 +96,6 @@ _QUESTION_START = re.compile(
     r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
     re.IGNORECASE)
-_HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish|whether|in\s+case|what\s+if|"
-    r"wonder|wondering|doubt|let['’]s\s+say|say)\b", re.IGNORECASE)
-_ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+I|even\s+if)\b", re.IGNORECASE)
-_COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b|\b(?:would|could|should)['’]ve\b|"
-                             r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
-                       r"\bcannot\b", re.IGNORECASE)
-# A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
-_BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b", re.IGNORECASE)
-_REPORTED = re.compile(
-    r"\b(?:you|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|mentioned|mention|claimed|"
-    r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
-    r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
-    r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
-    r"\b(?<!I\s)sold\s+(?:\w+\s+){0,3}?for\b|\bgoing\s+rate\b|"
-    r"\b(?:online|on\s+ebay|on\s+amazon|in\s+(?:the\s+)?(?:shops|stores)|retail|"
-    r"msrp|rrp|list\s+price|sticker\s+price|market\s+(?:price|value)|similar|another|last\s+time|"
-    r"usually|normally|typically)\b", re.IGNORECASE)
-_ASSERTIVE = re.compile(
-    r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
-    r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
-    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
-    r"probs|deffo|defo|surely)\b", re.IGNORECASE)
-# Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
-_COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
-                       r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)
-_THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyone|people|dad|mom|mum|father|mother|"
-                    r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b", re.IGNORECASE)
-# Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
-_SUBJECTLESS = frozenset({"neg-above", "neg-below", "neg-better", "i-paid", "i-bought-it-for", "i-need-at-least"})
-_THRESHOLD = re.compile(
-    r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
-    r"lower\s+than|south\s+of|cheaper\s+than)\s*(?:\w+\s+)?$", re.IGNORECASE)
-_AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
-_FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
-_OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|everybody|someone|somebody|customers|"
-                     r"dealers|shops|stores)\b", re.IGNORECASE)
-_SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
-_ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
-                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
-
-
 def _mask(message: str, prices: list[Price]) -> str:
     """The message with straight apostrophes and every price replaced by mask characters (same length)."""
     chars = list(message.replace("’", "'"))
@@ -197,20 +154,20 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     lo = min(span[0], price.start) if price is not None and clause.start <= price.start < clause.end else span[0]
     hi = max(span[1], price.end) if price is not None and clause.start <= price.start < clause.end else span[1]
     left = masked[clause.start:lo]
-    if not cue.conditional and _HYPOTHETICAL.search(left):
+    if not cue.conditional and cues.HYPOTHETICAL.search(left):
         return True
-    if not cue.conditional and clause.first > 0 and _ANTECEDENT.match(masked, clause.first):
+    if not cue.conditional and clause.first > 0 and cues.ANTECEDENT.match(masked, clause.first):
         return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition
-    if _COUNTERFACTUAL.search(masked[clause.start:clause.end]):
+    if cues.COUNTERFACTUAL.search(masked[clause.start:clause.end]):
         return True
     outside = masked[clause.start:span[0]] + " " + masked[span[1]:hi]
     if cue.relative:
         outside = masked[span[1]:hi]  # "I won't sell below what I paid, which was 130": the negation is the sale's
-    if _NEGATION.search(_BOUND_NEGATION.sub(" ", outside)):
+    if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):
         return True
-    if cue.kind != "final_offer" and _REPORTED.search(masked[clause.start:clause.end]):
+    if cue.kind != "final_offer" and cues.REPORTED.search(masked[clause.start:clause.end]):
         return True
-    if cue.assertive and not _ASSERTIVE.search(masked[max(0, clause.start - 40):clause.end]):
+    if cue.assertive and not cues.ASSERTIVE.search(masked[max(0, clause.start - 40):clause.end]):
         return True
     return False
 
@@ -226,7 +183,7 @@ def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     candidates += [p for p in clause.prices if p.start >= span[1]]  # "I lose money below 1.70"
     for price in candidates:
         before = masked[max(0, price.start - 40):price.start]
-        if _THRESHOLD.search(before) or (loss and _AT.search(before)):
+        if cues.THRESHOLD.search(before) or (loss and cues.AT.search(before)):
             return price
     return None
 
@@ -237,7 +194,7 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     clause = clauses[index]
     if clause.prices:
         return None
-    back = (_ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])
+    back = (cues.ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])
             or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
                          masked[clause.start:span[0]], re.IGNORECASE))
     if back and index > 0 and clauses[index - 1].prices:
@@ -281,7 +238,7 @@ def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
     left = masked[max(clause.start, span[0] - 40):span[0]]
     if re.search(r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
                  r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?)\s+(?:\w+\s+)?(?:my\s+)?$",
-                 left, re.IGNORECASE) or _HYPOTHETICAL.search(masked[clause.start:span[0]]):
+                 left, re.IGNORECASE) or cues.HYPOTHETICAL.search(masked[clause.start:span[0]]):
         return True
     return re.match(r"\s*(?:was|were|you|from\s+you|that\s+you|which\s+you|depends|\?)|\s*,?\s*(?:unless|if|until|either)\b",
                     masked[span[1]:clause.end + 1], re.IGNORECASE) is not None
@@ -296,9 +253,9 @@ def _person(masked: str, clause: _Clause, start: int) -> str | None:
     """Whose a bound without a person of its own is: the nearest person before it in its clause (None for a
     third party: "most buyers spend at least 1,300")."""
     left = masked[clause.start:start]
-    found = [(m.start(), "own_limit") for m in _FIRST.finditer(left)] + \
-            [(m.start(), "other_limit") for m in _SECOND.finditer(left)] + \
-            [(m.start(), None) for m in _OTHERS.finditer(left)]
+    found = [(m.start(), "own_limit") for m in cues.FIRST.finditer(left)] + \
+            [(m.start(), "other_limit") for m in cues.SECOND.finditer(left)] + \
+            [(m.start(), None) for m in cues.OTHERS.finditer(left)]
     return max(found)[1] if found else "own_limit"
 
 
@@ -323,9 +280,9 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 continue
             for match in cue.pattern.finditer(text):
                 span = (clause.start + match.start(), clause.start + match.end())
-                if cue.name in _SUBJECTLESS and not _FIRST.search(match.group(0)) and index > 0 \
+                if cue.name in cues.SUBJECTLESS and not cues.FIRST.search(match.group(0)) and index > 0 \
                         and clauses[index - 1].sentence == clause.sentence \
-                        and _THIRD.search(masked[clauses[index - 1].start:clauses[index - 1].end]):
+                        and cues.THIRD.search(masked[clauses[index - 1].start:clauses[index - 1].end]):
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
@@ -342,9 +299,9 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue
                 if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
                         and not re.fullmatch(r"\s*(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
-                        and _COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
+                        and cues.COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
                     continue  # "your price is above my budget at 2,400"
-                if cue.side == "near" and cue.kind == "own_limit" and _COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
+                if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
                     continue  # "2.60 is over my budget"
                 kind = _person(masked, clause, span[0]) if cue.personal else cue.kind
                 if kind is None:
@@ -354,7 +311,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     if home.sentence != clause.sentence:
                         found.append(("final_offer", None, None, *span, not clause.question))
                         continue
-                    if not _FIRST.search(masked[home.start:home.end]):
+                    if not cues.FIRST.search(masked[home.start:home.end]):
                         found.append(("final_offer", None, price, *span, not _blocked(masked, clause, cue, span, price)))
                         continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
@@ -425,7 +382,7 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
             sentence = [c for c in clauses if c.sentence == clause.sentence]
             words = " ".join(masked[c.start:c.end] for c in sentence)
             if kind != "final_offer" and cues.LIMIT_WORDS.search(words) and (
-                    kind == "own_limit" or _SECOND.search(words)):
+                    kind == "own_limit" or cues.SECOND.search(words)):
                 return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
             for cue in cues.CUES:
                 if cue.kind != kind and not cue.personal:
