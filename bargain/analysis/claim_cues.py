@@ -32,7 +32,8 @@ _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|wouldn['’]?t|
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
 _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|taking|takin|charg(?:e|ing)|"
          r"ask(?:ing)?|bill|quote|list|rent|let|lease|sublet|do(?:ing)?|part(?:ing)?\s+with|"
-         r"let(?:ting)?\s+\w+(?:\s+\w+)?\s+go|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|ing)|"
+         r"let(?:ting)?\s+\w+(?:\s+\w+)?\s+go|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|"
+         r"ing)|"
          r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|cough(?:ing)?\s+up|"
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
          r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part|discount(?:ing)?|"
@@ -122,7 +123,8 @@ def noun_cues() -> list[Cue]:
                          OWN, direction, "after", personal=True))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+for\s+(?:me|us)\b", OWN, direction, "near"))
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
-                                          rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|are)\s+working\s+with|"
+                                          rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
+                                          rf"are)\s+working\s+with|"
                                           rf"['’]m\s+sticking\s+to|gave\s+myself|['’]ve\s+been\s+given|was\s+given|"
                                           rf"(?:have|['’]ve)\s+been\s+(?:given|approved\s+for|authori[sz]ed))\s+"
                                           rf"(?:a|an|the|my)\s+(?:total|{noun})", OWN, direction, "after"))
@@ -139,7 +141,8 @@ _PAST = (r"(?!\s*(?:['’]?ve|have|had)?\s*(?:ever\s+)?(?:\w+ly\s+)?(?:paid|spen
 _CUES: list[Cue] = noun_cues() + [
     # the most I can pay / the least I'd take / the cheapest we can do / 1.9k absolute lowest
     _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|highest|max(?:imum)?|top|furthest|"
-                   rf"farthest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our)\s+[\w-]+\s+(?=can|could|will))"
+                   rf"farthest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|"
+                   rf"our)\s+[\w-]+\s+(?=can|could|will))"
                    rf"{_PAST}", OWN, HI, "near"),
     _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|cheapest)\s+"
                     rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?{_I}{_PAST}", OWN, LO, "near"),
@@ -147,11 +150,13 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
     _cue("bare-hi", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
-                    rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|budget|limit))\b"
+                    rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
+                    rf"budget|limit))\b"
                     rf"(?!\s+(?:of|you|for\s+you))",
          OWN, HI, "before"),
     _cue("bare-lo", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
-                    rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|rock[- ]bottom\s+)?"
+                    rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
+                    rf"rock[- ]bottom\s+)?"
                     rf"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
                     rf"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before"),
     _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
@@ -177,7 +182,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("no-less-than", r"\b(?:no|not)\s+less\s+than|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
          personal=True),
     _cue("at-most-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
-                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|or\s+(?:lower|below))\b",
+                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
+                          rf"or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True),
     _cue("at-least-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
                            rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
@@ -200,7 +206,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("i-only-have", rf"{_I}\s*(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
     _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|in\s+my\s+(?:wallet|pocket|account|"
-                            rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|available)\b",
+                            rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|"
+                            rf"available)\b",
          OWN, HI, "before"),
     _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|around|only|just|maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
                          rf"altogether|all\s+in)\b)", OWN, HI, "after"),
@@ -214,36 +221,44 @@ _CUES: list[Cue] = noun_cues() + [
                      rf"put\s+aside)\b", OWN, HI, "after"),
     _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
                        rf"of\s+the\s+\w+\s+)?(?:that\s+)?{_I}\s*(?:['’]ve|have|can|could|['’]ve\s+got)?\s*(?:got|have|"
-                       rf"afford|spend|pay|manage|brought|saved|budgeted|scrape\s+together|put\s+(?:toward|towards|into)|allocate|spare|"
+                       rf"afford|spend|pay|manage|brought|saved|budgeted|scrape\s+together|put\s+(?:toward|towards|"
+                       rf"into)|allocate|spare|"
                        rf"swing|set\s+aside|part\s+with|put\s+up)\b",
          OWN, HI, "near"),
     _cue("what-i-can-afford", rf"\bwhat\s+{_I}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|really\s+)?"
                               rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|offer)\b", OWN, HI, "near"),
     _cue("wallet", r"\b(?:my|our)\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|finances|cash)\s+"
-                   r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|only\s+(?:has|stretches|goes))\b",
+                   r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|only\s+(?:has|stretches|"
+                   r"goes))\b",
          OWN, HI, "after"),
     _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited)\s+(?:at|to)\b",
          OWN, HI, "after"),
     _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|need\s+to)\s+"
-                            rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|no\s+less\s+than)",
+                            rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
+                            rf"no\s+less\s+than)",
          OWN, LO, "after"),
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
     _cue("i-paid", rf"{_SUBJ}(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,15}}\b(?:for|on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
-                   rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|advert)\b)(?:\s+the\s+\w+)?",
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,15}}\b(?:for|"
+                   rf"on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
+                   rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|"
+                   rf"advert)\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
     _cue("cost-me", r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)\b(?:cost|costs|costed|runs?|"
-                    r"ran|charges?|charged|bills?|billed)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|wholesaler|"
-                    r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
+                    r"ran|charges?|charged|bills?|billed)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
+                    r"wholesaler|"
+                    r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
+                    r"billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
     _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|got|purchased|picked\s+up|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
                             rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?\s+(?:for|at)\b",
          OWN, LO, "after", (SELLER,)),
     _cue("what-i-paid", rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|sunk|invested|put|got\s+sunk|"
-                        rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|this|these)\s+"
+                        rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|"
+                        rf"this|these)\s+"
                         rf"cost\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
     _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into\s+(?:it|this|them))\s+for\b", OWN, LO, "after", (SELLER,)),
@@ -252,21 +267,28 @@ _CUES: list[Cue] = noun_cues() + [
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
     _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
                  rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
-                 rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them)\s+away|eat(?:ing)?\s+the\s+cost|"
+                 rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them)\s+away|"
+                 rf"eat(?:ing)?\s+the\s+cost|"
                  rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
                  rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
-                 rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|our)\s+own\s+pocket\b",
+                 rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|"
+                 rf"our)\s+own\s+pocket\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # refusing everything past a threshold: anything above 1,200 is out of reach / under 7k I'd rather keep it
     _cue("refuse-hi", r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|reach|range|"
-                      r"price\s+range|means|limit|mandate|authority|remit)|\bout\s+of\s+(?:reach|range|the\s+question)\b|"
-                      r"\bbeyond\s+(?:me|us)\b|\btoo\s+(?:much|rich|steep)\s+for\s+(?:me|us)\b|\bmore\s+than\s+(?:I|we)\s+(?:can|could)\b|"
+                      r"price\s+range|means|limit|mandate|authority|remit)|\bout\s+of\s+(?:reach|range|"
+                      r"the\s+question)\b|"
+                      r"\bbeyond\s+(?:me|us)\b|\btoo\s+(?:much|rich|steep)\s+for\s+(?:me|us)\b|\bmore\s+than\s+(?:I|"
+                      r"we)\s+(?:can|could)\b|"
                       r"\b(?:I|we)\s*(?:['’]m|am|['’]re|are)\s+out\b|\b(?:I|we)\s*(?:['’]ll|will)\s+(?:walk|pass)\b|"
                       r"\bno\s+deal\b|\bnot\s+happening\b|\ba\s+no[- ]go\b|\bdeal[- ]?breaker\b|"
-                      r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|afford|go|justify|swing|manage)\b"
+                      r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|afford|go|justify|swing|"
+                      r"manage)\b"
                       r"|\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b"
-                      r"|\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b|\bneeds?\s+(?:a\s+)?sign-?off\b|"
-                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b|\boff\s+the\s+table\b",
+                      r"|\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b|"
+                      r"\bneeds?\s+(?:a\s+)?sign-?off\b|"
+                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b|"
+                      r"\boff\s+the\s+table\b",
          OWN, HI, "threshold", (BUYER,), conditional=True),
     _cue("refuse-lo", r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|rate)\b|"
                       r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bstays?\s+with\s+(?:me|us)\b|"
@@ -274,11 +296,13 @@ _CUES: list[Cue] = noun_cues() + [
                       r"\bnot\s+happening\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b|\ba\s+no[- ]go\b|"
                       r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b|\bnot\s+worth\s+(?:it|my\s+time)\b|"
                       r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+(?:really\s+)?work\s+for\s+(?:me|us)\b|"
-                      r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|go|let|part|sell|justify|accept)\b",
+                      r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|go|let|part|sell|justify|"
+                      r"accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
     _cue("you-afford", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stretch\s+to|go\s+(?:up\s+)?to|"
-                       rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|over|above))?",
+                       rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
+                       rf"over|above))?",
          OTHER, HI, "after"),
     _cue("you-budgeted", rf"{_YOU}\s*(?:['’]ve|have)?\s+(?:\w+\s+)?(?:budgeted|set\s+aside|saved|earmarked)\b"
                          rf"(?:\s+(?:at\s+least|more\s+than|over|above))?", OTHER, HI, "after"),
@@ -287,10 +311,12 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-can-go-below", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|come\s+down)\s+(?:well\s+|way\s+|"
                              rf"much\s+)?(?:below|under|lower\s+than|less\s+than)", OTHER, LO, "after"),
     _cue("you-ready-to-pay", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
-                             rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|more)(?:\s+than)?)|for)\b",
+                             rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|"
+                             rf"more)(?:\s+than)?)|for)\b",
          OTHER, HI, "after"),
     _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
-                              rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go)|letting\s+\w+\s+go|selling|with)\b(?:\s+(?:it|them|for))*",
+                              rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go)|letting\s+\w+\s+go|selling|"
+                              rf"with)\b(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|sell\s+(?:\w+\s+)?for|"
                          rf"let\s+\w+\s+go\s+for|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
@@ -306,23 +332,29 @@ _CUES: list[Cue] = noun_cues() + [
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, None, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
-                     rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|spent|"
-                     rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|that|those|the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
+                     rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
+                     rf"spent|"
+                     rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|that|those|"
+                     rf"the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
                      rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+\s+up\s+for)\b"
-                     rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|at\s+most|no\s+more\s+than))?",
+                     rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|at\s+most|"
+                     rf"no\s+more\s+than))?",
          OTHER, LO, "after"),
     _cue("cost-you", rf"\b(?:cost|costs|costed|set|run|runs)\s+{_YOU}(?:\s+back)?\b", OTHER, LO, "after"),
     _cue("you-make-money", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?"
-                           rf"(?:making|make|turning|turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|margin))\b",
+                           rf"(?:making|make|turning|turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|"
+                           rf"margin))\b",
          OTHER, LO, "near"),
     _cue("you-not-losing", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:\w+\s+)?(?:not|n['’]t|never)\s+(?:be\s+)?"
                            rf"(?:losing|lose)\s+(?:anything|money|a\s+(?:cent|penny|thing))(?:\s+(?:at|for))?", OTHER, LO, "after"),
     _cue("within-your", rf"\b(?:within|inside|under|below)\s+{_YOUR}\s+(?:budget|means|range|limit|price\s+range)\b|"
-                        rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b|\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
+                        rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b|"
+                        rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
          OTHER, HI, "before"),
     # final offers: the price is the nearest one in the sentence
     _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?final|"
-                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote|position|proposal|stance|amount)\b|"
+                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote|position|"
+                  r"proposal|stance|amount)\b|"
                   r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b))|"
                   r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b|"
                   r"\bfinal\s*[.!:,—-]|\bfinal$", FINAL, None, "sentence"),
@@ -331,22 +363,29 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bend\s+of\s+(?:story|discussion|negotiation)\b|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
-                                r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|thing\s+I['’]ll\s+say)\b|"
+                                r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
+                                r"thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
-                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b|"
-                                r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bfirm\s+(?=¤)|\bor\s+I(?:['’]ll|\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
+                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|"
+                                r"negotiating|haggling)\b|"
+                                r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bfirm\s+(?=¤)|\bor\s+I(?:['’]ll|"
+                                r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
     _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|n['’]t|won['’]?t|will\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
-                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|any\s+further|"
-                       rf"any\s+more|anymore|on\s+(?:this|that|price)))?|(?:going|go|coming|come|dropping|drop|negotiating|"
+                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|"
+                       rf"any\s+further|"
+                       rf"any\s+more|anymore|on\s+(?:this|that|price)))?|(?:going|go|coming|come|dropping|drop|"
+                       rf"negotiating|"
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over|beyond|past)(?!\s+(?:it|that|this)\b)))",
+                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
+                       rf"that|this)\b)))",
          FINAL, None, "sentence"),
     _cue("as-far-as-i-go", rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+"
-                           rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|am)?\s*"
+                           rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
+                           rf"am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence"),
     _cue("not-a-cent-more", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
                             r"one\s+(?:cent|penny)\s+)(?:more|higher)\b(?!\s+than)", OWN, HI, "before", or_final=True),
@@ -375,7 +414,8 @@ NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|di
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
 BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b", re.IGNORECASE)
 REPORTED = re.compile(
-    r"\b(?:you|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|mentioned|mention|claimed|"
+    r"\b(?:you|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
+    r"mentioned|mention|claimed|"
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
     r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"

@@ -83,10 +83,12 @@ _KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<
                r"though|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
                r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
                r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
-               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|stretching\s+it|if\s+I['’]m\s+honest")
+               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|"
+               r"stretching\s+it|if\s+I['’]m\s+honest")
 _CLAUSE_BREAK = re.compile(
     rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})(?!\w))|\band\b(?!\s+all\b)|"
-    r"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
+    r"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|"
+    r"though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
     re.IGNORECASE)
 _EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|"
                            r"however|anyway)?[^\w¤]*", re.IGNORECASE)

@@ -71,7 +71,8 @@ _YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|ar
                           r"winter|spring|autumn|fall|january|february|march|april|may|june|july|august|september|"
                           r"october|november|december)\s+$", re.IGNORECASE)
 _NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
-                        r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|-year|-month|-day|-week|-hour|-minute|-inch|-foot|-piece|-seat|-speed|-door|"
+                        r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|-year|-month|"
+                        r"-day|-week|-hour|-minute|-inch|-foot|-piece|-seat|-speed|-door|"
                         r"-pack|-bedroom|-liter|-litre|-pound|-ounce|ish\b(?=\s*(?:years|kids|people)))",
                         re.IGNORECASE)
 _WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
