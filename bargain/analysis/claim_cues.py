@@ -19,14 +19,15 @@ from dataclasses import dataclass
 
 P = r"¤+"  # a masked price
 _I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
-_SUBJ = rf"(?:{_I}\s*|^\s*)"  # chat drops the subject: "paid 65 for it new"
+_SUBJ = (rf"(?:{_I}\s*|^\W*(?:(?:pls|please|sorry|sry|nah|no|ok|okay|look|honestly|tbh|man|bro|dude|yeah|well|so|"
+         rf"sir|madam)\W+)*)")  # chat drops the subject: "paid 65 for it new"
 _IM = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"
 _IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
 _ADV = (r"(?:(?:really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|only|possibly|even|ever|"
         r"actually|realistically|basically|frankly|still|already|originally|myself|personally|physically|"
         r"afford\s+to|bring\s+myself\s+to|go\s+and)\s+)*")
 _OBJ = r"(?:(?:it|them|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
-_NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
+_NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
         r"am\s+unable\s+to|['’]m\s+unable\s+to|no\s+longer|ain['’]?t|dont|wont|cant|"
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
@@ -42,9 +43,9 @@ _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+)?))?")
 _NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
-_HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+than|above|over|higher\s+than|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
+_HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+th[ae]n|above|over|higher\s+th[ae]n|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
             r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
-_LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+than|below|under|lower\s+than|south\s+of|cheaper\s+than|"
+_LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+th[ae]n|below|under|lower\s+th[ae]n|south\s+of|cheaper\s+than|"
             r"a\s+(?:cent|penny|dime)\s+(?:less|under|below)(?:\s+than)?|any\s+less\s+than|any\s+lower\s+than)")
 
 HI, LO = "hi", "lo"
@@ -98,14 +99,16 @@ _HI_NOUNS = (r"highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acce
              r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
-             r"wholesale\s+(?:price|cost)|costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
+             r"wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
+             r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
 _ANY_NOUNS = (r"limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
               r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
 NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
 _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|own|entire|personal|very|true|"
          r"realistic|comfortable|maximum|max|highest|lowest|final|bare|honest|rock[- ]bottom|non-negotiable|"
          r"spending|monthly|set|fixed|current|approved|upper|lower|strict)\s+)*")
-_YOU = r"\b(?:you|u|ya)\b"
+_YOU = r"\b(?:you|u|ya|ud|youd|youll)\b"
+_YOU_WOULD = rf"(?:{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)|\b(?:ud|youd|youll)\b)"
 _PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
            r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family|client|customer)['’]?s?\b")
 _YOUR = r"\b(?:your|ur|yer)\b"
@@ -140,7 +143,7 @@ _PAST = (r"(?!\s*(?:['’]?ve|have|had)?\s*(?:ever\s+)?(?:\w+ly\s+)?(?:paid|spen
          r"had)\b)")  # "the most I've ever paid"
 _CUES: list[Cue] = noun_cues() + [
     # the most I can pay / the least I'd take / the cheapest we can do / 1.9k absolute lowest
-    _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|highest|max(?:imum)?|top|furthest|"
+    _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|utmost|highest|max(?:imum)?|top|furthest|"
                    rf"farthest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|"
                    rf"our)\s+[\w-]+\s+(?=can|could|will))"
                    rf"{_PAST}", OWN, HI, "near"),
@@ -153,12 +156,14 @@ _CUES: list[Cue] = noun_cues() + [
                     rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
                     rf"budget|limit))\b"
                     rf"(?!\s+(?:of|you|for\s+you))",
+         OWN, HI, "before", personal=True),
+    _cue("is-all", r"(?<=¤)\s+(?:is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive))",
          OWN, HI, "before"),
     _cue("bare-lo", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
                     rf"rock[- ]bottom\s+)?"
                     rf"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
-                    rf"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before"),
+                    rf"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before", personal=True),
     _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, LO, "after"),
     _cue("highest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:highest|most)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
@@ -177,9 +182,17 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("best-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?best\s+(?:price\s+|deal\s+|offer\s+)?(?:that\s+)?{_I}\s*"
                    rf"(?:can|could|am\s+able\s+to|['’]m\s+able\s+to)\s+(?:possibly\s+|really\s+)?(?:do|offer|go)\b",
          OWN, None, "near"),
-    _cue("no-more-than", r"\b(?:no|not)\s+more\s+than|\bat\s+(?:the\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
+    _cue("neg-exceed", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK}|\b(?:my|our)\s+(?:[\w'’-]+\s+){{0,2}}?(?:budget|limit|max(?:imum)?|"
+                       rf"cap|ceiling|funds|means)(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+)?[\w-]+(?:\s+[\w-]+)?)?\s+(?:can['’]?t|cannot|does\s+not|doesn['’]?t|will\s+not|won['’]?t|"
+                       rf"is\s+not\s+able\s+to))\s+{_ADV}(?:exceed|surpass|top|extend\s+(?:beyond|past|to\s+more\s+than)|"
+                       rf"stretch\s+(?:beyond|past|to\s+more\s+than)|go\s+(?:above|beyond|over|past))\b", OWN, HI, "after"),
+    _cue("decline-below", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+offer|offers?|any\s+price)\s+"
+                          r"(?:below|under|less\s+than|lower\s+than)", OWN, LO, "after"),
+    _cue("decline-above", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+price|prices?)\s+"
+                          r"(?:above|over|more\s+than|higher\s+than)", OWN, HI, "after"),
+    _cue("no-more-than", r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|\bat\s+(?:the\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
          OWN, HI, "after", personal=True),
-    _cue("no-less-than", r"\b(?:no|not)\s+less\s+than|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
+    _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
          personal=True),
     _cue("at-most-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
                           rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
@@ -201,9 +214,10 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, HI, "before"),
     _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, LO, "before"),
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
-    _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?",
+    _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?|"
+                     rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|go\s+up\s+to|stretch\s+to)\b",
          OWN, HI, "after"),
-    _cue("i-only-have", rf"{_I}\s*(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
+    _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
     _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|in\s+my\s+(?:wallet|pocket|account|"
                             rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|"
@@ -252,7 +266,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
                     r"billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
-    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|got|purchased|picked\s+up|acquired|sourced)\s+{_OBJ}"
+    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
                             rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?\s+(?:for|at)\b",
          OWN, LO, "after", (SELLER,)),
@@ -300,10 +314,12 @@ _CUES: list[Cue] = noun_cues() + [
                       r"accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stretch\s+to|go\s+(?:up\s+)?to|"
+    _cue("you-afford", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stre?tch\s+to|go\s+(?:up\s+)?to|"
                        rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
+    _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
+                     rf"(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|over|well\s+over)\s+)?(?=¤)", OTHER, HI, "after"),
     _cue("you-budgeted", rf"{_YOU}\s*(?:['’]ve|have)?\s+(?:\w+\s+)?(?:budgeted|set\s+aside|saved|earmarked)\b"
                          rf"(?:\s+(?:at\s+least|more\s+than|over|above))?", OTHER, HI, "after"),
     _cue("you-can-go-above", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|spend)\s+(?:well\s+|way\s+|much\s+)?"
@@ -323,12 +339,12 @@ _CUES: list[Cue] = noun_cues() + [
          assertive=True),
     _cue("you-can-go", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|do)(?:\s+(?:up\s+)?to)?\b", OTHER, HI, "after",
          assertive=True),
-    _cue("you-content", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|"
+    _cue("you-content", rf"{_YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|"
                         rf"ok|okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|at)\b", OTHER, None, "after", assertive=True),
-    _cue("you-would-pay", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
+    _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
                           rf"go\s+(?:up\s+)?to)\b",
          OTHER, HI, "after", assertive=True),
-    _cue("you-would-accept", rf"{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|take|sell(?:\s+\w+)?(?:\s+for)?|"
+    _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, None, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
@@ -352,7 +368,7 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
          OTHER, HI, "before"),
     # final offers: the price is the nearest one in the sentence
-    _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?final|"
+    _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?(?:final|definitive|ultimate)|"
                   r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote|position|"
                   r"proposal|stance|amount)\b|"
                   r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b))|"
@@ -368,14 +384,15 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
                                 r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|"
                                 r"negotiating|haggling)\b|"
+                                r"(?<=¤)\s+last\b(?!\s+(?:week|month|year|time|night|season|spring|summer|autumn|fall|winter|\w+day))|"
                                 r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bfirm\s+(?=¤)|\bor\s+I(?:['’]ll|"
                                 r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
-    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|n['’]t|won['’]?t|will\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
+    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|n['’]t|won['’]?t|will\s+not|shall\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
                        rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|"
                        rf"any\s+further|"
-                       rf"any\s+more|anymore|on\s+(?:this|that|price)))?|(?:going|go|coming|come|dropping|drop|"
+                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
                        rf"negotiating|"
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
@@ -404,17 +421,17 @@ LIMIT_WORDS = re.compile(rf"\b(?:{_HI_NOUNS}|{_LO_NOUNS}|{_ANY_NOUNS}|most|least
 
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
 HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish|whether|in\s+case|what\s+if|"
-    r"wonder|wondering|doubt|let['’]s\s+say|say)\b", re.IGNORECASE)
+    r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
+    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got))\b", re.IGNORECASE)
 ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+I|even\s+if)\b", re.IGNORECASE)
-COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b|\b(?:would|could|should)['’]ve\b|"
+COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
                             r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
                       r"\bcannot\b", re.IGNORECASE)
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
 BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b", re.IGNORECASE)
 REPORTED = re.compile(
-    r"\b(?:you|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
+    r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
     r"mentioned|mention|claimed|"
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
@@ -427,14 +444,15 @@ ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
-    r"probs|deffo|defo|surely)\b", re.IGNORECASE)
+    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless)\b", re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
                       r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)
 THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyone|people|dad|mom|mum|father|mother|"
                    r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b", re.IGNORECASE)
 # Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
-SUBJECTLESS = frozenset({"neg-above", "neg-below", "neg-better", "i-paid", "i-bought-it-for", "i-need-at-least"})
+SUBJECTLESS = frozenset({"neg-above", "neg-below", "neg-better", "neg-exceed", "i-paid", "i-bought-it-for", "i-need-at-least",
+                         "i-only-have"})
 THRESHOLD = re.compile(
     r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
     r"lower\s+than|south\s+of|cheaper\s+than)\s*(?:\w+\s+)?$", re.IGNORECASE)

@@ -94,6 +94,7 @@ _EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|alth
                            r"however|anyway)?[^\w¤]*", re.IGNORECASE)
 _BARE_QUESTION = re.compile(r"[^\w¤]*(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                             r"that|there|we|i)\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
+_TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
 _QUESTION_START = re.compile(
     r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
@@ -118,7 +119,8 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
         cuts = [pos] + [pos + m.end() for m in _CLAUSE_BREAK.finditer(text)] + [end]
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not _EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
-            question = whole_question or ("?" in stop and i == len(parts) - 1)
+            question = whole_question or ("?" in stop and i == len(parts) - 1) or \
+                _TAG_QUESTION.search(masked[a:b]) is not None
             inside = tuple(p for p in prices if a <= p.start < b)
             clauses.append(_Clause(a, b, sentence, question, inside, parts[0][0] if i > 0 else -1))
         pos = end_match.end() if end_match else len(masked)
@@ -167,7 +169,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         outside = masked[span[1]:hi]  # "I won't sell below what I paid, which was 130": the negation is the sale's
     if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):
         return True
-    if cue.kind != "final_offer" and cues.REPORTED.search(masked[clause.start:clause.end]):
+    if cue.kind != "final_offer" and cues.REPORTED.search(masked[clause.start:hi]):
         return True
     if cue.assertive and not cues.ASSERTIVE.search(masked[max(0, clause.start - 40):clause.end]):
         return True
@@ -204,9 +206,10 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     for nxt in clauses[index + 1:index + 3]:  # "what I've sunk into it, parts and all, is 1,100"
         if nxt.sentence != clause.sentence:
             break
-        if nxt.prices and re.match(r"[^\w¤]*(?:which\s+|that\s+|all\s+)?(?:was|is|came\s+to|comes\s+to|would\s+be)\b",
-                                   masked[nxt.start:nxt.end], re.IGNORECASE):
-            return nxt.prices[0]
+        text = masked[nxt.start:nxt.end]
+        if nxt.prices and (re.match(r"[^\w¤]*(?:which\s+|that\s+|all\s+)?(?:was|is|came\s+to|comes\s+to|would\s+be)\b",
+                                    text, re.IGNORECASE) or re.fullmatch(r"[^\w¤]*¤+[^\w¤]*", text)):
+            return nxt.prices[0]  # also "that's all I've got, 45"
     return None
 
 
@@ -261,7 +264,7 @@ def _person(masked: str, clause: _Clause, start: int) -> str | None:
     return max(found)[1] if found else "own_limit"
 
 
-_Reading = tuple  # (kind, direction, price, start, end, asserted)
+_Reading = tuple  # (kind, direction, price, start, end, asserted, personal: the cue named no person itself)
 
 
 def _clause_of(clauses: list[_Clause], price: Price) -> int:
@@ -288,14 +291,14 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
-                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span)))
+                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span), False))
                     continue
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, loss=cue.name == "loss")
                 else:
                     price = _pick(clause, *span, cue.side) or _anaphoric_price(masked, clauses, index, span)
                 if price is None and cue.or_final:
-                    found.append(("final_offer", None, None, *span, not clause.question))
+                    found.append(("final_offer", None, None, *span, not clause.question, False))
                     continue
                 if price is None:
                     continue
@@ -308,18 +311,17 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 kind = _person(masked, clause, span[0]) if cue.personal else cue.kind
                 if kind is None:
                     continue
-                if cue.or_final:  # "40, not a cent more" is final; "I can do 2.10, but not a cent lower" a limit
+                if cue.or_final:  # "40, not a cent more" is final; "I can do 2.10, but not a cent lower" also a limit
                     home = clauses[_clause_of(clauses, price)]
-                    if home.sentence != clause.sentence:
-                        found.append(("final_offer", None, None, *span, not clause.question))
-                        continue
-                    if not cues.FIRST.search(masked[home.start:home.end]):
-                        found.append(("final_offer", None, price, *span, not _blocked(masked, clause, cue, span, price)))
+                    same = home.sentence == clause.sentence
+                    found.append(("final_offer", None, price if same else None, *span,
+                                  not _blocked(masked, clause, cue, span, price), False))
+                    if not (same and cues.FIRST.search(masked[home.start:home.end])):
                         continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
                 asserted = not _blocked(masked, clause, cue, span, price)
-                found.append((kind, cue.direction, price, *span, asserted))
+                found.append((kind, cue.direction, price, *span, asserted, cue.personal))
     return found
 
 
@@ -331,17 +333,25 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
     speaker = None if role is None else _role(role)
     readings = sorted((r for r in _readings(message, speaker) if r[5]), key=lambda r: r[3])
     limits: dict[tuple[str, int], Claim] = {}
-    for kind, direction, price, start, end, _ in readings:
-        if kind != "final_offer" and (kind, price.start) not in limits:
+    named: set[tuple[str, int]] = set()  # claims a cue naming its person made, not only a bare bound
+    for kind, direction, price, start, end, _, personal in readings:
+        if kind == "final_offer":
+            continue
+        if not personal:
+            named.add((kind, price.start))
+        if (kind, price.start) not in limits:
             lo, hi = min(start, price.start), max(end, price.end)
             limits[(kind, price.start)] = Claim(kind, _value(price, direction, kind, speaker), message[lo:hi], lo, hi)
-    # an other-side claim and an own claim on one price: the other side's cue names its person, the bound does not
-    for (kind, at) in [k for k in limits if k[0] == "own_limit"]:
-        if ("other_limit", at) in limits:
-            del limits[(kind, at)]
+    # an own and an other-side claim on one price: a bare bound ("at least 600") yields to the cue that names a person
+    for at in [k[1] for k in limits if k[0] == "own_limit" and ("other_limit", k[1]) in limits]:
+        own, other = ("own_limit", at), ("other_limit", at)
+        if own not in named:
+            del limits[own]
+        elif other not in named:
+            del limits[other]
     finals: dict[int, Claim] = {}
     sentences = [m.end() for m in _SENTENCE_END.finditer(message)]
-    for kind, _, price, start, end, _ in readings:
+    for kind, _, price, start, end, _, _ in readings:
         if kind != "final_offer":
             continue
         sentence = sum(1 for e in sentences if e <= start)

@@ -23,7 +23,8 @@ from price_parser import Price as _ParsedPrice
 from text_to_num import text2num
 
 _CUR_PRE = r"(?:US\$|USD|EUR|GBP|CAD|AUD|[$€£])"
-_CUR_POST_WORDS = r"(?:usd|eur|gbp|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|cents?|pence|p(?=\b))"
+_CUR_POST_WORDS = (r"(?:usd|eur|gbp|inr|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|rupees?|rs|yen|yuan|francs?|"
+                   r"pesos?|cents?|pence|p(?=\b))")
 # A number written in digits: thousands with commas, a decimal comma with one or two digits, a point.
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}|\d+,\d{1,2}(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -34,7 +35,7 @@ _SCALE = r"(?:hundred|thousand|grand)"
 # A run of number words ("a hundred and fifty", "twelve hundred", "seventy-five", "two fifty").
 _WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
           rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*")
-_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b)|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)"
+_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b)|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)"
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
@@ -54,7 +55,8 @@ do does did not no never ish or-so at-most tops is-my sounds works seems feels g
 pay paid spend spent take taking accept offer offered sounds fine fair deal done tho though although because since
 if unless when while which who what where why how just really honestly actually literally tbh imo lol haha yeah yes
 right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped delivered its plus thus this yes less unless tops minus bucks
-including excluding inclusive inc vat tax taxes after before plus minus ea each
+including excluding inclusive inc vat tax taxes after before plus minus ea each thats its whats lets dats
+then tho pls plz sry ngl fr rn lol lmao
 """.split())
 # Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
 _COUNT_NOUNS = frozenset("""
@@ -133,8 +135,8 @@ def _amount(match: re.Match) -> float | None:
     """The value of one amount match, or None."""
     if match.group("digits"):
         value = _digits_value(match.group("digits"))
-        if value is not None and match.group("k"):
-            value *= 1000
+        if value is not None and (match.group("k") or match.group("grand")):
+            value *= 1000  # "3k", "6 grand"
     elif match.group("words"):
         value = _words_value(match.group("words"))
     elif match.group("note"):
@@ -187,8 +189,18 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
 def find_prices(message: str) -> list[Price]:
     """Every price in `message`, in order; the two ends of a range form one mention."""
     amounts: list[tuple[float, int, int, bool]] = []
-    for match in _AMOUNT.finditer(message):
+    pos = 0
+    while (match := _AMOUNT.search(message, pos)) is not None:
+        pos = match.end()
         value = _amount(match)
+        if value is not None and not _is_price(message, match, value) and match.group("words") and \
+                " " in match.group("words").strip():
+            # "eight thousand two years ago": the last word counts the years; the words before it are the price
+            head = match.group("words").rsplit(None, 1)[0]
+            shorter = _AMOUNT.match(message[:match.start("words") + len(head)], match.start())
+            if shorter is not None and shorter.end() < match.end():
+                match, value = shorter, _amount(shorter)
+                pos = match.end()
         if value is None or not _is_price(message, match, value):
             continue
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
