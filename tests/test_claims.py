@@ -365,7 +365,8 @@ def test_the_claims_command_reads_one_message():
 @pytest.mark.parametrize("message, role, claims", [
     ("I can pay at most 2.75", "buyer", [("own_limit", 2.75)]),
     ("The most I'd ever pay is 2,500", "buyer", [("own_limit", 2500.0)]),
-    ("I can do 2.10, but not a cent lower", "seller", [("own_limit", 2.10)]),
+    ("I can do 2.10, but not a cent lower", "seller", [("own_limit", 2.10), ("final_offer", 2.10)]),
+    ("40, not a cent more.", "buyer", [("final_offer", 40.0)]),
     ("I have 3 kids and a budget of 2.20", "buyer", [("own_limit", 2.20)]),
     ("Twelve hundred is the absolute top of what I can afford.", "buyer", [("own_limit", 1200.0)]),
     ("Below £3.50 a dozen I'm not even covering the chicken feed.", "seller", [("own_limit", 3.5)]),

@@ -255,7 +255,7 @@ _CUES: list[Cue] = noun_cues() + [
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
     _cue("i-paid", rf"{_SUBJ}(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,15}}\b(?:for|"
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|"
                    rf"on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
                    rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|"
                    rf"advert)\b)(?:\s+the\s+\w+)?",
