@@ -110,6 +110,7 @@ _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|o
 _YOU = r"\b(?:you|u|ya|ud|youd|youll)\b"
 _YOU_WOULD = rf"(?:{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)|\b(?:ud|youd|youll)\b)"
 _PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
+           r"co-?worker|coworker|roommate|landlord|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
            r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family|client|customer)['’]?s?\b")
 _YOUR = r"\b(?:your|ur|yer)\b"
 
@@ -121,10 +122,11 @@ def noun_cues() -> list[Cue]:
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
         cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?:[\w'’-]+\s+){{0,2}}?{noun}",
                          OWN, direction, "near"))
-        cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}\s*"
+        cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}"
+                                     rf"(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+|these\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
-        cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+for\s+(?:me|us)\b", OWN, direction, "near"))
+        cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b", OWN, direction, "near"))
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
                                           rf"are)\s+working\s+with|"
@@ -148,7 +150,9 @@ _CUES: list[Cue] = noun_cues() + [
                    rf"our)\s+[\w-]+\s+(?=can|could|will))"
                    rf"{_PAST}", OWN, HI, "near"),
     _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|cheapest)\s+"
-                    rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?{_I}{_PAST}", OWN, LO, "near"),
+                    rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our)\s+[\w-]+\s+"
+                    rf"(?=can|could|will|lets|allows))"
+                    rf"{_PAST}", OWN, LO, "near"),
     _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
     _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
     _cue("bare-hi", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
@@ -157,7 +161,7 @@ _CUES: list[Cue] = noun_cues() + [
                     rf"budget|limit))\b"
                     rf"(?!\s+(?:of|you|for\s+you))",
          OWN, HI, "before", personal=True),
-    _cue("is-all", r"(?<=¤)\s+(?:is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive))",
+    _cue("is-all", r"(?<=¤)\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive))",
          OWN, HI, "before"),
     _cue("bare-lo", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
@@ -212,18 +216,19 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|take)\s+as\s+(?:low|far)\s+as",
          OWN, LO, "after"),
     _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, HI, "before"),
-    _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, LO, "before"),
+    _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:can|could|will|(?:['’]m|am)\s+(?:able|allowed|willing|"
+                        rf"prepared)\s+to)\b", OWN, LO, "before"),
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
     _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?|"
                      rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|go\s+up\s+to|stretch\s+to)\b",
          OWN, HI, "after"),
     _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
-    _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|in\s+my\s+(?:wallet|pocket|account|"
+    _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|left(?=\s+(?:on|in|till|until|for|after))|in\s+my\s+(?:wallet|pocket|account|"
                             rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|"
                             rf"available)\b",
          OWN, HI, "before"),
-    _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|around|only|just|maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
+    _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have|['’]m\s+working\s+with|am\s+working\s+with)\s+(?:(?:like|about|around|only|just|maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
                          rf"altogether|all\s+in)\b)", OWN, HI, "after"),
     _cue("you-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{_YOUR}\s+(?:pocket|wallet|purse|account|budget)|"
                               rf"on\s+you|to\s+spend)\b", OTHER, HI, "before"),
@@ -240,12 +245,15 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"swing|set\s+aside|part\s+with|put\s+up)\b",
          OWN, HI, "near"),
     _cue("what-i-can-afford", rf"\bwhat\s+{_I}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|really\s+)?"
-                              rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|offer)\b", OWN, HI, "near"),
+                              rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|offer|give)\b", OWN, HI, "near"),
     _cue("wallet", r"\b(?:my|our)\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|finances|cash)\s+"
                    r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|only\s+(?:has|stretches|"
                    r"goes))\b",
          OWN, HI, "after"),
-    _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited)\s+(?:at|to)\b",
+    _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited|tapped)"
+                     r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcaps\s+(?:\w+\s+){1,2}at\b|"
+                     r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
+                     r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
          OWN, HI, "after"),
     _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|need\s+to)\s+"
                             rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
@@ -275,7 +283,14 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"this|these)\s+"
                         rf"cost\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
-    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into\s+(?:it|this|them))\s+for\b", OWN, LO, "after", (SELLER,)),
+    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into|in\s+(?:it|this|them))(?:\s+(?:it|this|them))?\s+for\b", OWN, LO, "after",
+         (SELLER,)),
+    _cue("break-even", r"\bto\s+break\s+even\b", OWN, LO, "near", (SELLER,), conditional=True),
+    _cue("anything-over", r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|beyond|more\s+than|higher\s+than)"
+                          r"(?=\s*¤)|\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|beyond)(?=\s*¤)",
+         OWN, HI, "after", (BUYER,)),
+    _cue("anything-under", r"\b(?:anything|everything|any\s+price)\s+(?:under|below|south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
+         OWN, LO, "after", (SELLER,)),
     _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
          OWN, LO, "before", (SELLER,)),
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
@@ -305,7 +320,7 @@ _CUES: list[Cue] = noun_cues() + [
                       r"\boff\s+the\s+table\b",
          OWN, HI, "threshold", (BUYER,), conditional=True),
     _cue("refuse-lo", r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|rate)\b|"
-                      r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bstays?\s+with\s+(?:me|us)\b|"
+                      r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b|\bstays?\s+with\s+(?:me|us)\b|"
                       r"\b(?:I|we)\s*(?:['’]m|am)\s+(?:not\s+(?:selling|interested)|keeping)\b|\bno\s+deal\b|"
                       r"\bnot\s+happening\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b|\ba\s+no[- ]go\b|"
                       r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b|\bnot\s+worth\s+(?:it|my\s+time)\b|"
@@ -314,7 +329,7 @@ _CUES: list[Cue] = noun_cues() + [
                       r"accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stre?tch\s+to|go\s+(?:up\s+)?to|"
+    _cue("you-afford", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stre?tch\s+to|go\s+(?:up\s+)?to|"
                        rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
@@ -347,7 +362,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, None, "after", assertive=True),
-    _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
+    _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
                      rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
                      rf"spent|"
                      rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|that|those|"
@@ -376,7 +391,8 @@ _CUES: list[Cue] = noun_cues() + [
                   r"\bfinal\s*[.!:,—-]|\bfinal$", FINAL, None, "sentence"),
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
-                                r"\bend\s+of\s+(?:story|discussion|negotiation)\b|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
+                                r"\bend\s+of\s+(?:story|discussion|negotiation|the\s+road|the\s+line|it)\b|\bthat['’]?s\s+me\s+done\b|"
+                                r"\bdone\s+(?:discussing|talking|negotiating|haggling)\b|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
@@ -405,9 +421,9 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence"),
     _cue("not-a-cent-more", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                            r"one\s+(?:cent|penny)\s+)(?:more|higher)\b(?!\s+than)", OWN, HI, "before", or_final=True),
+                            r"one\s+(?:cent|penny)\s+)(?:more|higher|above|over)\b(?!\s*(?:than|¤))", OWN, HI, "before", or_final=True),
     _cue("not-a-cent-less", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                            r"one\s+(?:cent|penny)\s+)(?:less|lower)\b(?!\s+than)", OWN, LO, "before", or_final=True),
+                            r"one\s+(?:cent|penny)\s+)(?:less|lower|under|below)\b(?!\s*(?:than|¤))", OWN, LO, "before", or_final=True),
     _cue("nothing-over", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
                          r"one\s+(?:cent|penny)\s+)?(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
     _cue("nothing-under", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
@@ -444,7 +460,7 @@ ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
-    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless)\b", re.IGNORECASE)
+    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend)\b", re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
                       r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)

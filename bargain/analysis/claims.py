@@ -151,14 +151,14 @@ def _pick(clause: _Clause, start: int, end: int, side: str) -> Price | None:
     return min(options, key=lambda o: o[:2])[2] if options else None
 
 
-def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int], price: Price | None) -> bool:
+def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int], price: Price | None,
+             sentence: tuple[int, int]) -> bool:
     """Whether the clause does not assert this cue: a question, a hypothetical, a negation, a report."""
     if clause.question:
         return True
     lo = min(span[0], price.start) if price is not None and clause.start <= price.start < clause.end else span[0]
     hi = max(span[1], price.end) if price is not None and clause.start <= price.start < clause.end else span[1]
-    left = masked[clause.start:lo]
-    if not cue.conditional and cues.HYPOTHETICAL.search(left):
+    if not cue.conditional and cues.HYPOTHETICAL.search(masked[clause.start:max(lo, span[1])]):
         return True
     if not cue.conditional and clause.first > 0 and cues.ANTECEDENT.match(masked, clause.first):
         return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition
@@ -171,8 +171,11 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True
     if cue.kind != "final_offer" and cues.REPORTED.search(masked[clause.start:hi]):
         return True
-    if cue.assertive and not cues.ASSERTIVE.search(masked[max(0, clause.start - 40):clause.end]):
-        return True
+    if cue.assertive and not cues.ASSERTIVE.search(masked[sentence[0]:sentence[1]]):
+        return True  # "you'd accept forty, I'm sure of it"
+    if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
+                                  r"\b(?:less|more)\s+than\s+$", masked[clause.start:span[0]], re.IGNORECASE):
+        return True  # "that's less than half what I paid"
     return False
 
 
@@ -201,7 +204,7 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     back = (cues.ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])
             or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
                          masked[clause.start:span[0]], re.IGNORECASE))
-    if back and index > 0 and clauses[index - 1].prices:
+    if back and index > 0 and clauses[index - 1].prices and not clauses[index - 1].question:
         return clauses[index - 1].prices[-1]
     for nxt in clauses[index + 1:index + 3]:  # "what I've sunk into it, parts and all, is 1,100"
         if nxt.sentence != clause.sentence:
@@ -254,10 +257,14 @@ def _allowed(cue: cues.Cue, role: Role | None) -> bool:
     return role is None or role.value in cue.speakers
 
 
-def _person(masked: str, clause: _Clause, start: int) -> str | None:
-    """Whose a bound without a person of its own is: the nearest person before it in its clause (None for a
-    third party: "most buyers spend at least 1,300")."""
+def _person(masked: str, clauses: list[_Clause], index: int, start: int) -> str | None:
+    """Whose a bound without a person of its own is: the nearest person before it in its clause, or else in the
+    clause before in its sentence (None for a third party: "most buyers spend at least 1,300")."""
+    clause = clauses[index]
     left = masked[clause.start:start]
+    if index > 0 and clauses[index - 1].sentence == clause.sentence and not (
+            cues.FIRST.search(left) or cues.SECOND.search(left) or cues.OTHERS.search(left)):
+        left = masked[clauses[index - 1].start:start]  # "you got it for peanuts, probably 20 bucks tops"
     found = [(m.start(), "own_limit") for m in cues.FIRST.finditer(left)] + \
             [(m.start(), "other_limit") for m in cues.SECOND.finditer(left)] + \
             [(m.start(), None) for m in cues.OTHERS.finditer(left)]
@@ -280,6 +287,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
     found = []
     for index, clause in enumerate(clauses):
         text = masked[clause.start:clause.end]
+        same = [c for c in clauses if c.sentence == clause.sentence]
+        bounds = (same[0].start, same[-1].end)
         for cue in cues.CUES:
             if not (_allowed(cue, role) or cue.personal):
                 continue
@@ -308,19 +317,20 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "your price is above my budget at 2,400"
                 if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
                     continue  # "2.60 is over my budget"
-                kind = _person(masked, clause, span[0]) if cue.personal else cue.kind
+                kind = _person(masked, clauses, index, span[0]) if cue.personal else cue.kind
                 if kind is None:
                     continue
                 if cue.or_final:  # "40, not a cent more" is final; "I can do 2.10, but not a cent lower" also a limit
                     home = clauses[_clause_of(clauses, price)]
                     same = home.sentence == clause.sentence
-                    found.append(("final_offer", None, price if same else None, *span,
-                                  not _blocked(masked, clause, cue, span, price), False))
+                    bare = not cues.FIRST.search(masked[home.start:home.end])  # "Forty bucks. Not a cent more."
+                    found.append(("final_offer", None, price if same or bare else None, *span,
+                                  not _blocked(masked, clause, cue, span, price, bounds), False))
                     if not (same and cues.FIRST.search(masked[home.start:home.end])):
                         continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
-                asserted = not _blocked(masked, clause, cue, span, price)
+                asserted = not _blocked(masked, clause, cue, span, price, bounds)
                 found.append((kind, cue.direction, price, *span, asserted, cue.personal))
     return found
 
