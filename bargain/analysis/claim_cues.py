@@ -94,14 +94,14 @@ def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
 
 
 # --- limit nouns: whose they are is read from the possessive before them ---------------------------
-_HI_NOUNS = (r"highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
+_HI_NOUNS = (r"funds|means|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
              r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|mandate|allowance|"
              r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
-             r"wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
+             r"wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
              r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
-_ANY_NOUNS = (r"limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
+_ANY_NOUNS = (r"number(?!\s+(?:of|one|two|is\s+\d))|limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
               r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
 NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
 _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|own|entire|personal|very|true|"
@@ -392,7 +392,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
                                 r"\bend\s+of\s+(?:story|discussion|negotiation|the\s+road|the\s+line|it)\b|\bthat['’]?s\s+me\s+done\b|"
-                                r"\bdone\s+(?:discussing|talking|negotiating|haggling)\b|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
+                                r"\bdone\s+(?:discussing|talking|negotiating|haggling)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
@@ -424,10 +424,15 @@ _CUES: list[Cue] = noun_cues() + [
                             r"one\s+(?:cent|penny)\s+)(?:more|higher|above|over)\b(?!\s*(?:than|¤))", OWN, HI, "before", or_final=True),
     _cue("not-a-cent-less", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
                             r"one\s+(?:cent|penny)\s+)(?:less|lower|under|below)\b(?!\s*(?:than|¤))", OWN, LO, "before", or_final=True),
-    _cue("nothing-over", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                         r"one\s+(?:cent|penny)\s+)?(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
-    _cue("nothing-under", r"\b(?:not|nothing|nothin|nada)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                          r"one\s+(?:cent|penny)\s+)?(?:under|below|less\s+than|lower\s+than)(?=\s*¤)", OWN, LO, "after"),
+    _cue("nothing-over", r"\b(?:not|nothing|nothin|nada)\s+(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
+    _cue("nothing-under", r"\b(?:not|nothing|nothin|nada)\s+(?:under|below|less\s+than|lower\s+than)(?=\s*¤)", OWN, LO, "after"),
+    _cue("not-a-cent-over", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
+                            r"(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
+    _cue("not-a-cent-under", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
+                             r"(?:under|below|less\s+than|lower\s+than)(?=\s*¤)", OWN, LO, "after"),
+    _cue("not-a-cent-final", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
+                             r"(?:over|above|more\s+than|higher\s+than|beyond|under|below|less\s+than|lower\s+than)(?=\s*¤)",
+         FINAL, None, "sentence"),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
 # The words of a limit, whatever their construction: enough to confirm a claim another reader found.

@@ -195,6 +195,15 @@ def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     return None
 
 
+def _which_price(masked: str, clauses: list[_Clause], index: int) -> Price | None:
+    """The price of a "which was ..." clause right after this one ("to cover what I paid, which was 78")."""
+    nxt = clauses[index + 1] if index + 1 < len(clauses) else None
+    if nxt is not None and nxt.sentence == clauses[index].sentence and nxt.prices and re.match(
+            r"[^\w¤]*which\s+(?:was|is|came\s+to|comes\s+to)\b", masked[nxt.start:nxt.end], re.IGNORECASE):
+        return nxt.prices[0]
+    return None
+
+
 def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
     """The price a clause without one points to: back ("..., that's my max", "so I can't go under that": the
     last price of the clause before), else forward ("what I paid, which was $130": the next clause's)."""
@@ -305,7 +314,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, loss=cue.name == "loss")
                 else:
-                    price = _pick(clause, *span, cue.side) or _anaphoric_price(masked, clauses, index, span)
+                    price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
+                        or _anaphoric_price(masked, clauses, index, span)
                 if price is None and cue.or_final:
                     found.append(("final_offer", None, None, *span, not clause.question, False))
                     continue
