@@ -135,8 +135,8 @@ def _well_formed(name: str, size: int) -> list[dict]:
 def test_precision_and_recall_on_the_development_sets(name, size):
     result = score(_well_formed(name, size))
     _report(f"claims: {name} (development)", result)
-    assert result["all"][0] >= 0.98 and result["all"][1] >= 0.85
-    assert result["own_limit"][1] >= 0.9
+    assert result["all"][0] >= 0.97 and result["all"][1] >= 0.9
+    assert result["own_limit"][1] >= 0.95
 
 
 @pytest.mark.parametrize("name, size", TEST)
@@ -144,8 +144,8 @@ def test_precision_on_phrasing_not_built_on(name, size):
     """Never tuned on: precision is asserted at what the checker reaches, recall reported (run with -s)."""
     result = score(_well_formed(name, size))
     _report(f"claims: {name} (test, recall reported only)", result)
-    assert result["all"][0] >= 0.93
-    assert result["own_limit"][1] >= 0.6
+    assert result["all"][0] >= 0.94
+    assert result["own_limit"][1] >= 0.8
 
 
 # --- phrasing from the specification --------------------------------------------------------
