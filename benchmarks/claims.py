@@ -55,7 +55,7 @@ def _ratio(num: int, den: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.claims", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     print(f"{'set':24s} {'kind':12s} {'msgs':>5s} {'precision':>9s} {'recall':>7s}  (tp/fp/fn)")

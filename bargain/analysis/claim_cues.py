@@ -23,7 +23,7 @@ _SUBJ = (rf"(?:{_I}\s*|^\W*(?:(?:pls|please|sorry|sry|nah|no|ok|okay|look|honest
          rf"sir|madam)\W+)*)")  # chat drops the subject: "paid 65 for it new"
 _IM = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"
 _IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
-_ADV = (r"(?:(?:really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|only|possibly|even|ever|"
+_ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|only|possibly|even|ever|"
         r"actually|realistically|basically|frankly|still|already|originally|myself|personally|physically|"
         r"afford\s+to|bring\s+myself\s+to|go\s+and)\s+)*")
 _OBJ = r"(?:(?:it|them|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
@@ -99,7 +99,7 @@ _HI_NOUNS = (r"funds|means|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximu
              r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
-             r"wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
+             r"rock[- ]bottom(?:\s+price)?|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
              r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
 _ANY_NOUNS = (r"number(?!\s+(?:of|one|two|is\s+\d))|limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
               r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
@@ -110,8 +110,8 @@ _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|o
 _YOU = r"\b(?:you|u|ya|ud|youd|youll)\b"
 _YOU_WOULD = rf"(?:{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)|\b(?:ud|youd|youll)\b)"
 _PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
-           r"co-?worker|coworker|roommate|landlord|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
-           r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family|client|customer)['’]?s?\b")
+           r"co-?worker|coworker|roommate|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
+           r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family)['’]?s?\b")
 _YOUR = r"\b(?:your|ur|yer)\b"
 
 
@@ -136,6 +136,8 @@ def noun_cues() -> list[Cue]:
         cues.append(_cue("a-noun-of", rf"\b(?:authori[sz]ed|approved|allowed|given|allocated|set)\s+(?:me\s+|us\s+)?"
                                       rf"(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after"))
         cues.append(_cue("a-noun", rf"\b(?:a|an)\s+{_MODS}(?:[\w'’-]+\s+)?{noun}\s+of\b", OWN, direction, "after", personal=True))
+        cues.append(_cue("you-have-a-noun", rf"{_YOU}\s+(?:must\s+|surely\s+|probably\s+|clearly\s+)?(?:have|['’]ve\s+got|got)\s+"
+                                            rf"(?:a|an)\s+{noun}", OTHER, direction, "after"))
         cues.append(_cue("your-noun", rf"{_YOUR}\s+(?:[\w'’-]+\s+)?{noun}", OTHER, direction, "near"))
     return cues
 
@@ -177,9 +179,9 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("least-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|cheapest)\s+(?:that\s+)?{_YOU}",
          OTHER, LO, "near"),
     # I can't go above / I won't sell for less than / there's no way I'd pay more than / cant go under that
-    _cue("neg-above", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+    _cue("neg-above", rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
                       rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_HI_COMP}{_NOT_PRONOUN}", OWN, HI, "after"),
-    _cue("neg-below", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+    _cue("neg-below", rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
                       rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_LO_COMP}{_NOT_PRONOUN}", OWN, LO, "after"),
     _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|give)(?:\s+(?:you|it))?\s+(?:any\s+)?"
                        rf"better\s+than{_NOT_PRONOUN}", OWN, None, "after"),
@@ -190,6 +192,10 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"cap|ceiling|funds|means)(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+)?[\w-]+(?:\s+[\w-]+)?)?\s+(?:can['’]?t|cannot|does\s+not|doesn['’]?t|will\s+not|won['’]?t|"
                        rf"is\s+not\s+able\s+to))\s+{_ADV}(?:exceed|surpass|top|extend\s+(?:beyond|past|to\s+more\s+than)|"
                        rf"stretch\s+(?:beyond|past|to\s+more\s+than)|go\s+(?:above|beyond|over|past))\b", OWN, HI, "after"),
+    _cue("not-getting-it", rf"{_YOU}\s*(?:['’]re|are)\s+not\s+getting\s+{_OBJ}\s+for\s+(?:less\s+than|under|below|anything\s+"
+                           rf"(?:less\s+than|under|below))", OWN, LO, "after", (SELLER,)),
+    _cue("no-sum-over", rf"{_NEG}\s+(?:\w+\s+){{0,3}}?(?:any|a)\s+(?:sum|amount|price|figure|total)\s+(?:exceeding|over|above|"
+                        rf"beyond|higher\s+than|more\s+than|in\s+excess\s+of)(?=\s*¤)", OWN, HI, "after"),
     _cue("decline-below", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+offer|offers?|any\s+price)\s+"
                           r"(?:below|under|less\s+than|lower\s+than)", OWN, LO, "after"),
     _cue("decline-above", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+price|prices?)\s+"
@@ -250,8 +256,10 @@ _CUES: list[Cue] = noun_cues() + [
                    r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|only\s+(?:has|stretches|"
                    r"goes))\b",
          OWN, HI, "after"),
+    _cue("wallet-says", r"\b(?:my\s+)?(?:wallet|budget|bank\s+account|bank|account|purse)\s+says\b", OWN, HI, "after", (BUYER,)),
     _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited|tapped)"
-                     r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcaps\s+(?:\w+\s+){1,2}at\b|"
+                     r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcapped\s+(?:\w+\s+){1,5}?at\b|"
+                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\bcaps\s+(?:\w+\s+){1,2}at\b|"
                      r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
                      r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
          OWN, HI, "after"),
@@ -274,14 +282,16 @@ _CUES: list[Cue] = noun_cues() + [
                     r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
                     r"billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
-    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|acquired|sourced)\s+{_OBJ}"
+    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|picked\s+(?=\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
                             rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?\s+(?:for|at)\b",
          OWN, LO, "after", (SELLER,)),
     _cue("what-i-paid", rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|sunk|invested|put|got\s+sunk|"
                         rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|"
                         rf"this|these)\s+"
-                        rf"cost\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
+                        rf"costs?\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
+    _cue("cost-was", r"^\W*(?:the\s+|and\s+)?cost(?:\s+(?:on|for|of|to\s+me\s+on)\s+(?:\w+\s+){0,3}?)?\s*(?=(?:was|is)\b)",
+         OWN, LO, "after", (SELLER,)),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
     _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into|in\s+(?:it|this|them))(?:\s+(?:it|this|them))?\s+for\b", OWN, LO, "after",
          (SELLER,)),
@@ -350,7 +360,7 @@ _CUES: list[Cue] = noun_cues() + [
                               rf"with)\b(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|sell\s+(?:\w+\s+)?for|"
-                         rf"let\s+\w+\s+go\s+for|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
+                         rf"let\s+\w+\s+go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
          assertive=True),
     _cue("you-can-go", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|do)(?:\s+(?:up\s+)?to)?\b", OTHER, HI, "after",
          assertive=True),
@@ -378,8 +388,9 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, LO, "near"),
     _cue("you-not-losing", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:\w+\s+)?(?:not|n['’]t|never)\s+(?:be\s+)?"
                            rf"(?:losing|lose)\s+(?:anything|money|a\s+(?:cent|penny|thing))(?:\s+(?:at|for))?", OTHER, LO, "after"),
+    _cue("above-what-you-paid", rf"\b(?:above|over|more\s+than)\s+what\s+{_YOU}\s+(?:paid|spent|gave)\b", OTHER, LO, "before"),
     _cue("within-your", rf"\b(?:within|inside|under|below)\s+{_YOUR}\s+(?:budget|means|range|limit|price\s+range)\b|"
-                        rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b|"
+                        rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b|\bshouldn['’]?t\s+be\s+(?:beyond|out\s+of\s+reach\s+for|too\s+much\s+for)\s+{_YOU}\b|"
                         rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
          OTHER, HI, "before"),
     # final offers: the price is the nearest one in the sentence
@@ -392,7 +403,11 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
                                 r"\bend\s+of\s+(?:story|discussion|negotiation|the\s+road|the\s+line|it)\b|\bthat['’]?s\s+me\s+done\b|"
-                                r"\bdone\s+(?:discussing|talking|negotiating|haggling)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
+                                r"\bdone\s+(?:discussing|talking|negotiating|haggling)\b|\bnot\s+up\s+for\s+(?:discussion|debate|negotiation)\b|"
+                                r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
+                                r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
+                                r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
+                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
@@ -465,7 +480,7 @@ ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
-    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend)\b", re.IGNORECASE)
+    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager)\b", re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
                       r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)

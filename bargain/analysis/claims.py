@@ -86,7 +86,7 @@ _KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<
                r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|"
                r"stretching\s+it|if\s+I['’]m\s+honest")
 _CLAUSE_BREAK = re.compile(
-    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})(?!\w))|\band\b(?!\s+all\b)|"
+    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change)\b)|"
     r"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|"
     r"though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
     re.IGNORECASE)
