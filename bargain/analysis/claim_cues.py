@@ -67,7 +67,8 @@ class Cue:
     person of its own ("at least 600") is the limit of the nearest person before it in the clause
     ("you can afford at least 600" is the other side's). or_final: a bound that is
     a final offer when the price it follows is bare ("40, not a cent more") and a limit when its
-    clause has the speaker in it ("I can do 2.10, but not a cent lower"). relative:
+    clause has the speaker in it ("I can do 2.10, but not a cent lower"). weak: a final-offer cue
+    that only stresses a limit stated in its sentence ("I paid 340, so I can't go lower"). relative:
     a "what I paid" clause, whose truth a negation before it does not touch.
     """
 
@@ -82,6 +83,7 @@ class Cue:
     personal: bool = False
     relative: bool = False
     or_final: bool = False
+    weak: bool = False
 
 
 def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
@@ -420,7 +422,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
-    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|n['’]t|won['’]?t|will\s+not|shall\s+not|can['’]?t|cannot|refuse\s+to|['’]m\s+not|am\s+not)\s*"
+    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|won['’]?t|will\s+not|shall\s+not|refuse\s+to|['’]m\s+not|am\s+not|(?<!can)['’]t)\s*"
                        rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|"
                        rf"any\s+further|"
                        rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
@@ -431,10 +433,21 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
                        rf"that|this)\b)))",
          FINAL, None, "sentence"),
+    _cue("cannot-go-lower", rf"(?:{_IM}|{_I}|^\W*)\s*(?:can['’]?t|cannot|can\s+not|couldn['’]?t|could\s+not|(?:am|['’]m)\s+unable\s+to)\s*"
+                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|"
+                       rf"any\s+further|"
+                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
+                       rf"negotiating|"
+                       rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
+                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
+                       rf"(?:\s+(?:price|offer|one|figure|number))?)?"
+                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
+                       rf"that|this)\b)))",
+         FINAL, None, "sentence", weak=True),
     _cue("as-far-as-i-go", rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+"
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
                            rf"am)?\s*"
-                           rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence"),
+                           rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence", weak=True),
     _cue("not-a-cent-more", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
                             r"one\s+(?:cent|penny)\s+)(?:more|higher|above|over)\b(?!\s*(?:than|¤))", OWN, HI, "before", or_final=True),
     _cue("not-a-cent-less", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"

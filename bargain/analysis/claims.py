@@ -253,6 +253,8 @@ def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
     if clause.question:
         return True
     left = masked[max(clause.start, span[0] - 40):span[0]]
+    if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", masked[clause.start:span[0]], flags=re.IGNORECASE)):
+        return True  # "I'm not going to say my final price is 500"; "No, this is my final offer" stands
     if re.search(r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
                  r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?)\s+(?:\w+\s+)?(?:my\s+)?$",
                  left, re.IGNORECASE) or cues.HYPOTHETICAL.search(masked[clause.start:span[0]]):
@@ -280,7 +282,8 @@ def _person(masked: str, clauses: list[_Clause], index: int, start: int) -> str 
     return max(found)[1] if found else "own_limit"
 
 
-_Reading = tuple  # (kind, direction, price, start, end, asserted, personal: the cue named no person itself)
+_Reading = tuple  # (kind, direction, price, start, end, asserted, personal or weak: the cue named no person itself,
+#                   or a final offer only stressing a limit)
 
 
 def _clause_of(clauses: list[_Clause], price: Price) -> int:
@@ -309,7 +312,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
-                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span), False))
+                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span), cue.weak))
                     continue
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, loss=cue.name == "loss")
@@ -371,12 +374,14 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
             del limits[other]
     finals: dict[int, Claim] = {}
     sentences = [m.end() for m in _SENTENCE_END.finditer(message)]
-    for kind, _, price, start, end, _, _ in readings:
+    for kind, _, price, start, end, _, weak in readings:
         if kind != "final_offer":
             continue
         sentence = sum(1 for e in sentences if e <= start)
         if sentence in finals:
             continue
+        if weak and any(sum(1 for e in sentences if e <= c.start) == sentence for c in limits.values()):
+            continue  # "I paid 340, so I can't go lower" states a limit, not a final offer
         value = None if price is None else _value(price, None, "own_limit", speaker)
         lo, hi = (start, end) if price is None else (min(start, price.start), max(end, price.end))
         finals[sentence] = Claim(kind, value, message[lo:hi], lo, hi)

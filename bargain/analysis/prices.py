@@ -33,15 +33,16 @@ _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _NUMBER_WORD = r"(?:" + "|".join(_TENS + _UNITS[::-1]) + r")"
 _SCALE = r"(?:hundred|thousand|grand)"
 # A run of number words ("a hundred and fifty", "twelve hundred", "seventy-five", "two fifty").
-_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
-          rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*")
-_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b)|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)"
+_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
+          rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
+          rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
+_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)"
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
     rf"(?:\s+(?P<cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{2}})\b(?<=[a-z\d]))?",
     re.IGNORECASE)
-_NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0}  # "a tenner", "a grand"
+_NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0, "ton": 100.0}  # "a tenner", "a grand", "a ton"
 _RANGE_JOIN = re.compile(r"\s?[-–]\s?|\s+(?:to|or)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 
@@ -103,6 +104,14 @@ def _words_value(text: str) -> float | None:
     hyphenated = re.fullmatch(r"[a-z]+-[a-z]+", text.strip().lower()) is not None
     words = re.sub(r"[\s-]+", " ", text.lower().replace(" and ", " ")).strip()
     words = re.sub(r"^(?:a|one) (hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
+    if words == "a":
+        return 1.0  # "a dollar fifty"
+    half = re.fullmatch(r"(.+) and a half (hundred|thousand)", text.strip().lower())
+    if half:  # "nine and a half thousand"
+        try:
+            return (text2num(half.group(1), "en") + 0.5) * (100 if half.group(2) == "hundred" else 1000)
+        except ValueError:
+            return None
     try:
         return float(text2num(words, "en"))
     except ValueError:
@@ -118,8 +127,10 @@ def _words_value(text: str) -> float | None:
             return float(units * 100 + cents)  # "two-sixty" is 260
         if 10 <= cents < 100 and 0 < units < 20:
             return units + cents / 100  # "two fifty" is 2.50
-        if 10 <= cents < 100 and 20 <= units < 100:
+        if 10 <= cents < 100 and 20 <= units < 100 and cents % 10 != 9:
             return float(units * 100 + cents)  # "twenty-six fifty" is 2,650
+        if 10 <= cents < 100 and 20 <= units < 100:
+            return units + cents / 100  # "forty-four ninety-nine" is 44.99
     return None
 
 
@@ -136,7 +147,9 @@ def _amount(match: re.Match) -> float | None:
     if match.group("digits"):
         value = _digits_value(match.group("digits"))
         if value is not None and (match.group("k") or match.group("grand")):
-            value *= 1000  # "3k", "6 grand"
+            value *= 1000  # "3k", "6 grand", "12 thousand"
+        if value is not None and match.group("hundred"):
+            value *= 100
     elif match.group("words"):
         value = _words_value(match.group("words"))
     elif match.group("note"):
@@ -204,6 +217,11 @@ def find_prices(message: str) -> list[Price]:
         if value is None or not _is_price(message, match, value):
             continue
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
+    def scale(start: int, end: int) -> float:
+        """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000 to 12,000."""
+        word = re.search(r"(thousand|grand|k|hundred)\s*$", message[start:end], re.IGNORECASE)
+        return 1.0 if word is None else (100.0 if word.group(1).lower() == "hundred" else 1000.0)
+
     prices: list[Price] = []
     i = 0
     while i < len(amounts):
@@ -212,9 +230,12 @@ def find_prices(message: str) -> list[Price]:
             nxt_value, nxt_start, nxt_end, nxt_currency = amounts[i + 1]
             join = message[end:nxt_start]
             between = _BETWEEN.search(message, max(0, start - 12), start)
+            first = value
+            if scale(start, end) == 1.0 and value * scale(nxt_start, nxt_end) <= 3 * nxt_value:
+                first = value * scale(nxt_start, nxt_end)
             if (_RANGE_JOIN.fullmatch(join) or (between and re.fullmatch(r"\s+and\s+", join, re.IGNORECASE))) \
-                    and max(value, nxt_value) <= 3 * min(value, nxt_value):
-                prices.append(Price(min(value, nxt_value), max(value, nxt_value), start, nxt_end,
+                    and max(first, nxt_value) <= 3 * min(first, nxt_value):
+                prices.append(Price(min(first, nxt_value), max(first, nxt_value), start, nxt_end,
                                     currency or nxt_currency))
                 i += 2
                 continue
