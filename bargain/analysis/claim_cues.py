@@ -101,7 +101,7 @@ _HI_NOUNS = (r"funds|means|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximu
              r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
-             r"rock[- ]bottom(?:\s+price)?|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
+             r"rock[- ]bottom(?:\s+price)?|minimum\s+(?:order\s+)?(?:value|charge|fee|spend)|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
              r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
 _ANY_NOUNS = (r"number(?!\s+(?:of|one|two|is\s+\d))|limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
               r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
@@ -294,6 +294,9 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"costs?\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
     _cue("cost-was", r"^\W*(?:the\s+|and\s+)?cost(?:\s+(?:on|for|of|to\s+me\s+on)\s+(?:\w+\s+){0,3}?)?\s*(?=(?:was|is)\b)",
          OWN, LO, "after", (SELLER,)),
+    _cue("at-cost", r"\b(?:at|below|under)\s+cost\b", OWN, LO, "near", (SELLER,), relative=True),
+    _cue("thats-all", r"\bthat['’]?s\s+all(?:\s+of\s+it|\s+there\s+is)?\b(?!\s+(?:for|from|you|I|we|the|my))", OWN, HI, "before",
+         (BUYER,)),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
     _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into|in\s+(?:it|this|them))(?:\s+(?:it|this|them))?\s+for\b", OWN, LO, "after",
          (SELLER,)),
@@ -341,7 +344,7 @@ _CUES: list[Cue] = noun_cues() + [
                       r"accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stre?tch\s+to|go\s+(?:up\s+)?to|"
+    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stre?tch\s+to|go\s+(?:up\s+)?to|"
                        rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
@@ -353,13 +356,13 @@ _CUES: list[Cue] = noun_cues() + [
                              rf"(?:above|over|beyond|higher\s+than|more\s+than|past)", OTHER, HI, "after"),
     _cue("you-can-go-below", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|come\s+down)\s+(?:well\s+|way\s+|"
                              rf"much\s+)?(?:below|under|lower\s+than|less\s+than)", OTHER, LO, "after"),
-    _cue("you-ready-to-pay", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
+    _cue("you-ready-to-pay", rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
                              rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|"
                              rf"more)(?:\s+than)?)|for)\b",
          OTHER, HI, "after"),
-    _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
-                              rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go)|letting\s+\w+\s+go|selling|"
-                              rf"with)\b(?:\s+(?:it|them|for))*",
+    _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
+                              rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
+                              rf"with|at)\b(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|sell\s+(?:\w+\s+)?for|"
                          rf"let\s+\w+\s+go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
@@ -369,7 +372,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-content", rf"{_YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|"
                         rf"ok|okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|at)\b", OTHER, None, "after", assertive=True),
     _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
-                          rf"go\s+(?:up\s+)?to)\b",
+                          rf"go\s+(?:up\s+)?to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after", assertive=True),
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
@@ -409,7 +412,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
                                 r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
                                 r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
-                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
+                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
@@ -478,7 +481,8 @@ COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)
 NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
                       r"\bcannot\b", re.IGNORECASE)
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
-BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b", re.IGNORECASE)
+BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b|\bno\s+way\b(?=\s+(?:you|u|your|ur)\b)",
+                            re.IGNORECASE)  # "no way you paid more than 150" bounds the other side's cost
 REPORTED = re.compile(
     r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
     r"mentioned|mention|claimed|"
@@ -512,3 +516,6 @@ OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|eve
 SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
+# Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
+MARKET = re.compile(r"\b(?:in|at)\s+(?:any|a|the|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b|"
+                    r"\bonline\b|\bon\s+(?:ebay|amazon)\b|\bretail\b", re.IGNORECASE)

@@ -94,6 +94,8 @@ _EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|alth
                            r"however|anyway)?[^\w¤]*", re.IGNORECASE)
 _BARE_QUESTION = re.compile(r"[^\w¤]*(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                             r"that|there|we|i)\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
+_TAG = re.compile(r",\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
+                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you)\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
 _TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
 _QUESTION_START = re.compile(
     r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
@@ -115,7 +117,8 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
         end = end_match.start() if end_match else len(masked)
         stop = end_match.group(0) if end_match else ""
         text = masked[pos:end]
-        whole_question = ("?" in stop and _QUESTION_START.match(text) is not None) or _BARE_QUESTION.match(text) is not None
+        whole_question = ("?" in stop and (_QUESTION_START.match(text) is not None or _TAG.search(text) is not None)) \
+            or _BARE_QUESTION.match(text) is not None
         cuts = [pos] + [pos + m.end() for m in _CLAUSE_BREAK.finditer(text)] + [end]
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not _EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
@@ -171,6 +174,8 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True
     if cue.kind != "final_offer" and cues.REPORTED.search(masked[clause.start:hi]):
         return True
+    if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
+        return True  # "you'd pay 80 for this in any store" is the market's price
     if cue.assertive and not cues.ASSERTIVE.search(masked[sentence[0]:sentence[1]]):
         return True  # "you'd accept forty, I'm sure of it"
     if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
@@ -213,8 +218,12 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     back = (cues.ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])
             or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
                          masked[clause.start:span[0]], re.IGNORECASE))
-    if back and index > 0 and clauses[index - 1].prices and not clauses[index - 1].question:
-        return clauses[index - 1].prices[-1]
+    if back and index > 0:
+        for prev in reversed(clauses[max(0, index - 3):index]):  # "I can let it go for 42, but that's it, not a dollar less"
+            if prev.prices:
+                return None if prev.question else prev.prices[-1]
+            if prev.sentence != clause.sentence:
+                break
     for nxt in clauses[index + 1:index + 3]:  # "what I've sunk into it, parts and all, is 1,100"
         if nxt.sentence != clause.sentence:
             break

@@ -161,7 +161,8 @@ def _amount(match: re.Match) -> float | None:
     post = (match.group("post") or "").strip(" -").lower()
     if post in ("cent", "cents", "pence", "p"):
         value /= 100
-    elif match.group("cents") and post:  # "three euros twenty", "5 dollars 50"
+    elif match.group("cents") and (post or (match.group("digits") and value < 20 and not match.group("cents").isdigit())):
+        # "three euros twenty", "5 dollars 50", "2 fifty"
         cents = match.group("cents")
         extra = float(cents) if cents.isdigit() else _words_value(cents)
         if extra is None or not 0 <= extra < 100:
@@ -173,7 +174,7 @@ def _amount(match: re.Match) -> float | None:
 def _is_price(message: str, match: re.Match, value: float) -> bool:
     """Whether the context lets this amount be a price (see the module docstring)."""
     start, end = match.start(), match.end()
-    if _NOT_AFTER.match(message, end) or re.match(r"[A-Za-z]", message[end:end + 1]):
+    if _NOT_AFTER.match(message, end) or re.match(r"(?!ish\b)[A-Za-z]", message[end:end + 3]):
         return False  # "10%", "5pm", "5kg"
     if match.group("pre") or match.group("post") or match.group("note"):
         return True
