@@ -125,7 +125,7 @@ def noun_cues() -> list[Cue]:
         cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?:[\w'’-]+\s+){{0,2}}?{noun}",
                          OWN, direction, "near"))
         cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}"
-                                     rf"(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+|these\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*"
+                                     rf"(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}})?\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b", OWN, direction, "near"))
@@ -260,7 +260,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after"),
     _cue("wallet-says", r"\b(?:my\s+)?(?:wallet|budget|bank\s+account|bank|account|purse)\s+says\b", OWN, HI, "after", (BUYER,)),
     _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited|tapped)"
-                     r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcapped\s+(?:\w+\s+){1,5}?at\b|"
+                     r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcapped\s+(?:\w+\s+){1,7}?at\b|"
                      r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\bcaps\s+(?:\w+\s+){1,2}at\b|"
                      r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
                      r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
@@ -286,7 +286,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
     _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|picked\s+(?=\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
-                            rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?\s+(?:for|at)\b",
+                            rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?(?:\s+up)?\s+(?:for|at)\b",
          OWN, LO, "after", (SELLER,)),
     _cue("what-i-paid", rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|sunk|invested|put|got\s+sunk|"
                         rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|"

@@ -374,6 +374,13 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
         if (kind, price.start) not in limits:
             lo, hi = min(start, price.start), max(end, price.end)
             limits[(kind, price.start)] = Claim(kind, _value(price, direction, kind, speaker), message[lo:hi], lo, hi)
+    # one claim per kind and value: "authorised up to 9,500 ... nine and a half thousand is my limit" says it twice
+    seen: set[tuple[str, float]] = set()
+    for key in sorted(limits, key=lambda k: limits[k].start):
+        claim = limits[key]
+        if (claim.kind, claim.value) in seen:
+            del limits[key]
+        seen.add((claim.kind, claim.value))
     # an own and an other-side claim on one price: a bare bound ("at least 600") yields to the cue that names a person
     for at in [k[1] for k in limits if k[0] == "own_limit" and ("other_limit", k[1]) in limits]:
         own, other = ("own_limit", at), ("other_limit", at)
