@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+MASK = "¤"  # what every character of a price becomes before the patterns run
 P = r"¤+"  # a masked price
 _I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
 _SUBJ = (rf"(?:{_I}\s*|^\W*(?:(?:pls|please|sorry|sry|nah|no|ok|okay|look|honestly|tbh|man|bro|dude|yeah|well|so|"
@@ -469,6 +470,34 @@ CUES: tuple[Cue, ...] = tuple(_CUES)
 # The words of a limit, whatever their construction: enough to confirm a claim another reader found.
 LIMIT_WORDS = re.compile(rf"\b(?:{_HI_NOUNS}|{_LO_NOUNS}|{_ANY_NOUNS}|most|least|lowest|highest|cheapest|afford\w*|paid|"
                          rf"spent|cost\w*|budget\w*|lose|losing|loss|break\s+even|stop|walk)\b", re.IGNORECASE)
+
+
+# --- sentences, clauses and questions -----------------------------------------------------------
+SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)")
+KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=okay,)|(?<=so,)|(?<=listen,)|"
+              r"(?<=sorry,)|(?<=yeah,)|(?<=hey,)|(?<=hi,)|(?<=again,)|(?<=realistically,)|(?<=seriously,)|"
+              r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
+              r"though|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
+              r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
+              r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
+              r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|"
+              r"stretching\s+it|if\s+I['’]m\s+honest")
+CLAUSE_BREAK = re.compile(
+    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change)\b)|"
+    r"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|"
+    r"though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
+    re.IGNORECASE)
+EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|"
+                          r"however|anyway)?[^\w¤]*", re.IGNORECASE)
+BARE_QUESTION = re.compile(r"[^\w¤]*(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
+                           r"that|there|we|i)\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
+TAG = re.compile(r",\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
+                 r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you)\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
+TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
+QUESTION_START = re.compile(
+    r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
+    r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
+    re.IGNORECASE)
 
 
 # --- what cancels a cue, and whose it is ----------------------------------------------------------

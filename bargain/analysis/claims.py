@@ -46,7 +46,6 @@ from bargain.engine.trial import Role
 KINDS = ("own_limit", "final_offer", "other_limit")
 
 _EPS = 1e-9
-_MASK = "¤"
 
 
 @dataclass(frozen=True)
@@ -76,36 +75,13 @@ class _Clause:
     first: int  # where the sentence's first clause starts (a condition there governs the clauses after it)
 
 
-_SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)")
-_KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=okay,)|(?<=so,)|(?<=listen,)|"
-               r"(?<=sorry,)|(?<=yeah,)|(?<=hey,)|(?<=hi,)|(?<=again,)|(?<=realistically,)|(?<=seriously,)|"
-               r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
-               r"though|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
-               r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
-               r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
-               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|"
-               r"stretching\s+it|if\s+I['’]m\s+honest")
-_CLAUSE_BREAK = re.compile(
-    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{_KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change)\b)|"
-    r"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|"
-    r"though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
-    re.IGNORECASE)
-_EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|"
-                           r"however|anyway)?[^\w¤]*", re.IGNORECASE)
-_BARE_QUESTION = re.compile(r"[^\w¤]*(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
-                            r"that|there|we|i)\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
-_TAG = re.compile(r",\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
-                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you)\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
-_TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
-_QUESTION_START = re.compile(
-    r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
-    r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
-    re.IGNORECASE)
+
+
 def _mask(message: str, prices: list[Price]) -> str:
     """The message with straight apostrophes and every price replaced by mask characters (same length)."""
     chars = list(message.replace("’", "'"))
     for price in prices:
-        chars[price.start:price.end] = _MASK * (price.end - price.start)
+        chars[price.start:price.end] = cues.MASK * (price.end - price.start)
     return "".join(chars)
 
 
@@ -113,17 +89,17 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
     """The clauses of the masked message, each with its sentence index, question flag and prices."""
     clauses: list[_Clause] = []
     pos, sentence = 0, 0
-    for end_match in [*_SENTENCE_END.finditer(masked), None]:
+    for end_match in [*cues.SENTENCE_END.finditer(masked), None]:
         end = end_match.start() if end_match else len(masked)
         stop = end_match.group(0) if end_match else ""
         text = masked[pos:end]
-        whole_question = ("?" in stop and (_QUESTION_START.match(text) is not None or _TAG.search(text) is not None)) \
-            or _BARE_QUESTION.match(text) is not None
-        cuts = [pos] + [pos + m.end() for m in _CLAUSE_BREAK.finditer(text)] + [end]
-        parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not _EMPTY_CLAUSE.fullmatch(masked[a:b])]
+        whole_question = ("?" in stop and (cues.QUESTION_START.match(text) is not None or cues.TAG.search(text) is not None)) \
+            or cues.BARE_QUESTION.match(text) is not None
+        cuts = [pos] + [pos + m.end() for m in cues.CLAUSE_BREAK.finditer(text)] + [end]
+        parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not cues.EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
             question = whole_question or ("?" in stop and i == len(parts) - 1) or \
-                _TAG_QUESTION.search(masked[a:b]) is not None
+                cues.TAG_QUESTION.search(masked[a:b]) is not None
             inside = tuple(p for p in prices if a <= p.start < b)
             clauses.append(_Clause(a, b, sentence, question, inside, parts[0][0] if i > 0 else -1))
         pos = end_match.end() if end_match else len(masked)
@@ -389,7 +365,7 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
         elif other not in named:
             del limits[other]
     finals: dict[int, Claim] = {}
-    sentences = [m.end() for m in _SENTENCE_END.finditer(message)]
+    sentences = [m.end() for m in cues.SENTENCE_END.finditer(message)]
     for kind, _, price, start, end, _, weak in readings:
         if kind != "final_offer":
             continue
