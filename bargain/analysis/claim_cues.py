@@ -129,6 +129,7 @@ def noun_cues() -> list[Cue]:
                                      rf"(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}})?\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
+        cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+{noun}", OWN, direction, "before"))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b", OWN, direction, "near"))
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
@@ -284,7 +285,8 @@ _CUES: list[Cue] = noun_cues() + [
                     r"wholesaler|"
                     r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
                     r"billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
-                    r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)", OWN, LO, "after", (SELLER,)),
+                    r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)|\b(?:come|comes|came)\s+to\b(?=.{0,20}\bfor\s+(?:me|us)\b)",
+         OWN, LO, "after", (SELLER,)),
     _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|picked\s+(?=\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
                             rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?(?:\s+up)?\s+(?:for|at)\b",

@@ -310,7 +310,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 if price is None:
                     continue
                 if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
-                        and not re.fullmatch(r"\s*(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
+                        and not re.fullmatch(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
                         and cues.COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
                     continue  # "your price is above my budget at 2,400"
                 if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
