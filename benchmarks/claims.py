@@ -1,12 +1,17 @@
 """Claim checker: precision and recall per kind on every labelled set, and milliseconds per message.
 
-    python -m benchmarks.claims [--repeats 5]
+    python -m benchmarks.claims [--repeats 5] [--model openai:MODEL@URL | --oracle]
 
 Reads each set in tests/data (development sets, tuned on; test sets, never tuned on), scores
 `bargain.analysis.claims.extract_claims` with the speaker's side as the callers give it (a claim
 counts when a gold claim of the same kind and value, within 0.005, is in the same message), and
 prints a table. Then times every message of all sets after start-up (the patterns compiled, the
 first call made): the median of `--repeats` passes, in milliseconds per message. Goal: under 5 ms.
+
+`--model SPEC` scores the model-assisted reading instead (bargain.analysis.claims_model: each claim
+the model lists is kept only if the rules confirm it) and prints what the model added and what was
+refused. `--oracle` does the same with a model that lists exactly the labelled claims: the most a
+model can add through the confirmation, with no model needed.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import statistics
 import time
 from pathlib import Path
 
-from bargain.analysis.claims import KINDS, extract_claims
+from bargain.analysis.claims import KINDS, Claim, extract_claims
+from bargain.analysis.claims_model import Assisted, assist, combine
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"development": ["claims_labelled.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl", "claims_dev2.jsonl",
@@ -33,12 +39,12 @@ def load(name: str) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def score(rows: list[dict]) -> dict[str, dict[str, int]]:
-    """True positives, false positives and misses per kind."""
+def score(rows: list[dict], read=extract_claims) -> dict[str, dict[str, int]]:
+    """True positives, false positives and misses per kind of the claims `read(message, role)` gives."""
     counts = {kind: {"tp": 0, "fp": 0, "fn": 0} for kind in KINDS}
     for row in rows:
         gold = [(g["kind"], g["value"]) for g in row["claims"]]
-        for claim in extract_claims(row["message"], row["role"]):
+        for claim in read(row["message"], row["role"]):
             match = next((g for g in gold if g[0] == claim.kind and (
                 g[1] == claim.value if g[1] is None or claim.value is None else abs(g[1] - claim.value) <= 0.005)), None)
             if match is None:
@@ -51,6 +57,22 @@ def score(rows: list[dict]) -> dict[str, dict[str, int]]:
     return counts
 
 
+def assisted_readings(rows: list[dict], spec: str | None) -> dict[tuple[str, str], Assisted]:
+    """Every message read with the model `spec` (openai:MODEL@URL), or with the labelled claims as the model's
+    answer when `spec` is None (the oracle), each claim confirmed by the rules."""
+    if spec is None:
+        return {(r["message"], r["role"]): combine(r["message"], r["role"], r["claims"]) for r in rows}
+    import asyncio
+
+    from bargain.agents.arms import resolve
+    from bargain.agents.backends import Backends
+
+    arm = resolve(spec)
+    backend = Backends(None, remote=[arm.base_url]).for_arm(arm)
+    messages = [(r["message"], r["role"]) for r in rows]
+    return dict(zip(messages, asyncio.run(assist(messages, backend, backend.model_name(arm)))))
+
+
 def _ratio(num: int, den: int) -> str:
     return f"{num / den:.2f}" if den else "-"
 
@@ -58,19 +80,34 @@ def _ratio(num: int, den: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.claims", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    reader = parser.add_mutually_exclusive_group()
+    reader.add_argument("--model", help="score the model-assisted reading with this model (openai:MODEL@URL)")
+    reader.add_argument("--oracle", action="store_true", help="score the model-assisted reading with the labelled "
+                        "claims as the model's answer (the most confirmation lets a model add)")
     args = parser.parse_args()
+    added = refused = 0
     print(f"{'set':24s} {'kind':12s} {'msgs':>5s} {'precision':>9s} {'recall':>7s}  (tp/fp/fn)")
     messages = []
     for group, names in SETS.items():
         for name in names:
             rows = load(name)
             messages += [(row["message"], row["role"]) for row in rows]
-            counts = score(rows)
+            read = extract_claims
+            if args.model or args.oracle:
+                readings = assisted_readings(rows, args.model)
+                added += sum(a.model_added for a in readings.values())
+                refused += sum(len(a.model_refused) for a in readings.values())
+
+                def read(message: str, role: str, readings=readings) -> list[Claim]:
+                    return readings[(message, role)].claims
+            counts = score(rows, read)
             total = {key: sum(c[key] for c in counts.values()) for key in ("tp", "fp", "fn")}
             for kind, c in [("all", total), *counts.items()]:
                 print(f"{name + ' (' + group[:4] + ')' if kind == 'all' else '':24s} {kind:12s} "
                       f"{len(rows) if kind == 'all' else '':>5} {_ratio(c['tp'], c['tp'] + c['fp']):>9s} "
                       f"{_ratio(c['tp'], c['tp'] + c['fn']):>7s}  ({c['tp']}/{c['fp']}/{c['fn']})")
+    if args.model or args.oracle:
+        print(f"\nthe model added {added} claims the rules had not found; {refused} of its claims were refused")
     times = []
     for _ in range(args.repeats):
         start = time.perf_counter()

@@ -404,15 +404,15 @@ from bargain.analysis.claims_model import combine, parse_reply  # noqa: E402
 
 
 def test_a_model_claim_is_kept_only_when_the_text_confirms_it():
-    message = "Honestly the ceiling on my end sits near 2,500, so 2,300 works for me."
+    message = "My relocation package covers up to $1,500 for housing, and I can't go beyond what they reimburse."
     assert extract_claims(message, "buyer") == []
     assisted = combine(message, "buyer", [
-        {"kind": "own_limit", "value": 2500.0},    # written, with a limit word: added
+        {"kind": "own_limit", "value": 1500.0},    # written, and "can't go beyond" stands in the next clause: added
         {"kind": "own_limit", "value": 999.0},     # no such price: refused
-        {"kind": "other_limit", "value": 2300.0},  # no "you" and no cue of that kind: refused
+        {"kind": "other_limit", "value": 1500.0},  # no cue of that kind: refused
         {"kind": "final_offer", "value": None},    # no final cue: refused
     ])
-    assert [(c.kind, c.value, c.text) for c in assisted.claims] == [("own_limit", 2500.0, "2,500")]
+    assert [(c.kind, c.value, c.text) for c in assisted.claims] == [("own_limit", 1500.0, "$1,500")]
     assert assisted.counts() == {"rules": 0, "model_returned": 4, "model_added": 1, "model_refused": 3}
 
 
@@ -423,6 +423,8 @@ def test_a_model_claim_the_rules_already_have_is_not_counted_twice():
 
 @pytest.mark.parametrize("message, role, kind, value", [
     ("is your budget 50?", "seller", "other_limit", 50.0),     # a question
+    ("My max is 120, I know you paid 90.", "buyer", "other_limit", 120.0),  # the cue is about another price
+    ("I'm not saying my budget is 40.", "buyer", "own_limit", 40.0),  # negated
     ("I can do 40.", "buyer", "own_limit", 40.0),              # an offer: no limit word
     ("My budget is 40.", "buyer", "own_limit", 45.0),          # not the number written
     ("My budget is 40.", "buyer", "bogus", 40.0),
@@ -440,17 +442,18 @@ def test_model_replies_are_read_strictly():
 
 
 def test_the_claims_command_with_a_model():
-    replies = iter(['[{"kind": "own_limit", "value": 2500}, {"kind": "own_limit", "value": 999}]', "I cannot answer."])
+    replies = iter(['[{"kind": "own_limit", "value": 1500}, {"kind": "own_limit", "value": 999}]', "I cannot answer."])
     with StubServer(["reader"], reply=lambda body: next(replies)) as server:
         first = run_main(main, "claims", "--role", "buyer", "--reservation", "2400", "--model",
-                         f"openai:reader@{server.url}", stdin="Honestly the ceiling on my end sits near 2,500.")
+                         f"openai:reader@{server.url}",
+                         stdin="My relocation package covers up to $1,500 for housing, and I can't go beyond what they reimburse.")
         second = run_main(main, "claims", "--role", "buyer", "--reservation", "2400", "--model",
                           f"openai:reader@{server.url}", stdin="My budget is 2,000 and the ceiling is near 2,500.")
         prompt = server.requests[0]["messages"][0]["content"]
     assert first.returncode == 0, first.stderr
     out = json.loads(first.stdout)
-    assert out["claims"] == [{"kind": "own_limit", "value": 2500.0, "text": "2,500", "misrepresentation": False}]
+    assert out["claims"] == [{"kind": "own_limit", "value": 1500.0, "text": "$1,500", "misrepresentation": True}]
     assert out["counts"] == {"rules": 0, "model_returned": 2, "model_added": 1, "model_refused": 1}
-    assert "The speaker is the buyer" in prompt and "ceiling on my end" in prompt
+    assert "The speaker is the buyer" in prompt and "relocation package" in prompt
     # an unreadable reply keeps the rules' claims
     assert json.loads(second.stdout)["counts"] == {"rules": 2, "model_returned": 0, "model_added": 0, "model_refused": 0}

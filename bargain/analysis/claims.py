@@ -385,41 +385,51 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
 def confirm(message: str, role: Role | str | None, kind: str, value: float | None) -> Claim | None:
     """The claim `kind` of `value` as this reading finds support for it in the message, or None.
 
-    Looser than `extract_claims`, so that another reader (a language model) can add claims the
-    rules attach too cautiously, but never one the text does not hold: `value` must be a price
-    the message writes (an end of a range counts), not in a question, in a sentence with a cue of
-    that kind for this speaker or a limit word ("ceiling", "paid", "afford"; for the other side's
-    limit, with "you" in the sentence). A final offer without a value needs only an asserted final cue.
+    Looser than `extract_claims`, so that another reader (a language model) can add claims the rules
+    attach too cautiously, but never one the text does not hold: `value` must be a price the message
+    writes (an end of a range counts), and a cue of that kind for this speaker must stand in the
+    price's clause or the next one in its sentence, with nothing that cancels it (a question, a
+    hypothetical, a negation, a report), and not pointing at another price. Unlike the rules it
+    lets a cue reach a price it does not point at when it points at none ("my package covers up to
+    1,500, and I can't go beyond what they reimburse"). For a final offer, an asserted
+    final cue in the price's sentence; a final offer without a value needs only the cue.
     """
     if kind not in KINDS or not isinstance(message, str) or not message:
         return None
     speaker = None if role is None else _role(role)
+    if kind == "final_offer":
+        for found, _, price, start, end, asserted, _ in _readings(message, speaker):
+            if found == "final_offer" and asserted and (value is None or price is not None and any(
+                    abs(v - value) <= 0.005 for v in (price.low, price.high))):
+                return Claim(kind, value, message[start:end], start, end)
+        return None
+    if value is None:
+        return None
     prices = find_prices(message)
     masked = _mask(message, prices)
     clauses = _clauses(masked, prices)
-    if value is None:
-        if kind != "final_offer":
-            return None
-        for reading in _readings(message, speaker):
-            if reading[0] == "final_offer" and reading[5]:
-                return Claim(kind, None, message[reading[3]:reading[4]], reading[3], reading[4])
-        return None
     for index, clause in enumerate(clauses):
         for price in clause.prices:
-            if clause.question or not any(abs(v - value) <= 0.005 for v in (price.low, price.high)):
+            if not any(abs(v - value) <= 0.005 for v in (price.low, price.high)):
                 continue
-            sentence = [c for c in clauses if c.sentence == clause.sentence]
-            words = " ".join(masked[c.start:c.end] for c in sentence)
-            if kind != "final_offer" and cues.LIMIT_WORDS.search(words) and (
-                    kind == "own_limit" or cues.SECOND.search(words)):
-                return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
-            for cue in cues.CUES:
-                if cue.kind != kind and not cue.personal:
+            same = [c for c in clauses if c.sentence == clause.sentence]
+            bounds = (same[0].start, same[-1].end)
+            for near in (index, index + 1):
+                if near >= len(clauses) or clauses[near].sentence != clause.sentence:
                     continue
-                if not (_allowed(cue, speaker) or (cue.personal and kind == "other_limit")):
-                    continue
-                if any(cue.pattern.search(masked[c.start:c.end]) for c in sentence):
-                    return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
+                home = clauses[near]
+                for cue in cues.CUES:
+                    if cue.kind == "final_offer" or not (_allowed(cue, speaker) or cue.personal):
+                        continue
+                    for match in cue.pattern.finditer(masked[home.start:home.end]):
+                        span = (home.start + match.start(), home.start + match.end())
+                        pointed = _threshold_price(masked, clauses, near, span, cue.name == "loss") \
+                            if cue.side == "threshold" else _pick(home, *span, cue.side)
+                        if pointed is not None and pointed is not price:
+                            continue  # "my max is 120, I know you paid 90": that cue is about the 90
+                        said = _person(masked, clauses, near, span[0]) if cue.personal else cue.kind
+                        if said == kind and not _blocked(masked, home, cue, span, price, bounds):
+                            return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
     return None
 
 
