@@ -30,7 +30,7 @@ _ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriousl
 _OBJ = r"(?:(?:it|them|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
 _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
-        r"am\s+unable\s+to|['’]m\s+unable\s+to|no\s+longer|ain['’]?t|dont|wont|cant|"
+        r"am\s+unable\s+to|['’]m\s+unable\s+to|unable\s+to|no\s+longer|ain['’]?t|dont|wont|cant|"
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
 _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|taking|takin|charg(?:e|ing)|"
          r"ask(?:ing)?|bill|quote|list|rent|let|lease|sublet|do(?:ing)?|part(?:ing)?\s+with|"
@@ -111,11 +111,12 @@ _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|o
          r"realistic|comfortable|maximum|max|highest|lowest|final|bare|honest|rock[- ]bottom|non-negotiable|"
          r"spending|monthly|set|fixed|current|approved|upper|lower|strict)\s+)*")
 _YOU = r"\b(?:you|u|ya|ud|youd|youll)\b"
-_YOU_WOULD = rf"(?:{_YOU}\s*(?:['’]d|would|['’]ll|will|could|might)|\b(?:ud|youd|youll)\b)"
+_YOUR = r"\b(?:your|ur|yer)\b"
+_YOU_WOULD = (rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|would|['’]ll|will|could|"
+              rf"might)|\b(?:ud|youd|youll)\b)")
 _PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
            r"co-?worker|coworker|roommate|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
            r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family)['’]?s?\b")
-_YOUR = r"\b(?:your|ur|yer)\b"
 
 
 def noun_cues() -> list[Cue]:
@@ -287,7 +288,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)|\b(?:come|comes|came)\s+to\b(?=.{0,20}\bfor\s+(?:me|us)\b)",
          OWN, LO, "after", (SELLER,)),
-    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|picked\s+(?=\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
+    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|picked(?=\s+\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
                             rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?(?:\s+up)?\s+(?:for|at)\b",
          OWN, LO, "after", (SELLER,)),
@@ -365,7 +366,7 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "after"),
     _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
                               rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
-                              rf"with|at)\b(?:\s+(?:it|them|for))*",
+                              rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|sell\s+(?:\w+\s+)?for|"
                          rf"let\s+\w+\s+go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
@@ -374,6 +375,9 @@ _CUES: list[Cue] = noun_cues() + [
          assertive=True),
     _cue("you-content", rf"{_YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|"
                         rf"ok|okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|at)\b", OTHER, None, "after", assertive=True),
+    _cue("you-wouldnt-refuse", rf"(?:{_YOU}|{_YOU_WOULD})\s+(?:\w+\s+)?(?:wouldn['’]?t|would\s+not|won['’]?t|couldn['’]?t|"
+                               rf"can['’]?t|never)?\s*(?:\w+\s+)?(?:turn\s+down|say\s+no\s+to|pass\s+up|refuse|reject)\b",
+         OTHER, None, "after", assertive=True),
     _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
                           rf"go\s+(?:up\s+)?to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after", assertive=True),
