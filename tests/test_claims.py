@@ -5,7 +5,8 @@ claims_heldout.jsonl (20), claims_dev.jsonl (80), claims_dev2.jsonl (200), claim
 claims_dev4.jsonl (300), claims_dev5.jsonl (300, written as the game's agents and players write),
 claims_dev6.jsonl (300, indirect phrasings), claims_dev7.jsonl (300, chat and formal registers),
 claims_dev8.jsonl (300, as many constructions as the writer could find) and claims_dev9.jsonl (300,
-sellers and the other side's limit),
+sellers and the other side's limit), claims_dev10.jsonl (300, thirty speakers in their own voices) and
+claims_dev11.jsonl (300, several sentences each, as the game's agents write),
 each written from the kinds' definitions before being tuned on. Test sets, never tuned on:
 claims_test.jsonl (60), claims_fresh.jsonl (240), claims_fresh2.jsonl (220), claims_fresh3.jsonl (240) and
 claims_fresh4.jsonl (240, first scored after the rest of this version was written), each written by a
@@ -121,7 +122,8 @@ def test_precision_and_recall_on_the_labelled_set():
 
 DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_dev2.jsonl", 200),
                ("claims_dev3.jsonl", 320), ("claims_dev4.jsonl", 300), ("claims_dev5.jsonl", 300),
-               ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300)]
+               ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300),
+               ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240)]
 
@@ -148,8 +150,8 @@ def test_precision_on_phrasing_not_built_on(name, size):
     """Never tuned on: precision is asserted at what the checker reaches, recall reported (run with -s)."""
     result = score(_well_formed(name, size))
     _report(f"claims: {name} (test, recall reported only)", result)
-    assert result["all"][0] >= 0.94
-    assert result["own_limit"][1] >= 0.8
+    assert result["all"][0] >= 0.95
+    assert result["own_limit"][1] >= 0.85
 
 
 # --- phrasing from the specification --------------------------------------------------------

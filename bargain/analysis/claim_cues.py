@@ -30,7 +30,7 @@ _ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriousl
 _OBJ = r"(?:(?:it|them|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
 _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
-        r"am\s+unable\s+to|['’]m\s+unable\s+to|unable\s+to|no\s+longer|ain['’]?t|dont|wont|cant|"
+        r"am\s+unable\s+to|['’]m\s+unable\s+to|unable\s+to|no\s+longer|(?:['’]d|would)\s+(?:\w+\s+)?rather\s+not|ain['’]?t|dont|wont|cant|"
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
 _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|taking|takin|charg(?:e|ing)|"
          r"ask(?:ing)?|bill|quote|list|rent|let|lease|sublet|do(?:ing)?|part(?:ing)?\s+with|"
@@ -42,7 +42,7 @@ _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(
          r"price\s+(?:it|them))")
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
-            r"(?:the|my|our|this|that)\s+[\w-]+(?:\s+[\w-]+)?))?")
+            r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
 _NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
 _HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+th[ae]n|above|over|higher\s+th[ae]n|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
             r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
@@ -124,7 +124,7 @@ def noun_cues() -> list[Cue]:
     cues = []
     for direction, nouns in NOUN_GROUPS:
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
-        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?:[\w'’-]+\s+){{0,2}}?{noun}",
+        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?!(?:final|last|best|first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
                          OWN, direction, "near"))
         cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}"
                                      rf"(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}})?\s*"
@@ -224,7 +224,7 @@ _CUES: list[Cue] = noun_cues() + [
     # as high as I can go / I can go as high as 2.45
     _cue("as-high-as", rf"{_IMOD}\s+{_ADV}(?:go|pay|spend|stretch|come\s+up|do)\s+as\s+(?:high|far|much)\s+as",
          OWN, HI, "after"),
-    _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|take)\s+as\s+(?:low|far)\s+as",
+    _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|take)\s+as\s+(?:low|far|little)\s+as",
          OWN, LO, "after"),
     _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, HI, "before"),
     _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:can|could|will|(?:['’]m|am)\s+(?:able|allowed|willing|"
@@ -268,6 +268,10 @@ _CUES: list[Cue] = noun_cues() + [
                      r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
                      r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
          OWN, HI, "after"),
+    _cue("only-part-with", rf"{_I}\s+(?:can|could)\s+only\s+(?:part\s+with|sell|let)\s+{_OBJ}(?:\s+go)?\s+for\b", OWN, LO, "after",
+         (SELLER,)),
+    _cue("my-x-budget", r"\b(?:my|our)\s+(?=¤+\s+(?:\w+\s+)?(?:budget|limit|max(?:imum)?|ceiling|cap|floor|minimum|allowance)\b)|"
+                        r"\b(?:a|an)\s+(?=¤+\s+(?:budget|allowance|limit|cap|ceiling)\b)", OWN, None, "after"),
     _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|need\s+to)\s+"
                             rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
                             rf"no\s+less\s+than)",
@@ -288,7 +292,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)|\b(?:come|comes|came)\s+to\b(?=.{0,20}\bfor\s+(?:me|us)\b)",
          OWN, LO, "after", (SELLER,)),
-    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|purchased|picked\s+up|picked(?=\s+\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
+    _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|copped|scored|snagged|purchased|picked\s+up|picked(?=\s+\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
                             rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|second-?hand|used))*"
                             rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|wholesale))?(?:\s+up)?\s+(?:for|at)\b",
          OWN, LO, "after", (SELLER,)),
@@ -296,13 +300,13 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|"
                         rf"this|these)\s+"
                         rf"costs?\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
-    _cue("cost-was", r"^\W*(?:the\s+|and\s+)?cost(?:\s+(?:on|for|of|to\s+me\s+on)\s+(?:\w+\s+){0,3}?)?\s*(?=(?:was|is)\b)",
+    _cue("cost-was", r"^\W*(?:the\s+|and\s+)?(?:[\w-]+\s+){0,2}?costs?(?:\s+alone)?(?:\s+(?:on|for|of|to\s+me\s+on)\s+(?:\w+\s+){0,3}?)?\s*(?=(?:was|is)\b)",
          OWN, LO, "after", (SELLER,)),
     _cue("at-cost", r"\b(?:at|below|under)\s+cost\b", OWN, LO, "near", (SELLER,), relative=True),
     _cue("thats-all", r"\bthat['’]?s\s+all(?:\s+of\s+it|\s+there\s+is)?\b(?!\s+(?:for|from|you|I|we|the|my))", OWN, HI, "before",
          (BUYER,)),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
-    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into|in\s+(?:it|this|them))(?:\s+(?:it|this|them))?\s+for\b", OWN, LO, "after",
+    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+for\b|{_IM}\s+(?:already\s+)?out(?=\s+¤)", OWN, LO, "after",
          (SELLER,)),
     _cue("break-even", r"\bto\s+break\s+even\b", OWN, LO, "near", (SELLER,), conditional=True),
     _cue("anything-over", r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|beyond|more\s+than|higher\s+than)"
@@ -336,7 +340,8 @@ _CUES: list[Cue] = noun_cues() + [
                       r"|\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b|"
                       r"\bneeds?\s+(?:a\s+)?sign-?off\b|"
                       r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b|"
-                      r"\boff\s+the\s+table\b",
+                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b|\boff\s+the\s+table\b|"
+                      r"\b(?:won['’]?t|will\s+not|can['’]?t|cannot)\s+(?:authori[sz]e|approve|sign\s+off)\b|\bblows?\s+(?:my|our)\s+\w*\s*budget\b",
          OWN, HI, "threshold", (BUYER,), conditional=True),
     _cue("refuse-lo", r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|rate)\b|"
                       r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b|\bstays?\s+with\s+(?:me|us)\b|"
@@ -348,7 +353,7 @@ _CUES: list[Cue] = noun_cues() + [
                       r"accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|stre?tch\s+to|go\s+(?:up\s+)?to|"
+    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
                        rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
@@ -358,14 +363,21 @@ _CUES: list[Cue] = noun_cues() + [
                          rf"(?:\s+(?:at\s+least|more\s+than|over|above))?", OTHER, HI, "after"),
     _cue("you-can-go-above", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|spend)\s+(?:well\s+|way\s+|much\s+)?"
                              rf"(?:above|over|beyond|higher\s+than|more\s+than|past)", OTHER, HI, "after"),
+    _cue("you-wont-go-below", rf"{_YOU}\s+(?:\w+\s+)?(?:wouldn['’]?t|won['’]?t|would\s+not|will\s+not|can['’]?t|couldn['’]?t)\s+"
+                              rf"(?:go|sell|drop|come\s+down|take\s+less)\s+(?:any\s+)?(?:under|below|lower\s+than|less\s+than)",
+         OTHER, LO, "after"),
     _cue("you-can-go-below", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|come\s+down)\s+(?:well\s+|way\s+|"
                              rf"much\s+)?(?:below|under|lower\s+than|less\s+than)", OTHER, LO, "after"),
     _cue("you-ready-to-pay", rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
                              rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|"
                              rf"more)(?:\s+than)?)|for)\b",
          OTHER, HI, "after"),
+    _cue("nothing-to-you", r"(?<=¤)\s+(?:is|['’]s)\s+(?:\w+\s+)?nothing\s+(?:to|for)\s+(?:you|u)\b|"
+                           r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
+                           r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|plenty)\s+for\s+(?:you|u)\b",
+         OTHER, None, "before", assertive=True),
     _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
-                              rf"\s+(?:to\s+(?:sell|accept|take|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
+                              rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
                               rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|sell\s+(?:\w+\s+)?for|"
@@ -381,7 +393,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
                           rf"go\s+(?:up\s+)?to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after", assertive=True),
-    _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
+    _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, None, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
@@ -389,7 +401,7 @@ _CUES: list[Cue] = noun_cues() + [
                      rf"spent|"
                      rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|that|those|"
                      rf"the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
-                     rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+\s+up\s+for)\b"
+                     rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+(?:\s+\w+)?\s+up\s+for)\b"
                      rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|at\s+most|"
                      rf"no\s+more\s+than))?",
          OTHER, LO, "after"),
@@ -419,7 +431,9 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
                                 r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
                                 r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
-                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
+                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))|"
+                                r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
+                                r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
@@ -459,7 +473,7 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence", weak=True),
     _cue("not-a-cent-more", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                            r"one\s+(?:cent|penny)\s+)(?:more|higher|above|over)\b(?!\s*(?:than|¤))", OWN, HI, "before", or_final=True),
+                            r"one\s+(?:cent|penny)\s+)(?:more|higher|above|over|beyond|past)\b(?!\s*(?:than|¤))", OWN, HI, "before", or_final=True),
     _cue("not-a-cent-less", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
                             r"one\s+(?:cent|penny)\s+)(?:less|lower|under|below)\b(?!\s*(?:than|¤))", OWN, LO, "before", or_final=True),
     _cue("nothing-over", r"\b(?:not|nothing|nothin|nada)\s+(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
@@ -520,7 +534,7 @@ BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\
                             re.IGNORECASE)  # "no way you paid more than 150" bounds the other side's cost
 REPORTED = re.compile(
     r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
-    r"mentioned|mention|claimed|"
+    r"mentioned|mention|claimed|saying|telling|claiming|"
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
     r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
@@ -532,7 +546,8 @@ ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
-    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager)\b", re.IGNORECASE)
+    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically)\b",
+    re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
                       r"higher\s+than|lower\s+than|short\s+of|near|close\s+to|way)\b", re.IGNORECASE)
@@ -552,5 +567,5 @@ SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
 # Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
-MARKET = re.compile(r"\b(?:in|at)\s+(?:any|a|the|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b|"
-                    r"\bonline\b|\bon\s+(?:ebay|amazon)\b|\bretail\b", re.IGNORECASE)
+MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b",
+                    re.IGNORECASE)

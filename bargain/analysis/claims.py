@@ -180,7 +180,8 @@ def _which_price(masked: str, clauses: list[_Clause], index: int) -> Price | Non
     """The price of a "which was ..." clause right after this one ("to cover what I paid, which was 78")."""
     nxt = clauses[index + 1] if index + 1 < len(clauses) else None
     if nxt is not None and nxt.sentence == clauses[index].sentence and nxt.prices and re.match(
-            r"[^\w¤]*which\s+(?:was|is|came\s+to|comes\s+to)\b", masked[nxt.start:nxt.end], re.IGNORECASE):
+            r"[^\w¤]*which\s+(?:was|is|came\s+to|comes\s+to|runs?\s+to|ran\s+to|amounts?\s+to|totals?)\b",
+            masked[nxt.start:nxt.end], re.IGNORECASE):
         return nxt.prices[0]
     return None
 

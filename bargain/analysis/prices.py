@@ -101,7 +101,7 @@ class Price:
 def _words_value(text: str) -> float | None:
     """The value of a run of number words, or None: text2num reads it; the idiom "two fifty" is 2.50,
     "two-sixty" and "twenty-six fifty" are 260 and 2,650."""
-    hyphenated = re.fullmatch(r"[a-z]+-[a-z]+", text.strip().lower()) is not None
+    hyphenated = "-" in text and re.match(r"[a-z]+-[a-z]+", text.strip().lower()) is not None
     words = re.sub(r"[\s-]+", " ", text.lower().replace(" and ", " ")).strip()
     words = re.sub(r"^(?:a|one) (hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
     if words == "a":
@@ -193,8 +193,8 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
                                          and not after.endswith(("ss", "us", "is")))
                 or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))):
             return False  # "3 bags", "two kids", "a 2019 model"
-    if re.search(r"\b(?:the|a|an)\s*$", before, re.IGNORECASE) and match.group("words") and value < 20:
-        return False  # "a one", "the two"
+    if re.search(r"\b(?:the|a|an|all|these|those)\s*$", before, re.IGNORECASE) and match.group("words") and value < 20:
+        return False  # "a one", "the two", "for all six"
     if match.group("words") and value == 1 and not match.group("post"):
         return False  # "one" is mostly a pronoun
     return True
