@@ -256,7 +256,7 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"swing|set\s+aside|part\s+with|put\s+up)\b",
          OWN, HI, "near"),
     _cue("what-i-can-afford", rf"\bwhat\s+{_I}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|really\s+)?"
-                              rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|offer|give)\b", OWN, HI, "near"),
+                              rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|give)\b", OWN, HI, "near"),
     _cue("wallet", r"\b(?:my|our)\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|finances|cash)\s+"
                    r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|only\s+(?:has|stretches|"
                    r"goes))\b",

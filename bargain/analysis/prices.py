@@ -65,6 +65,9 @@ kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag 
 month year hour minute second time star person kid child bedroom room seat door speed gear owner page
 hrs mins secs wks yrs pcs lbs kgs ozs
 """.split())
+# Nouns an amount of money qualifies ("a 400 allowance", "a 50 deposit"): the number before them is a price.
+_MONEY_NOUNS = frozenset("budget allowance limit cap ceiling deposit fee discount credit voucher bill note offer bid "
+                         "payment price tip markup margin profit loss".split())
 _LABEL_BEFORE = re.compile(
     r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|nr|step|page|item|lot|room|year|years|age|aged|"
     r"gen|generation|series|mark|mk|chapter|level|floor|row|seat|table|gate|platform|route|bus|flight|"
@@ -188,7 +191,7 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
     word = _WORD_AFTER.match(message, end)
     if word is not None and not re.match(r"\s*[,;:.!?]", message[end:]):
         after = word.group(1).lower().replace("’", "'")
-        if not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE) and (
+        if not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE) and after not in _MONEY_NOUNS and (
                 after in _COUNT_NOUNS or (after.endswith("s") and len(after) > 3 and after not in _AFTER_PRICE
                                          and not after.endswith(("ss", "us", "is")))
                 or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))):
