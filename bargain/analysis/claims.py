@@ -13,7 +13,7 @@ What it extracts. Three kinds of claim (`KINDS`), each tied to a span of the mes
   know your budget is at least 3.00", "you can surely afford 2.80", "you probably paid under
   120 for it", "I bet the least you'd accept is around 12").
 
-How. Numbers first: `bargain.analysis.prices` finds every price in the message, whatever its
+How. Numbers first: `bargain.analysis.price_mentions` finds every price in the message, whatever its
 form, and sets aside numbers that are not prices. Then each price's role is decided in its
 clause: the message is cut into sentences and clauses, and a cue of `claim_cues` (a lemma with its
 function words, such as "my budget", "cost me", "can't go above", "the least I") claims the
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bargain.analysis import claim_cues as cues
-from bargain.analysis.prices import Price, find_prices
+from bargain.analysis.price_mentions import Price, find_prices
 from bargain.engine.trial import Role
 
 KINDS = ("own_limit", "final_offer", "other_limit")

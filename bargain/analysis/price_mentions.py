@@ -1,4 +1,8 @@
-"""Every price written in a message, read the same way whatever its form: the claim checker's first step.
+"""Every price mentioned in a message, read the same way whatever its form: the claim checker's first step.
+
+`bargain.engine.prices` reads the one price a person types into a price field (strictly, refusing
+anything doubtful); this module finds the prices mentioned anywhere in free text, and so has to
+decide which numbers are prices at all.
 
 `find_prices` returns each price mention with its value(s) and span: "$2", "2 dollars", "2.50",
 "2,50" and "1,250" (price-parser decides which comma is decimal), "£3", "3k", "3 bucks",

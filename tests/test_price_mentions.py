@@ -1,0 +1,82 @@
+"""Price mentions in free text (bargain.analysis.price_mentions): every form of a price read the same way, non-prices
+set aside."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bargain.analysis.price_mentions import find_prices
+
+
+@pytest.mark.parametrize("text, written, value", [
+    ("It's $2 now", "$2", 2.0),
+    ("2 dollars and no more", "2 dollars", 2.0),
+    ("I can do 2.50", "2.50", 2.5),
+    ("I can do 2,50", "2,50", 2.5),
+    ("for 12,50 a bag", "12,50", 12.5),
+    ("the sofa is 1,250", "1,250", 1250.0),
+    ("Wir sagen 1.250,00", "1.250,00", 1250.0),
+    ("that's £3, fine", "£3", 3.0),
+    ("max is 3k", "3k", 3000.0),
+    ("it's 2.5k", "2.5k", 2500.0),
+    ("3 bucks a plant", "3 bucks", 3.0),
+    ("only two fifty for the lot", "two fifty", 2.5),
+    ("Two-sixty is where I stop", "Two-sixty", 260.0),
+    ("Twenty-six fifty is the most", "Twenty-six fifty", 2650.0),
+    ("twelve hundred is the top", "twelve hundred", 1200.0),
+    ("about a hundred and fifty", "a hundred and fifty", 150.0),
+    ("seventy-five is my final", "seventy-five", 75.0),
+    ("Three euros twenty for the box", "Three euros twenty", 3.2),
+    ("a couple of bucks for the cup", "a couple of bucks", 2.0),
+    ("i only brought a tenner", "a tenner", 10.0),
+    ("50 cents each", "50 cents", 0.5),
+    ("80p a pack", "80p", 0.8),
+    ("My max is .75 for the bar", ".75", 0.75),
+    ("I can pay USD 3.", "USD 3", 3.0),
+    ("I have 3 kids and a budget of 2.20", "2.20", 2.2),
+])
+def test_one_price_in_any_form(text, written, value):
+    prices = find_prices(text)
+    assert [(text[p.start:p.end], p.low, p.high) for p in prices] == [(written, value, value)]
+
+
+@pytest.mark.parametrize("text, low, high", [
+    ("my budget is 2 to 2.50", 2.0, 2.5),
+    ("somewhere between 1.8 and 2.0", 1.8, 2.0),
+    ("2-2.5 is fine", 2.0, 2.5),
+    ("forty or forty-five", 40.0, 45.0),
+])
+def test_a_range_is_one_mention_with_both_ends(text, low, high):
+    [price] = find_prices(text)
+    assert (price.low, price.high, price.is_range) == (low, high, True)
+
+
+@pytest.mark.parametrize("text", [
+    "I need 3 bags", "a 5kg sack", "10% off please", "we're in round 3", "it's a 2019 model", "since 2022",
+    "in 2 days", "at 5pm", "it's 5:30", "my 2nd offer", "I have three kids", "the model T-800", "a 3-year warranty",
+    "the one I saw",
+])
+def test_numbers_that_are_not_prices(text):
+    assert find_prices(text) == []
+
+
+def test_a_price_with_a_currency_is_a_price_before_a_noun():
+    assert [p.low for p in find_prices("$3 bags of rice")] == [3.0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["$", "2", ",", ".", "50", " ", "k", "two", "-", "fifty", "hundred",
+                                           "and", "a", "bucks", "to", "%", "€", "1,250", "between"]),
+                          st.text(max_size=4)), max_size=30).map("".join))
+def test_prices_are_finite_in_order_and_inside_the_message(text):
+    prices = find_prices(text)
+    assert prices == find_prices(text)  # deterministic
+    ends = [0]
+    for price in prices:
+        assert 0 <= price.start < price.end <= len(text) and price.start >= ends[-1]
+        assert math.isfinite(price.low) and math.isfinite(price.high) and 0 <= price.low <= price.high
+        ends.append(price.end)
