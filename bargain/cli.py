@@ -491,13 +491,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise ArmError("give at least one run directory or --db URL")
     reader = None
     if args.claims_model:
-        import asyncio
-
-        from bargain.analysis.claims_model import assist
+        from bargain.analysis.claims_model import read_all
 
         def reader(messages: list[tuple[str, str]]) -> dict:
             backend, arm = _reader_backend(args, args.claims_model)
-            return dict(zip(messages, asyncio.run(assist(messages, backend, backend.model_name(arm)))))
+            return read_all(messages, backend, backend.model_name(arm))
     print(f"report written to {build(args.run_dirs, args.out, database_url(args.db) if args.db else None, reader)}")
     return 0
 
@@ -524,12 +522,10 @@ def cmd_claims(args: argparse.Namespace) -> int:
     if not args.claims_model:
         print(json.dumps(claims_json(message, args.role, args.reservation), indent=2))
         return 0
-    import asyncio
-
-    from bargain.analysis.claims_model import assist
+    from bargain.analysis.claims_model import read_all
 
     backend, arm = _reader_backend(args, args.claims_model)
-    assisted = asyncio.run(assist([(message, args.role)], backend, backend.model_name(arm)))[0]
+    assisted = read_all([(message, args.role)], backend, backend.model_name(arm))[(message, args.role)]
     print(json.dumps({"claims": claims_json(message, args.role, args.reservation, assisted.claims),
                       "counts": assisted.counts(), "refused": assisted.model_refused}, indent=2))
     return 0

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bargain.analysis.claims import KINDS, Claim, extract_claims
-from bargain.analysis.claims_model import Assisted, assist, combine
+from bargain.analysis.claims_model import Assisted, combine, read_all
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"development": ["claims_labelled.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl", "claims_dev2.jsonl",
@@ -62,15 +62,12 @@ def assisted_readings(rows: list[dict], spec: str | None) -> dict[tuple[str, str
     answer when `spec` is None (the oracle), each claim confirmed by the rules."""
     if spec is None:
         return {(r["message"], r["role"]): combine(r["message"], r["role"], r["claims"]) for r in rows}
-    import asyncio
-
     from bargain.agents.arms import resolve
     from bargain.agents.backends import Backends
 
     arm = resolve(spec)
     backend = Backends(None, remote=[arm.base_url]).for_arm(arm)
-    messages = [(r["message"], r["role"]) for r in rows]
-    return dict(zip(messages, asyncio.run(assist(messages, backend, backend.model_name(arm)))))
+    return read_all([(r["message"], r["role"]) for r in rows], backend, backend.model_name(arm))
 
 
 def _ratio(num: int, den: int) -> str:

@@ -133,3 +133,9 @@ async def assist(messages: list[tuple[str, str]], backend: Backend, model: str, 
         close = getattr(backend, "aclose", None)
         if close is not None:
             await close()
+
+
+def read_all(messages: list[tuple[str, str]], backend: Backend, model: str) -> dict[tuple[str, str], Assisted]:
+    """`assist` from synchronous code: each distinct (message, side) read once, keyed by it."""
+    distinct = list(dict.fromkeys(messages))
+    return dict(zip(distinct, asyncio.run(assist(distinct, backend, model))))
