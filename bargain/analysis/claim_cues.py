@@ -40,6 +40,7 @@ _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
          r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part|discount(?:ing)?|"
          r"price\s+(?:it|them))")
+_CENT = r"(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))"
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
@@ -94,6 +95,12 @@ def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
         lo_speaker = SELLER if kind == OWN else BUYER
         speakers = BOTH if direction is None else ((hi_speaker,) if direction == HI else (lo_speaker,))
     return Cue(name, re.compile(pattern, re.IGNORECASE), kind, direction, side, speakers, **flags)
+
+
+def _both(name: str, template: str, kind: str, side: str, words: dict[str, str], **flags: bool) -> list[Cue]:
+    """A ceiling cue and its floor twin: `template` with "{words}" replaced by each direction's words."""
+    return [_cue(f"{name}-{direction}", template.replace("{words}", words[direction]), kind, direction, side, **flags)
+            for direction in (HI, LO)]
 
 
 # --- limit nouns: whose they are is read from the possessive before them ---------------------------
@@ -184,10 +191,10 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("least-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|cheapest)\s+(?:that\s+)?{_YOU}",
          OTHER, LO, "near"),
     # I can't go above / I won't sell for less than / there's no way I'd pay more than / cant go under that
-    _cue("neg-above", rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
-                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_HI_COMP}{_NOT_PRONOUN}", OWN, HI, "after"),
-    _cue("neg-below", rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
-                      rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{_LO_COMP}{_NOT_PRONOUN}", OWN, LO, "after"),
+    *_both("neg", rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|"
+                  rf"not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+                  rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{{words}}{_NOT_PRONOUN}", OWN, "after",
+           {HI: _HI_COMP, LO: _LO_COMP}),
     _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|give)(?:\s+(?:you|it))?\s+(?:any\s+)?"
                        rf"better\s+than{_NOT_PRONOUN}", OWN, None, "after"),
     _cue("best-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?best\s+(?:price\s+|deal\s+|offer\s+)?(?:that\s+)?{_I}\s*"
@@ -472,19 +479,16 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
                            rf"am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence", weak=True),
-    _cue("not-a-cent-more", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                            r"one\s+(?:cent|penny)\s+)(?:more|higher|above|over|beyond|past)\b(?!\s*(?:than|¤))", OWN, HI, "before", or_final=True),
-    _cue("not-a-cent-less", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                            r"one\s+(?:cent|penny)\s+)(?:less|lower|under|below)\b(?!\s*(?:than|¤))", OWN, LO, "before", or_final=True),
-    _cue("nothing-over", r"\b(?:not|nothing|nothin|nada)\s+(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
-    _cue("nothing-under", r"\b(?:not|nothing|nothin|nada)\s+(?:under|below|less\s+than|lower\s+than)(?=\s*¤)", OWN, LO, "after"),
-    _cue("not-a-cent-over", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
-                            r"(?:over|above|more\s+than|higher\s+than|beyond)(?=\s*¤)", OWN, HI, "after"),
-    _cue("not-a-cent-under", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
-                             r"(?:under|below|less\s+than|lower\s+than)(?=\s*¤)", OWN, LO, "after"),
     _cue("not-a-cent-final", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
                              r"(?:over|above|more\s+than|higher\s+than|beyond|under|below|less\s+than|lower\s+than)(?=\s*¤)",
          FINAL, None, "sentence"),
+    *_both("nothing", r"\b(?:not|nothing|nothin|nada)\s+{words}(?=\s*¤)", OWN, "after",
+           {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"}),
+    *_both("not-a-cent", rf"\bnot\s+{_CENT}\s+{{words}}(?=\s*¤)", OWN, "after",
+           {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"}),
+    *_both("not-a-cent-after", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
+                               r"one\s+(?:cent|penny)\s+){words}\b(?!\s*(?:than|¤))", OWN, "before",
+           {HI: r"(?:more|higher|above|over|beyond|past)", LO: r"(?:less|lower|under|below)"}, or_final=True),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
 # The words of a limit, whatever their construction: enough to confirm a claim another reader found.
@@ -554,7 +558,7 @@ COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|le
 THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyone|people|dad|mom|mum|father|mother|"
                    r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b", re.IGNORECASE)
 # Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
-SUBJECTLESS = frozenset({"neg-above", "neg-below", "neg-better", "neg-exceed", "i-paid", "i-bought-it-for", "i-need-at-least",
+SUBJECTLESS = frozenset({"neg-hi", "neg-lo", "neg-better", "neg-exceed", "i-paid", "i-bought-it-for", "i-need-at-least",
                          "i-only-have"})
 THRESHOLD = re.compile(
     r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
