@@ -506,13 +506,12 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
               r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|"
               r"stretching\s+it|if\s+I['’]m\s+honest")
+_CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"
 CLAUSE_BREAK = re.compile(
     rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change)\b)|"
-    r"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:but|so|because|cause|cuz|"
-    r"though|although|while|whereas|plus|yet|otherwise|however|anyway)\b",
+    rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:{_CONJUNCTIONS})\b",
     re.IGNORECASE)
-EMPTY_CLAUSE = re.compile(r"[^\w¤]*(?:and|but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|"
-                          r"however|anyway)?[^\w¤]*", re.IGNORECASE)
+EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNORECASE)  # what is left between two breaks
 BARE_QUESTION = re.compile(r"[^\w¤]*(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                            r"that|there|we|i)\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
 TAG = re.compile(r",\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
