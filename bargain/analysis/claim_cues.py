@@ -104,12 +104,12 @@ def _both(name: str, template: str, kind: str, side: str, words: dict[str, str],
 
 
 # --- limit nouns: whose they are is read from the possessive before them ---------------------------
-_HI_NOUNS = (r"funds|means|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
+_HI_NOUNS = (r"funds|means|savings|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
              r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|mandate|allowance|"
              r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
-             r"rock[- ]bottom(?:\s+price)?|minimum\s+(?:order\s+)?(?:value|charge|fee|spend)|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
+             r"rock[- ]bottom(?:\s+price)?|bottom\s+dollar|minimum\s+(?:order\s+)?(?:value|charge|fee|spend)|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
              r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
 _ANY_NOUNS = (r"number(?!\s+(?:of|one|two|is\s+\d))|limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
               r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
@@ -134,7 +134,7 @@ def noun_cues() -> list[Cue]:
         cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?!(?:final|last|best|first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
                          OWN, direction, "near"))
         cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}"
-                                     rf"(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}})?\s*"
+                                     rf"(?:\s+(?:for|on|of)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}){{0,2}}\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
         cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+{noun}", OWN, direction, "before"))
@@ -169,7 +169,7 @@ _CUES: list[Cue] = noun_cues() + [
                     rf"{_PAST}", OWN, LO, "near"),
     _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
     _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
-    _cue("bare-hi", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+    _cue("bare-hi", rf"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
                     rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
                     rf"budget|limit))\b"
@@ -177,7 +177,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "before", personal=True),
     _cue("is-all", r"(?<=¤)\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive))",
          OWN, HI, "before"),
-    _cue("bare-lo", rf"(?<=¤)(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+    _cue("bare-lo", rf"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
                     rf"rock[- ]bottom\s+)?"
                     rf"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
@@ -186,6 +186,13 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, LO, "after"),
     _cue("highest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:highest|most)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, HI, "after"),
+    *[_cue(f"the-noun-i-{direction}", rf"\bthe\s+(?:[\w-]+\s+)?(?:{nouns})\s+(?:that\s+)?{_I}\b{_PAST}[^¤.!?]{{0,60}}?\b(?:is|was|['’]s)\b",
+           OWN, direction, "after") for direction, nouns in ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))],
+    _cue("the-amount-i-can", rf"\bthe\s+(?:[\w-]+\s+)?(?:amount|sum|total|figure|number|price|money|cash|rent|most)\s+"
+                             rf"(?:that\s+)?{_I}\s*(?:can|could|['’]ve|have|was|were|am|['’]m)?\s*(?:\w+\s+)?(?:pay|spend|afford|"
+                             rf"commit|handle|manage|put\s+(?:down|in|up|toward|towards)|available|been\s+(?:given|assigned|"
+                             rf"authori[sz]ed|allowed|approved)|set\s+(?:myself|aside)|budgeted|to\s+spend)\b[^¤.!?]{{0,40}}?"
+                             rf"\b(?:is|was|['’]s|comes\s+to)\b", OWN, HI, "after"),
     _cue("most-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:most|highest|max(?:imum)?)\s+(?:that\s+)?{_YOU}",
          OTHER, HI, "near"),
     _cue("least-you", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|cheapest)\s+(?:that\s+)?{_YOU}",
@@ -198,7 +205,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|give)(?:\s+(?:you|it))?\s+(?:any\s+)?"
                        rf"better\s+than{_NOT_PRONOUN}", OWN, None, "after"),
     _cue("best-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?best\s+(?:price\s+|deal\s+|offer\s+)?(?:that\s+)?{_I}\s*"
-                   rf"(?:can|could|am\s+able\s+to|['’]m\s+able\s+to)\s+(?:possibly\s+|really\s+)?(?:do|offer|go)\b",
+                   rf"(?:can|could|am\s+able\s+to|['’]m\s+able\s+to)\s+(?:possibly\s+|really\s+)?(?:do|offer|go|manage|pay|"
+                   rf"afford)\b",
          OWN, None, "near"),
     _cue("neg-exceed", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK}|\b(?:my|our)\s+(?:[\w'’-]+\s+){{0,2}}?(?:budget|limit|max(?:imum)?|"
                        rf"cap|ceiling|funds|means)(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+)?[\w-]+(?:\s+[\w-]+)?)?\s+(?:can['’]?t|cannot|does\s+not|doesn['’]?t|will\s+not|won['’]?t|"
@@ -254,6 +262,10 @@ _CUES: list[Cue] = noun_cues() + [
                          rf"{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|top\s+out|bottom\s+out)\s+at\b",
          OWN, None, "near"),
     _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just)\b", OWN, HI, "after"),
+    _cue("i-have-cash", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|exactly)\s+)?(?=¤+\s+(?:in\s+)?cash\b)",
+         OWN, HI, "after", (BUYER,)),
+    _cue("what-i-have", rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|left|available|to\s+spend)\b",
+         OWN, HI, "near", (BUYER,)),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
                      rf"put\s+aside)\b", OWN, HI, "after"),
     _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
@@ -324,7 +336,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
          OWN, LO, "before", (SELLER,)),
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
-    _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
+    _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
                  rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
                  rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them)\s+away|"
                  rf"eat(?:ing)?\s+the\s+cost|"
@@ -503,7 +515,7 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
               r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
               r"though|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
               r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
-              r"including|tops|max|maximum|at\s+most|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
+              r"including|tops|max|maximum|min|minimum|at\s+most|at\s+(?:the\s+)?least|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|"
               r"stretching\s+it|if\s+I['’]m\s+honest")
 _CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"

@@ -37,7 +37,7 @@ _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _NUMBER_WORD = r"(?:" + "|".join(_TENS + _UNITS[::-1]) + r")"
 _SCALE = r"(?:hundred|thousand|grand)"
 # A run of number words ("a hundred and fifty", "twelve hundred", "seventy-five", "two fifty").
-_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
+_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
           rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
           rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
 _NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)"
@@ -110,7 +110,7 @@ def _words_value(text: str) -> float | None:
     "two-sixty" and "twenty-six fifty" are 260 and 2,650."""
     hyphenated = "-" in text and re.match(r"[a-z]+-[a-z]+", text.strip().lower()) is not None
     words = re.sub(r"[\s-]+", " ", text.lower().replace(" and ", " ")).strip()
-    words = re.sub(r"^(?:a|one) (hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
+    words = re.sub(r"^(?:(?:a|one) )?(hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
     if words == "a":
         return 1.0  # "a dollar fifty"
     half = re.fullmatch(r"(.+) and a half (hundred|thousand)", text.strip().lower())
