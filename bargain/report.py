@@ -94,6 +94,7 @@ def claim_rows(games: list[GameState], assisted: dict | None = None) -> pd.DataF
                 row["rule_claims"] = sum(a.rules for a in mine)
                 row["model_added"] = sum(a.model_added for a in mine)
                 row["model_refused"] = sum(len(a.model_refused) for a in mine)
+                row["model_failed"] = sum(a.model_failed for a in mine)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -113,7 +114,8 @@ def claim_table(games: list[GameState], assisted: dict | None = None) -> pd.Data
         mean_misstatement_share=("misstatement_share", "mean"),
         **({} if assisted is None else {"rule_claims_per_game": ("rule_claims", "mean"),
                                         "model_added_per_game": ("model_added", "mean"),
-                                        "model_refused_per_game": ("model_refused", "mean")})).reset_index()
+                                        "model_refused_per_game": ("model_refused", "mean"),
+                                        "model_failures": ("model_failed", "sum")})).reset_index()
     return table
 
 

@@ -425,12 +425,12 @@ def test_a_model_claim_is_kept_only_when_the_text_confirms_it():
         {"kind": "final_offer", "value": None},    # no final cue: refused
     ])
     assert [(c.kind, c.value, c.text) for c in assisted.claims] == [("own_limit", 1500.0, "$1,500")]
-    assert assisted.counts() == {"rules": 0, "model_returned": 4, "model_added": 1, "model_refused": 3}
+    assert assisted.counts() == {"rules": 0, "model_returned": 4, "model_added": 1, "model_refused": 3, "model_failed": 0}
 
 
 def test_a_model_claim_the_rules_already_have_is_not_counted_twice():
     assisted = combine("My budget is 40.", "buyer", [{"kind": "own_limit", "value": 40}])
-    assert assisted.counts() == {"rules": 1, "model_returned": 1, "model_added": 0, "model_refused": 0}
+    assert assisted.counts() == {"rules": 1, "model_returned": 1, "model_added": 0, "model_refused": 0, "model_failed": 0}
 
 
 @pytest.mark.parametrize("message, role, kind, value", [
@@ -450,7 +450,7 @@ def test_model_replies_are_read_strictly():
                        '{"kind": "lie", "value": 3}, {"kind": "final_offer", "value": null}, '
                        '{"kind": "other_limit", "value": true}]') == [
         {"kind": "own_limit", "value": 2500.0}, {"kind": "final_offer", "value": None}]
-    assert parse_reply("no list here") == [] and parse_reply("[not json") == []
+    assert parse_reply("no list here") is None and parse_reply("[not json") is None and parse_reply("[]") == []
 
 
 def test_the_claims_command_with_a_model():
@@ -465,7 +465,8 @@ def test_the_claims_command_with_a_model():
     assert first.returncode == 0, first.stderr
     out = json.loads(first.stdout)
     assert out["claims"] == [{"kind": "own_limit", "value": 1500.0, "text": "$1,500", "misrepresentation": True}]
-    assert out["counts"] == {"rules": 0, "model_returned": 2, "model_added": 1, "model_refused": 1}
+    assert out["counts"] == {"rules": 0, "model_returned": 2, "model_added": 1, "model_refused": 1, "model_failed": 0}
     assert "The speaker is the buyer" in prompt and "relocation package" in prompt
-    # an unreadable reply keeps the rules' claims
-    assert json.loads(second.stdout)["counts"] == {"rules": 2, "model_returned": 0, "model_added": 0, "model_refused": 0}
+    # an unreadable reply keeps the rules' claims, and says so
+    assert json.loads(second.stdout)["counts"] == {"rules": 2, "model_returned": 0, "model_added": 0, "model_refused": 0,
+                                                   "model_failed": 1}

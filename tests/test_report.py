@@ -227,5 +227,6 @@ def test_the_claim_tables_with_a_model_give_both_counts(runs, tmp_path):
     assert {"rule_claims_per_game", "model_added_per_game", "model_refused_per_game"} <= set(table.columns)
     assert (table["model_added_per_game"] == 0).all() and (table["model_refused_per_game"] > 0).all()
     assert (table["claims_per_game"] == table["rule_claims_per_game"]).all()
+    assert (table["model_failures"] == 0).all()
     from bargain.report import load_run, messages_of
     assert calls == len(messages_of(load_run(runs / "boulware").games)) > 0

@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bargain.agents.backends import Backend, Request, Sampling
 from bargain.analysis.claims import KINDS, Claim, confirm, extract_claims
@@ -49,23 +49,25 @@ class Assisted:
     model_returned: int
     model_added: int
     model_refused: list[dict] = field(default_factory=list)
+    model_failed: bool = False  # no readable answer came back: the rules' claims stand alone
 
     def counts(self) -> dict[str, int]:
         """What each reader contributed."""
         return {"rules": self.rules, "model_returned": self.model_returned, "model_added": self.model_added,
-                "model_refused": len(self.model_refused)}
+                "model_refused": len(self.model_refused), "model_failed": int(self.model_failed)}
 
 
-def parse_reply(text: str) -> list[dict]:
-    """The claims in a model's reply: the first JSON list in it, keeping well-formed items only."""
+def parse_reply(text: str) -> list[dict] | None:
+    """The claims in a model's reply: the first JSON list in it, keeping well-formed items only (None when the
+    reply holds no JSON list at all)."""
     text = re.sub(r"<think>.*?</think>", "", text or "", flags=re.DOTALL)
     match = re.search(r"\[.*\]", text, re.DOTALL)
     if match is None:
-        return []
+        return None
     try:
         items = json.loads(match.group(0))
     except ValueError:
-        return []
+        return None
     kept = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or item.get("kind") not in KINDS:
@@ -124,7 +126,9 @@ async def assist(messages: list[tuple[str, str]], backend: Backend, model: str, 
             found = parse_reply(completion.text)
         except Exception as exc:  # a model failure must not lose the rules' reading
             log.warning("claim model failed on a message: %s", exc)
-            found = []
+            return replace(combine(message, role, []), model_failed=True)
+        if found is None:
+            return replace(combine(message, role, []), model_failed=True)
         return combine(message, role, found)
 
     try:
