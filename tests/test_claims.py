@@ -7,7 +7,7 @@ claims_dev6.jsonl (300, indirect phrasings), claims_dev7.jsonl (300, chat and fo
 claims_dev8.jsonl (300, as many constructions as the writer could find) and claims_dev9.jsonl (300,
 sellers and the other side's limit), claims_dev10.jsonl (300, thirty speakers in their own voices) and
 claims_dev11.jsonl (300, several sentences each, as the game's agents write), claims_dev12.jsonl (300, two
-hundred own limits each phrased differently),
+hundred own limits each phrased differently) and claims_dev13.jsonl (300, near-misses that use a claim's words),
 each written from the kinds' definitions before being tuned on. Test sets, never tuned on:
 claims_test.jsonl (60), claims_fresh.jsonl (240), claims_fresh2.jsonl (220), claims_fresh3.jsonl (240) and
 claims_fresh4.jsonl (240, first scored after the rest of this version was written), each written by a
@@ -124,7 +124,8 @@ def test_precision_and_recall_on_the_labelled_set():
 DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_dev2.jsonl", 200),
                ("claims_dev3.jsonl", 320), ("claims_dev4.jsonl", 300), ("claims_dev5.jsonl", 300),
                ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300),
-               ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300)]
+               ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
+               ("claims_dev13.jsonl", 300)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240)]
 

@@ -539,7 +539,7 @@ QUESTION_START = re.compile(
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
 HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
-    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got))\b", re.IGNORECASE)
+    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got))\b", re.IGNORECASE)
 ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+I|even\s+if)\b", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
                             r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
@@ -550,7 +550,7 @@ BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\
                             re.IGNORECASE)  # "no way you paid more than 150" bounds the other side's cost
 REPORTED = re.compile(
     r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
-    r"mentioned|mention|claimed|saying|telling|claiming|"
+    r"mentioned|mention|claimed|saying|telling|claiming|indicated|stated|noted|specified|implied|admitted|confirmed|"
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
     r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
@@ -582,6 +582,9 @@ OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|eve
 SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
+# A report that may follow what it reports: "your floor was 60, according to your first message".
+REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\bas\s+(?:you|u)\s+(?:said|told|mentioned|wrote|stated|put\s+it)\b",
+                            re.IGNORECASE)
 # Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
 MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b",
                     re.IGNORECASE)

@@ -148,7 +148,8 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         outside = masked[span[1]:hi]  # "I won't sell below what I paid, which was 130": the negation is the sale's
     if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):
         return True
-    if cue.kind != "final_offer" and cues.REPORTED.search(masked[clause.start:hi]):
+    if cue.kind != "final_offer" and (cues.REPORTED.search(masked[clause.start:hi])
+                                      or cues.REPORTED_AFTER.search(masked[clause.start:clause.end])):
         return True
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
         return True  # "you'd pay 80 for this in any store" is the market's price

@@ -44,7 +44,8 @@ _NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
-    rf"(?:\s+(?P<cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{2}})\b(?<=[a-z\d]))?",
+    rf"(?:\s+(?P<cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{2}})\b(?<=[a-z\d])"
+    rf"|\s+and\s+(?P<and_cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{1,2}})\s+cents?\b)?",
     re.IGNORECASE)
 _NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0, "ton": 100.0}  # "a tenner", "a grand", "a ton"
 _RANGE_JOIN = re.compile(r"\s?[-–]\s?|\s+(?:to|or)\s+", re.IGNORECASE)
@@ -61,7 +62,8 @@ pay paid spend spent take taking accept offer offered sounds fine fair deal done
 if unless when while which who what where why how just really honestly actually literally tbh imo lol haha yeah yes
 right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped delivered its plus thus this yes less unless tops minus bucks
 including excluding inclusive inc vat tax taxes after before plus minus ea each thats its whats lets dats
-then tho pls plz sry ngl fr rn lol lmao
+then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems sounds looks works makes means gets
+covers includes
 """.split())
 # Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
 _COUNT_NOUNS = frozenset("""
@@ -168,6 +170,12 @@ def _amount(match: re.Match) -> float | None:
     post = (match.group("post") or "").strip(" -").lower()
     if post in ("cent", "cents", "pence", "p"):
         value /= 100
+    elif match.group("and_cents") and post:  # "5 dollars and 40 cents"
+        cents = match.group("and_cents")
+        extra = float(cents) if cents.isdigit() else _words_value(cents)
+        if extra is None or not 0 <= extra < 100:
+            return None
+        value += extra / 100
     elif match.group("cents") and (post or (match.group("digits") and value < 20 and not match.group("cents").isdigit())):
         # "three euros twenty", "5 dollars 50", "2 fifty"
         cents = match.group("cents")
