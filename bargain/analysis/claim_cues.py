@@ -242,8 +242,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|take)\s+as\s+(?:low|far|little)\s+as",
          OWN, LO, "after"),
     _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, HI, "before"),
-    _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:can|could|will|(?:['’]m|am)\s+(?:able|allowed|willing|"
-                        rf"prepared)\s+to)\b", OWN, LO, "before"),
+    _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:(?:can|could|will|(?:['’]m|am)\s+(?:able|allowed|willing|"
+                        rf"prepared)\s+to)\b|(?:go|sell|drop|come\s+down)\b)", OWN, LO, "before"),
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
     _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?|"
                      rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|go\s+up\s+to|stretch\s+to)\b",
@@ -308,7 +308,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"ran|charges?|charged|bills?|billed)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
                     r"wholesaler|"
                     r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
-                    r"billed)\b|\bset\s+(?:me|us)\s+back\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
+                    r"billed)\b|\bset\s+(?:me|us)\s+back\b|\bputs?\s+(?:me|us)\s+at\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
                     r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)|\b(?:come|comes|came)\s+to\b(?=.{0,20}\bfor\s+(?:me|us)\b)",
          OWN, LO, "after", (SELLER,)),
     _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|copped|scored|snagged|purchased|picked\s+up|picked(?=\s+\w+(?:\s+\w+)?\s+up\b)|acquired|sourced)\s+{_OBJ}"
@@ -451,7 +451,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
                                 r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
                                 r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
-                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))|"
+                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bthat['’]?s\s+where\s+(?:I|we)['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b|\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))|"
                                 r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
                                 r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
@@ -466,7 +466,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
-    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|won['’]?t|will\s+not|shall\s+not|refuse\s+to|['’]m\s+not|am\s+not|(?<!can)['’]t)\s*"
+    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|won['’]?t|will\s+not|shall\s+not|refuse\s+to|['’]m\s+not|am\s+not|ain['’]?t|(?<!can)['’]t)\s*"
                        rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|"
                        rf"any\s+further|"
                        rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"

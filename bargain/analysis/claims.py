@@ -143,7 +143,9 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition
     if cues.COUNTERFACTUAL.search(masked[clause.start:clause.end]):
         return True
-    outside = masked[clause.start:span[0]] + " " + masked[span[1]:hi]
+    # a negation before an earlier price in the clause is that price's ("I can't do 150, I need at least 190")
+    start = max([clause.start] + [p.end for p in clause.prices if p.end <= span[0] and p is not price])
+    outside = masked[start:span[0]] + " " + masked[span[1]:hi]
     if cue.relative:
         outside = masked[span[1]:hi]  # "I won't sell below what I paid, which was 130": the negation is the sale's
     if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):

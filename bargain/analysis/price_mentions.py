@@ -205,6 +205,7 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
         after = word.group(1).lower().replace("’", "'")
         if not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE) and after not in _MONEY_NOUNS and (
                 after in _COUNT_NOUNS or (after.endswith("s") and len(after) > 3 and after not in _AFTER_PRICE
+                                         and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
                                          and not after.endswith(("ss", "us", "is")))
                 or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))):
             return False  # "3 bags", "two kids", "a 2019 model"
