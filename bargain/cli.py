@@ -489,14 +489,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not args.run_dirs and not args.db:
         raise ArmError("give at least one run directory or --db URL")
-    reader = None
-    if args.claims_model:
+    def read_with_model(messages: list[tuple[str, str]]) -> dict:
         from bargain.analysis.claims_model import read_all
 
-        def reader(messages: list[tuple[str, str]]) -> dict:
-            backend, arm = _reader_backend(args, args.claims_model)
-            return read_all(messages, backend, backend.model_name(arm))
-    print(f"report written to {build(args.run_dirs, args.out, database_url(args.db) if args.db else None, reader)}")
+        backend, arm = _reader_backend(args, args.claims_model)
+        return read_all(messages, backend, backend.model_name(arm))
+
+    db = database_url(args.db) if args.db else None
+    print(f"report written to {build(args.run_dirs, args.out, db, read_with_model if args.claims_model else None)}")
     return 0
 
 

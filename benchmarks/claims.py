@@ -22,8 +22,8 @@ import statistics
 import time
 from pathlib import Path
 
-from bargain.analysis.claims import KINDS, Claim, extract_claims
-from bargain.analysis.claims_model import Assisted, combine, read_all
+from bargain.analysis.claims import KINDS, extract_claims
+from bargain.analysis.claims_model import Assisted, combine, read_all, reader
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"development": ["claims_labelled.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl", "claims_dev2.jsonl",
@@ -78,9 +78,9 @@ def _ratio(num: int, den: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.claims", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    reader = parser.add_mutually_exclusive_group()
-    reader.add_argument("--model", help="score the model-assisted reading with this model (openai:MODEL@URL)")
-    reader.add_argument("--oracle", action="store_true", help="score the model-assisted reading with the labelled "
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--model", help="score the model-assisted reading with this model (openai:MODEL@URL)")
+    mode.add_argument("--oracle", action="store_true", help="score the model-assisted reading with the labelled "
                         "claims as the model's answer (the most confirmation lets a model add)")
     args = parser.parse_args()
     added = refused = 0
@@ -95,9 +95,7 @@ def main() -> None:
                 readings = assisted_readings(rows, args.model)
                 added += sum(a.model_added for a in readings.values())
                 refused += sum(len(a.model_refused) for a in readings.values())
-
-                def read(message: str, role: str, readings=readings) -> list[Claim]:
-                    return readings[(message, role)].claims
+                read = reader(readings)
             counts = score(rows, read)
             total = {key: sum(c[key] for c in counts.values()) for key in ("tp", "fp", "fn")}
             for kind, c in [("all", total), *counts.items()]:

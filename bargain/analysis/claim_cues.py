@@ -169,19 +169,19 @@ _CUES: list[Cue] = noun_cues() + [
                     rf"{_PAST}", OWN, LO, "near"),
     _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
     _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
-    _cue("bare-hi", rf"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
-                    rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
-                    rf"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
-                    rf"budget|limit))\b"
-                    rf"(?!\s+(?:of|you|for\s+you))",
+    _cue("bare-hi", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+                    r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
+                    r"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
+                    r"budget|limit))\b"
+                    r"(?!\s+(?:of|you|for\s+you))",
          OWN, HI, "before", personal=True),
     _cue("is-all", r"(?<=¤)\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive))",
          OWN, HI, "before"),
-    _cue("bare-lo", rf"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
-                    rf"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
-                    rf"rock[- ]bottom\s+)?"
-                    rf"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
-                    rf"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before", personal=True),
+    _cue("bare-lo", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
+                    r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
+                    r"rock[- ]bottom\s+)?"
+                    r"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
+                    r"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before", personal=True),
     _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, LO, "after"),
     _cue("highest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:highest|most)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
@@ -224,13 +224,13 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after", personal=True),
     _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
          personal=True),
-    _cue("at-most-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
-                          rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
-                          rf"or\s+(?:lower|below))\b",
+    _cue("at-most-after", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
+                          r"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
+                          r"or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True),
-    _cue("at-least-after", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
-                           rf"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
-                           rf"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of))",
+    _cue("at-least-after", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
+                           r"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
+                           r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of))",
          OWN, LO, "before", personal=True),
     _cue("max-before", r"\b(?:max(?:imum)?|tops)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
@@ -250,9 +250,9 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after"),
     _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
-    _cue("i-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|left(?=\s+(?:on|in|till|until|for|after))|in\s+my\s+(?:wallet|pocket|account|"
-                            rf"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|"
-                            rf"available)\b",
+    _cue("i-have-to-spend", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:to\s+spend|on\s+me|left(?=\s+(?:on|in|till|until|for|after))|in\s+my\s+(?:wallet|pocket|account|"
+                            r"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|"
+                            r"available)\b",
          OWN, HI, "before"),
     _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have|['’]m\s+working\s+with|am\s+working\s+with)\s+(?:(?:like|about|around|only|just|maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
                          rf"altogether|all\s+in)\b)", OWN, HI, "after"),
@@ -333,7 +333,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after", (BUYER,)),
     _cue("anything-under", r"\b(?:anything|everything|any\s+price)\s+(?:under|below|south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
          OWN, LO, "after", (SELLER,)),
-    _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
+    _cue("sunk", r"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
          OWN, LO, "before", (SELLER,)),
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
     _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
