@@ -1,19 +1,16 @@
 """The claim checker (bargain.analysis.claims): scores on the labelled sets, prices, the truth of claims, move logs.
 
-Development sets (the lexicon was tuned on them): claims_labelled.jsonl (260 messages),
-claims_heldout.jsonl (20), claims_dev.jsonl (80), claims_dev2.jsonl (200), claims_dev3.jsonl (320),
-claims_dev4.jsonl (300), claims_dev5.jsonl (300, written as the game's agents and players write),
-claims_dev6.jsonl (300, indirect phrasings), claims_dev7.jsonl (300, chat and formal registers),
-claims_dev8.jsonl (300, as many constructions as the writer could find) and claims_dev9.jsonl (300,
-sellers and the other side's limit), claims_dev10.jsonl (300, thirty speakers in their own voices) and
-claims_dev11.jsonl (300, several sentences each, as the game's agents write), claims_dev12.jsonl (300, two
-hundred own limits each phrased differently) and claims_dev13.jsonl (300, near-misses that use a claim's words),
-each written from the kinds' definitions before being tuned on. Test sets, never tuned on:
-claims_test.jsonl (60), claims_fresh.jsonl (240), claims_fresh2.jsonl (220), claims_fresh3.jsonl (240) and
-claims_fresh4.jsonl (240, first scored after the rest of this version was written), each written by a
-writer who saw only the definitions, never this code (item names, prices from 0.50 to 15,000, number
-words, decimal commas, chat and model-agent registers). Do not tune on a test set: look at its
-scores only, and write a new development set to learn from its misses.
+Every labelled set was written from the kinds' definitions by a writer who never saw this code (item
+names, prices from 0.50 to 15,000, number words, decimal commas, chat, formal and model-agent registers).
+Development sets, tuned on: claims_labelled (260 messages), claims_heldout (20), claims_dev (80),
+claims_dev2 (200), claims_dev3 (320) and claims_dev4 to claims_dev13 (300 each: dev5 as the game's agents
+and players write, dev6 indirect phrasings, dev7 chat and formal registers, dev8 as many constructions as
+the writer could find, dev9 sellers and the other side's limit, dev10 thirty speakers in their own voices,
+dev11 several sentences each, dev12 two hundred own limits each phrased differently, dev13 near-misses
+that use a claim's words). Test sets, never tuned on: claims_test (60), claims_fresh (240), claims_fresh2
+(220), claims_fresh3 (240) and claims_fresh4 (240, first scored after the rest of this version was
+written). Do not tune on a test set: look at its scores only, and write a new development set to learn
+from its misses.
 """
 
 from __future__ import annotations
