@@ -3,11 +3,11 @@
 Every labelled set was written from the kinds' definitions by a writer who never saw this code (item
 names, prices from 0.50 to 15,000, number words, decimal commas, chat, formal and model-agent registers).
 Development sets, tuned on: claims_labelled (260 messages), claims_heldout (20), claims_dev (80),
-claims_dev2 (200), claims_dev3 (320) and claims_dev4 to claims_dev13 (300 each: dev5 as the game's agents
+claims_dev2 (200), claims_dev3 (320) and claims_dev4 to claims_dev14 (300 each: dev5 as the game's agents
 and players write, dev6 indirect phrasings, dev7 chat and formal registers, dev8 as many constructions as
 the writer could find, dev9 sellers and the other side's limit, dev10 thirty speakers in their own voices,
 dev11 several sentences each, dev12 two hundred own limits each phrased differently, dev13 near-misses
-that use a claim's words). Test sets, never tuned on: claims_test (60), claims_fresh (240), claims_fresh2
+that use a claim's words, dev14 the game's goods in both registers). Test sets, never tuned on: claims_test (60), claims_fresh (240), claims_fresh2
 (220), claims_fresh3 (240), claims_fresh4 and claims_fresh5 (240 each, first scored after the rest of
 this version was written). Do not tune on a test set: look at its scores only, and write a new development set to learn
 from its misses.
@@ -122,7 +122,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev3.jsonl", 320), ("claims_dev4.jsonl", 300), ("claims_dev5.jsonl", 300),
                ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300),
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
-               ("claims_dev13.jsonl", 300)]
+               ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240)]
 

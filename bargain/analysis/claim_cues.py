@@ -241,12 +241,13 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after"),
     _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|take)\s+as\s+(?:low|far|little)\s+as",
          OWN, LO, "after"),
-    _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s+(?:can|could|will|am\s+able\s+to)\b", OWN, HI, "before"),
+    _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s*(?:(?:can|could|will|am\s+able\s+to)\b|"
+                         rf"(?:go|pay|spend|stretch)\b)", OWN, HI, "before"),
     _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:(?:can|could|will|(?:['’]m|am)\s+(?:able|allowed|willing|"
                         rf"prepared)\s+to)\b|(?:go|sell|drop|come\s+down)\b)", OWN, LO, "before"),
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
     _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?|"
-                     rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|go\s+up\s+to|stretch\s+to)\b",
+                     rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|stretch\s+to)\b",
          OWN, HI, "after"),
     _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
@@ -324,6 +325,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("at-cost", r"\b(?:at|below|under)\s+cost\b", OWN, LO, "near", (SELLER,), relative=True),
     _cue("thats-all", r"\bthat['’]?s\s+all(?:\s+of\s+it|\s+there\s+is)?\b(?!\s+(?:for|from|you|I|we|the|my))", OWN, HI, "before",
          (BUYER,)),
+    _cue("in-costs", r"(?<=¤)\s+in\s+costs?\b", OWN, LO, "before", (SELLER,)),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
     _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+for\b|{_IM}\s+(?:already\s+)?out(?=\s+¤)", OWN, LO, "after",
          (SELLER,)),
@@ -338,7 +340,7 @@ _CUES: list[Cue] = noun_cues() + [
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
     _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
                  rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
-                 rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them)\s+away|"
+                 rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them|\w+|the\s+\w+)\s+away|"
                  rf"eat(?:ing)?\s+the\s+cost|"
                  rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
                  rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
@@ -453,7 +455,8 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
                                 r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bthat['’]?s\s+where\s+(?:I|we)['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b|\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))|"
                                 r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
-                                r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
+                                r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
+                                r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
@@ -461,7 +464,8 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
                                 r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|"
                                 r"negotiating|haggling)\b|"
-                                r"(?<=¤)\s+last\b(?!\s+(?:week|month|year|time|night|season|spring|summer|autumn|fall|winter|\w+day))|"
+                                r"(?<=¤)\s+last\b(?!\s+(?:week|month|year|time|night|round|offer|message|season|spring|summer|autumn|fall|winter|"
+                                r"\w+day))|"
                                 r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bfirm\s+(?=¤)|\bor\s+I(?:['’]ll|"
                                 r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
@@ -562,7 +566,8 @@ ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
-    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically)\b",
+    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically|"
+    r"all\s+day|don['’]?t\s+lie)\b",
     re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"

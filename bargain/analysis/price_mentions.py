@@ -223,6 +223,11 @@ def find_prices(message: str) -> list[Price]:
     while (match := _AMOUNT.search(message, pos)) is not None:
         pos = match.end()
         value = _amount(match)
+        if value is not None and match.group("cents"):  # "300 two years ago": the words after are not cents
+            shorter = _AMOUNT.match(message[:match.start("cents")].rstrip(), match.start())
+            if shorter is not None and _amount(shorter) == value:
+                match = shorter
+                pos = match.end()
         if value is not None and not _is_price(message, match, value) and match.group("words") and \
                 " " in match.group("words").strip():
             # "eight thousand two years ago": the last word counts the years; the words before it are the price
