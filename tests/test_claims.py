@@ -8,8 +8,8 @@ and players write, dev6 indirect phrasings, dev7 chat and formal registers, dev8
 the writer could find, dev9 sellers and the other side's limit, dev10 thirty speakers in their own voices,
 dev11 several sentences each, dev12 two hundred own limits each phrased differently, dev13 near-misses
 that use a claim's words, dev14 the game's goods in both registers). Test sets, never tuned on: claims_test (60), claims_fresh (240), claims_fresh2
-(220), claims_fresh3 (240), claims_fresh4 and claims_fresh5 (240 each, first scored after the rest of
-this version was written). Do not tune on a test set: look at its scores only, and write a new development set to learn
+(220), claims_fresh3 (240), claims_fresh4 and claims_fresh5 (240 each, written late in this version's
+development). Do not tune on a test set: look at its scores only, and write a new development set to learn
 from its misses.
 """
 
