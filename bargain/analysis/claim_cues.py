@@ -381,6 +381,10 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "after"),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
                      rf"(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|over|well\s+over)\s+)?(?=¤)", OTHER, HI, "after"),
+    _cue("you-value-it", rf"{_YOU}\s+(?:\w+ly\s+)?value\s+(?:it|this|them|these)\s+at(?:\s+(?:more\s+than|over|above|least))?",
+         OTHER, HI, "after"),
+    _cue("whatever-you-paid", rf"\b(?:whatever|what)\s+{_YOU}\s+(?:paid|spent|gave)\b", OTHER, LO, "near", (BUYER,),
+         relative=True),
     _cue("you-budgeted", rf"{_YOU}\s*(?:['’]ve|have)?\s+(?:\w+\s+)?(?:budgeted|set\s+aside|saved|earmarked)\b"
                          rf"(?:\s+(?:at\s+least|more\s+than|over|above))?", OTHER, HI, "after"),
     _cue("you-can-go-above", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|spend)\s+(?:well\s+|way\s+|much\s+)?"
@@ -520,7 +524,7 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
               r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
               r"though|I['’]m\s+afraid|to\s+be\s+(?:honest|fair|clear)|"
               r"for\s+(?:me|us|this|that|the\s+\w+|a\s+\w+)|at\s+this\s+point|right\s+now|in\s+total|all\s+in|"
-              r"including|tops|max|maximum|min|minimum|at\s+most|at\s+(?:the\s+)?least|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
+              r"like|including|tops|max|maximum|min|minimum|at\s+most|at\s+(?:the\s+)?least|at\s+the\s+most|firm|flat|parts\s+and\s+all|all\s+told|"
               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|even\s+stretching\s+it|"
               r"stretching\s+it|if\s+I['’]m\s+honest")
 _CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"
@@ -550,7 +554,7 @@ COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)
 NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
                       r"\bcannot\b", re.IGNORECASE)
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
-BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b|\bno\s+way\b(?=\s+(?:you|u|your|ur)\b)",
+BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b|\bno\s+way\s*$",
                             re.IGNORECASE)  # "no way you paid more than 150" bounds the other side's cost
 REPORTED = re.compile(
     r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"

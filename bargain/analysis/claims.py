@@ -208,7 +208,8 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
         if nxt.sentence != clause.sentence:
             break
         text = masked[nxt.start:nxt.end]
-        if nxt.prices and (re.match(r"[^\w¤]*(?:which\s+|that\s+|all\s+)?(?:was|is|came\s+to|comes\s+to|would\s+be)\b",
+        if nxt.prices and (re.match(r"[^\w¤]*(?:(?:I['’]m\s+sure|I\s+bet|I\s+reckon|I\s+guess)\s+)?(?:it\s+|that\s+)?"
+                                    r"(?:which\s+|that\s+|all\s+)?(?:was|is|came\s+to|comes\s+to|would\s+be)\b",
                                     text, re.IGNORECASE) or re.fullmatch(r"[^\w¤]*¤+[^\w¤]*", text)):
             return nxt.prices[0]  # also "that's all I've got, 45"
     return None
