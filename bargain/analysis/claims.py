@@ -29,15 +29,16 @@ sense: "I paid 30 for it" is a seller's cost and no claim from a buyer.
 Precision matters more than recall: the counts feed honesty measures (`misrepresents`,
 `check_turns`), and a claim the speaker never made costs more than a missed one. The same
 message always gives the same claims, with spans into it. `bargain.analysis.claims_model` can
-add what a language model finds, but only claims this reading confirms (`candidates`).
+add what a language model finds, but only claims this reading confirms (`confirm`).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from bargain.analysis import claim_cues as cues
 from bargain.analysis.price_mentions import Price, find_prices
@@ -72,9 +73,19 @@ class _Clause:
     sentence: int
     question: bool
     prices: tuple[Price, ...]
-    first: int  # where the sentence's first clause starts (a condition there governs the clauses after it)
+    sentence_span: tuple[int, int]  # a condition opening the sentence governs the clauses after it
+
+    @property
+    def opens_sentence(self) -> bool:
+        """Whether this is its sentence's first clause."""
+        return self.start == self.sentence_span[0]
 
 
+def same_value(a: float | None, b: float | None) -> bool:
+    """Whether two claimed values are the same price (within half a cent), or both absent."""
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= 0.005
 
 
 def _mask(message: str, prices: list[Price]) -> str:
@@ -101,7 +112,7 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
             question = whole_question or ("?" in stop and i == len(parts) - 1) or \
                 cues.TAG_QUESTION.search(masked[a:b]) is not None
             inside = tuple(p for p in prices if a <= p.start < b)
-            clauses.append(_Clause(a, b, sentence, question, inside, parts[0][0] if i > 0 else -1))
+            clauses.append(_Clause(a, b, sentence, question, inside, (parts[0][0], parts[-1][1])))
         pos = end_match.end() if end_match else len(masked)
         sentence += 1
     return clauses
@@ -130,8 +141,7 @@ def _pick(clause: _Clause, start: int, end: int, side: str) -> Price | None:
     return min(options, key=lambda o: o[:2])[2] if options else None
 
 
-def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int], price: Price | None,
-             sentence: tuple[int, int]) -> bool:
+def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int], price: Price | None) -> bool:
     """Whether the clause does not assert this cue: a question, a hypothetical, a negation, a report."""
     if clause.question:
         return True
@@ -139,7 +149,8 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     hi = max(span[1], price.end) if price is not None and clause.start <= price.start < clause.end else span[1]
     if not cue.conditional and cues.HYPOTHETICAL.search(masked[clause.start:max(lo, span[1])]):
         return True
-    if not cue.conditional and clause.first > 0 and cues.ANTECEDENT.match(masked, clause.first):
+    first = clause.sentence_span[0]
+    if not cue.conditional and not clause.opens_sentence and first > 0 and cues.ANTECEDENT.match(masked, first):
         return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition
     if cues.COUNTERFACTUAL.search(masked[clause.start:clause.end]):
         return True
@@ -155,7 +166,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
         return True  # "you'd pay 80 for this in any store" is the market's price
-    if cue.assertive and not cues.ASSERTIVE.search(masked[sentence[0]:sentence[1]]):
+    if cue.assertive and not cues.ASSERTIVE.search(masked[slice(*clause.sentence_span)]):
         return True  # "you'd accept forty, I'm sure of it"
     if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
                                   r"\b(?:less|more)\s+than\s+$", masked[clause.start:span[0]], re.IGNORECASE):
@@ -272,8 +283,24 @@ def _person(masked: str, clauses: list[_Clause], index: int, start: int) -> str 
     return max(found)[1] if found else "own_limit"
 
 
-_Reading = tuple  # (kind, direction, price, start, end, asserted, personal or weak: the cue named no person itself,
-#                   or a final offer only stressing a limit)
+class _Reading(NamedTuple):
+    """A cue found in a message, with the price it claims."""
+
+    kind: str
+    direction: str | None
+    price: Price | None
+    start: int
+    end: int
+    asserted: bool  # nothing in its clause cancels it
+    personal: bool = False  # a bare bound, whose person was read from the clause ("at least 600")
+    weak: bool = False  # a final-offer cue that only stresses a limit stated in its sentence
+
+
+def _parse(message: str) -> tuple[str, list[_Clause]]:
+    """The message with its prices masked, and its clauses."""
+    prices = find_prices(message)
+    masked = _mask(message, prices)
+    return masked, _clauses(masked, prices)
 
 
 def _clause_of(clauses: list[_Clause], price: Price) -> int:
@@ -283,14 +310,10 @@ def _clause_of(clauses: list[_Clause], price: Price) -> int:
 
 def _readings(message: str, role: Role | None) -> list[_Reading]:
     """Every cue found, with the price it claims and whether its clause asserts it."""
-    prices = find_prices(message)
-    masked = _mask(message, prices)
-    clauses = _clauses(masked, prices)
+    masked, clauses = _parse(message)
     found = []
     for index, clause in enumerate(clauses):
         text = masked[clause.start:clause.end]
-        same = [c for c in clauses if c.sentence == clause.sentence]
-        bounds = (same[0].start, same[-1].end)
         for cue in cues.CUES:
             if not (_allowed(cue, role) or cue.personal):
                 continue
@@ -302,7 +325,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
-                    found.append((cue.kind, None, price, *span, not _final_blocked(masked, clause, span), cue.weak))
+                    found.append(_Reading(cue.kind, None, price, *span, not _final_blocked(masked, clause, span),
+                                          weak=cue.weak))
                     continue
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, loss=cue.name == "loss")
@@ -310,7 +334,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
                         or _anaphoric_price(masked, clauses, index, span)
                 if price is None and cue.or_final:
-                    found.append(("final_offer", None, None, *span, not clause.question, False))
+                    found.append(_Reading("final_offer", None, None, *span, not clause.question))
                     continue
                 if price is None:
                     continue
@@ -326,15 +350,15 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 if cue.or_final:  # "40, not a cent more" is final; "I can do 2.10, but not a cent lower" also a limit
                     home = clauses[_clause_of(clauses, price)]
                     same = home.sentence == clause.sentence
-                    bare = not cues.FIRST.search(masked[home.start:home.end])  # "Forty bucks. Not a cent more."
-                    found.append(("final_offer", None, price if same or bare else None, *span,
-                                  not _blocked(masked, clause, cue, span, price, bounds), False))
-                    if not (same and cues.FIRST.search(masked[home.start:home.end])):
+                    speaker_there = cues.FIRST.search(masked[home.start:home.end]) is not None
+                    found.append(_Reading("final_offer", None, price if same or not speaker_there else None, *span,
+                                          not _blocked(masked, clause, cue, span, price)))  # "Forty bucks. Not a cent more."
+                    if not (same and speaker_there):
                         continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
-                asserted = not _blocked(masked, clause, cue, span, price, bounds)
-                found.append((kind, cue.direction, price, *span, asserted, cue.personal))
+                asserted = not _blocked(masked, clause, cue, span, price)
+                found.append(_Reading(kind, cue.direction, price, *span, asserted, personal=cue.personal))
     return found
 
 
@@ -344,10 +368,10 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
     if not isinstance(message, str) or not message:
         return []
     speaker = None if role is None else _role(role)
-    readings = sorted((r for r in _readings(message, speaker) if r[5]), key=lambda r: r[3])
+    readings = sorted((r for r in _readings(message, speaker) if r.asserted), key=lambda r: r.start)
     limits: dict[tuple[str, int], Claim] = {}
     named: set[tuple[str, int]] = set()  # claims a cue naming its person made, not only a bare bound
-    for kind, direction, price, start, end, _, personal in readings:
+    for kind, direction, price, start, end, _, personal, _ in readings:
         if kind == "final_offer":
             continue
         if not personal:
@@ -370,14 +394,14 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
         elif other not in named:
             del limits[other]
     finals: dict[int, Claim] = {}
-    sentences = [m.end() for m in cues.SENTENCE_END.finditer(message)]
-    for kind, _, price, start, end, _, weak in readings:
+    ends = [m.end() for m in cues.SENTENCE_END.finditer(message)]
+    for kind, _, price, start, end, _, _, weak in readings:
         if kind != "final_offer":
             continue
-        sentence = sum(1 for e in sentences if e <= start)
+        sentence = bisect.bisect_right(ends, start)
         if sentence in finals:
             continue
-        if weak and any(sum(1 for e in sentences if e <= c.start) == sentence for c in limits.values()):
+        if weak and any(bisect.bisect_right(ends, c.start) == sentence for c in limits.values()):
             continue  # "I paid 340, so I can't go lower" states a limit, not a final offer
         value = None if price is None else _value(price, None, "own_limit", speaker)
         lo, hi = (start, end) if price is None else (min(start, price.start), max(end, price.end))
@@ -403,22 +427,18 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
         return None
     speaker = None if role is None else _role(role)
     if kind == "final_offer":
-        for found, _, price, start, end, asserted, _ in _readings(message, speaker):
-            if found == "final_offer" and asserted and (value is None or price is not None and any(
-                    abs(v - value) <= 0.005 for v in (price.low, price.high))):
-                return Claim(kind, value, message[start:end], start, end)
+        for reading in _readings(message, speaker):
+            if reading.kind == "final_offer" and reading.asserted and (value is None or reading.price is not None and any(
+                    same_value(v, value) for v in (reading.price.low, reading.price.high))):
+                return Claim(kind, value, message[reading.start:reading.end], reading.start, reading.end)
         return None
     if value is None:
         return None
-    prices = find_prices(message)
-    masked = _mask(message, prices)
-    clauses = _clauses(masked, prices)
+    masked, clauses = _parse(message)
     for index, clause in enumerate(clauses):
         for price in clause.prices:
-            if not any(abs(v - value) <= 0.005 for v in (price.low, price.high)):
+            if not any(same_value(v, value) for v in (price.low, price.high)):
                 continue
-            same = [c for c in clauses if c.sentence == clause.sentence]
-            bounds = (same[0].start, same[-1].end)
             for near in (index, index + 1):
                 if near >= len(clauses) or clauses[near].sentence != clause.sentence:
                     continue
@@ -433,7 +453,7 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
                         if pointed is not None and pointed is not price:
                             continue  # "my max is 120, I know you paid 90": that cue is about the 90
                         said = _person(masked, clauses, near, span[0]) if cue.personal else cue.kind
-                        if said == kind and not _blocked(masked, home, cue, span, price, bounds):
+                        if said == kind and not _blocked(masked, home, cue, span, price):
                             return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
     return None
 

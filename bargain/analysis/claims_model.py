@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from bargain.agents.backends import Backend, Request, Sampling
-from bargain.analysis.claims import KINDS, Claim, confirm, extract_claims
+from bargain.analysis.claims import KINDS, Claim, confirm, extract_claims, same_value
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +97,7 @@ def combine(message: str, role: str, model_claims: list[dict]) -> Assisted:
     rules = len(claims)
     added, refused = 0, []
     for item in model_claims:
-        if any(c.kind == item["kind"] and (c.value == item["value"] or (
-                c.value is not None and item["value"] is not None and abs(c.value - item["value"]) <= 0.005))
-               for c in claims):
+        if any(c.kind == item["kind"] and same_value(c.value, item["value"]) for c in claims):
             continue
         claim = confirm(message, role, item["kind"], item["value"])
         if claim is None:
