@@ -80,9 +80,9 @@ def claim_rows(games: list[GameState], assisted: dict | None = None) -> pd.DataF
     count and the model's additions are kept beside them."""
     from bargain.analysis.claims_model import reader
 
+    read = {} if assisted is None else {"read": reader(assisted)}
     rows = []
     for state in games:
-        read = {} if assisted is None else {"read": reader(assisted)}
         checked = check_turns(state.turns, state.trial.buyer_price, state.trial.seller_price, **read)
         for side in ("buyer", "seller"):
             summary = checked[side]

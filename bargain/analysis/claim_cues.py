@@ -119,6 +119,7 @@ _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|o
          r"spending|monthly|set|fixed|current|approved|upper|lower|strict)\s+)*")
 _YOU = r"\b(?:you|u|ya|ud|youd|youll)\b"
 _YOUR = r"\b(?:your|ur|yer)\b"
+_YOU_BE = rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)"  # "you're", "you must be"
 _YOU_WOULD = (rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|would|['’]ll|will|could|"
               rf"might)|\b(?:ud|youd|youll)\b)")
 _PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
@@ -394,7 +395,7 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, LO, "after"),
     _cue("you-can-go-below", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|come\s+down)\s+(?:well\s+|way\s+|"
                              rf"much\s+)?(?:below|under|lower\s+than|less\s+than)", OTHER, LO, "after"),
-    _cue("you-ready-to-pay", rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
+    _cue("you-ready-to-pay", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
                              rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|"
                              rf"more)(?:\s+than)?)|for)\b",
          OTHER, HI, "after"),
@@ -402,7 +403,7 @@ _CUES: list[Cue] = noun_cues() + [
                            r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
                            r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|plenty)\s+for\s+(?:you|u)\b",
          OTHER, None, "before", assertive=True),
-    _cue("you-ready-to-sell", rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
+    _cue("you-ready-to-sell", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
                               rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
                               rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),

@@ -168,17 +168,14 @@ def _amount(match: re.Match) -> float | None:
     if value is None:
         return None
     post = (match.group("post") or "").strip(" -").lower()
+    cents = None
     if post in ("cent", "cents", "pence", "p"):
         value /= 100
     elif match.group("and_cents") and post:  # "5 dollars and 40 cents"
         cents = match.group("and_cents")
-        extra = float(cents) if cents.isdigit() else _words_value(cents)
-        if extra is None or not 0 <= extra < 100:
-            return None
-        value += extra / 100
     elif match.group("cents") and (post or (match.group("digits") and value < 20 and not match.group("cents").isdigit())):
-        # "three euros twenty", "5 dollars 50", "2 fifty"
-        cents = match.group("cents")
+        cents = match.group("cents")  # "three euros twenty", "5 dollars 50", "2 fifty"
+    if cents is not None:
         extra = float(cents) if cents.isdigit() else _words_value(cents)
         if extra is None or not 0 <= extra < 100:
             return None
@@ -239,6 +236,7 @@ def find_prices(message: str) -> list[Price]:
         if value is None or not _is_price(message, match, value):
             continue
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
+
     def scale(start: int, end: int) -> float:
         """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000 to 12,000."""
         word = re.search(r"(thousand|grand|k|hundred)\s*$", message[start:end], re.IGNORECASE)
