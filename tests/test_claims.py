@@ -16,7 +16,6 @@ from its misses.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from cli_runner import run_main
@@ -32,41 +31,16 @@ from bargain.analysis.claims import (
     misrepresents,
 )
 from bargain.cli import main
+from benchmarks.claims import load as _load
+from benchmarks.claims import score as count_claims
 from bargain.engine.game import Action, Turn
 from bargain.engine.trial import Role
 
-DATA = Path(__file__).parent / "data"
-
-
-def _load(name: str) -> list[dict]:
-    with open(DATA / name, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def _same_value(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return abs(a - b) <= 0.005
-
 
 def score(rows: list[dict]) -> dict:
-    """Precision and recall, overall and per kind: a predicted claim is a true positive when an unused
-    gold claim of the same kind and value (within 0.005, or both None) is in the same message."""
-    counts = {kind: {"tp": 0, "fp": 0, "fn": 0} for kind in KINDS}
-    for row in rows:
-        gold = list(row["claims"])
-        used = [False] * len(gold)
-        for claim in extract_claims(row["message"], row["role"]):
-            for i, g in enumerate(gold):
-                if not used[i] and g["kind"] == claim.kind and _same_value(g["value"], claim.value):
-                    used[i] = True
-                    counts[claim.kind]["tp"] += 1
-                    break
-            else:
-                counts[claim.kind]["fp"] += 1
-        for i, g in enumerate(gold):
-            if not used[i]:
-                counts[g["kind"]]["fn"] += 1
+    """Precision and recall, overall and per kind, of the counts benchmarks.claims makes (the benchmark and the
+    tests score the same way)."""
+    counts = count_claims(rows)
 
     def pr(c: dict) -> tuple[float, float]:
         p = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 1.0
