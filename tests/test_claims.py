@@ -353,8 +353,11 @@ def test_the_claims_command_reads_one_message():
 @pytest.mark.parametrize("message, role, claims", [
     ("I can pay at most 2.75", "buyer", [("own_limit", 2.75)]),
     ("The most I'd ever pay is 2,500", "buyer", [("own_limit", 2500.0)]),
-    ("I can do 2.10, but not a cent lower", "seller", [("own_limit", 2.10), ("final_offer", 2.10)]),
+    ("I can do 2.10, but not a cent lower", "seller", [("final_offer", 2.10)]),  # a promise: a bluff if later broken
     ("40, not a cent more.", "buyer", [("final_offer", 40.0)]),
+    ("I'd pay up to 75, not a penny more.", "buyer", [("own_limit", 75.0), ("final_offer", 75.0)]),
+    ("Two hundred is all I have, and I bet you'd do it for one seventy-five.", "buyer",
+     [("own_limit", 200.0), ("other_limit", 175.0)]),
     ("I have 3 kids and a budget of 2.20", "buyer", [("own_limit", 2.20)]),
     ("Twelve hundred is the absolute top of what I can afford.", "buyer", [("own_limit", 1200.0)]),
     ("Below £3.50 a dozen I'm not even covering the chicken feed.", "seller", [("own_limit", 3.5)]),

@@ -64,6 +64,16 @@ def test_numbers_that_are_not_prices(text):
     assert find_prices(text) == []
 
 
+@pytest.mark.parametrize("text, values", [
+    ("Two hundred is my budget; one seventy-five would be fair", [200.0, 175.0]),
+    ("I paid 240, so two fifty is fair", [240.0, 250.0]),
+    ("two fifty, not 3", [2.5, 3.0]),
+    ("two fifty for the coffee", [2.5]),
+])
+def test_a_spoken_price_takes_the_scale_of_the_messages_other_prices(text, values):
+    assert [p.low for p in find_prices(text)] == values
+
+
 def test_a_price_with_a_currency_is_a_price_before_a_noun():
     assert [p.low for p in find_prices("$3 bags of rice")] == [3.0]
 

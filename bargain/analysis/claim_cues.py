@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 MASK = "¤"  # what every character of a price becomes before the patterns run
+QUOTES = frozenset("'\"‘’“”")  # a cue between two of these is mentioned, not said
 P = r"¤+"  # a masked price
 _I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
 _SUBJ = (rf"(?:{_I}\s*|^\W*(?:(?:pls|please|sorry|sry|nah|no|ok|okay|look|honestly|tbh|man|bro|dude|yeah|well|so|"
@@ -67,9 +68,9 @@ class Cue:
     cue keeps its meaning under "if" ("if I go below 30 I lose money"). assertive: the clause must
     assert it ("I'm sure you'd accept 40", not "you'd accept 40"). personal: a bound with no
     person of its own ("at least 600") is the limit of the nearest person before it in the clause
-    ("you can afford at least 600" is the other side's). or_final: a bound that is
-    a final offer when the price it follows is bare ("40, not a cent more") and a limit when its
-    clause has the speaker in it ("I can do 2.10, but not a cent lower"). weak: a final-offer cue
+    ("you can afford at least 600" is the other side's). stresses_offer: a bound that makes the
+    price before it a final offer, not a limit ("I can do 2.10, but not a cent lower"); its
+    direction only says who can say it. weak: a final-offer cue
     that only stresses a limit stated in its sentence ("I paid 340, so I can't go lower"). relative:
     a "what I paid" clause, whose truth a negation before it does not touch.
     """
@@ -84,7 +85,7 @@ class Cue:
     assertive: bool = False
     personal: bool = False
     relative: bool = False
-    or_final: bool = False
+    stresses_offer: bool = False
     weak: bool = False
 
 
@@ -104,7 +105,7 @@ def _both(name: str, template: str, kind: str, side: str, words: dict[str, str],
 
 
 # --- limit nouns: whose they are is read from the possessive before them ---------------------------
-_HI_NOUNS = (r"funds|means|savings|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit)|upper\s+(?:limit|bound|end)|"
+_HI_NOUNS = (r"funds|means|savings|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit|whack)|upper\s+(?:limit|bound|end)|"
              r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|mandate|allowance|"
              r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
@@ -221,21 +222,21 @@ _CUES: list[Cue] = noun_cues() + [
                           r"(?:below|under|less\s+than|lower\s+than)", OWN, LO, "after"),
     _cue("decline-above", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+price|prices?)\s+"
                           r"(?:above|over|more\s+than|higher\s+than)", OWN, HI, "after"),
-    _cue("no-more-than", r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|\bat\s+(?:the\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
+    _cue("no-more-than", r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|\bat\s+(?:the\s+)?(?:very\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
          OWN, HI, "after", personal=True),
     _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
          personal=True),
-    _cue("at-most-after", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:at\s+(?:the\s+)?most|max(?:imum)?|tops|absolute\s+max|"
+    _cue("at-most-after", r"(?<=¤)\s*(?:[\w'’]+,?\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
                           r"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
                           r"or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True),
-    _cue("at-least-after", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
+    _cue("at-least-after", r"(?<=¤)\s*(?:[\w'’]+,?\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
                            r"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
-                           r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of))",
+                           r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True),
     _cue("max-before", r"\b(?:max(?:imum)?|tops)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
-    _cue("up-to", rf"{_I}\s+(?:can|could)\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
+    _cue("up-to", rf"{_IMOD}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
          OWN, HI, "after"),
     # as high as I can go / I can go as high as 2.45
     _cue("as-high-as", rf"{_IMOD}\s+{_ADV}(?:go|pay|spend|stretch|come\s+up|do)\s+as\s+(?:high|far|much)\s+as",
@@ -270,7 +271,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "near", (BUYER,)),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
                      rf"put\s+aside)\b", OWN, HI, "after"),
-    _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
+    _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny|dollar|euro|pound|buck|quid)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
                        rf"of\s+the\s+\w+\s+)?(?:that\s+)?{_I}\s*(?:['’]ve|have|can|could|['’]ve\s+got)?\s*(?:got|have|"
                        rf"afford|spend|pay|manage|brought|saved|budgeted|scrape\s+together|put\s+(?:toward|towards|"
                        rf"into)|allocate|spare|"
@@ -297,10 +298,13 @@ _CUES: list[Cue] = noun_cues() + [
                             rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
                             rf"no\s+less\s+than)",
          OWN, LO, "after"),
+    _cue("need-to-cover", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to\s+(?:get|charge|ask)|must\s+(?:get|charge|ask))"
+                          rf"(?=\s*¤[^.;!?]{{0,30}}?\bto\s+(?:cover|break\s+even|pay\s+for|recoup|recover|make\s+it\s+worth)\b)",
+         OWN, LO, "after", (SELLER,)),
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
-    _cue("i-paid", rf"{_SUBJ}(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
+    _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
                    rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|"
                    rf"on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
                    rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|"
@@ -418,7 +422,7 @@ _CUES: list[Cue] = noun_cues() + [
                                rf"can['’]?t|never)?\s*(?:\w+\s+)?(?:turn\s+down|say\s+no\s+to|pass\s+up|refuse|reject)\b",
          OTHER, None, "after", assertive=True),
     _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
-                          rf"go\s+(?:up\s+)?to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
+                          rf"go\s+(?:up\s+)?to|go\s+as\s+high\s+as|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after", assertive=True),
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
@@ -506,11 +510,9 @@ _CUES: list[Cue] = noun_cues() + [
          FINAL, None, "sentence"),
     *_both("nothing", r"\b(?:not|nothing|nothin|nada)\s+{words}(?=\s*¤)", OWN, "after",
            {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"}),
-    *_both("not-a-cent", rf"\bnot\s+{_CENT}\s+{{words}}(?=\s*¤)", OWN, "after",
-           {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"}),
     *_both("not-a-cent-after", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
                                r"one\s+(?:cent|penny)\s+){words}\b(?!\s*(?:than|¤))", OWN, "before",
-           {HI: r"(?:more|higher|above|over|beyond|past)", LO: r"(?:less|lower|under|below)"}, or_final=True),
+           {HI: r"(?:more|higher|above|over|beyond|past)", LO: r"(?:less|lower|under|below)"}, stresses_offer=True),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
 # The words of a limit, whatever their construction: enough to confirm a claim another reader found.
@@ -534,8 +536,8 @@ CLAUSE_BREAK = re.compile(
     rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:{_CONJUNCTIONS})\b",
     re.IGNORECASE)
 EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNORECASE)  # what is left between two breaks
-BARE_QUESTION = re.compile(r"[^\w¤]*(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
-                           r"that|there|we|i)\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
+BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
+                           r"that|there|we|i)\b)|any\s+chance\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
 TAG = re.compile(r",\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you)\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
 TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
@@ -562,6 +564,8 @@ REPORTED = re.compile(
     r"mentioned|mention|claimed|saying|telling|claiming|indicated|stated|noted|specified|implied|admitted|confirmed|"
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
+    r"\b(?:message|email|e-mail|text|note|letter|listing|ad|advert|post)\s+(?:\w+\s+){0,3}?(?:said|says|stated|read|reads|"
+    r"mentioned)\b|"
     r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
     r"\b(?<!I\s)sold\s+(?:\w+\s+){0,3}?for\b|\bgoing\s+rate\b|"
     r"\b(?:online|on\s+ebay|on\s+amazon|in\s+(?:the\s+)?(?:shops|stores)|retail|"

@@ -250,9 +250,9 @@ def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple
 
 
 def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
-    """A final-offer cue that is asked about, denied, hypothetical or someone else's."""
-    if clause.question:
-        return True
+    """A final-offer cue that is asked about, denied, hypothetical, someone else's or in scare quotes."""
+    if clause.question or (masked[span[0] - 1:span[0]] in cues.QUOTES and masked[span[1]:span[1] + 1] in cues.QUOTES):
+        return True  # "another 'non-negotiable' price that moved twice"
     left = masked[max(clause.start, span[0] - 40):span[0]]
     if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", masked[clause.start:span[0]], flags=re.IGNORECASE)):
         return True  # "I'm not going to say my final price is 500"; "No, this is my final offer" stands
@@ -333,7 +333,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 else:
                     price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
                         or _anaphoric_price(masked, clauses, index, span)
-                if price is None and cue.or_final:
+                if price is None and cue.stresses_offer:
                     found.append(_Reading("final_offer", None, None, *span, not clause.question))
                     continue
                 if price is None:
@@ -347,14 +347,13 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 kind = _person(masked, clauses, index, span[0]) if cue.personal else cue.kind
                 if kind is None:
                     continue
-                if cue.or_final:  # "40, not a cent more" is final; "I can do 2.10, but not a cent lower" also a limit
+                if cue.stresses_offer:  # "Forty bucks. Not a cent more.", but "Eighty is my max. Not a cent more." has no value
                     home = clauses[_clause_of(clauses, price)]
                     same = home.sentence == clause.sentence
                     speaker_there = cues.FIRST.search(masked[home.start:home.end]) is not None
                     found.append(_Reading("final_offer", None, price if same or not speaker_there else None, *span,
-                                          not _blocked(masked, clause, cue, span, price)))  # "Forty bucks. Not a cent more."
-                    if not (same and speaker_there):
-                        continue
+                                          not _blocked(masked, clause, cue, span, price)))
+                    continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
                 asserted = not _blocked(masked, clause, cue, span, price)

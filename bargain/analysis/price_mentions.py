@@ -19,6 +19,7 @@ reading is deterministic and keeps character offsets into the message as written
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -216,6 +217,7 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
 def find_prices(message: str) -> list[Price]:
     """Every price in `message`, in order; the two ends of a range form one mention."""
     amounts: list[tuple[float, int, int, bool]] = []
+    spoken: set[int] = set()  # amounts read as "one seventy-five", which may be 1.75 or 175
     pos = 0
     while (match := _AMOUNT.search(message, pos)) is not None:
         pos = match.end()
@@ -235,7 +237,16 @@ def find_prices(message: str) -> list[Price]:
                 pos = match.end()
         if value is None or not _is_price(message, match, value):
             continue
+        if match.group("words") and not match.group("cents") and value != int(value) \
+                and not re.match(r"[a-z]+-[a-z]+", match.group("words").strip().lower()):  # "two-sixty" is 260 already
+            spoken.add(len(amounts))
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
+    written = [a[0] for i, a in enumerate(amounts) if i not in spoken]
+    for i in spoken & set(range(len(amounts))) if written else ():
+        # "Two hundred is all I have; you'd do it for one seventy-five": the message's other prices give the scale
+        value, *rest = amounts[i]
+        if min(abs(math.log(value * 100 / w)) for w in written) < min(abs(math.log(value / w)) for w in written):
+            amounts[i] = (float(round(value * 100)), *rest)
 
     def scale(start: int, end: int) -> float:
         """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000 to 12,000."""
