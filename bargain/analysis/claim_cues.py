@@ -28,7 +28,7 @@ _IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+migh
 _ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|only|possibly|even|ever|"
         r"actually|realistically|basically|frankly|still|already|originally|myself|personally|physically|"
         r"afford\s+to|bring\s+myself\s+to|go\s+and)\s+)*")
-_OBJ = r"(?:(?:it|them|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
+_OBJ = r"(?:(?:it|them|['’]em|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
 _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
         r"am\s+unable\s+to|['’]m\s+unable\s+to|unable\s+to|no\s+longer|(?:['’]d|would)\s+(?:\w+\s+)?rather\s+not|ain['’]?t|dont|wont|cant|"
@@ -214,6 +214,11 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"cap|ceiling|funds|means)(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+)?[\w-]+(?:\s+[\w-]+)?)?\s+(?:can['’]?t|cannot|does\s+not|doesn['’]?t|will\s+not|won['’]?t|"
                        rf"is\s+not\s+able\s+to))\s+{_ADV}(?:exceed|surpass|top|extend\s+(?:beyond|past|to\s+more\s+than)|"
                        rf"stretch\s+(?:beyond|past|to\s+more\s+than)|go\s+(?:above|beyond|over|past))\b", OWN, HI, "after"),
+    _cue("approved-up-to", r"\b(?:authori[sz]ed|approved|pre-?approved|cleared|signed\s+off)\b[^¤.;!?]{0,40}?\bup\s+to\b",
+         OWN, HI, "after", (BUYER,)),
+    _cue("not-permitted", r"\b(?:do|does|will|would)\s*(?:n['’]t|\s+not)\s+(?:permit|allow|let)\s+(?:me|us)\s+(?:to\s+)?"
+                          r"(?:exceed|go\s+(?:above|over|beyond)|pay\s+(?:more\s+than|over)|spend\s+(?:more\s+than|over))",
+         OWN, HI, "after", (BUYER,)),
     _cue("not-getting-it", rf"{_YOU}\s*(?:['’]re|are)\s+not\s+getting\s+{_OBJ}\s+for\s+(?:less\s+than|under|below|anything\s+"
                            rf"(?:less\s+than|under|below))", OWN, LO, "after", (SELLER,)),
     _cue("no-sum-over", rf"{_NEG}\s+(?:\w+\s+){{0,3}}?(?:any|a)\s+(?:sum|amount|price|figure|total)\s+(?:exceeding|over|above|"
@@ -304,7 +309,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
-    _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
+    _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|dropped(?=\s+(?:like\s+|about\s+|around\s+|over\s+)?¤)|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
                    rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|"
                    rf"on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
                    rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|"
@@ -332,7 +337,7 @@ _CUES: list[Cue] = noun_cues() + [
          (BUYER,)),
     _cue("in-costs", r"(?<=¤)\s+in\s+costs?\b", OWN, LO, "before", (SELLER,)),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
-    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+for\b|{_IM}\s+(?:already\s+)?out(?=\s+¤)", OWN, LO, "after",
+    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b|{_IM}\s+(?:already\s+)?out(?=\s+¤)", OWN, LO, "after",
          (SELLER,)),
     _cue("break-even", r"\bto\s+break\s+even\b", OWN, LO, "near", (SELLER,), conditional=True),
     _cue("anything-over", r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|beyond|more\s+than|higher\s+than)"
@@ -376,12 +381,12 @@ _CUES: list[Cue] = noun_cues() + [
                       r"\bnot\s+happening\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b|\ba\s+no[- ]go\b|"
                       r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b|\bnot\s+worth\s+(?:it|my\s+time)\b|"
                       r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+(?:really\s+)?work\s+for\s+(?:me|us)\b|"
-                      r"\b(?:I|we)\s*(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:do|go|let|part|sell|justify|"
-                      r"accept)\b",
+                      r"\b(?:I|we)\s*(?:\w+ly\s+)?(?:can['’]?t|cannot|won['’]?t|will\s+not|couldn['’]?t|shan['’]t)\s+"
+                      r"(?:do|go|let|part|sell|justify|accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
     _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
-                       rf"manage|find|swing|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
+                       rf"manage|find|swing|spare|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
@@ -403,8 +408,11 @@ _CUES: list[Cue] = noun_cues() + [
                              rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|"
                              rf"more)(?:\s+than)?)|for)\b",
          OTHER, HI, "after"),
-    _cue("nothing-to-you", r"(?<=¤)\s+(?:is|['’]s)\s+(?:\w+\s+)?nothing\s+(?:to|for)\s+(?:you|u)\b|"
-                           r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
+    _cue("nothing-for-you", r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?)?\s*(?:is|['’]s|would\s+be|will\s+be)\s+(?:\w+\s+)?"
+                            r"(?:nothing|no\s+problem|peanuts|pocket\s+change|small\s+change|chump\s+change)\s+(?:to|for)\s+"
+                            r"(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|doesn['’]?t)\s+break\s+(?:the|your)\s+bank\b",
+         OTHER, HI, "before"),
+    _cue("nothing-to-you", r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
                            r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|plenty)\s+for\s+(?:you|u)\b",
          OTHER, None, "before", assertive=True),
     _cue("you-ready-to-sell", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
@@ -451,7 +459,7 @@ _CUES: list[Cue] = noun_cues() + [
     # final offers: the price is the nearest one in the sentence
     _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?(?:final|definitive|ultimate)|"
                   r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote|position|"
-                  r"proposal|stance|amount)\b|"
+                  r"proposal|proposition|stance|amount)\b|"
                   r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b))|"
                   r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b|"
                   r"\bfinal\s*[.!:,—-]|\bfinal$", FINAL, None, "sentence"),
@@ -479,7 +487,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
-    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|won['’]?t|will\s+not|shall\s+not|refuse\s+to|['’]m\s+not|am\s+not|ain['’]?t|(?<!can)['’]t)\s*"
+    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|won['’]?t|will\s+not|shall\s+not|shan['’]t|refuse\s+to|['’]m\s+not|am\s+not|ain['’]?t|(?<!can)['’]t)\s*"
                        rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge)\b(?:\s+(?:an\s+inch|"
                        rf"any\s+further|"
                        rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
@@ -538,8 +546,8 @@ CLAUSE_BREAK = re.compile(
 EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNORECASE)  # what is left between two breaks
 BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                            r"that|there|we|i)\b)|any\s+chance\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
-TAG = re.compile(r",\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
-                 r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you)\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
+TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
+                 r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you))\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
 TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
 QUESTION_START = re.compile(
     r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"

@@ -29,7 +29,7 @@ from text_to_num import text2num
 
 _CUR_PRE = r"(?:US\$|USD|EUR|GBP|CAD|AUD|[$€£])"
 _CUR_POST_WORDS = (r"(?:usd|eur|gbp|inr|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|rupees?|rs|yen|yuan|francs?|"
-                   r"pesos?|cents?|pence|p(?=\b))")
+                   r"pesos?|cents?|pence|pee|p(?=\b))")
 # A number written in digits: thousands with commas, a decimal comma with one or two digits, a point.
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}|\d+,\d{1,2}(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -41,7 +41,7 @@ _SCALE = r"(?:hundred|thousand|grand)"
 _WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
           rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
           rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
-_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)"
+_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)"
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
@@ -69,7 +69,7 @@ covers includes
 # Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
 _COUNT_NOUNS = frozenset("""
 kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag box pack item piece unit day week
-month year hour minute second time star person kid child bedroom room seat door speed gear owner page
+month year hour minute second time star person people kid child bedroom room seat door speed gear owner page
 hrs mins secs wks yrs pcs lbs kgs ozs
 """.split())
 # Nouns an amount of money qualifies ("a 400 allowance", "a 50 deposit"): the number before them is a price.
@@ -109,9 +109,11 @@ class Price:
 
 @lru_cache(maxsize=4096)
 def _words_value(text: str) -> float | None:
-    """The value of a run of number words, or None: text2num reads it; the idiom "two fifty" is 2.50,
-    "two-sixty" and "twenty-six fifty" are 260 and 2,650."""
-    hyphenated = "-" in text and re.match(r"[a-z]+-[a-z]+", text.strip().lower()) is not None
+    """The value of a run of number words, or None: text2num reads it; a price spoken in two parts takes the
+    reading `_spoken` puts first."""
+    spoken = _spoken(text)
+    if spoken is not None:
+        return spoken[0]
     words = re.sub(r"[\s-]+", " ", text.lower().replace(" and ", " ")).strip()
     words = re.sub(r"^(?:(?:a|one) )?(hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
     if words == "a":
@@ -126,21 +128,41 @@ def _words_value(text: str) -> float | None:
         return float(text2num(words, "en"))
     except ValueError:
         pass
-    parts = words.split(" ")
-    for cut in range(1, len(parts)):  # "two fifty", "fifteen ninety-nine": units, then cents
-        head, tail = " ".join(parts[:cut]), " ".join(parts[cut:])
+    dealer = re.fullmatch(r"([a-z]+)-([a-z]+)", text.strip().lower())
+    if dealer:  # "twelve-five" is 12,500, as cars are priced
         try:
-            units, cents = text2num(head, "en"), text2num(tail, "en")
+            thousands, hundreds = text2num(dealer.group(1), "en"), text2num(dealer.group(2), "en")
+        except ValueError:
+            return None
+        if 10 <= thousands < 100 and 0 < hundreds < 10:
+            return float(thousands * 1000 + hundreds * 100)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _spoken(text: str) -> tuple[float, float] | None:
+    """A price spoken in two parts, units then cents, and its two readings, the likelier first: "two fifty" is
+    2.50 (or 250), "two-sixty" 260 (or 2.60), "twenty-six fifty" 2,650, "forty-four ninety-nine" 44.99. None
+    for any other run of words ("seventy-five", "twelve hundred")."""
+    words = re.sub(r"[\s-]+", " ", text.lower()).strip()
+    try:
+        text2num(words, "en")
+        return None  # one number
+    except ValueError:
+        pass
+    parts = words.split(" ")
+    for cut in range(1, len(parts)):
+        try:
+            units, cents = text2num(" ".join(parts[:cut]), "en"), text2num(" ".join(parts[cut:]), "en")
         except ValueError:
             continue
-        if 10 <= cents < 100 and 0 < units < 10 and hyphenated:
-            return float(units * 100 + cents)  # "two-sixty" is 260
-        if 10 <= cents < 100 and 0 < units < 20:
-            return units + cents / 100  # "two fifty" is 2.50
-        if 10 <= cents < 100 and 20 <= units < 100 and cents % 10 != 9:
-            return float(units * 100 + cents)  # "twenty-six fifty" is 2,650
-        if 10 <= cents < 100 and 20 <= units < 100:
-            return units + cents / 100  # "forty-four ninety-nine" is 44.99
+        if not (10 <= cents < 100 and 0 < units < 100):
+            continue
+        small, large = units + cents / 100, float(units * 100 + cents)
+        hyphenated = re.match(r"[a-z]+-[a-z]+", text.strip().lower()) is not None
+        if (units < 10 and hyphenated) or (units >= 20 and cents % 10 != 9):
+            return large, small
+        return small, large
     return None
 
 
@@ -164,13 +186,15 @@ def _amount(match: re.Match) -> float | None:
         value = _words_value(match.group("words"))
     elif match.group("note"):
         value = _NOTES[match.group("note").lower().split()[-1]]
+    elif match.group("couple_scale"):
+        value = 200.0 if match.group("couple_scale").lower().endswith("hundred") else 2000.0  # "a couple hundred"
     else:
         value = 2.0  # "a couple of dollars"
     if value is None:
         return None
     post = (match.group("post") or "").strip(" -").lower()
     cents = None
-    if post in ("cent", "cents", "pence", "p"):
+    if post in ("cent", "cents", "pence", "pee", "p"):
         value /= 100
     elif match.group("and_cents") and post:  # "5 dollars and 40 cents"
         cents = match.group("and_cents")
@@ -217,7 +241,7 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
 def find_prices(message: str) -> list[Price]:
     """Every price in `message`, in order; the two ends of a range form one mention."""
     amounts: list[tuple[float, int, int, bool]] = []
-    spoken: set[int] = set()  # amounts read as "one seventy-five", which may be 1.75 or 175
+    spoken: dict[int, float] = {}  # the other reading of an amount spoken in two parts: "one seventy-five" is 1.75 or 175
     pos = 0
     while (match := _AMOUNT.search(message, pos)) is not None:
         pos = match.end()
@@ -237,16 +261,17 @@ def find_prices(message: str) -> list[Price]:
                 pos = match.end()
         if value is None or not _is_price(message, match, value):
             continue
-        if match.group("words") and not match.group("cents") and value != int(value) \
-                and not re.match(r"[a-z]+-[a-z]+", match.group("words").strip().lower()):  # "two-sixty" is 260 already
-            spoken.add(len(amounts))
+        readings = _spoken(match.group("words")) if match.group("words") and value == _words_value(match.group("words")) \
+            else None
+        if readings is not None:
+            spoken[len(amounts)] = readings[1]
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
     written = [a[0] for i, a in enumerate(amounts) if i not in spoken]
-    for i in spoken & set(range(len(amounts))) if written else ():
+    for i, other in spoken.items() if written else ():
         # "Two hundred is all I have; you'd do it for one seventy-five": the message's other prices give the scale
         value, *rest = amounts[i]
-        if min(abs(math.log(value * 100 / w)) for w in written) < min(abs(math.log(value / w)) for w in written):
-            amounts[i] = (float(round(value * 100)), *rest)
+        if min(abs(math.log(other / w)) for w in written) < min(abs(math.log(value / w)) for w in written):
+            amounts[i] = (other, *rest)
 
     def scale(start: int, end: int) -> float:
         """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000 to 12,000."""
