@@ -35,7 +35,7 @@ _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|shall\s+not|sha
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
 _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|taking|takin|charg(?:e|ing)|"
          r"ask(?:ing)?|bill|quote|list|rent|let|lease|sublet|do(?:ing)?|part(?:ing)?\s+with|"
-         r"let(?:ting)?\s+\w+(?:\s+\w+)?\s+go|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|"
+         r"let(?:ting)?\s+[\w'’]+(?:\s+\w+)?\s+go|touch|drop(?:ping)?|budg(?:e|ing)|come\s+down|coming\s+down|come\s+up|mov(?:e|"
          r"ing)|"
          r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|cough(?:ing)?\s+up|"
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
@@ -239,7 +239,7 @@ _CUES: list[Cue] = noun_cues() + [
                            r"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
                            r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True),
-    _cue("max-before", r"\b(?:max(?:imum)?|tops)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
+    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
     _cue("up-to", rf"{_IMOD}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
          OWN, HI, "after"),
@@ -479,7 +479,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
                                 r"thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
-                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\bI['’]?m\s+done\s+(?:talking|"
+                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b|\bas\s+final\s+as\s+it\s+gets\b|\bI['’]?m\s+done\s+(?:talking|"
                                 r"negotiating|haggling)\b|"
                                 r"(?<=¤)\s+last\b(?!\s+(?:week|month|year|time|night|round|offer|message|season|spring|summer|autumn|fall|winter|"
                                 r"\w+day))|"
