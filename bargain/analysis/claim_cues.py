@@ -173,7 +173,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
     _cue("bare-hi", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
-                    r"(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
+                    r"\b(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
                     r"budget|limit))\b"
                     r"(?!\s+(?:of|you|for\s+you))",
          OWN, HI, "before", personal=True),
@@ -182,7 +182,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("bare-lo", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
                     r"rock[- ]bottom\s+)?"
-                    r"(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
+                    r"\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
                     r"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before", personal=True),
     _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, LO, "after"),
@@ -458,10 +458,13 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "before"),
     # final offers: the price is the nearest one in the sentence
     _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?(?:final|definitive|ultimate)|"
-                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call|say|revision|quote|position|"
-                  r"proposal|proposition|stance|amount)\b|"
+                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call(?!\s+for\b)|say|revision|quote|position|"
+                  r"proposal|proposition|stance|amount)\b"
+                  r"(?!\s+(?:I|we|you|they|he|she)\s+(?:\w+\s+)?(?:listed|posted|quoted|gave|offered|said|mentioned|wrote|"
+                  r"made|sent|saw|got|paid|heard)\b)|"  # "the last price I listed was a typo"
                   r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b))|"
-                  r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b|"
+                  r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b"
+                  r"(?!\s+(?:sale|sales|clearance|day|days|week|round|exam|stop|call|episode|chapter|destination)\b)|"
                   r"\bfinal\s*[.!:,—-]|\bfinal$", FINAL, None, "sentence"),
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
@@ -474,7 +477,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
                                 r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
                                 r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
-                                r"\bmy\s+last\s+word\b|\blast\s+call\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
+                                r"\bmy\s+last\s+word\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
                                 r"thing\s+I['’]ll\s+say)\b|"
@@ -544,7 +547,8 @@ CLAUSE_BREAK = re.compile(
     rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:{_CONJUNCTIONS})\b",
     re.IGNORECASE)
 EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNORECASE)  # what is left between two breaks
-BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
+BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:(?:quick|one|a|just\s+a)\s+question|just\s+(?:wondering|curious)|out\s+of\s+curiosity)"
+                           r"\W+)?(?:(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                            r"that|there|we|i)\b)|any\s+chance\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
 TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you))\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
@@ -558,7 +562,7 @@ QUESTION_START = re.compile(
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
 HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
-    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got))\b", re.IGNORECASE)
+    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to)\b", re.IGNORECASE)
 ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+I|even\s+if)\b", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
                             r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)

@@ -110,7 +110,7 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not cues.EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
             question = whole_question or ("?" in stop and i == len(parts) - 1) or \
-                cues.TAG_QUESTION.search(masked[a:b]) is not None
+                cues.TAG_QUESTION.search(masked[a:b]) is not None or cues.BARE_QUESTION.match(masked[a:b]) is not None
             inside = tuple(p for p in prices if a <= p.start < b)
             clauses.append(_Clause(a, b, sentence, question, inside, (parts[0][0], parts[-1][1])))
         pos = end_match.end() if end_match else len(masked)
@@ -168,6 +168,10 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True  # "you'd pay 80 for this in any store" is the market's price
     if cue.assertive and not cues.ASSERTIVE.search(masked[slice(*clause.sentence_span)]):
         return True  # "you'd accept forty, I'm sure of it"
+    if price is not None and price.end <= span[0] and re.search(
+            r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what)\s+$",
+            masked[clause.start:span[0]], re.IGNORECASE):
+        return True  # "I'll meet you at 145, which is more than I budgeted": the budget is not stated
     if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
                                   r"\b(?:less|more)\s+than\s+$", masked[clause.start:span[0]], re.IGNORECASE):
         return True  # "that's less than half what I paid"
@@ -228,8 +232,12 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
 
 def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
     """The price a final-offer cue is about: one right after it ("final offer, 725", "take it or leave it at
-    7"), else the nearest in its sentence, preferring its own clause (ties to the one after the cue)."""
+    7"), else the nearest in its sentence, preferring its own clause (ties to the one after the cue), and one
+    before it when the cue points back ("0.95 per bag, that's my final offer; they cost me 0.70")."""
     sentence = clauses[index].sentence
+    back = bool(re.search(r"\b(?:that|this|it)(?:['’]s|\s+is)\s+(?:(?:my|our|the)\s+)?(?:\w+\s+)?$",
+                          masked[clauses[index].start:span[0]], re.IGNORECASE)
+                or re.match(r"(?:that|this|it)(?:['’]s|\s+is)\b", masked[span[0]:span[1]], re.IGNORECASE))
     best = None
     for i, clause in enumerate(clauses):
         if clause.sentence != sentence:
@@ -243,7 +251,8 @@ def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple
                                              r"(?:(?:at|of|is|for|then|now)\s+)?", gap) else p.start - span[1]
             else:
                 distance = span[0] - p.end
-            key = (distance > 0 and i != index, distance, 0 if p.start >= span[0] else 1)
+            key = (distance > 0 and i != index, distance > 0 and p.start >= span[1] and back, distance,
+                   0 if p.start >= span[0] else 1)
             if best is None or key < best[0]:
                 best = (key, p)
     return best[1] if best else None
@@ -256,6 +265,8 @@ def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
     left = masked[max(clause.start, span[0] - 40):span[0]]
     if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", masked[clause.start:span[0]], flags=re.IGNORECASE)):
         return True  # "I'm not going to say my final price is 500"; "No, this is my final offer" stands
+    if re.search(r"\b(?:said|says|claimed|claims|insisted|told\s+(?:me|us))\b[^.;!?]{0,15}$", left, re.IGNORECASE):
+        return True  # "the garage said it's non-negotiable"
     if re.search(r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
                  r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?)\s+(?:\w+\s+)?(?:my\s+)?$",
                  left, re.IGNORECASE) or cues.HYPOTHETICAL.search(masked[clause.start:span[0]]):

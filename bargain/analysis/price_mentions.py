@@ -83,6 +83,9 @@ _LABEL_BEFORE = re.compile(
 _YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|around|circa|early|late|mid|summer|"
                           r"winter|spring|autumn|fall|january|february|march|april|may|june|july|august|september|"
                           r"october|november|december)\s+$", re.IGNORECASE)
+_TIME_BEFORE = re.compile(r"\b(?:close|closes|closing|open|opens|opening|shut|shuts|leave|leaves|arrive|arrives|"
+                          r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|before|after)\s+$",
+                          re.IGNORECASE)
 _NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
                         r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|-year|-month|"
                         r"-day|-week|-hour|-minute|-inch|-foot|-piece|-seat|-speed|-door|"
@@ -218,6 +221,8 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
     before = message[max(0, start - 24):start]
     if _LABEL_BEFORE.search(before) and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE):
         return False
+    if _TIME_BEFORE.search(before) and value <= 24:
+        return False  # "I close at 6"
     if (match.group("digits") and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
             and not match.group("k") and _YEAR_BEFORE.search(before)):
         if not re.match(r"\s*(?:-|–|to)\s*\d", message[end:]):
