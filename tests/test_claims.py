@@ -369,6 +369,16 @@ def test_the_claims_command_reads_one_message():
     ("My brother's budget for his bike was 200.", "buyer", []),
     ("Had my budget been bigger I'd have taken the 900 one.", "buyer", []),
     ("My final exam is tomorrow, can we settle this?", "buyer", []),
+    ("The firm I work for might reimburse me, but for now I'd offer 700 for the laptop.", "buyer", []),
+    ("I'll meet you at 145, which is more than I budgeted.", "buyer", []),
+    ("0.95 per bag, that's my final offer; they cost me 0.70 each.", "seller",
+     [("final_offer", 0.95), ("own_limit", 0.70)]),
+    ("The garage quoted me 600 and said it's non-negotiable.", "buyer", []),
+    ("The last price I listed was a typo, it should say 75.", "seller", []),
+    ("Great, another 'non-negotiable' price that moved twice already.", "buyer", []),
+    ("Quick question, is £120 really your limit", "seller", []),
+    ("Your message this morning said 1,750 was the most you'd pay.", "seller", []),
+    ("Last call for the bread, I close at 6.", "seller", []),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

@@ -38,6 +38,9 @@ from bargain.analysis.price_mentions import find_prices
     ("My max is .75 for the bar", ".75", 0.75),
     ("I can pay USD 3.", "USD 3", 3.0),
     ("I have 3 kids and a budget of 2.20", "2.20", 2.2),
+    ("I'm into this car for twelve-five", "twelve-five", 12500.0),
+    ("you got it for a couple hundred bucks", "a couple hundred bucks", 200.0),
+    ("fifty pee each", "fifty pee", 0.5),
 ])
 def test_one_price_in_any_form(text, written, value):
     prices = find_prices(text)
@@ -58,7 +61,7 @@ def test_a_range_is_one_mention_with_both_ends(text, low, high):
 @pytest.mark.parametrize("text", [
     "I need 3 bags", "a 5kg sack", "10% off please", "we're in round 3", "it's a 2019 model", "since 2022",
     "in 2 days", "at 5pm", "it's 5:30", "my 2nd offer", "I have three kids", "the model T-800", "a 3-year warranty",
-    "the one I saw",
+    "the one I saw", "we close at 6", "a couple hundred people",
 ])
 def test_numbers_that_are_not_prices(text):
     assert find_prices(text) == []
@@ -69,6 +72,9 @@ def test_numbers_that_are_not_prices(text):
     ("I paid 240, so two fifty is fair", [240.0, 250.0]),
     ("two fifty, not 3", [2.5, 3.0]),
     ("two fifty for the coffee", [2.5]),
+    ("Twelve-fifty is the ceiling, and you'd be fine at twelve hundred", [1250.0, 1200.0]),
+    ("one-fifty a punnet", [1.5]),  # a price per item
+    ("six-fifty a month", [650.0]),
 ])
 def test_a_spoken_price_takes_the_scale_of_the_messages_other_prices(text, values):
     assert [p.low for p in find_prices(text)] == values

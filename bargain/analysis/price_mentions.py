@@ -83,6 +83,8 @@ _LABEL_BEFORE = re.compile(
 _YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|around|circa|early|late|mid|summer|"
                           r"winter|spring|autumn|fall|january|february|march|april|may|june|july|august|september|"
                           r"october|november|december)\s+$", re.IGNORECASE)
+_PER_ITEM = re.compile(r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)",
+                       re.IGNORECASE)  # a price per item, not per month
 _TIME_BEFORE = re.compile(r"\b(?:close|closes|closing|open|opens|opening|shut|shuts|leave|leaves|arrive|arrives|"
                           r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|before|after)\s+$",
                           re.IGNORECASE)
@@ -268,6 +270,8 @@ def find_prices(message: str) -> list[Price]:
             continue
         readings = _spoken(match.group("words")) if match.group("words") and value == _words_value(match.group("words")) \
             else None
+        if readings is not None and readings[0] > readings[1] and _PER_ITEM.match(message, match.end()):
+            value, readings = readings[1], readings[::-1]  # "one-fifty a punnet" is 1.50
         if readings is not None:
             spoken[len(amounts)] = readings[1]
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
