@@ -42,6 +42,11 @@ _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(
          r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part|discount(?:ing)?|"
          r"price\s+(?:it|them))")
 _CENT = r"(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))"
+# What a seller pays for besides the item: "fuel cost me 30", "I pay my babysitter 15" state no floor.
+_EXPENSE_WORDS = ("fuel", "petrol", "gas", "diesel", "storage", r"storage\sunit", "parking", "insurance", "rent", "repairs",
+                  "repair", "tolls", "fees", "babysitter", "listing", "ads", "advert", "tax", "taxes")
+_EXPENSES = rf"(?:{'|'.join(_EXPENSE_WORDS)})"
+_NOT_AFTER_EXPENSE = "".join(rf"(?<!{word}\s)" for word in _EXPENSE_WORDS)  # "fuel cost me": fixed-width look-behinds
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
@@ -215,7 +220,7 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"is\s+not\s+able\s+to))\s+{_ADV}(?:exceed|surpass|top|extend\s+(?:beyond|past|to\s+more\s+than)|"
                        rf"stretch\s+(?:beyond|past|to\s+more\s+than)|go\s+(?:above|beyond|over|past))\b", OWN, HI, "after"),
     _cue("approved-up-to", r"\b(?:authori[sz]ed|approved|pre-?approved|cleared|signed\s+off)\b[^¤.;!?]{0,40}?\bup\s+to\b",
-         OWN, HI, "after", (BUYER,)),
+         OWN, HI, "after", (BUYER,), personal=True),
     _cue("not-permitted", r"\b(?:do|does|will|would)\s*(?:n['’]t|\s+not)\s+(?:permit|allow|let)\s+(?:me|us)\s+(?:to\s+)?"
                           r"(?:exceed|go\s+(?:above|over|beyond)|pay\s+(?:more\s+than|over)|spend\s+(?:more\s+than|over))",
          OWN, HI, "after", (BUYER,)),
@@ -231,7 +236,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after", personal=True),
     _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
          personal=True),
-    _cue("at-most-after", r"(?<=¤)\s*(?:[\w'’]+,?\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
+    _cue("at-most-after", r"(?<=¤),?\s*(?:[\w'’]+,?\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
                           r"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
                           r"or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True),
@@ -297,8 +302,9 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after"),
     _cue("only-part-with", rf"{_I}\s+(?:can|could)\s+only\s+(?:part\s+with|sell|let)\s+{_OBJ}(?:\s+go)?\s+for\b", OWN, LO, "after",
          (SELLER,)),
-    _cue("my-x-budget", r"\b(?:my|our)\s+(?=¤+\s+(?:\w+\s+)?(?:budget|limit|max(?:imum)?|ceiling|cap|floor|minimum|allowance)\b)|"
-                        r"\b(?:a|an)\s+(?=¤+\s+(?:budget|allowance|limit|cap|ceiling)\b)", OWN, None, "after"),
+    _cue("my-x-budget", r"\b(?:my|our)\s+(?=¤+\s+(?:\w+\s+)?(?:budget|limit|max(?:imum)?|ceiling|cap|floor|minimum|allowance)\b)",
+         OWN, None, "after"),
+    _cue("a-x-budget", r"\b(?:a|an)\s+(?=¤+\s+(?:budget|allowance|limit|cap|ceiling)\b)", OWN, HI, "after", personal=True),
     _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|need\s+to)\s+"
                             rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
                             rf"no\s+less\s+than)",
@@ -311,11 +317,9 @@ _CUES: list[Cue] = noun_cues() + [
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
     _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|dropped(?=\s+(?:like\s+|about\s+|around\s+|over\s+)?¤)|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
                    rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|"
-                   rf"on)\s+(?:the\s+)?(?:repairs?|fix(?:ing)?|"
-                   rf"parts|shipping|delivery|fees?|insurance|storage|gas|petrol|fuel|listing|ads?|"
-                   rf"advert)\b)(?:\s+the\s+\w+)?",
+                   rf"on)\s+(?:the\s+)?(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts)\b)(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
-    _cue("cost-me", r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)\b(?:cost|costs|costed|runs?|"
+    _cue("cost-me", rf"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s){_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|"
                     r"ran|charges?|charged|bills?|billed)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
                     r"wholesaler|"
                     r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
@@ -342,7 +346,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("break-even", r"\bto\s+break\s+even\b", OWN, LO, "near", (SELLER,), conditional=True),
     _cue("anything-over", r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|beyond|more\s+than|higher\s+than)"
                           r"(?=\s*¤)|\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|beyond)(?=\s*¤)",
-         OWN, HI, "after", (BUYER,)),
+         OWN, HI, "after", (BUYER,), personal=True),
     _cue("anything-under", r"\b(?:anything|everything|any\s+price)\s+(?:under|below|south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
          OWN, LO, "after", (SELLER,)),
     _cue("sunk", r"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
@@ -430,7 +434,7 @@ _CUES: list[Cue] = noun_cues() + [
                                rf"can['’]?t|never)?\s*(?:\w+\s+)?(?:turn\s+down|say\s+no\s+to|pass\s+up|refuse|reject)\b",
          OTHER, None, "after", assertive=True),
     _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
-                          rf"go\s+(?:up\s+)?to|go\s+as\s+high\s+as|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
+                          rf"go\s+(?:up\s+)?to|go\s+as\s+high\s+as|stretch\s+to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after", assertive=True),
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
@@ -588,7 +592,7 @@ ASSERTIVE = re.compile(
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
     r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically|"
-    r"all\s+day|don['’]?t\s+lie)\b",
+    r"all\s+day|don['’]?t\s+lie|admit\s+it)\b",
     re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
