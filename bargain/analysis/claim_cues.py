@@ -144,7 +144,7 @@ def noun_cues() -> list[Cue]:
                                      rf"(?:\s+(?:for|on|of)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}){{0,2}}\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
-        cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+{noun}", OWN, direction, "before"))
+        cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last)\b){noun}", OWN, direction, "before"))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b", OWN, direction, "near"))
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
