@@ -355,7 +355,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
                  rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
                  rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them|\w+|the\s+\w+)\s+away|"
-                 rf"eat(?:ing)?\s+the\s+cost|"
+                 rf"eat(?:ing)?\s+the\s+cost|working\s+for\s+(?:free|nothing)|"
                  rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
                  rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
                  rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|"
@@ -414,7 +414,8 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "after"),
     _cue("nothing-for-you", r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?)?\s*(?:is|['’]s|would\s+be|will\s+be)\s+(?:\w+\s+)?"
                             r"(?:nothing|no\s+problem|peanuts|pocket\s+change|small\s+change|chump\s+change)\s+(?:to|for)\s+"
-                            r"(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|doesn['’]?t)\s+break\s+(?:the|your)\s+bank\b",
+                            r"(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|doesn['’]?t)\s+(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u)|"
+                            r"hurt\s+(?:you|u))\b",
          OTHER, HI, "before"),
     _cue("nothing-to-you", r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
                            r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|plenty)\s+for\s+(?:you|u)\b",
@@ -423,7 +424,7 @@ _CUES: list[Cue] = noun_cues() + [
                               rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
                               rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
-    _cue("you-can-take", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|sell\s+(?:\w+\s+)?for|"
+    _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|come\s+down\s+to|sell\s+(?:\w+\s+)?for|"
                          rf"let\s+\w+\s+go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
          assertive=True),
     _cue("you-can-go", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|do)(?:\s+(?:up\s+)?to)?\b", OTHER, HI, "after",
@@ -536,7 +537,7 @@ LIMIT_WORDS = re.compile(rf"\b(?:{_HI_NOUNS}|{_LO_NOUNS}|{_ANY_NOUNS}|most|least
 
 
 # --- sentences, clauses and questions -----------------------------------------------------------
-SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)")
+SENTENCE_END = re.compile(r"[!?\n]+|\.(?!\d)(?:\s+|$)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")  # an emoji ends a thought
 KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=okay,)|(?<=so,)|(?<=listen,)|"
               r"(?<=sorry,)|(?<=yeah,)|(?<=hey,)|(?<=hi,)|(?<=again,)|(?<=realistically,)|(?<=seriously,)|"
               r"honestly|really|frankly|truly|sadly|unfortunately|basically|realistically|literally|seriously|tbh|"
@@ -600,6 +601,8 @@ COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|le
 THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyone|people|dad|mom|mum|father|mother|"
                    r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b", re.IGNORECASE)
 # Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
+# Cues of a price where the speaker loses money: "at" such a price only bounds a limit the message may state.
+LOSSES = frozenset({"loss", "at-cost"})
 SUBJECTLESS = frozenset({"neg-hi", "neg-lo", "neg-better", "neg-exceed", "i-paid", "i-bought-it-for", "i-need-at-least",
                          "i-only-have"})
 THRESHOLD = re.compile(

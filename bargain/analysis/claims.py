@@ -304,7 +304,8 @@ class _Reading(NamedTuple):
     end: int
     asserted: bool  # nothing in its clause cancels it
     personal: bool = False  # a bare bound, whose person was read from the clause ("at least 600")
-    weak: bool = False  # a final-offer cue that only stresses a limit stated in its sentence
+    weak: bool = False  # yields to a stronger claim: a final offer to a limit in its sentence, a loss "at" a price
+    # to a limit the message states ("I paid 549, so I'm already eating a loss at 520")
 
 
 def _parse(message: str) -> tuple[str, list[_Clause]]:
@@ -368,7 +369,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
                 asserted = not _blocked(masked, clause, cue, span, price)
-                found.append(_Reading(kind, cue.direction, price, *span, asserted, personal=cue.personal))
+                weak = cue.name in cues.LOSSES and cues.AT.search(masked[max(0, price.start - 40):price.start]) is not None
+                found.append(_Reading(kind, cue.direction, price, *span, asserted, personal=cue.personal, weak=weak))
     return found
 
 
@@ -381,11 +383,14 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
     readings = sorted((r for r in _readings(message, speaker) if r.asserted), key=lambda r: r.start)
     limits: dict[tuple[str, int], Claim] = {}
     named: set[tuple[str, int]] = set()  # claims a cue naming its person made, not only a bare bound
-    for kind, direction, price, start, end, _, personal, _ in readings:
+    strong: set[tuple[str, int]] = set()  # claims not only made by a loss at a price
+    for kind, direction, price, start, end, _, personal, weak in readings:
         if kind == "final_offer":
             continue
         if not personal:
             named.add((kind, price.start))
+        if not weak:
+            strong.add((kind, price.start))
         if (kind, price.start) not in limits:
             lo, hi = min(start, price.start), max(end, price.end)
             limits[(kind, price.start)] = Claim(kind, _value(price, direction, kind, speaker), message[lo:hi], lo, hi)
@@ -396,6 +401,8 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
         if (claim.kind, claim.value) in seen:
             del limits[key]
         seen.add((claim.kind, claim.value))
+    for key in [k for k in limits if k not in strong and any(s[0] == k[0] and s[1] != k[1] for s in strong)]:
+        del limits[key]  # "At 8,50 we'd be under cost. We pay the mill 8,20": the cost is the limit
     # an own and an other-side claim on one price: a bare bound ("at least 600") yields to the cue that names a person
     for at in [k[1] for k in limits if k[0] == "own_limit" and ("other_limit", k[1]) in limits]:
         own, other = ("own_limit", at), ("other_limit", at)

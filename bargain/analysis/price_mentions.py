@@ -8,7 +8,9 @@ decide which numbers are prices at all.
 "2,50" and "1,250" (price-parser decides which comma is decimal), "£3", "3k", "3 bucks",
 "50 cents", number words ("twelve hundred", "seventy-five", read by text2num), the spoken
 price idioms "two fifty" (2.50) and "three euros twenty" (3.20), "a couple of dollars", and
-ranges ("2 to 2.50", "between 1.8 and 2.0", "2-2.5"), which keep both ends.
+ranges ("2 to 2.50", "between 1.8 and 2.0", "2-2.5"), which keep both ends. Where the words leave
+the scale open, the message's other prices decide it: "one seventy-five" is 1.75, or 175 beside
+"two hundred"; a bare "eight" is 8, or 8,000 beside "8,500"; "one-fifty a punnet" is 1.50.
 
 A number is not a price when its context says it is something else: a quantity or unit ("3
 bags", "5kg", "three kids": a bare number followed directly by a noun), a percentage, an
@@ -248,7 +250,8 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
 def find_prices(message: str) -> list[Price]:
     """Every price in `message`, in order; the two ends of a range form one mention."""
     amounts: list[tuple[float, int, int, bool]] = []
-    spoken: dict[int, float] = {}  # the other reading of an amount spoken in two parts: "one seventy-five" is 1.75 or 175
+    spoken: dict[int, float] = {}  # another reading, which the message's other prices may choose: "one seventy-five"
+    # is 1.75 or 175, a bare "eight" is 8 or 8,000
     pos = 0
     while (match := _AMOUNT.search(message, pos)) is not None:
         pos = match.end()
@@ -274,12 +277,16 @@ def find_prices(message: str) -> list[Price]:
             value, readings = readings[1], readings[::-1]  # "one-fifty a punnet" is 1.50
         if readings is not None:
             spoken[len(amounts)] = readings[1]
+        elif value < 100 and value == int(value) and not any(match.group(g) for g in ("pre", "post", "k", "grand",
+                                                                                        "hundred", "note", "cents")):
+            spoken[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
     written = [a[0] for i, a in enumerate(amounts) if i not in spoken]
     for i, other in spoken.items() if written else ():
         # "Two hundred is all I have; you'd do it for one seventy-five": the message's other prices give the scale
         value, *rest = amounts[i]
-        if min(abs(math.log(other / w)) for w in written) < min(abs(math.log(value / w)) for w in written):
+        nearest = min(abs(math.log(other / w)) for w in written)
+        if nearest < math.log(3) and nearest < min(abs(math.log(value / w)) for w in written):
             amounts[i] = (other, *rest)
 
     def scale(start: int, end: int) -> float:
