@@ -274,7 +274,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("where-i-stop", rf"\bwhere\s+{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|bottom\s+out)\b|"
                          rf"{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|top\s+out|bottom\s+out)\s+at\b",
          OWN, None, "near"),
-    _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just)\b", OWN, HI, "after"),
+    _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|exactly(?=\s*¤+\s+(?:\w+\s+)?(?:for|to\s+spend)\b))\b",
+         OWN, HI, "after"),
     _cue("i-have-cash", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|exactly)\s+)?(?=¤+\s+(?:in\s+)?cash\b)",
          OWN, HI, "after", (BUYER,)),
     _cue("what-i-have", rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|left|available|to\s+spend)\b",
@@ -412,7 +413,7 @@ _CUES: list[Cue] = noun_cues() + [
                              rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|over|beyond|"
                              rf"more)(?:\s+than)?)|for)\b",
          OTHER, HI, "after"),
-    _cue("nothing-for-you", r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?)?\s*(?:is|['’]s|would\s+be|will\s+be)\s+(?:\w+\s+)?"
+    _cue("nothing-for-you", r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|\s+for\s+(?:it|this|that|the\s+[\w-]+)(?:\s+one)?)?\s*(?:is|['’]s|would\s+be|will\s+be)\s+(?:\w+\s+)?"
                             r"(?:nothing|no\s+problem|peanuts|pocket\s+change|small\s+change|chump\s+change)\s+(?:to|for)\s+"
                             r"(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|doesn['’]?t)\s+(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u)|"
                             r"hurt\s+(?:you|u))\b",
