@@ -379,6 +379,12 @@ def test_the_claims_command_reads_one_message():
     ("Quick question, is £120 really your limit", "seller", []),
     ("Your message this morning said 1,750 was the most you'd pay.", "seller", []),
     ("Last call for the bread, I close at 6.", "seller", []),
+    ("We can accept 780 EUR for the 20-page contract, which is our final offer.", "seller", [("final_offer", 780.0)]),
+    ("These are two floor seats, and I'm asking $320 for the pair.", "seller", []),
+    ("I can do 27 for the bushel, which is just a little over what it costs me.", "seller", []),
+    ("I put $2,000 into the transmission last year, so I priced it at $14,500.", "seller", []),
+    ("Fuel cost me 30 to get here, but the piano itself I paid 1,000 for.", "seller", [("own_limit", 1000.0)]),
+    ("At €8,50 we would be under cost. We pay the mill €8,20 per litre.", "seller", [("own_limit", 8.2)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

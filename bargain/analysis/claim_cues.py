@@ -46,6 +46,8 @@ _CENT = r"(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:ce
 _EXPENSE_WORDS = ("fuel", "petrol", "gas", "diesel", "storage", r"storage\sunit", "parking", "insurance", "rent", "repairs",
                   "repair", "tolls", "fees", "babysitter", "listing", "ads", "advert", "tax", "taxes")
 _EXPENSES = rf"(?:{'|'.join(_EXPENSE_WORDS)})"
+_NOT_THE_ITEM = (rf"(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts|transmission|engine|tyres|tires|brakes|battery|"
+                 rf"clutch)\b")  # "I put 2,000 into the transmission": a part, not what the item cost
 _NOT_AFTER_EXPENSE = "".join(rf"(?<!{word}\s)" for word in _EXPENSE_WORDS)  # "fuel cost me": fixed-width look-behinds
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
@@ -317,8 +319,7 @@ _CUES: list[Cue] = noun_cues() + [
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
     _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|dropped(?=\s+(?:like\s+|about\s+|around\s+|over\s+)?¤)|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|"
-                   rf"on)\s+(?:the\s+)?(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts)\b)(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|on|into)\s+(?:the\s+|new\s+)?{_NOT_THE_ITEM})(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
     _cue("cost-me", rf"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s){_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|"
                     r"ran|charges?|charged|bills?|billed)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
@@ -350,7 +351,8 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after", (BUYER,), personal=True),
     _cue("anything-under", r"\b(?:anything|everything|any\s+price)\s+(?:under|below|south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
          OWN, LO, "after", (SELLER,)),
-    _cue("sunk", r"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|the\s+\w+)\b",
+    _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|"
+                 rf"the\s+(?!{_NOT_THE_ITEM})\w+)\b",
          OWN, LO, "before", (SELLER,)),
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
     _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"

@@ -169,7 +169,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     if cue.assertive and not cues.ASSERTIVE.search(masked[slice(*clause.sentence_span)]):
         return True  # "you'd accept forty, I'm sure of it"
     if price is not None and price.end <= span[0] and re.search(
-            r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what)\s+$",
+            r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what(?:\s+it)?)\s+$",
             masked[clause.start:span[0]], re.IGNORECASE):
         return True  # "I'll meet you at 145, which is more than I budgeted": the budget is not stated
     if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
@@ -235,7 +235,7 @@ def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple
     7"), else the nearest in its sentence, preferring its own clause (ties to the one after the cue), and one
     before it when the cue points back ("0.95 per bag, that's my final offer; they cost me 0.70")."""
     sentence = clauses[index].sentence
-    back = bool(re.search(r"\b(?:that|this|it)(?:['’]s|\s+is)\s+(?:(?:my|our|the)\s+)?(?:\w+\s+)?$",
+    back = bool(re.search(r"\b(?:that|this|it|which)(?:['’]s|\s+is)\s+(?:(?:my|our|the)\s+)?(?:\w+\s+)?$",
                           masked[clauses[index].start:span[0]], re.IGNORECASE)
                 or re.match(r"(?:that|this|it)(?:['’]s|\s+is)\b", masked[span[0]:span[1]], re.IGNORECASE))
     best = None

@@ -91,9 +91,9 @@ _TIME_BEFORE = re.compile(r"\b(?:close|closes|closing|open|opens|opening|shut|sh
                           r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|before|after)\s+$",
                           re.IGNORECASE)
 _NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
-                        r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|-year|-month|"
-                        r"-day|-week|-hour|-minute|-inch|-foot|-piece|-seat|-speed|-door|"
-                        r"-pack|-bedroom|-liter|-litre|-pound|-ounce|ish\b(?=\s*(?:years|kids|people)))",
+                        r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|"
+                        r"-(?!(?:dollars?|euros?|bucks?|quid|ish)\b)[a-z]|"  # "a 20-page contract", "a 3-bedroom flat"
+                        r"ish\b(?=\s*(?:years|kids|people)))",
                         re.IGNORECASE)
 _WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
 
@@ -238,8 +238,9 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
                 after in _COUNT_NOUNS or (after.endswith("s") and len(after) > 3 and after not in _AFTER_PRICE
                                          and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
                                          and not after.endswith(("ss", "us", "is")))
-                or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))):
-            return False  # "3 bags", "two kids", "a 2019 model"
+                or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))
+                or (after not in _AFTER_PRICE and match.group("words") and value < 20)):
+            return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"
     if re.search(r"\b(?:the|a|an|all|these|those)\s*$", before, re.IGNORECASE) and match.group("words") and value < 20:
         return False  # "a one", "the two", "for all six"
     if match.group("words") and value == 1 and not match.group("post"):
@@ -281,8 +282,8 @@ def find_prices(message: str) -> list[Price]:
                                                                                         "hundred", "note", "cents")):
             spoken[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
-    written = [a[0] for i, a in enumerate(amounts) if i not in spoken]
-    for i, other in spoken.items() if written else ():
+    written = [a[0] for i, a in enumerate(amounts) if i not in spoken and a[0] > 0]
+    for i, other in spoken.items() if written and all(a[0] > 0 for a in amounts) else ():
         # "Two hundred is all I have; you'd do it for one seventy-five": the message's other prices give the scale
         value, *rest = amounts[i]
         nearest = min(abs(math.log(other / w)) for w in written)
