@@ -5,7 +5,7 @@
 Reads each set in tests/data (development sets, tuned on; test sets, never tuned on), scores
 `bargain.analysis.claims.extract_claims` with the speaker's side as the callers give it (a claim
 counts when a gold claim of the same kind and value, within 0.005, is in the same message), and
-prints a table. Then times every message of all sets after start-up (the patterns compiled, the
+prints a table, with how many messages that carry no claim got one reported. Then times every message of all sets after start-up (the patterns compiled, the
 first call made): the median of `--repeats` passes, in milliseconds per message. Goal: under 5 ms.
 
 `--model SPEC` scores the model-assisted reading instead (bargain.analysis.claims_model: each claim
@@ -62,6 +62,13 @@ def score(rows: list[dict], read=extract_claims) -> dict[str, dict[str, int]]:
     return counts
 
 
+def false_alarms(rows: list[dict], read=extract_claims) -> tuple[int, int]:
+    """How many messages without a labelled claim `read` reports a claim on, and how many such messages there are:
+    the false claims a study would count as lies where nothing was claimed."""
+    empty = [row for row in rows if not row["claims"]]
+    return sum(bool(read(row["message"], row["role"])) for row in empty), len(empty)
+
+
 def assisted_readings(rows: list[dict], spec: str | None) -> dict[tuple[str, str], Assisted]:
     """Every message read with the model `spec` (openai:MODEL@URL), or with the labelled claims as the model's
     answer when `spec` is None (the oracle), each claim confirmed by the rules."""
@@ -88,7 +95,8 @@ def main() -> None:
                         "claims as the model's answer (the most confirmation lets a model add)")
     args = parser.parse_args()
     added = refused = 0
-    print(f"{'set':24s} {'kind':12s} {'msgs':>5s} {'precision':>9s} {'recall':>7s}  (tp/fp/fn)")
+    print(f"{'set':24s} {'kind':12s} {'msgs':>5s} {'precision':>9s} {'recall':>7s}  (tp/fp/fn; claim-free messages "
+          f"with a claim reported)")
     messages = []
     for group, names in SETS.items():
         for name in names:
@@ -102,10 +110,12 @@ def main() -> None:
                 read = reader(readings)
             counts = score(rows, read)
             total = {key: sum(c[key] for c in counts.values()) for key in ("tp", "fp", "fn")}
+            flagged, empty = false_alarms(rows, read)
             for kind, c in [("all", total), *counts.items()]:
                 print(f"{name + ' (' + group[:4] + ')' if kind == 'all' else '':24s} {kind:12s} "
                       f"{len(rows) if kind == 'all' else '':>5} {_ratio(c['tp'], c['tp'] + c['fp']):>9s} "
-                      f"{_ratio(c['tp'], c['tp'] + c['fn']):>7s}  ({c['tp']}/{c['fp']}/{c['fn']})")
+                      f"{_ratio(c['tp'], c['tp'] + c['fn']):>7s}  ({c['tp']}/{c['fp']}/{c['fn']}"
+                      f"{f'; {flagged} of {empty}' if kind == 'all' else ''})")
     if args.model or args.oracle:
         print(f"\nthe model added {added} claims the rules had not found; {refused} of its claims were refused")
     times = []
