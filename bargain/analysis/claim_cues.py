@@ -525,12 +525,13 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence", weak=True),
     _cue("not-a-cent-final", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
-                             r"(?:over|above|more\s+than|higher\s+than|beyond|under|below|less\s+than|lower\s+than)(?=\s*¤)",
+                             r"(?:over|above|more\s+than|higher\s+than|beyond|under|below|less\s+than|lower\s+than|"
+                             r"(?:more|less|higher|lower)\s*:)(?=\s*¤)",
          FINAL, None, "sentence"),
     *_both("nothing", r"\b(?:not|nothing|nothin|nada)\s+{words}(?=\s*¤)", OWN, "after",
            {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"}),
     *_both("not-a-cent-after", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                               r"one\s+(?:cent|penny)\s+){words}\b(?!\s*(?:than|¤))", OWN, "before",
+                               r"one\s+(?:cent|penny)\s+){words}\b(?!\s*(?:than|:?\s*¤))", OWN, "before",
            {HI: r"(?:more|higher|above|over|beyond|past)", LO: r"(?:less|lower|under|below)"}, stresses_offer=True),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
