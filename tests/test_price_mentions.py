@@ -78,6 +78,8 @@ def test_numbers_that_are_not_prices(text):
     ("Any room on the 8,500? I bet you'd let it go for eight.", [8500.0, 8000.0]),
     ("I paid 1,200 and want 15 for the case", [1200.0, 15.0]),  # too far from 1,200 to be 15,000
     ("I got it for 0 and want 1,200", [0.0, 1200.0]),
+    ("I max out at nine fifty for the piano", [950.0]),  # the item gives the scale
+    ("Seven-fifty is my bottom for the honey", [7.5]),
 ])
 def test_a_spoken_price_takes_the_scale_of_the_messages_other_prices(text, values):
     assert [p.low for p in find_prices(text)] == values

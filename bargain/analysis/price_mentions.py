@@ -87,6 +87,15 @@ _YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|ar
                           r"october|november|december)\s+$", re.IGNORECASE)
 _PER_ITEM = re.compile(r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)",
                        re.IGNORECASE)  # a price per item, not per month
+# Goods whose price names the scale a spoken price leaves open ("nine fifty for the piano" is 950).
+_DEAR = re.compile(r"\b(?:piano|car|van|truck|motorbike|motorcycle|scooter|boat|caravan|camper|sofa|couch|wardrobe|fridge|"
+                   r"freezer|washer|dishwasher|laptop|computer|macbook|tv|television|camera|lens|drone|bike|bicycle|e-bike|"
+                   r"guitar|amp|drum\s+kit|watch|ring|rent|flat|apartment|room|deposit|roof|kitchen|bathroom|furniture|"
+                   r"mattress|bed|desk|table|wedding|venue|saddle|horse|tractor|trailer)s?\b", re.IGNORECASE)
+_CHEAP = re.compile(r"\b(?:coffee|tea|egg|eggs|bread|loaf|bun|croissant|bagel|jar|punnet|kilo|kg|lb|bunch|apple|banana|"
+                    r"tomato|tomatoes|lemon|lemonade|milk|pint|cup|candle|card|stamp|sticker|pen|pencil|soap|seed|seeds|"
+                    r"plant|cutting|cupcake|cookie|muffin|juice|honey|cherries|berries|radish|radishes|herbs|basil)s?\b",
+                    re.IGNORECASE)
 _TIME_BEFORE = re.compile(r"\b(?:close|closes|closing|open|opens|opening|shut|shuts|leave|leaves|arrive|arrives|"
                           r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|before|after)\s+$",
                           re.IGNORECASE)
@@ -282,6 +291,11 @@ def find_prices(message: str) -> list[Price]:
                                                                                         "hundred", "note", "cents")):
             spoken[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
+    for i, other in spoken.items():  # "I max out at nine fifty for the piano": the item gives the scale
+        value = amounts[i][0]
+        item = _DEAR.search(message) if other > value else _CHEAP.search(message)
+        if item is not None and 0 < value and math.isclose(max(other, value), 100 * min(other, value)):
+            amounts[i], spoken[i] = (other, *amounts[i][1:]), value
     written = [a[0] for i, a in enumerate(amounts) if i not in spoken and a[0] > 0]
     for i, other in spoken.items() if written and all(a[0] > 0 for a in amounts) else ():
         # "Two hundred is all I have; you'd do it for one seventy-five": the message's other prices give the scale
