@@ -9,8 +9,9 @@ decide which numbers are prices at all.
 "50 cents", number words ("twelve hundred", "seventy-five", read by text2num), the spoken
 price idioms "two fifty" (2.50) and "three euros twenty" (3.20), "a couple of dollars", and
 ranges ("2 to 2.50", "between 1.8 and 2.0", "2-2.5"), which keep both ends. Where the words leave
-the scale open, the message's other prices decide it: "one seventy-five" is 1.75, or 175 beside
-"two hundred"; a bare "eight" is 8, or 8,000 beside "8,500"; "one-fifty a punnet" is 1.50.
+the scale open, the item or the message's other prices decide it: "one seventy-five" is 1.75, or
+175 beside "two hundred"; "nine fifty for the piano" is 950; "one-fifty a punnet" is 1.50; a bare
+"eight" is 8, or 8,000 beside "8,500".
 
 A number is not a price when its context says it is something else: a quantity or unit ("3
 bags", "5kg", "three kids": a bare number followed directly by a noun), a percentage, an
