@@ -189,7 +189,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("bare-lo", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
                     r"rock[- ]bottom\s+)?"
-                    r"\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even)\b"
+                    r"\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even|rock[- ]bottom)\b"
                     r"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before", personal=True),
     _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, LO, "after"),
@@ -234,9 +234,10 @@ _CUES: list[Cue] = noun_cues() + [
                           r"(?:below|under|less\s+than|lower\s+than)", OWN, LO, "after"),
     _cue("decline-above", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+price|prices?)\s+"
                           r"(?:above|over|more\s+than|higher\s+than)", OWN, HI, "after"),
-    _cue("no-more-than", r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|\bat\s+(?:the\s+)?(?:very\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
+    _cue("no-more-than", r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
          OWN, HI, "after", personal=True),
-    _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|\bat\s+(?:the\s+)?(?:very\s+)?least\b", OWN, LO, "after",
+    _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?least\b",
+         OWN, LO, "after",
          personal=True),
     _cue("at-most-after", r"(?<=¤),?\s*(?:[\w'’]+,?\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
                           r"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
@@ -322,7 +323,7 @@ _CUES: list[Cue] = noun_cues() + [
                    rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|on|into)\s+(?:the\s+|new\s+)?{_NOT_THE_ITEM})(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
     _cue("cost-me", rf"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s){_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|"
-                    r"ran|charges?|charged|bills?|billed)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
+                    r"ran|charges?|charged|bills?|billed|owes)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
                     r"wholesaler|"
                     r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
                     r"billed)\b|\bset\s+(?:me|us)\s+back\b|\bputs?\s+(?:me|us)\s+at\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
@@ -351,6 +352,8 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after", (BUYER,), personal=True),
     _cue("anything-under", r"\b(?:anything|everything|any\s+price)\s+(?:under|below|south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
          OWN, LO, "after", (SELLER,)),
+    _cue("got-in-it", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|like|over|already)\s+)?(?=¤+\s+(?:already\s+)?"
+                      rf"(?:in|into)\s+(?:it|this|them|these|that|the\s+(?!{_NOT_THE_ITEM})\w+)\b)", OWN, LO, "after", (SELLER,)),
     _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|into)\s*(?:it|this|them|these|"
                  rf"the\s+(?!{_NOT_THE_ITEM})\w+)\b",
          OWN, LO, "before", (SELLER,)),
@@ -358,7 +361,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
                  rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
                  rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them|\w+|the\s+\w+)\s+away|"
-                 rf"eat(?:ing)?\s+the\s+cost|working\s+for\s+(?:free|nothing)|"
+                 rf"eat(?:ing)?\s+the\s+cost|working\s+for\s+(?:free|nothing)|can['’]?t\s+(?:even\s+)?cover|cannot\s+cover|"
                  rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
                  rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
                  rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|"
@@ -427,7 +430,7 @@ _CUES: list[Cue] = noun_cues() + [
                               rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
                               rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
-    _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|come\s+down\s+to|sell\s+(?:\w+\s+)?for|"
+    _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|go\s+as\s+low\s+as|come\s+down\s+to|sell\s+(?:\w+\s+)?for|"
                          rf"let\s+\w+\s+go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
          assertive=True),
     _cue("you-can-go", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|do)(?:\s+(?:up\s+)?to)?\b", OTHER, HI, "after",
@@ -490,7 +493,9 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
                                 r"thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
-                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b|\bas\s+final\s+as\s+it\s+gets\b|\bI['’]?m\s+done\s+(?:talking|"
+                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|"
+                                r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|week|sale|score|"
+                                r"payment|instal+ment))|\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b|\bas\s+final\s+as\s+it\s+gets\b|\bI['’]?m\s+done\s+(?:talking|"
                                 r"negotiating|haggling)\b|"
                                 r"(?<=¤)\s+last\b(?!\s+(?:week|month|year|time|night|round|offer|message|season|spring|summer|autumn|fall|winter|"
                                 r"\w+day))|"
