@@ -41,7 +41,7 @@ _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
          r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part|discount(?:ing)?|"
          r"price\s+(?:it|them))")
-_CENT = r"(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))"
+_CENT = r"(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny|dollar|euro|pound))"
 # What a seller pays for besides the item: "fuel cost me 30", "I pay my babysitter 15" state no floor.
 _EXPENSE_WORDS = ("fuel", "petrol", "gas", "diesel", "storage", r"storage\sunit", "parking", "insurance", "rent", "repairs",
                   "repair", "tolls", "fees", "babysitter", "listing", "ads", "advert", "tax", "taxes")
@@ -182,7 +182,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|total\s+)?"
                     r"\b(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|top\s+of\s+(?:my|our)\s+(?:range|"
                     r"budget|limit))\b"
-                    r"(?!\s+(?:of|you|for\s+you))",
+                    r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))",
          OWN, HI, "before", personal=True),
     _cue("is-all", r"(?<=¤)\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive))",
          OWN, HI, "before"),
@@ -190,7 +190,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
                     r"rock[- ]bottom\s+)?"
                     r"\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even|rock[- ]bottom)\b"
-                    r"(?!\s+(?:of|you|for\s+you))", OWN, LO, "before", personal=True),
+                    r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))", OWN, LO, "before", personal=True),
     _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, LO, "after"),
     _cue("highest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:highest|most)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
@@ -431,7 +431,7 @@ _CUES: list[Cue] = noun_cues() + [
                               rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|go\s+as\s+low\s+as|come\s+down\s+to|sell\s+(?:\w+\s+)?for|"
-                         rf"let\s+\w+\s+go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
+                         rf"let\s+(?:\w+\s+){{1,2}}go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
          assertive=True),
     _cue("you-can-go", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|do)(?:\s+(?:up\s+)?to)?\b", OTHER, HI, "after",
          assertive=True),
@@ -444,7 +444,7 @@ _CUES: list[Cue] = noun_cues() + [
                           rf"go\s+(?:up\s+)?to|go\s+as\s+high\s+as|stretch\s+to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after", assertive=True),
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
-                             rf"let\s+\w+\s+go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
+                             rf"let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, None, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
                      rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
@@ -489,7 +489,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
                                 r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
-                                r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+firm\b|\bis\s+firm\b|"
+                                r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+(?:\w+ly\s+)?firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
                                 r"thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
@@ -529,14 +529,13 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
                            rf"am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence", weak=True),
-    _cue("not-a-cent-final", r"\bnot\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny))\s+"
+    _cue("not-a-cent-final", rf"\bnot\s+{_CENT}\s+"
                              r"(?:over|above|more\s+than|higher\s+than|beyond|under|below|less\s+than|lower\s+than|"
                              r"(?:more|less|higher|lower)\s*:)(?=\s*¤)",
          FINAL, None, "sentence"),
     *_both("nothing", r"\b(?:not|nothing|nothin|nada)\s+{words}(?=\s*¤)", OWN, "after",
            {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"}),
-    *_both("not-a-cent-after", r"\b(?:not|nothing|nothin)\s+(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)\s+|"
-                               r"one\s+(?:cent|penny)\s+){words}\b(?!\s*(?:than|:?\s*¤))", OWN, "before",
+    *_both("not-a-cent-after", rf"\b(?:not|nothing|nothin)\s+{_CENT}\s+{{words}}\b(?!\s*(?:than|:?\s*¤))", OWN, "before",
            {HI: r"(?:more|higher|above|over|beyond|past)", LO: r"(?:less|lower|under|below)"}, stresses_offer=True),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
@@ -558,7 +557,8 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
 _CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"
 CLAUSE_BREAK = re.compile(
     rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change)\b)|"
-    rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|\b(?:{_CONJUNCTIONS})\b",
+    rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|"
+    rf"\b(?:{_CONJUNCTIONS})\b(?!\s+(?:far|much|many|long)\b)(?!\s*(?:[.,!?;]|$))",  # not "so far", "the highest yet"
     re.IGNORECASE)
 EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNORECASE)  # what is left between two breaks
 BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:(?:quick|one|a|just\s+a)\s+question|just\s+(?:wondering|curious)|out\s+of\s+curiosity)"
@@ -601,7 +601,7 @@ ASSERTIVE = re.compile(
     r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
-    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically|"
+    r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically|positive|"
     r"all\s+day|don['’]?t\s+lie|admit\s+it)\b",
     re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.

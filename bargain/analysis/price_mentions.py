@@ -44,7 +44,7 @@ _SCALE = r"(?:hundred|thousand|grand)"
 _WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
           rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
           rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
-_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)"
+_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)|(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)"
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
@@ -203,6 +203,8 @@ def _amount(match: re.Match) -> float | None:
         value = _words_value(match.group("words"))
     elif match.group("note"):
         value = _NOTES[match.group("note").lower().split()[-1]]
+    elif match.group("half"):
+        value = 0.5  # "half a dollar"
     elif match.group("couple_scale"):
         value = 200.0 if match.group("couple_scale").lower().endswith("hundred") else 2000.0  # "a couple hundred"
     else:
