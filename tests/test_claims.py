@@ -385,6 +385,19 @@ def test_the_claims_command_reads_one_message():
     ("I put $2,000 into the transmission last year, so I priced it at $14,500.", "seller", []),
     ("Fuel cost me 30 to get here, but the piano itself I paid 1,000 for.", "seller", [("own_limit", 1000.0)]),
     ("At €8,50 we would be under cost. We pay the mill €8,20 per litre.", "seller", [("own_limit", 8.2)]),
+    ("If this were the last round, I'd call 70 my final offer, but it isn't.", "buyer", []),
+    ("Had you asked last week, 500 would have been my final price.", "seller", []),
+    ("My brother's final offer on his old car was 3,000.", "buyer", []),
+    ("My last price for the ones I sold in spring was 30, but my cost on this batch is 22.", "seller",
+     [("own_limit", 22.0)]),
+    ("You're firm at 20, I get it, but I'm asking 28.", "seller", []),
+    ("I'm not moving house until June; price is 75.", "seller", []),
+    ("I won't budge on the pickup time, and I'm offering 45.", "buyer", []),
+    ("Take it or leave it is not how I like to do business; could we meet at 1,300?", "buyer", []),
+    ("Final offer on the tickets: 2 for 150.", "seller", [("final_offer", 150.0)]),
+    ("My limit is 2200. Final offer. Take it or leave it.", "buyer", [("own_limit", 2200.0), ("final_offer", None)]),
+    ("i wouldnt say 60 is my max", "buyer", []),
+    ("floor 5.50 firm", "seller", [("own_limit", 5.5), ("final_offer", 5.5)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

@@ -130,7 +130,7 @@ _YOUR = r"\b(?:your|ur|yer)\b"
 _YOU_BE = rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)"  # "you're", "you must be"
 _YOU_WOULD = (rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|would|['’]ll|will|could|"
               rf"might)|\b(?:ud|youd|youll)\b)")
-_PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
+PEOPLE = _PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
            r"co-?worker|coworker|roommate|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
            r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family)['’]?s?\b")
 
@@ -184,7 +184,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"budget|limit))\b"
                     r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))",
          OWN, HI, "before", personal=True),
-    _cue("is-all", r"(?<=¤)\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive))",
+    _cue("is-all", r"(?<=¤)\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive|(?:I|we)(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
          OWN, HI, "before"),
     _cue("bare-lo", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
@@ -247,8 +247,8 @@ _CUES: list[Cue] = noun_cues() + [
                            r"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
                            r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True),
-    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*:?\s*(?=¤)", OWN, HI, "after", personal=True),
-    _cue("min-before", r"\b(?:min(?:imum)?)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
+    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*:?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
+    _cue("min-before", r"\b(?:min(?:imum)?|floor)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
     _cue("up-to", rf"{_IMOD}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
          OWN, HI, "after"),
     # as high as I can go / I can go as high as 2.45
@@ -277,6 +277,9 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("where-i-stop", rf"\bwhere\s+{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|bottom\s+out)\b|"
                          rf"{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|top\s+out|bottom\s+out)\s+at\b",
          OWN, None, "near"),
+    _cue("can-only", rf"{_SUBJ}(?:can|could)\s+only\s+(?:swing|spend|afford|manage|pay|stretch\s+to)\b", OWN, HI, "after", (BUYER,)),
+    _cue("costs-to-make", r"\bcosts?\s+(?:me\s+|us\s+)?(?=¤+\s+(?:\w+\s+)?to\s+(?:make|produce|build|grow|bake|brew|print))", OWN, LO,
+         "after", (SELLER,)),
     _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|exactly(?=\s*¤+\s+(?:\w+\s+)?(?:for|to\s+spend)\b))\b",
          OWN, HI, "after"),
     _cue("i-have-cash", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|exactly)\s+)?(?=¤+\s+(?:in\s+)?cash\b)",
@@ -350,7 +353,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("anything-over", r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|beyond|more\s+than|higher\s+than)"
                           r"(?=\s*¤)|\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|beyond)(?=\s*¤)",
          OWN, HI, "after", (BUYER,), personal=True),
-    _cue("anything-under", r"\b(?:anything|everything|any\s+price)\s+(?:under|below|south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
+    _cue("anything-under", r"\b(?:anything|everything|any\s+price|no\s+offers?)\s+(?:under|below|south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
          OWN, LO, "after", (SELLER,)),
     _cue("got-in-it", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|like|over|already)\s+)?(?=¤+\s+(?:already\s+)?"
                       rf"(?:in|into)\s+(?:it|this|them|these|that|the\s+(?!{_NOT_THE_ITEM})\w+)\b)", OWN, LO, "after", (SELLER,)),
@@ -473,13 +476,14 @@ _CUES: list[Cue] = noun_cues() + [
                   r"proposal|proposition|stance|amount)\b"
                   r"(?!\s+(?:I|we|you|they|he|she)\s+(?:\w+\s+)?(?:listed|posted|quoted|gave|offered|said|mentioned|wrote|"
                   r"made|sent|saw|got|paid|heard)\b)|"  # "the last price I listed was a typo"
-                  r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b))|"
+                  r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b|for\b))|"
                   r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b"
                   r"(?!\s+(?:sale|sales|clearance|day|days|week|round|exam|stop|call|episode|chapter|destination)\b)|"
-                  r"\bfinal\s*[.!:,—-]|\bfinal$", FINAL, None, "sentence"),
-    _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
+                  r"\bfinal\s*[.!:,—-]|\bfinal$|\bfinal(?=\s*¤)", FINAL, None, "sentence"),
+    _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b(?!\s+(?:is|isn['’]t|was)\b)|\bstanding\s+firm\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
-                                r"\bend\s+of\s+(?:story|discussion|negotiation|the\s+road|the\s+line|it)\b|\bthat['’]?s\s+me\s+done\b|"
+                                r"\bend\s+of\s+(?:the\s+)?(?:story|discussion|negotiation|road|line|it)\b|\bwhere\s+it\s+stays\b|"
+                                r"\bit\s+stays\s+there\b|(?<=¤)(?:\s+[\w'’]+){1,3}?\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bthat['’]?s\s+me\s+done\b|"
                                 r"\bdone\s+(?:discussing|talking|negotiating|haggling)\b|\bnot\s+up\s+for\s+(?:discussion|debate|negotiation)\b|"
                                 r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
                                 r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
@@ -489,7 +493,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
                                 r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:to|with)\s+(?:it|that|this)\b|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
                                 r"\bmy\s+last\s+word\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
-                                r"(?<=¤)\s*(?:\w+\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+(?:\w+ly\s+)?firm\b|\bis\s+firm\b|"
+                                r"(?<=¤)\s*(?:\w+,?\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+(?:\w+ly\s+)?firm\b|\bis\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
                                 r"thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
@@ -497,7 +501,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|week|sale|score|"
                                 r"payment|instal+ment))|\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b|\bas\s+final\s+as\s+it\s+gets\b|\bI['’]?m\s+done\s+(?:talking|"
                                 r"negotiating|haggling)\b|"
-                                r"(?<=¤)\s+last\b(?!\s+(?:week|month|year|time|night|round|offer|message|season|spring|summer|autumn|fall|winter|"
+                                r"(?<=¤)\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|message|season|spring|summer|autumn|fall|winter|"
                                 r"\w+day))|"
                                 r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bfirm\s+(?=¤)|\bor\s+I(?:['’]ll|"
                                 r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
@@ -511,7 +515,8 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
+                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b)|"
+                       rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
                        rf"that|this)\b)))",
          FINAL, None, "sentence"),
     _cue("cannot-go-lower", rf"(?:{_IM}|{_I}|^\W*)\s*(?:can['’]?t|cannot|can\s+not|couldn['’]?t|could\s+not|(?:am|['’]m)\s+unable\s+to)\s*"
@@ -522,7 +527,8 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
+                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b)|"
+                       rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
                        rf"that|this)\b)))",
          FINAL, None, "sentence", weak=True),
     _cue("as-far-as-i-go", rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+"
@@ -576,11 +582,14 @@ QUESTION_START = re.compile(
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
 HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
-    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to)\b", re.IGNORECASE)
-ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+I|even\s+if)\b", re.IGNORECASE)
+    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to|"
+    r"(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]d)\s+(?:tell|give|show)\s+you)\b", re.IGNORECASE)
+ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+I|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
+                        r"even\s+if)\b", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
                             r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
-NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont)\b|n['’]t\b|"
+NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont|wouldnt|couldnt|"
+                      r"shouldnt|doesnt|havent|hasnt)\b|n['’]t\b|"
                       r"\bcannot\b", re.IGNORECASE)
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
 BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b|\bno\s+way\s*$",

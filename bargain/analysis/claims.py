@@ -268,11 +268,17 @@ def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
     if re.search(r"\b(?:said|says|claimed|claims|insisted|told\s+(?:me|us))\b[^.;!?]{0,15}$", left, re.IGNORECASE):
         return True  # "the garage said it's non-negotiable"
     if re.search(r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
-                 r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?)\s+(?:\w+\s+)?(?:my\s+)?$",
+                 r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?|you['’]re|you\s+are|you\s+were|"
+                 r"(?:I|we)\s+(?:was|were)|(?:give|tell)\s+you)\s+(?:\w+\s+)?(?:my\s+)?$",
                  left, re.IGNORECASE) or cues.HYPOTHETICAL.search(masked[clause.start:span[0]]):
-        return True
-    return re.match(r"\s*(?:was|were|you|from\s+you|that\s+you|which\s+you|depends|\?)|\s*,?\s*(?:unless|if|until|either)\b",
-                    masked[span[1]:clause.end + 1], re.IGNORECASE) is not None
+        return True  # "You're firm at 20", "I was firm at 500 last week", "I'll give you my final number once ..."
+    if re.search(rf"\b(?:{cues.PEOPLE})\s+(?:\w+\s+)?$|\b(?:would|could|might)\s+(?:have\s+been|be|call)\s+(?:\w+\s+)?$|"
+                 r"['’]d\s+call\s+(?:\w+\s+)?$", left, re.IGNORECASE) \
+            or cues.ANTECEDENT.match(masked, clause.sentence_span[0]):
+        return True  # "my brother's final offer", "500 would have been my final price", "If this were the last round, ..."
+    return re.match(r"\s*(?:(?:[\w'’-]+\s+){0,8}?(?:was|were|had\s+been)\b|you|from\s+you|that\s+you|which\s+you|depends|\?)|"
+                    r"\s*,?\s*(?:unless|if|until|either|once)\b|\s+(?:will|would|might|may|could)\s+(?:\w+\s+)?depends?\b",
+                    masked[span[1]:clause.end + 1], re.IGNORECASE) is not None  # "my last price for those was 30"
 
 
 def _allowed(cue: cues.Cue, role: Role | None) -> bool:
@@ -425,6 +431,8 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
         finals[sentence] = Claim(kind, value, message[lo:hi], lo, hi)
     if any(c.value is not None for c in finals.values()):  # "60 final. take it or leave it" is one final offer
         finals = {k: c for k, c in finals.items() if c.value is not None}
+    elif finals:  # and so is "ok fine. final offer. not going any higher"
+        finals = dict([min(finals.items())])
     return sorted([*limits.values(), *finals.values()], key=lambda c: (c.start, c.end, KINDS.index(c.kind)))
 
 

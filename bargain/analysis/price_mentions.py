@@ -44,7 +44,7 @@ _SCALE = r"(?:hundred|thousand|grand)"
 _WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
           rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
           rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
-_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)|(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)"
+_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)|(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)|(?P<half_grand>\bhalf\s+a\s+(?:grand|k)\b)"
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
@@ -203,6 +203,8 @@ def _amount(match: re.Match) -> float | None:
         value = _words_value(match.group("words"))
     elif match.group("note"):
         value = _NOTES[match.group("note").lower().split()[-1]]
+    elif match.group("half_grand"):
+        value = 500.0  # "half a grand"
     elif match.group("half"):
         value = 0.5  # "half a dollar"
     elif match.group("couple_scale"):
@@ -235,8 +237,9 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
     if match.group("pre") or match.group("post") or match.group("note"):
         return True
     before = message[max(0, start - 24):start]
-    if _LABEL_BEFORE.search(before) and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE):
-        return False
+    if _LABEL_BEFORE.search(before) and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE) \
+            and not (re.search(r"\bfloor\s*$", before, re.IGNORECASE) and re.search(r"\d[.,]\d", match.group(0))):
+        return False  # "round 3", "floor 3"; but "floor 5.50" is a price
     if _TIME_BEFORE.search(before) and value <= 24:
         return False  # "I close at 6"
     if (match.group("digits") and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
@@ -255,6 +258,9 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
             return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"
     if re.search(r"\b(?:the|a|an|all|these|those)\s*$", before, re.IGNORECASE) and match.group("words") and value < 20:
         return False  # "a one", "the two", "for all six"
+    if value < 20 and value == int(value) and re.match(rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|{_NUMBER_WORD})", message[end:],
+                                                       re.IGNORECASE):
+        return False  # "2 for 150": two of them
     if match.group("words") and value == 1 and not match.group("post"):
         return False  # "one" is mostly a pronoun
     return True
