@@ -276,7 +276,7 @@ def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
                  r"['’]d\s+call\s+(?:\w+\s+)?$", left, re.IGNORECASE) \
             or cues.ANTECEDENT.match(masked, clause.sentence_span[0]):
         return True  # "my brother's final offer", "500 would have been my final price", "If this were the last round, ..."
-    return re.match(r"\s*(?:(?:[\w'’-]+\s+){0,8}?(?:was|were|had\s+been)\b|you|from\s+you|that\s+you|which\s+you|depends|\?)|"
+    return re.match(r"\s*(?:(?:[\w'’-]+\s+){0,8}?(?:was|were|had\s+been)\b|you(?!['’]ll\s+(?:get|hear|see)\b)|from\s+you|that\s+you|which\s+you|depends|\?)|"
                     r"\s*,?\s*(?:unless|if|until|either|once)\b|\s+(?:will|would|might|may|could)\s+(?:\w+\s+)?depends?\b",
                     masked[span[1]:clause.end + 1], re.IGNORECASE) is not None  # "my last price for those was 30"
 
