@@ -97,7 +97,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300),
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(15, 27)]
+    [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240)]
 
@@ -399,6 +399,13 @@ def test_the_claims_command_reads_one_message():
     ("My limit is 2200. Final offer. Take it or leave it.", "buyer", [("own_limit", 2200.0), ("final_offer", None)]),
     ("i wouldnt say 60 is my max", "buyer", []),
     ("floor 5.50 firm", "seller", [("own_limit", 5.5), ("final_offer", 5.5)]),
+    ("No, 45 isn't my minimum, I just said it would be nice.", "seller", []),
+    ("60 is over my max, I'm afraid.", "buyer", []),
+    ("You can pay 300 now and the rest at pickup.", "seller", []),
+    ("I'd rather not lose the sale over five bucks, so let's say 45?", "seller", []),
+    ("12 doesn't even cover what I paid.", "seller", []),
+    ("I'm not saying I'd lose money at 30, I'm saying I'd prefer 35.", "seller", []),
+    ("I need at least €80 to cover what I paid, which was €78.", "seller", [("own_limit", 80.0), ("own_limit", 78.0)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

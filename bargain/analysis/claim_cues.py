@@ -52,6 +52,7 @@ _NOT_AFTER_EXPENSE = "".join(rf"(?<!{word}\s)" for word in _EXPENSE_WORDS)  # "f
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
+_FILLER = r"(?!(?:my|our|your|is|isn['’]t|not|over|under|above|below|beyond|past|than)\b)"  # "50 for the bike, tops"
 _NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
 _HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+th[ae]n|above|over|higher\s+th[ae]n|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
             r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
@@ -239,12 +240,11 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?least\b",
          OWN, LO, "after",
          personal=True),
-    _cue("at-most-after", r"(?<=¤),?\s*(?:[\w'’]+,?\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
-                          r"and\s+not\s+a\s+(?:cent|penny|dime)\s+more|and\s+no\s+more|and\s+nothing\s+more|"
+    _cue("at-most-after", rf"(?<=¤),?\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
                           r"or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True),
-    _cue("at-least-after", r"(?<=¤)\s*(?:[\w'’]+,?\s+){0,3}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
-                           r"and\s+not\s+a\s+(?:cent|penny|dime)\s+less|and\s+no\s+less|or\s+(?:higher|above|up))\b"
+    _cue("at-least-after", rf"(?<=¤)\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
+                           r"or\s+(?:higher|above|up))\b"
                            r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True),
     _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*:?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
@@ -323,7 +323,7 @@ _CUES: list[Cue] = noun_cues() + [
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
     _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|dropped(?=\s+(?:like\s+|about\s+|around\s+|over\s+)?¤)|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like)\b)(?!.{{0,15}}\b(?:for|on|into)\s+(?:the\s+|new\s+)?{_NOT_THE_ITEM})(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like|new\s+one|other\s+one|replacement)\b)(?!.{{0,15}}\b(?:for|on|into)\s+(?:the\s+|new\s+)?{_NOT_THE_ITEM})(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
     _cue("cost-me", rf"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s){_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|"
                     r"ran|charges?|charged|bills?|billed|owes)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
@@ -361,7 +361,8 @@ _CUES: list[Cue] = noun_cues() + [
                  rf"the\s+(?!{_NOT_THE_ITEM})\w+)\b",
          OWN, LO, "before", (SELLER,)),
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break even
-    _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b[^¤]{{0,30}}?\b(?:lose|losing|lost|loss|in\s+the\s+red|underwater|"
+    _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b(?:(?!\b(?:not|never)\b|n['’]t\b)[^¤]){{0,30}}?\b(?:(?:lose|losing|lost)"
+                 rf"(?!\s+(?:the|a|this|that|your)\s+(?:sale|deal|customer|buyer|sleep))|loss|in\s+the\s+red|underwater|"
                  rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
                  rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them|\w+|the\s+\w+)\s+away|"
                  rf"eat(?:ing)?\s+the\s+cost|working\s+for\s+(?:free|nothing)|can['’]?t\s+(?:even\s+)?cover|cannot\s+cover|"
@@ -398,7 +399,7 @@ _CUES: list[Cue] = noun_cues() + [
                       r"(?:do|go|let|part|sell|justify|accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
+    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
                        rf"manage|find|swing|spare|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),

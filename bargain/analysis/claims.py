@@ -172,7 +172,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
             r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what(?:\s+it)?)\s+$",
             masked[clause.start:span[0]], re.IGNORECASE):
         return True  # "I'll meet you at 145, which is more than I budgeted": the budget is not stated
-    if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
+    if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|(?:n['’]t|\bnot)\s+(?:even\s+)?cover\s+$|"
                                   r"\b(?:less|more)\s+than\s+$", masked[clause.start:span[0]], re.IGNORECASE):
         return True  # "that's less than half what I paid"
     return False
