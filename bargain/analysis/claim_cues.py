@@ -78,7 +78,8 @@ class Cue:
     person of its own ("at least 600") is the limit of the nearest person before it in the clause
     ("you can afford at least 600" is the other side's). stresses_offer: a bound that makes the
     price before it a final offer, not a limit ("I can do 2.10, but not a cent lower"); its
-    direction only says who can say it. weak: a final-offer cue
+    direction only says who can say it. loss: a price where the speaker loses money, which "at" that
+    price only bounds a limit the message may state ("I paid 549, so I'm eating a loss at 520"). weak: a final-offer cue
     that only stresses a limit stated in its sentence ("I paid 340, so I can't go lower"). relative:
     a "what I paid" clause, whose truth a negation before it does not touch.
     """
@@ -94,6 +95,7 @@ class Cue:
     personal: bool = False
     relative: bool = False
     stresses_offer: bool = False
+    loss: bool = False
     weak: bool = False
 
 
@@ -342,7 +344,7 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"costs?\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True),
     _cue("cost-was", r"^\W*(?:the\s+|and\s+)?(?:[\w-]+\s+){0,2}?costs?(?:\s+alone)?(?:\s+(?:on|for|of|to\s+me\s+on)\s+(?:\w+\s+){0,3}?)?\s*(?=(?:was|is)\b)",
          OWN, LO, "after", (SELLER,)),
-    _cue("at-cost", r"\b(?:at|below|under)\s+cost\b", OWN, LO, "near", (SELLER,), relative=True),
+    _cue("at-cost", r"\b(?:at|below|under)\s+cost\b", OWN, LO, "near", (SELLER,), relative=True, loss=True),
     _cue("thats-all", r"\bthat['’]?s\s+all(?:\s+of\s+it|\s+there\s+is)?\b(?!\s+(?:for|from|you|I|we|the|my))", OWN, HI, "before",
          (BUYER,)),
     _cue("in-costs", r"(?<=¤)\s+in\s+costs?\b", OWN, LO, "before", (SELLER,)),
@@ -370,7 +372,7 @@ _CUES: list[Cue] = noun_cues() + [
                  rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
                  rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|"
                  rf"our)\s+own\s+pocket\b",
-         OWN, LO, "threshold", (SELLER,), conditional=True),
+         OWN, LO, "threshold", (SELLER,), conditional=True, loss=True),
     # refusing everything past a threshold: anything above 1,200 is out of reach / under 7k I'd rather keep it
     _cue("refuse-hi", r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|reach|range|"
                       r"price\s+range|means|limit|mandate|authority|remit)|\bout\s+of\s+(?:reach|range|"
@@ -620,8 +622,6 @@ COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|le
 THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyone|people|dad|mom|mum|father|mother|"
                    r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b", re.IGNORECASE)
 # Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
-# Cues of a price where the speaker loses money: "at" such a price only bounds a limit the message may state.
-LOSSES = frozenset({"loss", "at-cost"})
 SUBJECTLESS = frozenset({"neg-hi", "neg-lo", "neg-better", "neg-exceed", "i-paid", "i-bought-it-for", "i-need-at-least",
                          "i-only-have"})
 THRESHOLD = re.compile(

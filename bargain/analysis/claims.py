@@ -172,9 +172,10 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
             r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what(?:\s+it)?)\s+$",
             masked[clause.start:span[0]], re.IGNORECASE):
         return True  # "I'll meet you at 145, which is more than I budgeted": the budget is not stated
-    if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|(?:n['’]t|\bnot)\s+(?:even\s+)?cover\s+$|"
-                                  r"\b(?:less|more)\s+than\s+$", masked[clause.start:span[0]], re.IGNORECASE):
-        return True  # "that's less than half what I paid"
+    if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
+                                  r"(?:n['’]t|\bnot)\s+(?:even\s+)?cover\s+$|\b(?:less|more)\s+than\s+$",
+                                  masked[clause.start:span[0]], re.IGNORECASE):
+        return True  # "that's less than half what I paid", "12 doesn't even cover what I paid"
     return False
 
 
@@ -276,8 +277,9 @@ def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
                  r"['’]d\s+call\s+(?:\w+\s+)?$", left, re.IGNORECASE) \
             or cues.ANTECEDENT.match(masked, clause.sentence_span[0]):
         return True  # "my brother's final offer", "500 would have been my final price", "If this were the last round, ..."
-    return re.match(r"\s*(?:(?:[\w'’-]+\s+){0,8}?(?:was|were|had\s+been)\b|you(?!['’]ll\s+(?:get|hear|see)\b)|from\s+you|that\s+you|which\s+you|depends|\?)|"
-                    r"\s*,?\s*(?:unless|if|until|either|once)\b|\s+(?:will|would|might|may|could)\s+(?:\w+\s+)?depends?\b",
+    return re.match(r"\s*(?:(?:[\w'’-]+\s+){0,8}?(?:was|were|had\s+been)\b|you(?!['’]ll\s+(?:get|hear|see)\b)|"
+                    r"from\s+you|that\s+you|which\s+you|depends|\?)|\s*,?\s*(?:unless|if|until|either|once)\b|"
+                    r"\s+(?:will|would|might|may|could)\s+(?:\w+\s+)?depends?\b",
                     masked[span[1]:clause.end + 1], re.IGNORECASE) is not None  # "my last price for those was 30"
 
 
@@ -347,7 +349,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                                           weak=cue.weak))
                     continue
                 if cue.side == "threshold":
-                    price = _threshold_price(masked, clauses, index, span, loss=cue.name == "loss")
+                    price = _threshold_price(masked, clauses, index, span, loss=cue.loss)
                 else:
                     price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
                         or _anaphoric_price(masked, clauses, index, span)
@@ -365,7 +367,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 kind = _person(masked, clauses, index, span[0]) if cue.personal else cue.kind
                 if kind is None:
                     continue
-                if cue.stresses_offer:  # "Forty bucks. Not a cent more.", but "Eighty is my max. Not a cent more." has no value
+                if cue.stresses_offer:  # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
                     home = clauses[_clause_of(clauses, price)]
                     same = home.sentence == clause.sentence
                     speaker_there = cues.FIRST.search(masked[home.start:home.end]) is not None
@@ -375,7 +377,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
                 asserted = not _blocked(masked, clause, cue, span, price)
-                weak = cue.name in cues.LOSSES and cues.AT.search(masked[max(0, price.start - 40):price.start]) is not None
+                weak = cue.loss and cues.AT.search(masked[max(0, price.start - 40):price.start]) is not None
                 found.append(_Reading(kind, cue.direction, price, *span, asserted, personal=cue.personal, weak=weak))
     return found
 
