@@ -266,11 +266,27 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
     return True
 
 
+def _settle_scales(message: str, amounts: list[tuple[float, int, int, bool]], others: dict[int, float]) -> None:
+    """Give each amount whose words leave its scale open (`others`: its other reading, "one seventy-five" 1.75 or
+    175, a bare "eight" 8 or 8,000) the reading its item or the message's other prices point to, in place."""
+    for i, other in others.items():  # "I max out at nine fifty for the piano"
+        value = amounts[i][0]
+        item = _DEAR.search(message) if other > value else _CHEAP.search(message)
+        if item is not None and math.isclose(max(other, value), 100 * min(other, value)):
+            amounts[i], others[i] = (other, *amounts[i][1:]), value
+    written = [a[0] for i, a in enumerate(amounts) if i not in others and a[0] > 0]
+    for i, other in others.items() if written else ():
+        # "Two hundred is all I have; you'd do it for one seventy-five": within a factor of 3 of another price
+        value, *rest = amounts[i]
+        nearest = min(abs(math.log(other / w)) for w in written)
+        if nearest < math.log(3) and nearest < min(abs(math.log(value / w)) for w in written):
+            amounts[i] = (other, *rest)
+
+
 def find_prices(message: str) -> list[Price]:
     """Every price in `message`, in order; the two ends of a range form one mention."""
     amounts: list[tuple[float, int, int, bool]] = []
-    spoken: dict[int, float] = {}  # another reading, which the message's other prices may choose: "one seventy-five"
-    # is 1.75 or 175, a bare "eight" is 8 or 8,000
+    others: dict[int, float] = {}  # another reading of an amount whose words leave its scale open
     pos = 0
     while (match := _AMOUNT.search(message, pos)) is not None:
         pos = match.end()
@@ -295,23 +311,12 @@ def find_prices(message: str) -> list[Price]:
         if readings is not None and readings[0] > readings[1] and _PER_ITEM.match(message, match.end()):
             value, readings = readings[1], readings[::-1]  # "one-fifty a punnet" is 1.50
         if readings is not None:
-            spoken[len(amounts)] = readings[1]
-        elif value < 100 and value == int(value) and not any(match.group(g) for g in ("pre", "post", "k", "grand",
-                                                                                        "hundred", "note", "cents")):
-            spoken[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
+            others[len(amounts)] = readings[1]
+        elif 0 < value < 100 and value == int(value) and not any(match.group(g) for g in ("pre", "post", "k", "grand",
+                                                                                            "hundred", "note", "cents")):
+            others[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
-    for i, other in spoken.items():  # "I max out at nine fifty for the piano": the item gives the scale
-        value = amounts[i][0]
-        item = _DEAR.search(message) if other > value else _CHEAP.search(message)
-        if item is not None and 0 < value and math.isclose(max(other, value), 100 * min(other, value)):
-            amounts[i], spoken[i] = (other, *amounts[i][1:]), value
-    written = [a[0] for i, a in enumerate(amounts) if i not in spoken and a[0] > 0]
-    for i, other in spoken.items() if written and all(a[0] > 0 for a in amounts) else ():
-        # "Two hundred is all I have; you'd do it for one seventy-five": the message's other prices give the scale
-        value, *rest = amounts[i]
-        nearest = min(abs(math.log(other / w)) for w in written)
-        if nearest < math.log(3) and nearest < min(abs(math.log(value / w)) for w in written):
-            amounts[i] = (other, *rest)
+    _settle_scales(message, amounts, others)
 
     def scale(start: int, end: int) -> float:
         """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000 to 12,000."""
