@@ -78,10 +78,11 @@ class Cue:
     person of its own ("at least 600") is the limit of the nearest person before it in the clause
     ("you can afford at least 600" is the other side's). stresses_offer: a bound that makes the
     price before it a final offer, not a limit ("I can do 2.10, but not a cent lower"); its
-    direction only says who can say it. loss: a price where the speaker loses money, which "at" that
-    price only bounds a limit the message may state ("I paid 549, so I'm eating a loss at 520"). weak: a final-offer cue
-    that only stresses a limit stated in its sentence ("I paid 340, so I can't go lower"). relative:
-    a "what I paid" clause, whose truth a negation before it does not touch.
+    direction only says who can say it. loss: a price where the speaker loses money, which "at"
+    that price only bounds a limit the message may state ("I paid 549, so I'm eating a loss at
+    520"). weak: a final-offer cue that only stresses a limit stated in its sentence ("I paid 340,
+    so I can't go lower"). relative: a "what I paid" clause, whose truth a negation before it does
+    not touch.
     """
 
     name: str
@@ -133,7 +134,7 @@ _YOUR = r"\b(?:your|ur|yer)\b"
 _YOU_BE = rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)"  # "you're", "you must be"
 _YOU_WOULD = (rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|would|['’]ll|will|could|"
               rf"might)|\b(?:ud|youd|youll)\b)")
-PEOPLE = _PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
+PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
            r"co-?worker|coworker|roommate|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
            r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family)['’]?s?\b")
 
@@ -143,7 +144,7 @@ def noun_cues() -> list[Cue]:
     cues = []
     for direction, nouns in NOUN_GROUPS:
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
-        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{_PEOPLE})(?!(?:final|last|best|first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
+        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{PEOPLE})(?!(?:final|last|best|first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
                          OWN, direction, "near"))
         cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}"
                                      rf"(?:\s+(?:for|on|of)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}){{0,2}}\s*"
