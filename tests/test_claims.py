@@ -97,7 +97,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300),
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260)]
+    [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240)]
 
@@ -406,6 +406,15 @@ def test_the_claims_command_reads_one_message():
     ("12 doesn't even cover what I paid.", "seller", []),
     ("I'm not saying I'd lose money at 30, I'm saying I'd prefer 35.", "seller", []),
     ("I need at least €80 to cover what I paid, which was €78.", "seller", [("own_limit", 80.0), ("own_limit", 78.0)]),
+    ("Just being straight with you: twenty grand is the top of my range.", "buyer", [("own_limit", 20000.0)]),
+    ("We cannot price the bathroom below 12,800.", "seller", [("own_limit", 12800.0)]),
+    ("Cost per unit is $3.40, so I can't price below that.", "seller", [("own_limit", 3.4)]),
+    ("My stipend leaves me 800 for a laptop.", "buyer", [("own_limit", 800.0)]),
+    ("That leaves me 20 short of what I hoped for.", "buyer", []),
+    ("My company only lets me spend 2,000 on the workstation.", "buyer", [("own_limit", 2000.0)]),
+    ("The board caps this consulting engagement at 60,000.", "buyer", [("own_limit", 60000.0)]),
+    ("A company like yours can easily spend 15k on this.", "seller", [("other_limit", 15000.0)]),
+    ("I can go as high as 2.45, no more.", "buyer", [("own_limit", 2.45)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

@@ -40,7 +40,7 @@ _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(
          r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|cough(?:ing)?\s+up|"
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
          r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part|discount(?:ing)?|"
-         r"price\s+(?:it|them))")
+         r"pric(?:e|ing))")
 _CENT = r"(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny|dollar|euro|pound))"
 # What a seller pays for besides the item: "fuel cost me 30", "I pay my babysitter 15" state no floor.
 _EXPENSE_WORDS = ("fuel", "petrol", "gas", "diesel", "storage", r"storage\sunit", "parking", "insurance", "rent", "repairs",
@@ -135,8 +135,8 @@ _YOU_BE = rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|shoul
 _YOU_WOULD = (rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|would|['’]ll|will|could|"
               rf"might)|\b(?:ud|youd|youll)\b)")
 PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|daughter|boss|cousin|"
-           r"co-?worker|coworker|roommate|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
-           r"uncle|aunt|kid|colleague|roommate|flatmate|buddy|mate|parents?|family)['’]?s?\b")
+           r"co-?worker|roommate|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
+           r"kid|colleague|flatmate|buddy|mate|parents?|family)['’]?s?\b")
 
 
 def noun_cues() -> list[Cue]:
@@ -287,6 +287,8 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after"),
     _cue("i-have-cash", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|exactly)\s+)?(?=¤+\s+(?:in\s+)?cash\b)",
          OWN, HI, "after", (BUYER,)),
+    _cue("leaves-me", r"\b(?:leaves|leaving|left)\s+(?:me|us)\s+(?:with\s+)?(?:(?:only|just|about|around|roughly|exactly)\s+)?"
+                      r"(?=¤+(?:\s+\w+)?\s+(?:for|to\s+spend|to\s+put)\b)", OWN, HI, "after", (BUYER,)),  # "my stipend leaves me 800 for a laptop"
     _cue("what-i-have", rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|left|available|to\s+spend)\b",
          OWN, HI, "near", (BUYER,)),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
@@ -306,7 +308,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("wallet-says", r"\b(?:my\s+)?(?:wallet|budget|bank\s+account|bank|account|purse)\s+says\b", OWN, HI, "after", (BUYER,)),
     _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited|tapped)"
                      r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcapped\s+(?:\w+\s+){1,7}?at\b|"
-                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\bcaps\s+(?:\w+\s+){1,2}at\b|"
+                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\bcaps\s+(?:\w+\s+){1,3}at\b|\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|go\s+(?:up\s+)?to)\b|"
                      r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
                      r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
          OWN, HI, "after"),
@@ -402,7 +404,7 @@ _CUES: list[Cue] = noun_cues() + [
                       r"(?:do|go|let|part|sell|justify|accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
+    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|yours))\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
                        rf"manage|find|swing|spare|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),

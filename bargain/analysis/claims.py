@@ -288,10 +288,14 @@ def _allowed(cue: cues.Cue, role: Role | None) -> bool:
     return role is None or role.value in cue.speakers
 
 
-def _person(masked: str, clauses: list[_Clause], index: int, start: int) -> str | None:
-    """Whose a bound without a person of its own is: the nearest person before it in its clause, or else in the
-    clause before in its sentence (None for a third party: "most buyers spend at least 1,300")."""
-    clause = clauses[index]
+def _person(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> str | None:
+    """Whose a bound is: the person its own words name ("the top of my range"), else the nearest person before it
+    in its clause, or else in the clause before in its sentence (None for a third party: "most buyers spend at
+    least 1,300")."""
+    own = masked[span[0]:span[1]]
+    if cues.FIRST.search(own) or cues.SECOND.search(own):
+        return "own_limit" if cues.FIRST.search(own) else "other_limit"
+    clause, start = clauses[index], span[0]
     left = masked[clause.start:start]
     if index > 0 and clauses[index - 1].sentence == clause.sentence and not (
             cues.FIRST.search(left) or cues.SECOND.search(left) or cues.OTHERS.search(left)):
@@ -364,7 +368,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "your price is above my budget at 2,400"
                 if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
                     continue  # "2.60 is over my budget"
-                kind = _person(masked, clauses, index, span[0]) if cue.personal else cue.kind
+                kind = _person(masked, clauses, index, span) if cue.personal else cue.kind
                 if kind is None:
                     continue
                 if cue.stresses_offer:  # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
@@ -479,7 +483,7 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
                             if cue.side == "threshold" else _pick(home, *span, cue.side)
                         if pointed is not None and pointed is not price:
                             continue  # "my max is 120, I know you paid 90": that cue is about the 90
-                        said = _person(masked, clauses, near, span[0]) if cue.personal else cue.kind
+                        said = _person(masked, clauses, near, span) if cue.personal else cue.kind
                         if said == kind and not _blocked(masked, home, cue, span, price):
                             return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
     return None
