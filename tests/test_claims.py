@@ -97,7 +97,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300),
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)]
+    [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300), ("claims_dev30.jsonl", 300)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240)]
 
@@ -415,6 +415,17 @@ def test_the_claims_command_reads_one_message():
     ("The board caps this consulting engagement at 60,000.", "buyer", [("own_limit", 60000.0)]),
     ("A company like yours can easily spend 15k on this.", "seller", [("other_limit", 15000.0)]),
     ("I can go as high as 2.45, no more.", "buyer", [("own_limit", 2.45)]),
+    ("more than 25 i can not pay.", "buyer", [("own_limit", 25.0)]),
+    ("More than 25 I can pay, but not 40.", "buyer", []),
+    ("I don't want to spend more than 30 on it.", "buyer", [("own_limit", 30.0)]),
+    ("Your organization can undoubtedly accommodate $42,000 given the scope.", "seller", [("other_limit", 42000.0)]),
+    ("Our best and final rate is €72 per hour.", "seller", [("final_offer", 72.0)]),
+    ("35 is the last price for the carpet runner, ok?", "seller", [("final_offer", 35.0)]),
+    ("35 is my max, can you do that?", "buyer", [("own_limit", 35.0)]),
+    ("Is 35 your max, or can you go higher?", "seller", []),
+    ("2.60 is over your budget, you said, so what about 2.40?", "seller", []),
+    ("I know your budget is at least 300, you mentioned the other quote.", "seller", [("other_limit", 300.0)]),
+    ("Three fifty is over my budget. The most I can pay is two eighty for the jacket.", "buyer", [("own_limit", 280.0)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

@@ -27,7 +27,7 @@ _IM = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"
 _IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
 _ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|only|possibly|even|ever|"
         r"actually|realistically|basically|frankly|still|already|originally|myself|personally|physically|"
-        r"afford\s+to|bring\s+myself\s+to|go\s+and)\s+)*")
+        r"afford\s+to|bring\s+myself\s+to|go\s+and|want\s+to|wanna|intend\s+to|plan\s+to)\s+)*")
 _OBJ = r"(?:(?:it|them|['’]em|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
 _NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
@@ -252,6 +252,9 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, LO, "before", personal=True),
     _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*:?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?|floor)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
+    # "more than 25 I can't pay", "under 1000 we cannot sell": the bound put first
+    *_both("bound-first", rf"(?:^\W*|\b(?:but|and|so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{_I}\s*{_NEG}\s+(?:\w+\s+)?{_VERB}\b)", OWN, "after",
+           {HI: r"more\s+than|over|above|beyond", LO: r"less\s+than|under|below|lower\s+than"}),
     _cue("up-to", rf"{_IMOD}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
          OWN, HI, "after"),
     # as high as I can go / I can go as high as 2.45
@@ -405,7 +408,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
     _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|yours))\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
-                       rf"manage|find|swing|spare|come\s+up\s+with)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
+                       rf"manage|find|swing|spare|come\s+up\s+with|accommodate|absorb)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
@@ -479,7 +482,7 @@ _CUES: list[Cue] = noun_cues() + [
     # final offers: the price is the nearest one in the sentence
     _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?(?:final|definitive|ultimate)|"
                   r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call(?!\s+for\b)|say|revision|quote|position|"
-                  r"proposal|proposition|stance|amount)\b"
+                  r"proposal|proposition|stance|amount|rate)\b"
                   r"(?!\s+(?:I|we|you|they|he|she)\s+(?:\w+\s+)?(?:listed|posted|quoted|gave|offered|said|mentioned|wrote|"
                   r"made|sent|saw|got|paid|heard)\b)|"  # "the last price I listed was a typo"
                   r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b|for\b))|"
@@ -576,11 +579,12 @@ EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNOR
 BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:(?:quick|one|a|just\s+a)\s+question|just\s+(?:wondering|curious)|out\s+of\s+curiosity)"
                            r"\W+)?(?:(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                            r"that|there|we|i)\b)|any\s+chance\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
-TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|ok|okay|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
+TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you))\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
+ASSENT_TAG = re.compile(r",\s*(?:ok|okay|alright|all\s+right)\W*$", re.IGNORECASE)  # "35 is the last price, ok?" asks for assent
 TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
 QUESTION_START = re.compile(
-    r"\s*(?:\W+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
+    r"\s*(?:[^\w¤]+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
     re.IGNORECASE)
 
@@ -640,6 +644,9 @@ ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['
 # A report that may follow what it reports: "your floor was 60, according to your first message".
 REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\bas\s+(?:you|u)\s+(?:said|told|mentioned|wrote|stated|put\s+it)\b",
                             re.IGNORECASE)
+# ... or in the clause after it: "2.60 is over your budget, you said, so what about 2.40?"
+REPORTED_TAIL = re.compile(r"[^\w¤]*(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|mentioned|wrote|stated)(?=\s*(?:[,;.!?]|$))",
+                           re.IGNORECASE)
 # Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
 MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b",
                     re.IGNORECASE)

@@ -109,7 +109,7 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
         cuts = [pos] + [pos + m.end() for m in cues.CLAUSE_BREAK.finditer(text)] + [end]
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not cues.EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
-            question = whole_question or ("?" in stop and i == len(parts) - 1) or \
+            question = whole_question or ("?" in stop and i == len(parts) - 1 and not cues.ASSENT_TAG.search(text)) or \
                 cues.TAG_QUESTION.search(masked[a:b]) is not None or cues.BARE_QUESTION.match(masked[a:b]) is not None
             inside = tuple(p for p in prices if a <= p.start < b)
             clauses.append(_Clause(a, b, sentence, question, inside, (parts[0][0], parts[-1][1])))
@@ -162,7 +162,8 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):
         return True
     if cue.kind != "final_offer" and (cues.REPORTED.search(masked[clause.start:hi])
-                                      or cues.REPORTED_AFTER.search(masked[clause.start:clause.end])):
+                                      or cues.REPORTED_AFTER.search(masked[clause.start:clause.end])
+                                      or cues.REPORTED_TAIL.match(masked, clause.end, clause.sentence_span[1])):
         return True
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
         return True  # "you'd pay 80 for this in any store" is the market's price
