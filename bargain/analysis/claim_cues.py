@@ -29,7 +29,7 @@ _ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriousl
         r"actually|realistically|basically|frankly|still|already|originally|myself|personally|physically|"
         r"afford\s+to|bring\s+myself\s+to|go\s+and|want\s+to|wanna|intend\s+to|plan\s+to)\s+)*")
 _OBJ = r"(?:(?:it|them|['’]em|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
-_NEG = (r"(?:can['’]?t|cannot|can\s+not|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
+_NEG = (r"(?:can['’]?t|cannot|can\s+not|not\s+can|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
         r"am\s+unable\s+to|['’]m\s+unable\s+to|unable\s+to|no\s+longer|(?:['’]d|would)\s+(?:\w+\s+)?rather\s+not|ain['’]?t|dont|wont|cant|"
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
@@ -129,7 +129,7 @@ NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
 _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|own|entire|personal|very|true|"
          r"realistic|comfortable|maximum|max|highest|lowest|final|bare|honest|rock[- ]bottom|non-negotiable|"
          r"spending|monthly|set|fixed|current|approved|upper|lower|strict)\s+)*")
-_YOU = r"\b(?:you|u|ya|ud|youd|youll)\b"
+_YOU = r"\b(?:you|u|ya|ud|youd|youll)\b(?:\s+(?:guys|lot|folks|two)\b)?"
 _YOUR = r"\b(?:your|ur|yer)\b"
 _YOU_BE = rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)"  # "you're", "you must be"
 _YOU_WOULD = (rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|would|['’]ll|will|could|"
@@ -146,12 +146,13 @@ def noun_cues() -> list[Cue]:
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
         cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{PEOPLE})(?!(?:final|last|best|first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
                          OWN, direction, "near"))
-        cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?{noun}"
+        cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?(?!(?:wholesale|retail|market|going|list|sticker|average|typical|usual)\b){noun}"
                                      rf"(?:\s+(?:for|on|of)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}){{0,2}}\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
         cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last)\b){noun}", OWN, direction, "before"))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b", OWN, direction, "near"))
+        cues.append(_cue("noun-to-you", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b", OTHER, direction, "near"))  # "the cost to you"
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
                                           rf"are)\s+working\s+with|"
@@ -173,12 +174,12 @@ _PAST = (r"(?!\s*(?:['’]?ve|have|had)?\s*(?:ever\s+)?(?:\w+ly\s+)?(?:paid|spen
 _CUES: list[Cue] = noun_cues() + [
     # the most I can pay / the least I'd take / the cheapest we can do / 1.9k absolute lowest
     _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|utmost|highest|max(?:imum)?|top|furthest|"
-                   rf"farthest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|"
-                   rf"our)\s+[\w-]+\s+(?=can|could|will))"
+                   rf"farthest|largest|biggest)\s+(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|"
+                   rf"our)\s+[\w-]+\s+(?=can|could|will|would|is\s+(?:willing|able|prepared|allowed)))"
                    rf"{_PAST}", OWN, HI, "near"),
-    _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|cheapest)\s+"
+    _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|cheapest|smallest)\s+"
                     rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our)\s+[\w-]+\s+"
-                    rf"(?=can|could|will|lets|allows))"
+                    rf"(?=can|could|will|would|lets|allows|is\s+(?:willing|able|prepared|allowed)))"
                     rf"{_PAST}", OWN, LO, "near"),
     _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
     _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, LO, "near"),
@@ -194,7 +195,8 @@ _CUES: list[Cue] = noun_cues() + [
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
                     r"rock[- ]bottom\s+)?"
                     r"\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|break[- ]?even|rock[- ]bottom)\b"
-                    r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))", OWN, LO, "before", personal=True),
+                    r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)(?!\s+been\s+(?:given|set|told|allowed|assigned))))",
+         OWN, LO, "before", personal=True),
     _cue("lowest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:lowest|least|cheapest)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, LO, "after"),
     _cue("highest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:highest|most)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
@@ -212,7 +214,7 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, LO, "near"),
     # I can't go above / I won't sell for less than / there's no way I'd pay more than / cant go under that
     *_both("neg", rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|"
-                  rf"not\s+(?:going|willing|able|prepared)\s+to)\s+{_ADV}{_VERB}"
+                  rf"not\s+(?:going|willing|able|prepared|permitted|allowed|authori[sz]ed)\s+to)\s+{_ADV}{_VERB}"
                   rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{{words}}{_NOT_PRONOUN}", OWN, "after",
            {HI: _HI_COMP, LO: _LO_COMP}),
     _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|give)(?:\s+(?:you|it))?\s+(?:any\s+)?"
@@ -227,9 +229,10 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"stretch\s+(?:beyond|past|to\s+more\s+than)|go\s+(?:above|beyond|over|past))\b", OWN, HI, "after"),
     _cue("approved-up-to", r"\b(?:authori[sz]ed|approved|pre-?approved|cleared|signed\s+off)\b[^¤.;!?]{0,40}?\bup\s+to\b",
          OWN, HI, "after", (BUYER,), personal=True),
-    _cue("not-permitted", r"\b(?:do|does|will|would)\s*(?:n['’]t|\s+not)\s+(?:permit|allow|let)\s+(?:me|us)\s+(?:to\s+)?"
-                          r"(?:exceed|go\s+(?:above|over|beyond)|pay\s+(?:more\s+than|over)|spend\s+(?:more\s+than|over))",
-         OWN, HI, "after", (BUYER,)),
+    *_both("not-permitted", r"(?:\b(?:do|does|will|would)\s*(?:n['’]t|\s+not)|\bwon['’]?t)\s+(?:permit|allow|let)\s+(?:me|us)\s+"
+                            r"(?:to\s+)?{words}", OWN, "after",
+           {HI: r"(?:exceed|go\s+(?:above|over|beyond)|pay\s+(?:more\s+than|over)|spend\s+(?:more\s+than|over))",
+            LO: r"(?:go\s+(?:below|under|lower\s+than)|(?:sell|accept|take)\s+(?:\w+\s+)?(?:for\s+)?(?:less\s+than|under|below))"}),
     _cue("not-getting-it", rf"{_YOU}\s*(?:['’]re|are)\s+not\s+getting\s+{_OBJ}\s+for\s+(?:less\s+than|under|below|anything\s+"
                            rf"(?:less\s+than|under|below))", OWN, LO, "after", (SELLER,)),
     _cue("no-sum-over", rf"{_NEG}\s+(?:\w+\s+){{0,3}}?(?:any|a)\s+(?:sum|amount|price|figure|total)\s+(?:exceeding|over|above|"
@@ -268,7 +271,7 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"prepared)\s+to)\b|(?:go|sell|drop|come\s+down)\b)", OWN, LO, "before"),
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
     _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?|"
-                     rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|stretch\s+to)\b",
+                     rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|stretch\s+to|allocate|commit|put\s+(?:in|toward|towards))\b",
          OWN, HI, "after"),
     _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
@@ -375,6 +378,7 @@ _CUES: list[Cue] = noun_cues() + [
                  rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them|\w+|the\s+\w+)\s+away|"
                  rf"eat(?:ing)?\s+the\s+cost|working\s+for\s+(?:free|nothing)|can['’]?t\s+(?:even\s+)?cover|cannot\s+cover|"
                  rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
+                 rf"(?:don['’]?t|do\s+not)\s+make\s+(?:anything|a\s+(?:penny|cent|dime|profit)|any\s+(?:money|profit))|"
                  rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
                  rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|"
                  rf"our)\s+own\s+pocket\b",
@@ -407,8 +411,8 @@ _CUES: list[Cue] = noun_cues() + [
                       r"(?:do|go|let|part|sell|justify|accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|yours))\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
-                       rf"manage|find|swing|spare|come\s+up\s+with|accommodate|absorb)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
+    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+(?:\s+(?:department|team|office|board|manager|budget))?|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|yours))\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
+                       rf"manage|find|swing|spare|come\s+up\s+with|accommodate|absorb|sign\s+off\s+on|approve)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
@@ -436,7 +440,8 @@ _CUES: list[Cue] = noun_cues() + [
                             r"hurt\s+(?:you|u))\b",
          OTHER, HI, "before"),
     _cue("nothing-to-you", r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
-                           r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|plenty)\s+for\s+(?:you|u)\b",
+                           r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|plenty)\s+for\s+(?:you|u)\b|"
+                           r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?\s+(?:would|will)\s+(?:still\s+)?work\s+for\s+(?:you|u)\b",
          OTHER, None, "before", assertive=True),
     _cue("you-ready-to-sell", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
                               rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
@@ -462,12 +467,12 @@ _CUES: list[Cue] = noun_cues() + [
                      rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
                      rf"spent|"
                      rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|that|those|"
-                     rf"the\s+\w+)(?:\s+\w+){{0,2}}\s+for|"
-                     rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+(?:\s+\w+)?\s+up\s+for)\b"
+                     rf"the\s+\w+)(?:\s+\w+){{0,3}}\s+for|"
+                     rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|picked\s+\w+(?:\s+\w+)?\s+up\s+for|picked\s+up\s+(?:\w+\s+){1,3}?for)\b"
                      rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|at\s+most|"
                      rf"no\s+more\s+than))?",
          OTHER, LO, "after"),
-    _cue("cost-you", rf"\b(?:cost|costs|costed|set|run|runs)\s+{_YOU}(?:\s+back)?\b", OTHER, LO, "after"),
+    _cue("cost-you", rf"\b(?:cost|costs|costed|set|run|runs|charges?|charged|bills?|billed)\s+{_YOU}(?:\s+back)?\b", OTHER, LO, "after"),
     _cue("you-make-money", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?"
                            rf"(?:making|make|turning|turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|"
                            rf"margin))\b",
@@ -480,20 +485,23 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
          OTHER, HI, "before"),
     # final offers: the price is the nearest one in the sentence
-    _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?(?:final|definitive|ultimate)|"
+    _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?(?:final|definitive|ultimate|closing)|"
                   r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call(?!\s+for\b)|say|revision|quote|position|"
                   r"proposal|proposition|stance|amount|rate)\b"
                   r"(?!\s+(?:I|we|you|they|he|she)\s+(?:\w+\s+)?(?:listed|posted|quoted|gave|offered|said|mentioned|wrote|"
                   r"made|sent|saw|got|paid|heard)\b)|"  # "the last price I listed was a typo"
-                  r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b|for\b))|"
+                  r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b|for\b|is\b))|"
                   r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b"
                   r"(?!\s+(?:sale|sales|clearance|day|days|week|round|exam|stop|call|episode|chapter|destination)\b)|"
                   r"\bfinal\s*[.!:,—-]|\bfinal$|\bfinal(?=\s*¤)", FINAL, None, "sentence"),
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b(?!\s+(?:is|isn['’]t|was)\b)|\bstanding\s+firm\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
+                                r"\bfix\s+price\b|\bprice\s+(?:is\s+)?fix(?:ed)?\b|\b(?:it|this|that)\s+is\s+fixed\b|"
+                                r"\bno\s+(?:bargain(?:ing)?|haggle|discounts?(?=\s*(?:[.,!;]|$)))\b|"
+                                r"\btake\s+(?=¤+(?:\s+\w+){0,2}\s+or\s+leave\s+it\b)|\bas\s+(?:high|low|far)\s+as\s+(?:I['’]?m|I\s+am)\s+going\b|"
                                 r"\bend\s+of\s+(?:the\s+)?(?:story|discussion|negotiation|road|line|it)\b|\bwhere\s+it\s+stays\b|"
                                 r"\bit\s+stays\s+there\b|(?<=¤)(?:\s+[\w'’]+){1,3}?\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bthat['’]?s\s+me\s+done\b|"
-                                r"\bdone\s+(?:discussing|talking|negotiating|haggling)\b|\bnot\s+up\s+for\s+(?:discussion|debate|negotiation)\b|"
+                                r"\bdone\s+(?:discussing|talking|negotiating|haggling|moving|budging|bargaining)\b|\bnot\s+up\s+for\s+(?:discussion|debate|negotiation)\b|"
                                 r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
                                 r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
                                 r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
@@ -508,7 +516,7 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
                                 r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|"
                                 r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|week|sale|score|"
-                                r"payment|instal+ment))|\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b|\bas\s+final\s+as\s+it\s+gets\b|\bI['’]?m\s+done\s+(?:talking|"
+                                r"payment|instal+ment))|\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b|\b(?:that|it|this)\s+(?:won['’]?t|will\s+not)\s+change\b|\bas\s+final\s+as\s+it\s+gets\b|\bI['’]?m\s+done\s+(?:talking|"
                                 r"negotiating|haggling)\b|"
                                 r"(?<=¤)\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|message|season|spring|summer|autumn|fall|winter|"
                                 r"\w+day))|"
@@ -522,7 +530,7 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
                        rf"negotiating|"
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
-                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
+                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
                        rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b)|"
                        rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
@@ -534,7 +542,7 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
                        rf"negotiating|"
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
-                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+)"
+                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
                        rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b)|"
                        rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
@@ -549,8 +557,9 @@ _CUES: list[Cue] = noun_cues() + [
                              r"(?:more|less|higher|lower)\s*:)(?=\s*¤)",
          FINAL, None, "sentence"),
     *_both("nothing", r"\b(?:not|nothing|nothin|nada)\s+{words}(?=\s*¤)", OWN, "after",
-           {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"}),
-    *_both("not-a-cent-after", rf"\b(?:not|nothing|nothin)\s+{_CENT}\s+{{words}}\b(?!\s*(?:than|:?\s*¤))", OWN, "before",
+           {HI: r"(?:over|above|more\s+than|higher\s+than|beyond)", LO: r"(?:under|below|less\s+than|lower\s+than)"},
+           personal=True),  # "your cost is not more than 180" is the other side's
+    *_both("not-a-cent-after", rf"\b(?:not|nothing|nothin|(?:won['’]?t|will\s+not|can['’]?t|cannot)\s+(?:take|accept|pay|go|give)(?:\s+you)?)\s+{_CENT}\s+{{words}}\b(?!\s*(?:than|:?\s*¤))", OWN, "before",
            {HI: r"(?:more|higher|above|over|beyond|past)", LO: r"(?:less|lower|under|below)"}, stresses_offer=True),
 ]
 CUES: tuple[Cue, ...] = tuple(_CUES)
@@ -571,7 +580,7 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
               r"stretching\s+it|if\s+I['’]m\s+honest")
 _CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"
 CLAUSE_BREAK = re.compile(
-    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change)\b)|"
+    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change|forth)\b)|"
     rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|"
     rf"\b(?:{_CONJUNCTIONS})\b(?!\s+(?:far|much|many|long)\b)(?!\s*(?:[.,!?;]|$))",  # not "so far", "the highest yet"
     re.IGNORECASE)
@@ -581,8 +590,17 @@ BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:(?:quick|one|a|just\s+a)\s+question|j
                            r"that|there|we|i)\b)|any\s+chance\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
 TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you))\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
+# A final offer promised for later ("I'll send my final offer after the viewing") declares none yet.
+FUTURE_FINAL = re.compile(r"\b(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]m\s+gonna|I\s+am\s+going\s+to|I['’]d\s+like\s+to)\s+"
+                          r"(?:\w+\s+){0,3}?(?:send|let\s+you\s+know|make|give|tell|come\s+back\s+with|get\s+back\s+(?:to\s+you\s+)?with|"
+                          r"put\s+together|decide|work\s+out|present|submit|share|have)\b(?!\s+(?:this|it|that)\b)[^.;!?¤]*$",
+                          re.IGNORECASE)
+# Who else may declare a price final: "the shop across the street is firm at 45", "another buyer gave me a final offer".
+THIRD_PARTY = re.compile(r"^[^\w¤]*(?:(?:but|and|so|also|well)\s+)?(?:the|another|that|a|some|other)\s+(?:\w+\s+)?(?:shop|store|dealer|dealership|garage|seller|buyer|bidder|"
+                         r"guy|man|woman|lady|place|website|site|market|auction|auctioneer|vendor|agent|company|firm|stall)s?\b|"
+                         r"\b(?:gave|made|sent|offered|got|received)\s+(?:me\s+|us\s+)?(?:a|an|their|his|her)\s+$", re.IGNORECASE)
 ASSENT_TAG = re.compile(r",\s*(?:ok|okay|alright|all\s+right)\W*$", re.IGNORECASE)  # "35 is the last price, ok?" asks for assent
-TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah"
+TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh|what)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah", "you paid what, 20?"
 QUESTION_START = re.compile(
     r"\s*(?:[^\w¤]+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
@@ -592,9 +610,9 @@ QUESTION_START = re.compile(
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
 HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
-    r"what\s+if|wonder|wondering|doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to|"
+    r"what\s+if|wonder|wondering|(?<!\bno\s)(?<!without\s)(?<!\ba\s)doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to|"
     r"(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]d)\s+(?:tell|give|show)\s+you)\b", re.IGNORECASE)
-ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+(?:I|we|this|it|that)|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
+ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+(?:I|we|you|this|it|that)|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
                         r"even\s+if)\b", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
                             r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
@@ -602,7 +620,8 @@ NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|di
                       r"shouldnt|doesnt|havent|hasnt)\b|n['’]t\b|"
                       r"\bcannot\b", re.IGNORECASE)
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
-BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b|\bno\s+way\s*$",
+BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b|\bno\s+way\s*$|"
+                            r"\b(?:no|without\s+(?:a|any)?)\s*(?:doubt|question)\b",
                             re.IGNORECASE)  # "no way you paid more than 150" bounds the other side's cost
 REPORTED = re.compile(
     r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
@@ -610,18 +629,19 @@ REPORTED = re.compile(
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
     r"\b(?:message|email|e-mail|text|note|letter|listing|ad|advert|post)\s+(?:\w+\s+){0,3}?(?:said|says|stated|read|reads|"
-    r"mentioned)\b|"
+    r"mentioned)\b|\b(?:your|his|her|their|the)\s+[\w-]+\s+(?:\w+\s+){0,3}?(?:said|says|mentioned|told|claimed|"
+    r"wrote|stated|indicated|suggested|shows|showed)\b|"  # "your colleague mentioned", "the receipt you showed me says"
     r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
     r"\b(?<!I\s)sold\s+(?:\w+\s+){0,3}?for\b|\bgoing\s+rate\b|"
     r"\b(?:online|on\s+ebay|on\s+amazon|in\s+(?:the\s+)?(?:shops|stores)|retail|"
     r"msrp|rrp|list\s+price|sticker\s+price|market\s+(?:price|value)|similar|another|last\s+time|"
     r"usually|normally|typically)\b", re.IGNORECASE)
 ASSERTIVE = re.compile(
-    r"\b(?:sure|bet|know|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
+    r"\b(?:sure|bet|know|knows|knew|certain|surely|clearly|obviously|probably|likely|definitely|def|easily|easy|undoubtedly|"
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
     r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically|positive|"
-    r"all\s+day|don['’]?t\s+lie|admit\s+it)\b",
+    r"all\s+day|don['’]?t\s+lie|admit\s+it|clear|evident|obvious|thinking\s+twice|second\s+thought|hesitat\w*|sense|trouble|difficulty)\b",
     re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
@@ -638,6 +658,7 @@ AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
 FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
 OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|everybody|someone|somebody|customers|"
                     r"dealers|shops|stores)\b", re.IGNORECASE)
+SPEAKER = re.compile(r"\b(?:I|we|my|our)(?:['’]?(?:m|ve|d|ll|re))?\b", re.IGNORECASE)  # the speaker as subject or owner
 SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)

@@ -162,7 +162,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):
         return True
     if cue.kind != "final_offer" and (cues.REPORTED.search(masked[clause.start:hi])
-                                      or cues.REPORTED_AFTER.search(masked[clause.start:clause.end])
+                                      or cues.REPORTED_AFTER.search(masked[clause.sentence_span[0]:clause.end])
                                       or cues.REPORTED_TAIL.match(masked, clause.end, clause.sentence_span[1])):
         return True
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
@@ -173,6 +173,10 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
             r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what(?:\s+it)?)\s+$",
             masked[clause.start:span[0]], re.IGNORECASE):
         return True  # "I'll meet you at 145, which is more than I budgeted": the budget is not stated
+    if price is not None and price.start >= span[1] and re.search(
+            r"\b(?:my|our|this|that)\s+(?:\w+\s+)?(?:offer|bid|counter(?:offer)?|proposal)\s+(?:of\s+|at\s+)?$",
+            masked[span[1]:price.start], re.IGNORECASE):
+        return True  # "I won't go higher than my current offer of 7,800" stands by the offer: final, not a limit
     if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
                                   r"(?:n['’]t|\bnot)\s+(?:even\s+)?cover\s+$|\b(?:less|more)\s+than\s+$",
                                   masked[clause.start:span[0]], re.IGNORECASE):
@@ -260,15 +264,26 @@ def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple
     return best[1] if best else None
 
 
-def _final_blocked(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
+def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> bool:
     """A final-offer cue that is asked about, denied, hypothetical, someone else's or in scare quotes."""
+    clause = clauses[index]
     if clause.question or (masked[span[0] - 1:span[0]] in cues.QUOTES and masked[span[1]:span[1] + 1] in cues.QUOTES):
         return True  # "another 'non-negotiable' price that moved twice"
     left = masked[max(clause.start, span[0] - 40):span[0]]
     if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", masked[clause.start:span[0]], flags=re.IGNORECASE)):
         return True  # "I'm not going to say my final price is 500"; "No, this is my final offer" stands
-    if re.search(r"\b(?:said|says|claimed|claims|insisted|told\s+(?:me|us))\b[^.;!?]{0,15}$", left, re.IGNORECASE):
-        return True  # "the garage said it's non-negotiable"
+    if re.search(r"\b(?:said|says|claimed|claims|insisted|mentioned|wrote|told\s+(?:me|us))\b[^.;!?]{0,25}$|"
+                 r"¤\s+(?:to|on)\s+(?:my|our)\s+$", left, re.IGNORECASE):
+        return True  # "the garage said it's non-negotiable", "I can add 0.10 to my last offer"
+    before = masked[clause.sentence_span[0]:span[0]]
+    if cues.REPORTED_AFTER.search(before) or re.search(r"(?:^|\s)['‘\"“][^'’\"”]*$", before):
+        return True  # "according to your message, 700 is non-negotiable"; "you wrote 'not a penny less than 80'"
+    subject = clause.start  # whose clause: its own, or the one before when the cue opens it ("..., final bid")
+    if index > 0 and clauses[index - 1].sentence == clause.sentence and not re.search(r"\w", masked[clause.start:span[0]]):
+        subject = clauses[index - 1].start
+    third = cues.THIRD_PARTY.search(masked, subject, span[0])
+    if third and not cues.SPEAKER.search(masked, third.end(), span[1]):
+        return True  # "the shop across the street is firm at 45"
     if re.search(r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
                  r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?|you['’]re|you\s+are|you\s+were|"
                  r"(?:I|we)\s+(?:was|were)|(?:give|tell)\s+you)\s+(?:\w+\s+)?(?:my\s+)?$",
@@ -350,7 +365,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
-                    found.append(_Reading(cue.kind, None, price, *span, not _final_blocked(masked, clause, span),
+                    promised = price is None and cues.FUTURE_FINAL.search(masked[clause.sentence_span[0]:span[0]])
+                    found.append(_Reading(cue.kind, None, price, *span, not (promised or _final_blocked(masked, clauses, index, span)),
                                           weak=cue.weak))
                     continue
                 if cue.side == "threshold":

@@ -93,7 +93,7 @@ _DEAR = re.compile(r"\b(?:piano|car|van|truck|motorbike|motorcycle|scooter|boat|
                    r"freezer|washer|dishwasher|laptop|computer|macbook|tv|television|camera|lens|drone|bike|bicycle|e-bike|"
                    r"guitar|amp|drum\s+kit|watch|ring|rent|flat|apartment|room|deposit|roof|kitchen|bathroom|furniture|"
                    r"mattress|bed|desk|table|wedding|venue|saddle|horse|tractor|trailer|jacket|coat|suit|boots|phone|tablet|"
-                   r"console|armchair|carpet|rug)s?\b", re.IGNORECASE)
+                   r"console|armchair|carpet|rug|stroller|pram|buggy|crib|cot)s?\b", re.IGNORECASE)
 _CHEAP = re.compile(r"\b(?:coffee|tea|egg|eggs|bread|loaf|bun|croissant|bagel|jar|punnet|kilo|kg|lb|bunch|apple|banana|"
                     r"tomato|tomatoes|lemon|lemonade|milk|pint|cup|candle|card|stamp|sticker|pen|pencil|soap|seed|seeds|"
                     r"plant|cutting|cupcake|cookie|muffin|juice|honey|cherries|berries|radish|radishes|herbs|basil)s?\b",
