@@ -27,7 +27,7 @@ _IM = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"
 _IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
 _ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|only|possibly|even|ever|"
         r"actually|realistically|basically|frankly|still|already|originally|myself|personally|physically|"
-        r"afford\s+to|bring\s+myself\s+to|go\s+and|want\s+to|wanna|intend\s+to|plan\s+to)\s+)*")
+        r"afford\s+to|bring\s+myself\s+to|go\s+and|be|want\s+to|wanna|intend\s+to|plan\s+to)\s+)*")
 _OBJ = r"(?:(?:it|them|['’]em|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
 _NEG = (r"(?:can['’]?t|cannot|can\s+not|not\s+can|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
@@ -41,10 +41,12 @@ _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(
          r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
          r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|part|discount(?:ing)?|"
          r"pric(?:e|ing))")
-_CENT = r"(?:a\s+(?:single\s+)?(?:cent|penny|dime|dollar|euro|pound)|one\s+(?:cent|penny|dollar|euro|pound))"
+_COIN = r"(?:cent|penny|dime|nickel|dollar|euro|pound|quid|buck|lira|rupee|franc|rand|peso)"
+_CENT = rf"(?:a\s+(?:single\s+)?{_COIN}|one\s+(?:single\s+)?{_COIN})"
 # What a seller pays for besides the item: "fuel cost me 30", "I pay my babysitter 15" state no floor.
 _EXPENSE_WORDS = ("fuel", "petrol", "gas", "diesel", "storage", r"storage\sunit", "parking", "insurance", "rent", "repairs",
-                  "repair", "tolls", "fees", "babysitter", "listing", "ads", "advert", "tax", "taxes")
+                  "repair", "tolls", "fees", "babysitter", "listing", "ads", "advert", "tax", "taxes", "licence", "license", "permit",
+                  "pitch")
 _EXPENSES = rf"(?:{'|'.join(_EXPENSE_WORDS)})"
 _NOT_THE_ITEM = (rf"(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts|transmission|engine|tyres|tires|brakes|battery|"
                  rf"clutch)\b")  # "I put 2,000 into the transmission": a part, not what the item cost
@@ -54,7 +56,7 @@ _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|
             r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
 _FILLER = r"(?!(?:my|our|your|is|isn['’]t|not|over|under|above|below|beyond|past|than)\b)"  # "50 for the bike, tops"
 _NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
-_HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+th[ae]n|above|over|higher\s+th[ae]n|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
+_HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+th[ae]n|more['’]n|above|over|higher\s+th[ae]n|beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
             r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|any\s+higher\s+than)")
 _LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+th[ae]n|below|under|lower\s+th[ae]n|south\s+of|cheaper\s+than|"
             r"a\s+(?:cent|penny|dime)\s+(?:less|under|below)(?:\s+than)?|any\s+less\s+than|any\s+lower\s+than)")
@@ -116,9 +118,9 @@ def _both(name: str, template: str, kind: str, side: str, words: dict[str, str],
 
 
 # --- limit nouns: whose they are is read from the possessive before them ---------------------------
-_HI_NOUNS = (r"funds|means|savings|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit|whack)|upper\s+(?:limit|bound|end)|"
+_HI_NOUNS = (r"funds|means|savings|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit|whack|dollar)|upper\s+(?:limit|bound|end)|"
              r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|mandate|allowance|"
-             r"authori[sz]ation|approval|purse|wallet|ceiling\s+price")
+             r"authori[sz]ation|approval|purse|wallet|ceiling\s+price|war\s+chest|kitty")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
              r"rock[- ]bottom(?:\s+price)?|bottom\s+dollar|minimum\s+(?:order\s+)?(?:value|charge|fee|spend)|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
@@ -151,7 +153,8 @@ def noun_cues() -> list[Cue]:
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
         cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last)\b){noun}", OWN, direction, "before"))
-        cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b", OWN, direction, "near"))
+        cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b|\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
+                         OWN, direction, "near"))  # "the max for me", "for me the upper bound is 16.5k"
         cues.append(_cue("noun-to-you", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b", OTHER, direction, "near"))  # "the cost to you"
         cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
@@ -178,7 +181,7 @@ _CUES: list[Cue] = noun_cues() + [
                    rf"our)\s+[\w-]+\s+(?=can|could|will|would|is\s+(?:willing|able|prepared|allowed)))"
                    rf"{_PAST}", OWN, HI, "near"),
     _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|cheapest|smallest)\s+"
-                    rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our)\s+[\w-]+\s+"
+                    rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our|the)\s+[\w-]+\s+"
                     rf"(?=can|could|will|would|lets|allows|is\s+(?:willing|able|prepared|allowed)))"
                     rf"{_PAST}", OWN, LO, "near"),
     _cue("top-of-what-i", rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|end))\s+of\s+what\s+{_I}", OWN, HI, "near"),
@@ -189,7 +192,7 @@ _CUES: list[Cue] = noun_cues() + [
                     r"budget|limit))\b"
                     r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))",
          OWN, HI, "before", personal=True),
-    _cue("is-all", r"(?<=¤)\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?all\b(?!\s+(?:you|of|in|included|inclusive|(?:I|we)(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
+    _cue("is-all", r"(?<=¤)(?:\s+for\s+(?:both|the\s+lot|all|each|it|them|the\s+\w+))?\s*(?:\s+is|'s)\s+(?:really\s+|literally\s+|truly\s+)?(?:all|everything)\b(?!\s+(?:you|of|in|included|inclusive|(?:I|we)(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
          OWN, HI, "before"),
     _cue("bare-lo", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
                     r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
@@ -214,7 +217,8 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, LO, "near"),
     # I can't go above / I won't sell for less than / there's no way I'd pay more than / cant go under that
     *_both("neg", rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|no\s+way\s+{_IMOD}|"
-                  rf"not\s+(?:going|willing|able|prepared|permitted|allowed|authori[sz]ed)\s+to)\s+{_ADV}{_VERB}"
+                  rf"not\s+(?:going|willing|able|prepared|permitted|allowed|authori[sz]ed)\s+to|"
+                  rf"\b(?:it['’]?s\s+|it\s+is\s+|is\s+)?impossible\s+for\s+(?:me|us)\s+to)\s+{_ADV}{_VERB}"
                   rf"{_OBJ_OPT}\s+(?:any\s+)?(?:for\s+)?(?:anything\s+)?{{words}}{_NOT_PRONOUN}", OWN, "after",
            {HI: _HI_COMP, LO: _LO_COMP}),
     _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|give)(?:\s+(?:you|it))?\s+(?:any\s+)?"
@@ -276,7 +280,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
     _cue("i-have-to-spend", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:to\s+spend|on\s+me|left(?=\s+(?:on|in|till|until|for|after))|in\s+my\s+(?:wallet|pocket|account|"
-                            r"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|to\s+my\s+name|"
+                            r"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|allocated|allotted|to\s+my\s+name|to\s+spare|"
                             r"available)\b",
          OWN, HI, "before"),
     _cue("i-have-total", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have|['’]m\s+working\s+with|am\s+working\s+with)\s+(?:(?:like|about|around|only|just|maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
@@ -286,8 +290,10 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("where-i-stop", rf"\bwhere\s+{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|bottom\s+out)\b|"
                          rf"{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|top\s+out|bottom\s+out)\s+at\b",
          OWN, None, "near"),
-    _cue("can-only", rf"{_SUBJ}(?:can|could)\s+only\s+(?:swing|spend|afford|manage|pay|stretch\s+to)\b", OWN, HI, "after", (BUYER,)),
-    _cue("costs-to-make", r"\bcosts?\s+(?:me\s+|us\s+)?(?=¤+\s+(?:\w+\s+)?to\s+(?:make|produce|build|grow|bake|brew|print))", OWN, LO,
+    _cue("can-only", rf"{_SUBJ}(?:(?:can|could)\s+only|(?:['’]m|am|are|['’]re)\s+only\s+(?:allowed|permitted|authori[sz]ed|cleared)\s+to)\s+"
+                     rf"(?:swing|spend|afford|manage|pay|stretch\s+to|expense|claim)\b", OWN, HI, "after", (BUYER,)),
+    _cue("costs-to-make", r"\bcosts?\s+(?:me\s+|us\s+)?(?:about\s+|around\s+|roughly\s+|nearly\s+)?(?=¤+\s+(?:\w+\s+)?to\s+(?:make|produce|build|grow|bake|brew|"
+                          r"print|put\s+up|knit|sew|raise))", OWN, LO,
          "after", (SELLER,)),
     _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|exactly(?=\s*¤+\s+(?:\w+\s+)?(?:for|to\s+spend)\b))\b",
          OWN, HI, "after"),
@@ -295,13 +301,29 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after", (BUYER,)),
     _cue("leaves-me", r"\b(?:leaves|leaving|left)\s+(?:me|us)\s+(?:with\s+)?(?:(?:only|just|about|around|roughly|exactly)\s+)?"
                       r"(?=¤+(?:\s+\w+)?\s+(?:for|to\s+spend|to\s+put)\b)", OWN, HI, "after", (BUYER,)),  # "my stipend leaves me 800 for a laptop"
-    _cue("what-i-have", rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|left|available|to\s+spend)\b",
+    # money from elsewhere that bounds a buyer: "the grant covers 5,000", "I was approved for 18,000", "my boss gave me 2k for it"
+    _cue("covers", r"\b(?:grant|sponsor(?:ship)?|insurance|insurer|employer|loan|allowance|voucher|stipend|scholarship|fund|funding|"
+                   r"hospital|school|department|board|company|finance)\s+(?:only\s+)?(?:covers?|allows?|approved|provides?|"
+                   r"(?:gave|gives|sent)\s+(?:me|us))\b(?:\s+(?:up\s+to|only|at\s+most))?", OWN, HI, "after", (BUYER,)),
+    _cue("approved-for", rf"{_I}\s*(?:['’]ve|have|was|were|['’]m|am|got|['’]ve\s+been|have\s+been)?\s*(?:pre-?)?approved\s+for\b",
+         OWN, HI, "after", (BUYER,)),
+    _cue("gave-me-for", rf"\b(?:{PEOPLE}|mom|grandma|grandpa|gran|nan)\s+(?:gave|sent|lent|handed)\s+(?:me|us)\s+(?=¤+\s+(?:for|to\s+spend)\b)",
+         OWN, HI, "after", (BUYER,)),
+    _cue("got-for-it", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|around|like|only|just)\s+)?"
+                       rf"(?=¤+\s+(?:for|toward|towards)\s+(?:it|this|that|these|them)\b)", OWN, HI, "after", (BUYER,)),
+    _cue("keep-it-under", r"\b(?:need|have|has|got)\s+to\s+keep\s+(?:it|this|things|the\s+\w+\s+)?\s*(?:under|below|within)\b",
+         OWN, HI, "after", (BUYER,)),
+    _cue("may-not-exceed", r"\b(?:not\s+to|may\s+not|must\s+not|shall\s+not|should\s+not|can['’]?t|cannot|mustn['’]t)\s+exceed\b",
+         OWN, HI, "after", personal=True),  # "I was told by finance not to exceed 18k"; "your cost can't exceed 600"
+    _cue("all-my-money", r"\b(?:all|everything)\s+(?:of\s+)?(?:my|our)\s+(?:money|cash|savings|funds)\b", OWN, HI, "near", (BUYER,)),
+    _cue("what-i-have", rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|left|available|to\s+spend|"
+                        rf"to\s+work\s+with|for\s+(?:this|it|that|these|them))\b",
          OWN, HI, "near", (BUYER,)),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
                      rf"put\s+aside)\b", OWN, HI, "after"),
     _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny|dollar|euro|pound|buck|quid)|the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
                        rf"of\s+the\s+\w+\s+)?(?:that\s+)?{_I}\s*(?:['’]ve|have|can|could|['’]ve\s+got)?\s*(?:got|have|"
-                       rf"afford|spend|pay|manage|brought|saved|budgeted|scrape\s+together|put\s+(?:toward|towards|"
+                       rf"afford|spend|pay|manage|bring|brought|saved|budgeted|scrape\s+(?:together|up)|put\s+(?:toward|towards|"
                        rf"into)|allocate|spare|"
                        rf"swing|set\s+aside|part\s+with|put\s+up)\b",
          OWN, HI, "near"),
@@ -314,7 +336,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("wallet-says", r"\b(?:my\s+)?(?:wallet|budget|bank\s+account|bank|account|purse)\s+says\b", OWN, HI, "after", (BUYER,)),
     _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited|tapped)"
                      r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcapped\s+(?:\w+\s+){1,7}?at\b|"
-                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\bcaps\s+(?:\w+\s+){1,3}at\b|\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|go\s+(?:up\s+)?to)\b|"
+                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able|allowed|permitted|authori[sz]ed)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\breimburse\s+(?:me|us)\s+(?:for\s+)?up\s+to\b|\bcaps\s+(?:\w+\s+){1,3}at\b|\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|go\s+(?:up\s+)?to)\b|"
                      r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
                      r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
          OWN, HI, "after"),
@@ -327,17 +349,18 @@ _CUES: list[Cue] = noun_cues() + [
                             rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
                             rf"no\s+less\s+than)",
          OWN, LO, "after"),
-    _cue("need-to-cover", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to\s+(?:get|charge|ask)|must\s+(?:get|charge|ask))"
-                          rf"(?=\s*¤[^.;!?]{{0,30}}?\bto\s+(?:cover|break\s+even|pay\s+for|recoup|recover|make\s+it\s+worth)\b)",
+    _cue("need-to-cover", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to\s+(?:get|charge|ask|clear|make)|must\s+(?:get|charge|ask|clear|make))"
+                          rf"(?=\s*¤[^.;!?]{{0,30}}?\bto\s+(?:cover|break\s+even|pay\s+(?:for|off)|recoup|recover|make\s+it\s+worth)\b)",
          OWN, LO, "after", (SELLER,)),
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into it
     _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|pay|gave|spent|dropped(?=\s+(?:like\s+|about\s+|around\s+|over\s+)?¤)|shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like|new\s+one|other\s+one|replacement)\b)(?!.{{0,15}}\b(?:for|on|into)\s+(?:the\s+|new\s+)?{_NOT_THE_ITEM})(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
+                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like|new\s+one|other\s+one|replacement|(?:my|our|the|an)\s+(?:other|first|old|previous))\b)(?!.{{0,15}}\b(?:for|on|into)\s+(?:the\s+|new\s+)?{_NOT_THE_ITEM})(?!\s+(?:my|the|our)\s+{_EXPENSES}\b)(?:\s+the\s+\w+)?",
          OWN, LO, "after", (SELLER,)),
     _cue("cost-me", rf"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s){_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|"
-                    r"ran|charges?|charged|bills?|billed|owes)\s+(?:me|us)\b|\b(?:my|our)\s+(?:supplier|distributor|"
+                    rf"ran|charges?|charged|bills?|billed|owes)\s+(?:me|us)\b(?!.{{0,25}}\b(?:for|on)\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_EXPENSES}\b)|"
+                    r"\b(?:my|our)\s+(?:supplier|distributor|"
                     r"wholesaler|"
                     r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|"
                     r"billed)\b|\bset\s+(?:me|us)\s+back\b|\bputs?\s+(?:me|us)\s+at\b|\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
@@ -356,9 +379,17 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("at-cost", r"\b(?:at|below|under)\s+cost\b", OWN, LO, "near", (SELLER,), relative=True, loss=True),
     _cue("thats-all", r"\bthat['’]?s\s+all(?:\s+of\s+it|\s+there\s+is)?\b(?!\s+(?:for|from|you|I|we|the|my))", OWN, HI, "before",
          (BUYER,)),
-    _cue("in-costs", r"(?<=¤)\s+in\s+costs?\b", OWN, LO, "before", (SELLER,)),
+    _cue("in-costs", r"(?<=¤)(?:\s+\w+)?\s+in\s+(?:costs?|materials?|ingredients|yarn|wool|timber|fabric|supplies)\b", OWN, LO, "before",
+         (SELLER,)),  # "180 in materials", "30 in timber and finishing"
+    _cue("materials-came-to", r"\b(?:materials?|ingredients|yarn|wool|timber|fabric|supplies)\s+(?:\w+\s+){0,4}?(?:came\s+to|come\s+to|"
+                              r"cost(?:s)?(?:\s+me|\s+us)?|ran\s+(?:me\s+)?(?:to\s+)?|total(?:led)?)\b", OWN, LO, "after", (SELLER,)),
+    _cue("is-what-it-cost-me", r"(?<=¤)(?:\s+[\w'’]+){0,3}?\s+(?:is|was|['’]s)\s+what\s+(?:[\w'’]+\s+){0,4}?(?:cost\s+(?:me|us)|costs\s+(?:me|us)|"
+                               r"(?:I|we)\s+(?:paid|payed|spent)|charges?\s+(?:me|us))\b", OWN, LO, "before", (SELLER,)),
+    _cue("where-i-lose", r"(?<=¤)\s+is\s+(?:where|when)\s+(?:I|we)\s+(?:start|begin)\s+(?:losing|to\s+lose)\b", OWN, LO, "before",
+         (SELLER,)),
     _cue("i-owe", rf"{_I}\s+(?:still\s+)?owe\b", OWN, LO, "after", (SELLER,)),
-    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b|{_IM}\s+(?:already\s+)?out(?=\s+¤)", OWN, LO, "after",
+    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b|{_IM}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)|"
+                   rf"{_IM}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|total|with|after)\b)", OWN, LO, "after",
          (SELLER,)),
     _cue("break-even", r"\bto\s+break\s+even\b", OWN, LO, "near", (SELLER,), conditional=True),
     _cue("anything-over", r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|beyond|more\s+than|higher\s+than)"
@@ -377,7 +408,8 @@ _CUES: list[Cue] = noun_cues() + [
                  rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|n['’]?t\s+(?:even\s+)?cover|"
                  rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them|\w+|the\s+\w+)\s+away|"
                  rf"eat(?:ing)?\s+the\s+cost|working\s+for\s+(?:free|nothing)|can['’]?t\s+(?:even\s+)?cover|cannot\s+cover|"
-                 rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
+                 rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|better\s+off|"
+                 rf"(?:just|rather)\s+keep|prefer\s+to\s+keep|make\s+(?:it|them|\w+)\s+pay|"
                  rf"(?:don['’]?t|do\s+not)\s+make\s+(?:anything|a\s+(?:penny|cent|dime|profit)|any\s+(?:money|profit))|"
                  rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
                  rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|\bout\s+of\s+(?:my|"
@@ -436,15 +468,18 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "after"),
     _cue("nothing-for-you", r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|\s+for\s+(?:it|this|that|the\s+[\w-]+)(?:\s+one)?)?\s*(?:is|['’]s|would\s+be|will\s+be)\s+(?:\w+\s+)?"
                             r"(?:nothing|no\s+problem|peanuts|pocket\s+change|small\s+change|chump\s+change)\s+(?:to|for)\s+"
-                            r"(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|doesn['’]?t)\s+(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u)|"
+                            r"(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|doesn['’]?t|ain['’]?t\s+gonna|isn['’]?t\s+going\s+to)\s+"
+                            r"(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u|ya)|"
                             r"hurt\s+(?:you|u))\b",
          OTHER, HI, "before"),
     _cue("nothing-to-you", r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
+                           r"(?<=¤)(?:\s+\w+)?\s+(?:(?:would|will|is|ai|wo|does)\s*(?:n['’]?t|\s+not)\s+(?:be\s+)?(?:a\s+)?(?:problem|stretch|issue|"
+                           r"big\s+deal)|(?:is|would\s+be|['’]s)\s+(?:an?\s+)?(?:easy|small|trivial)\s+[\w-]+)\s+(?:for|to)\s+(?:you|u|ya)\b|"
                            r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|plenty)\s+for\s+(?:you|u)\b|"
                            r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?\s+(?:would|will)\s+(?:still\s+)?work\s+for\s+(?:you|u)\b",
          OTHER, None, "before", assertive=True),
-    _cue("you-ready-to-sell", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|fine|ok|okay)"
-                              rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to)|letting\s+\w+\s+go|selling|"
+    _cue("you-ready-to-sell", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|glad|pleased|fine|ok|okay)"
+                              rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to|get)|letting\s+\w+\s+go|selling|"
                               rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|go\s+as\s+low\s+as|come\s+down\s+to|sell\s+(?:\w+\s+)?for|"
@@ -525,9 +560,9 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
          FINAL, None, "sentence"),
     _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|won['’]?t|will\s+not|shall\s+not|shan['’]t|refuse\s+to|['’]m\s+not|am\s+not|ain['’]?t|(?<!can)['’]t)\s*"
-                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge|shifting|shift)\b(?:\s+(?:an\s+inch|"
+                       rf"(?:going\s+to\s+|gonna\s+|be\s+)?(?:(?:moving|movin|move|budging|budgin|budge|shifting|shift)\b(?:\s+(?:an\s+inch|"
                        rf"any\s+further|"
-                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
+                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that|it)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
                        rf"negotiating|"
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
@@ -539,7 +574,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("cannot-go-lower", rf"(?:{_IM}|{_I}|^\W*)\s*(?:can['’]?t|cannot|can\s+not|couldn['’]?t|could\s+not|(?:am|['’]m)\s+unable\s+to)\s*"
                        rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge|shifting|shift)\b(?:\s+(?:an\s+inch|"
                        rf"any\s+further|"
-                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
+                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that|it)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
                        rf"negotiating|"
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
@@ -641,7 +676,7 @@ ASSERTIVE = re.compile(
     r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|well|honest|"
     r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|bet|totally|for\s+sure|fr|prob|"
     r"probs|deffo|defo|surely|dare|opinion|trust|expect|imagine|doubtless|guessing|pretend|frankly|wager|realistically|positive|"
-    r"all\s+day|don['’]?t\s+lie|admit\s+it|clear|evident|obvious|thinking\s+twice|second\s+thought|hesitat\w*|sense|trouble|difficulty)\b",
+    r"all\s+day|don['’]?t\s+lie|admit\s+it|clear|evident|obvious|thinking\s+twice|second\s+thought|hesitat\w*|sense|trouble|difficulty|figure)\b",
     re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|exceeds?|past|off|"
@@ -668,6 +703,10 @@ REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\bas\s+(?:you|u)\s+(?:said|told
 # ... or in the clause after it: "2.60 is over your budget, you said, so what about 2.40?"
 REPORTED_TAIL = re.compile(r"[^\w¤]*(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|mentioned|wrote|stated)(?=\s*(?:[,;.!?]|$))",
                            re.IGNORECASE)
+# When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
+PAST_TIME = re.compile(r"\b(?:last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall)|for\s+(?:my|our|the)\s+(?:last|previous|old)|"
+                       r"previous(?:ly)?|back\s+in|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
+                       r"originally|back\s+then)\b", re.IGNORECASE)
 # Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
 MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b",
                     re.IGNORECASE)

@@ -165,6 +165,9 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
                                       or cues.REPORTED_AFTER.search(masked[clause.sentence_span[0]:clause.end])
                                       or cues.REPORTED_TAIL.match(masked, clause.end, clause.sentence_span[1])):
         return True
+    if price is not None and re.search(r"\b(?:was|were)\b", masked[min(span[1], price.end):max(span[0], price.start)], re.IGNORECASE) \
+            and cues.PAST_TIME.search(masked[clause.start:clause.end]):
+        return True  # "last year my budget for the conference was 2,000": a limit that was, not one that is
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
         return True  # "you'd pay 80 for this in any store" is the market's price
     if cue.assertive and not cues.ASSERTIVE.search(masked[slice(*clause.sentence_span)]):
