@@ -98,7 +98,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
     [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 37)]
+    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 40)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240)]
 
@@ -523,6 +523,39 @@ def test_the_claims_command_reads_one_message():
      [("own_limit", 375.0), ("final_offer", 375.0)]),
     ("You've had it listed for four months; I think you'd be glad to get $21,000.", "buyer",
      [("other_limit", 21000.0)]),
+    ("12.50, and that's the last time I'm lowering it.", "seller", [("final_offer", 12.5)]),
+    ("Best and final from me: 3.60 for the phone case.", "buyer", [("final_offer", 3.6)]),
+    ("Price is 2.25 and it's not up for further discussion.", "seller", [("final_offer", 2.25)]),
+    ("i'm holding at 1.90 no matter what", "buyer", [("final_offer", 1.9)]),
+    ("honestly 2.20 is as far as my money goes", "buyer", [("own_limit", 2.2)]),
+    ("budget = 4. offer = 3. your move", "buyer", [("own_limit", 4.0)]),
+    ("Your willingness to pay is clearly higher than 90 cents.", "seller", [("other_limit", 0.9)]),
+    ("The least I can take is twelve five.", "seller", [("own_limit", 12500.0)]),
+    ("Fifteen two is final, I won't budge.", "seller", [("final_offer", 15200.0)]),
+    ("Honestly eight and a half grand is all I've got saved for this car.", "buyer", [("own_limit", 8500.0)]),
+    ("As the sales agent, I'm not permitted to accept offers below $8,150.", "seller", [("own_limit", 8150.0)]),
+    ("Between my trade-in and savings I have exactly 13,700 to work with.", "buyer", [("own_limit", 13700.0)]),
+    ("Insurance aside, I can only put 5 grand toward the car itself.", "buyer", [("own_limit", 5000.0)]),
+    ("I can only do 300 for the alternator, that's what I've got until payday.", "buyer", [("own_limit", 300.0)]),
+    ("Company policy caps our pool car purchases at 20k each.", "buyer", [("own_limit", 20000.0)]),
+    ("Your bank has clearly approved you for more than 12.5k.", "seller", [("other_limit", 12500.0)]),
+    ("You're into this car for less than 6k, no question.", "buyer", [("other_limit", 6000.0)]),
+    ("My budget used to be 200, before the layoffs.", "buyer", []),
+    ("Next month my budget will be 300, so maybe we talk then.", "buyer", []),
+    ("My max was 40 yesterday.", "buyer", []),
+    ("I'm pretty sure your budget goes up to 500.", "seller", [("other_limit", 500.0)]),
+    ("My budget is 40, kidding, I haven't decided yet.", "buyer", []),
+    ("Oh totally, my budget for a lawnmower is 60,000.", "buyer", []),
+    ("In a world where I had 500 to spend, this amp would be mine.", "buyer", []),
+    ("Let's say, hypothetically, I'm capped at 600. Then what?", "buyer", []),
+    ("I maxed out my 5,000 credit limit on the roof repair.", "buyer", []),
+    ("The trailer has a weight limit of 3,500 pounds.", "buyer", []),
+    ("Given your budget of 50, your words, I can do 55.", "seller", []),
+    ("Two hundred even for both, and I won't go a dollar higher.", "buyer", [("final_offer", 200.0)]),
+    ("It would take a budget of 700 just to look at the new ones.", "buyer", []),
+    ("My bank caps transfers at 1,000 a day.", "buyer", []),
+    ("Last year I set a ceiling of 1,500 for my work laptop.", "buyer", []),
+    ("Back in 2004 I paid 8k for the truck.", "seller", [("own_limit", 8000.0)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

@@ -52,7 +52,7 @@ _NOT_THE_ITEM = (rf"(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts|transmiss
                  rf"clutch)\b")  # "I put 2,000 into the transmission": a part, not what the item cost
 _NOT_AFTER_EXPENSE = "".join(rf"(?<!{word}\s)" for word in _EXPENSE_WORDS)  # "fuel cost me": fixed-width look-behinds
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
-_OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
+_OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|(?:any\s+)?offers?|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
 _FILLER = r"(?!(?:my|our|your|is|isn['’]t|not|over|under|above|below|beyond|past|than)\b)"  # "50 for the bike, tops"
 _NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"  # "I won't go any lower than this" is final, not a limit
@@ -120,12 +120,14 @@ def _both(name: str, template: str, kind: str, side: str, words: dict[str, str],
 # --- limit nouns: whose they are is read from the possessive before them ---------------------------
 _HI_NOUNS = (r"funds|means|savings|highest(?!\s+(?:offer|bid|counter))|(?:highest|maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit|whack|dollar)|upper\s+(?:limit|bound|end)|"
              r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|mandate|allowance|"
-             r"authori[sz]ation|approval|purse|wallet|ceiling\s+price|war\s+chest|kitty")
+             r"authori[sz]ation|approval|purse|wallet|ceiling\s+price|war\s+chest|kitty|willingness\s+to\s+pay")
 _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
              r"rock[- ]bottom(?:\s+price)?|bottom\s+dollar|minimum\s+(?:order\s+)?(?:value|charge|fee|spend)|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
              r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
-_ANY_NOUNS = (r"number(?!\s+(?:of|one|two|is\s+\d))|limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
+_NOT_A_PRICE_LIMIT = "".join(rf"(?<!{word}\s)" for word in ("credit", "weight", "speed", "height", "age", "time", "word", "data",
+                                                            "transfer", "daily", "size", "load", "luggage", "baggage", "card"))
+_ANY_NOUNS = (rf"number(?!\s+(?:of|one|two|is\s+\d))|{_NOT_A_PRICE_LIMIT}limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
               r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
 NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
 _MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|own|entire|personal|very|true|"
@@ -257,7 +259,7 @@ _CUES: list[Cue] = noun_cues() + [
                            r"or\s+(?:higher|above|up))\b"
                            r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True),
-    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*:?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
+    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*[:=]?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?|floor)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
     # "more than 25 I can't pay", "under 1000 we cannot sell": the bound put first
     *_both("bound-first", rf"(?:^\W*|\b(?:but|and|so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{_I}\s*{_NEG}\s+(?:\w+\s+)?{_VERB}\b)", OWN, "after",
@@ -275,7 +277,7 @@ _CUES: list[Cue] = noun_cues() + [
                         rf"prepared)\s+to)\b|(?:go|sell|drop|come\s+down)\b)", OWN, LO, "before"),
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
     _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?|"
-                     rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|stretch\s+to|allocate|commit|put\s+(?:in|toward|towards))\b",
+                     rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|stretch\s+to|allocate|commit|put(?:\s+(?:in|toward|towards|down))?)\b",
          OWN, HI, "after"),
     _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
@@ -295,7 +297,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("costs-to-make", r"\bcosts?\s+(?:me\s+|us\s+)?(?:about\s+|around\s+|roughly\s+|nearly\s+)?(?=¤+\s+(?:\w+\s+)?to\s+(?:make|produce|build|grow|bake|brew|"
                           r"print|put\s+up|knit|sew|raise))", OWN, LO,
          "after", (SELLER,)),
-    _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|exactly(?=\s*¤+\s+(?:\w+\s+)?(?:for|to\s+spend)\b))\b",
+    _cue("i-have-only", rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|exactly(?=\s*¤+\s+(?:\w+\s+)?(?:for|to\s+spend|to\s+work\s+with)\b))\b",
          OWN, HI, "after"),
     _cue("i-have-cash", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|exactly)\s+)?(?=¤+\s+(?:in\s+)?cash\b)",
          OWN, HI, "after", (BUYER,)),
@@ -307,6 +309,8 @@ _CUES: list[Cue] = noun_cues() + [
                    r"(?:gave|gives|sent)\s+(?:me|us))\b(?:\s+(?:up\s+to|only|at\s+most))?", OWN, HI, "after", (BUYER,)),
     _cue("approved-for", rf"{_I}\s*(?:['’]ve|have|was|were|['’]m|am|got|['’]ve\s+been|have\s+been)?\s*(?:pre-?)?approved\s+for\b",
          OWN, HI, "after", (BUYER,)),
+    _cue("as-far-as-my-money", r"(?<=¤)\s+is\s+as\s+(?:far|much)\s+as\s+my\s+(?:money|budget|cash|funds|wallet|savings)\s+"
+                               r"(?:goes|stretches|will\s+(?:go|stretch)|allows)\b", OWN, HI, "before", (BUYER,)),
     _cue("gave-me-for", rf"\b(?:{PEOPLE}|mom|grandma|grandpa|gran|nan)\s+(?:gave|sent|lent|handed)\s+(?:me|us)\s+(?=¤+\s+(?:for|to\s+spend)\b)",
          OWN, HI, "after", (BUYER,)),
     _cue("got-for-it", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|around|like|only|just)\s+)?"
@@ -317,7 +321,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, HI, "after", personal=True),  # "I was told by finance not to exceed 18k"; "your cost can't exceed 600"
     _cue("all-my-money", r"\b(?:all|everything)\s+(?:of\s+)?(?:my|our)\s+(?:money|cash|savings|funds)\b", OWN, HI, "near", (BUYER,)),
     _cue("what-i-have", rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|left|available|to\s+spend|"
-                        rf"to\s+work\s+with|for\s+(?:this|it|that|these|them))\b",
+                        rf"to\s+work\s+with|for\s+(?:this|it|that|these|them)|until|till)\b",
          OWN, HI, "near", (BUYER,)),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|saved(?:\s+up)?|allocated|allotted|"
                      rf"put\s+aside)\b", OWN, HI, "after"),
@@ -336,13 +340,14 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("wallet-says", r"\b(?:my\s+)?(?:wallet|budget|bank\s+account|bank|account|purse)\s+says\b", OWN, HI, "after", (BUYER,)),
     _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited|tapped)"
                      r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcapped\s+(?:\w+\s+){1,7}?at\b|"
-                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able|allowed|permitted|authori[sz]ed)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\breimburse\s+(?:me|us)\s+(?:for\s+)?up\s+to\b|\bcaps\s+(?:\w+\s+){1,3}at\b|\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|go\s+(?:up\s+)?to)\b|"
+                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able|allowed|permitted|authori[sz]ed)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\breimburse\s+(?:me|us)\s+(?:for\s+)?up\s+to\b|\bcaps\s+(?!(?:transfers|withdrawals|payments|deposits)\b)(?:\w+\s+){1,4}at\b|\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|go\s+(?:up\s+)?to)\b|"
                      r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
                      r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
          OWN, HI, "after"),
     _cue("only-part-with", rf"{_I}\s+(?:can|could)\s+only\s+(?:part\s+with|sell|let)\s+{_OBJ}(?:\s+go)?\s+for\b", OWN, LO, "after",
          (SELLER,)),
-    _cue("my-x-budget", r"\b(?:my|our)\s+(?=¤+\s+(?:\w+\s+)?(?:budget|limit|max(?:imum)?|ceiling|cap|floor|minimum|allowance)\b)",
+    _cue("my-x-budget", r"\b(?:my|our)\s+(?=¤+\s+(?!credit\b|weight\b|speed\b|data\b|card\b)(?:\w+\s+)?(?:budget|limit|max(?:imum)?|ceiling|cap|floor|"
+                        r"minimum|allowance)\b)",
          OWN, None, "after"),
     _cue("a-x-budget", r"\b(?:a|an)\s+(?=¤+\s+(?:budget|allowance|limit|cap|ceiling)\b)", OWN, HI, "after", personal=True),
     _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|need\s+to)\s+"
@@ -449,6 +454,10 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "after"),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
                      rf"(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|over|well\s+over)\s+)?(?=¤)", OTHER, HI, "after"),
+    _cue("you-approved", rf"(?:{_YOU_BE}|{_YOU}['’]ve\s+been|{_YOUR}\s+(?:finance|loan|credit|mortgage)\s+(?:is|was|has\s+been))\s+"
+                         rf"(?:\w+\s+)?(?:pre-?)?approved\s+(?:for|to|up\s+to)\b|\bapproved\s+(?:you|u)\s+for\b(?:\s+(?:more\s+than|over|at\s+least))?",
+         OTHER, HI, "after"),  # "you're clearly approved for 20k", "your bank has approved you for more than 12.5k"
+    _cue("you-are-in-for", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:in|into)(?:\s+{_OBJ})?\s+for\b", OTHER, LO, "after"),  # "you're into this car for less than 6k"
     _cue("you-value-it", rf"{_YOU}\s+(?:\w+ly\s+)?value\s+(?:it|this|them|these)\s+at(?:\s+(?:more\s+than|over|above|least))?",
          OTHER, HI, "after"),
     _cue("whatever-you-paid", rf"\b(?:whatever|what)\s+{_YOU}\s+(?:paid|spent|gave)\b", OTHER, LO, "near", (BUYER,),
@@ -536,11 +545,11 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\btake\s+(?=¤+(?:\s+\w+){0,2}\s+or\s+leave\s+it\b)|\bas\s+(?:high|low|far)\s+as\s+(?:I['’]?m|I\s+am)\s+going\b|"
                                 r"\bend\s+of\s+(?:the\s+)?(?:story|discussion|negotiation|road|line|it)\b|\bwhere\s+it\s+stays\b|"
                                 r"\bit\s+stays\s+there\b|(?<=¤)(?:\s+[\w'’]+){1,3}?\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bthat['’]?s\s+me\s+done\b|"
-                                r"\bdone\s+(?:discussing|talking|negotiating|haggling|moving|budging|bargaining)\b|\bnot\s+up\s+for\s+(?:discussion|debate|negotiation)\b|"
+                                r"\bdone\s+(?:discussing|talking|negotiating|haggling|moving|budging|bargaining)\b|\bnot\s+up\s+for\s+(?:further\s+|any\s+)?(?:discussion|debate|negotiation)\b|"
                                 r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
                                 r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
                                 r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
-                                r"\bthe\s+last\s+time\s+I['’]?m\s+moving\b|\bthat['’]?s\s+where\s+(?:I|we)['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b|\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))|"
+                                r"\bthe\s+last\s+time\s+I['’]?m\s+(?:moving|lowering|raising|dropping|going\s+(?:up|down))\b|\bbest\s+and\s+final\b(?=\s*(?:from\s+me\b|[:.,!—-]|$))|\bthat['’]?s\s+where\s+(?:I|we)['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b|\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))|"
                                 r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
                                 r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
                                 r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:(?:to|with)\s+(?:it|that|this)\b|at(?=\s*¤))|\btake\s+it\s+or\s+walk\b|\bthat['’]?s\s+that\b(?!\s*\w)|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
@@ -615,7 +624,7 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
               r"stretching\s+it|if\s+I['’]m\s+honest")
 _CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"
 CLAUSE_BREAK = re.compile(
-    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change|forth)\b)|"
+    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change|forth|final|best)\b)|"
     rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|"
     rf"\b(?:{_CONJUNCTIONS})\b(?!\s+(?:far|much|many|long)\b)(?!\s*(?:[.,!?;]|$))",  # not "so far", "the highest yet"
     re.IGNORECASE)
@@ -635,7 +644,7 @@ THIRD_PARTY = re.compile(r"^[^\w¤]*(?:(?:but|and|so|also|well)\s+)?(?:the|anoth
                          r"guy|man|woman|lady|place|website|site|market|auction|auctioneer|vendor|agent|company|firm|stall)s?\b|"
                          r"\b(?:gave|made|sent|offered|got|received)\s+(?:me\s+|us\s+)?(?:a|an|their|his|her)\s+$", re.IGNORECASE)
 ASSENT_TAG = re.compile(r",\s*(?:ok|okay|alright|all\s+right)\W*$", re.IGNORECASE)  # "35 is the last price, ok?" asks for assent
-TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh|what)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah", "you paid what, 20?"
+TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh|(?<!matter\s)what)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah", "you paid what, 20?"
 QUESTION_START = re.compile(
     r"\s*(?:[^\w¤]+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
@@ -645,12 +654,12 @@ QUESTION_START = re.compile(
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
 HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
-    r"what\s+if|wonder|wondering|(?<!\bno\s)(?<!without\s)(?<!\ba\s)doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to|"
+    r"what\s+if|in\s+a\s+world\s+where|it\s+would\s+take|it['’]d\s+take|wonder|wondering|(?<!\bno\s)(?<!without\s)(?<!\ba\s)doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to|"
     r"(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]d)\s+(?:tell|give|show)\s+you)\b", re.IGNORECASE)
 ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+(?:I|we|you|this|it|that)|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
                         r"even\s+if)\b", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
-                            r"['’]d\s+have\s+\w+ed\b|^\W*(?:had|were)\s+(?:I|we|my|our|it|the)\b", re.IGNORECASE)
+                            r"['’]d\s+have\s+(?:\w+ed|said|told|taken|paid|gone)\b|^\W*(?:had|were)\s+(?:I|we|you|my|our|it|the)\b", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont|wouldnt|couldnt|"
                       r"shouldnt|doesnt|havent|hasnt)\b|n['’]t\b|"
                       r"\bcannot\b", re.IGNORECASE)
@@ -698,15 +707,22 @@ SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
 # A report that may follow what it reports: "your floor was 60, according to your first message".
-REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\bas\s+(?:you|u)\s+(?:said|told|mentioned|wrote|stated|put\s+it)\b",
+REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\b(?:your|his|her|their)\s+words\b|\bas\s+(?:you|u)\s+(?:said|told|mentioned|wrote|stated|put\s+it)\b",
                             re.IGNORECASE)
 # ... or in the clause after it: "2.60 is over your budget, you said, so what about 2.40?"
-REPORTED_TAIL = re.compile(r"[^\w¤]*(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|mentioned|wrote|stated)(?=\s*(?:[,;.!?]|$))",
+REPORTED_TAIL = re.compile(r"[^\w¤]*(?:(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|mentioned|wrote|stated)|(?:your|his|her|their)\s+(?:own\s+)?words)"
+                           r"(?=\s*(?:[,;.!?—–-]|$))",
                            re.IGNORECASE)
 # When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
-PAST_TIME = re.compile(r"\b(?:last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall)|for\s+(?:my|our|the)\s+(?:last|previous|old)|"
+PAST_TIME = re.compile(r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall|night)|for\s+(?:my|our|the)\s+(?:last|previous|old)|"
                        r"previous(?:ly)?|back\s+in|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
                        r"originally|back\s+then)\b", re.IGNORECASE)
+# A limit that is not now's: "my budget used to be 200", "next month my budget will be 300".
+NOT_NOW = re.compile(r"\b(?:used\s+to\s+be|will\s+(?:probably\s+|likely\s+)?be|(?:is|are)\s+going\s+to\s+be)\b",
+                     re.IGNORECASE)
+# What says a sentence is not meant: "my budget is 40, kidding", "oh totally, my budget is 60,000. Very funny."
+SARCASM = re.compile(r"\b(?:(?:just\s+)?kidding|jk|yeah\s+right|oh\s+(?:sure|totally|yeah)|very\s+funny|as\s+if|right,\s+because|"
+                     r"hypothetically)\b", re.IGNORECASE)
 # Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
 MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b",
                     re.IGNORECASE)

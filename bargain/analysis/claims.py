@@ -165,9 +165,15 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
                                       or cues.REPORTED_AFTER.search(masked[clause.sentence_span[0]:clause.end])
                                       or cues.REPORTED_TAIL.match(masked, clause.end, clause.sentence_span[1])):
         return True
-    if price is not None and re.search(r"\b(?:was|were)\b", masked[min(span[1], price.end):max(span[0], price.start)], re.IGNORECASE) \
-            and cues.PAST_TIME.search(masked[clause.start:clause.end]):
-        return True  # "last year my budget for the conference was 2,000": a limit that was, not one that is
+    between = masked[min(span[1], price.end):max(span[0], price.start)] if price is not None else ""
+    if cues.NOT_NOW.search(between) or (re.search(r"\b(?:was|were)\b", between, re.IGNORECASE)
+                                        and cues.PAST_TIME.search(masked[clause.start:clause.end])):
+        return True  # "last year my budget for the conference was 2,000", "my budget will be 300": not the limit now
+    opening = clause.start + re.match(r"[^\w¤]*", masked[clause.start:clause.end]).end()
+    if cue.direction == "hi" and cues.PAST_TIME.match(masked, opening):
+        return True  # "Last year I set a ceiling of 1,500": a buyer's past ceiling (a seller's past cost still stands)
+    if cues.SARCASM.search(masked[slice(*clause.sentence_span)]):
+        return True  # "my budget is 40, kidding"
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
         return True  # "you'd pay 80 for this in any store" is the market's price
     if cue.assertive and not cues.ASSERTIVE.search(masked[slice(*clause.sentence_span)]):
@@ -377,8 +383,10 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 else:
                     price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
                         or _anaphoric_price(masked, clauses, index, span)
-                if price is None and cue.stresses_offer:
-                    found.append(_Reading("final_offer", None, None, *span, not clause.question))
+                if price is None and cue.stresses_offer:  # "Two hundred for both, and I won't go a dollar higher"
+                    before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence else None
+                    offered = before.prices[-1] if before is not None and before.prices and not before.question else None
+                    found.append(_Reading("final_offer", None, offered, *span, not clause.question))
                     continue
                 if price is None:
                     continue

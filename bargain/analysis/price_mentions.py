@@ -136,8 +136,8 @@ def _words_value(text: str) -> float | None:
     words = re.sub(r"^(?:(?:a|one) )?(hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
     if words == "a":
         return 1.0  # "a dollar fifty"
-    half = re.fullmatch(r"(.+) and a half (hundred|thousand)", text.strip().lower())
-    if half:  # "nine and a half thousand"
+    half = re.fullmatch(r"(.+) and a half (hundred|thousand|grand)", text.strip().lower())
+    if half:  # "nine and a half thousand", "eight and a half grand"
         try:
             return (text2num(half.group(1), "en") + 0.5) * (100 if half.group(2) == "hundred" else 1000)
         except ValueError:
@@ -146,8 +146,8 @@ def _words_value(text: str) -> float | None:
         return float(text2num(words, "en"))
     except ValueError:
         pass
-    dealer = re.fullmatch(r"([a-z]+)-([a-z]+)", text.strip().lower())
-    if dealer:  # "twelve-five" is 12,500, as cars are priced
+    dealer = re.fullmatch(r"([a-z]+)[\s-]+([a-z]+)", text.strip().lower())
+    if dealer:  # "twelve-five" and "twelve five" are 12,500, as cars are priced
         try:
             thousands, hundreds = text2num(dealer.group(1), "en"), text2num(dealer.group(2), "en")
         except ValueError:
