@@ -100,7 +100,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
     [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)] + \
     [(f"claims_dev{n}.jsonl", 300) for n in range(30, 40)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
-        ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240)]
+        ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260)]
 
 
 def _well_formed(name: str, size: int) -> list[dict]:
@@ -132,7 +132,7 @@ def test_precision_on_phrasing_not_built_on(name, size):
     """Never tuned on: precision is asserted at what the checker reaches, recall reported (run with -s)."""
     result = score(_well_formed(name, size))
     _report(f"claims: {name} (test, recall reported only)", result)
-    assert result["all"][0] >= 0.95
+    assert result["all"][0] >= 0.97
     assert result["own_limit"][1] >= 0.85
 
 
@@ -556,6 +556,8 @@ def test_the_claims_command_reads_one_message():
     ("My bank caps transfers at 1,000 a day.", "buyer", []),
     ("Last year I set a ceiling of 1,500 for my work laptop.", "buyer", []),
     ("Back in 2004 I paid 8k for the truck.", "seller", [("own_limit", 8000.0)]),
+    ("My wife set a 300 limit for Christmas gifts, but this one is for me.", "buyer", []),
+    ("My budget for the sofa is 700, but this one is over it.", "buyer", [("own_limit", 700.0)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

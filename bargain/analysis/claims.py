@@ -172,6 +172,11 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     opening = clause.start + re.match(r"[^\w¤]*", masked[clause.start:clause.end]).end()
     if cue.direction == "hi" and cues.PAST_TIME.match(masked, opening):
         return True  # "Last year I set a ceiling of 1,500": a buyer's past ceiling (a seller's past cost still stands)
+    if re.search(r"\bfor\s+(?:the\s+|my\s+|our\s+)?\w+", masked[clause.start:clause.end], re.IGNORECASE) and re.match(
+            r"[^\w¤]*but\s+this\s+(?:one|\w+)\s+(?:is|comes|will\s+come|is\s+coming)\s+(?:for\s+me|out\s+of|from\s+my\s+own|"
+            r"different|separate|my\s+own)\b", masked[clause.end:clause.sentence_span[1]],
+            re.IGNORECASE):
+        return True  # "my wife set a 300 limit for Christmas gifts, but this one is for me": a limit for something else
     if cues.SARCASM.search(masked[slice(*clause.sentence_span)]):
         return True  # "my budget is 40, kidding"
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
