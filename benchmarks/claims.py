@@ -11,7 +11,8 @@ first call made): the median of `--repeats` passes, in milliseconds per message.
 `--model SPEC` scores the model-assisted reading instead (bargain.analysis.claims_model: each claim
 the model lists is kept only if the rules confirm it) and prints what the model added and what was
 refused. `--oracle` does the same with a model that lists exactly the labelled claims: the most a
-model can add through the confirmation, with no model needed.
+model can add through the confirmation, with no model needed; then offers the confirmation every
+written price as each kind of limit it is not, and counts the false claims it lets through.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import statistics
 import time
 from pathlib import Path
 
-from bargain.analysis.claims import KINDS, extract_claims, same_value
+from bargain.analysis.claims import KINDS, confirm, extract_claims, same_value
 from bargain.analysis.claims_model import Assisted, combine, read_all, reader
+from bargain.analysis.price_mentions import find_prices
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"development": ["claims_labelled.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl", "claims_dev2.jsonl",
@@ -72,6 +74,22 @@ def false_alarms(rows: list[dict], read=extract_claims) -> tuple[int, int]:
     the false claims a study would count as lies where nothing was claimed."""
     empty = [row for row in rows if not row["claims"]]
     return sum(bool(read(row["message"], row["role"])) for row in empty), len(empty)
+
+
+def adversarial(rows: list[dict]) -> tuple[int, int]:
+    """How many false limit claims the confirmation lets through, of how many tried: every written price of every
+    message offered as each kind of limit it is not (and the rules do not read it as), as a model that invents
+    claims would; the confirmation must refuse them."""
+    tried = passed = 0
+    for row in rows:
+        known = [(g["kind"], g["value"]) for g in row["claims"]] + \
+            [(c.kind, c.value) for c in extract_claims(row["message"], row["role"])]
+        for price in find_prices(row["message"]):
+            for kind in ("own_limit", "other_limit"):
+                if not any(k == kind and same_value(v, price.low) for k, v in known):
+                    tried += 1
+                    passed += confirm(row["message"], row["role"], kind, price.low) is not None
+    return passed, tried
 
 
 def assisted_readings(rows: list[dict], spec: str | None) -> dict[tuple[str, str], Assisted]:
@@ -123,6 +141,10 @@ def main() -> None:
                       f"{f'; {flagged} of {empty}' if kind == 'all' else ''})")
     if args.model or args.oracle:
         print(f"\nthe model added {added} claims the rules had not found; {refused} of its claims were refused")
+    if args.oracle:
+        passed, tried = map(sum, zip(*(adversarial(load(name)) for names in SETS.values() for name in names)))
+        print(f"an inventing model (every written price as each limit it is not): {passed} of {tried} false claims "
+              f"confirmed ({100 * passed / tried:.1f}%)")
     times = []
     for _ in range(args.repeats):
         start = time.perf_counter()

@@ -707,15 +707,15 @@ SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
 # A report that may follow what it reports: "your floor was 60, according to your first message".
-REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\b(?:your|his|her|their)\s+words\b|\bas\s+(?:you|u)\s+(?:said|told|mentioned|wrote|stated|put\s+it)\b",
-                            re.IGNORECASE)
+REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\b(?:your|his|her|their)\s+words\b|"
+                            r"\bas\s+(?:you|u)\s+(?:said|told|mentioned|wrote|stated|put\s+it)\b", re.IGNORECASE)
 # ... or in the clause after it: "2.60 is over your budget, you said, so what about 2.40?"
 REPORTED_TAIL = re.compile(r"[^\w¤]*(?:(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|mentioned|wrote|stated)|(?:your|his|her|their)\s+(?:own\s+)?words)"
                            r"(?=\s*(?:[,;.!?—–-]|$))",
                            re.IGNORECASE)
 # When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
-PAST_TIME = re.compile(r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall|night)|for\s+(?:my|our|the)\s+(?:last|previous|old)|"
-                       r"previous(?:ly)?|back\s+in|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
+PAST_TIME = re.compile(r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall|night)|"
+                       r"for\s+(?:my|our|the)\s+(?:last|previous|old)|previous(?:ly)?|back\s+in|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
                        r"originally|back\s+then)\b", re.IGNORECASE)
 # A limit that is not now's: "my budget used to be 200", "next month my budget will be 300".
 NOT_NOW = re.compile(r"\b(?:used\s+to\s+be|will\s+(?:probably\s+|likely\s+)?be|(?:is|are)\s+going\s+to\s+be)\b",
