@@ -98,7 +98,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
     [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 40)]
+    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 43)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260)]
 
@@ -558,6 +558,27 @@ def test_the_claims_command_reads_one_message():
     ("Back in 2004 I paid 8k for the truck.", "seller", [("own_limit", 8000.0)]),
     ("My wife set a 300 limit for Christmas gifts, but this one is for me.", "buyer", []),
     ("My budget for the sofa is 700, but this one is over it.", "buyer", [("own_limit", 700.0)]),
+    ("60 final, its literally all i have", "buyer", [("final_offer", 60.0), ("own_limit", 60.0)]),
+    ("i work 2 jobs and still only have 100 for this bike lol", "buyer", [("own_limit", 100.0)]),
+    ("ceiling 55.", "buyer", [("own_limit", 55.0)]),
+    ("I imagine you'd be willing to accept 1,100 for the sofa.", "buyer", [("other_limit", 1100.0)]),
+    ("Imagine you had 1,100 to spend.", "seller", []),
+    ("Let's not play games: your top number is 22,000.", "seller", [("other_limit", 22000.0)]),
+    ("No doubt your procurement team has budgeted 60,000 for this project.", "seller", [("other_limit", 60000.0)]),
+    ("Obviously your boss approved 12k.", "seller", [("other_limit", 12000.0)]),
+    ("Were your budget 500, this would be the sofa for you.", "seller", []),
+    ("You obviously break even at 25, so 30 would be a nice profit for you.", "buyer", [("other_limit", 25.0)]),
+    ("A shop like yours can let these go for 2 dollars each and still profit.", "buyer", [("other_limit", 2.0)]),
+    ("Above 85 it's cheaper for me to just rent one.", "buyer", [("own_limit", 85.0)]),
+    ("Below 2.75 a litre I'm pouring money down the drain.", "seller", [("own_limit", 2.75)]),
+    ("Under 100 it's a steal.", "seller", []),
+    ("Under 50 would be great for me.", "buyer", []),
+    ("I'd struggle past 60.", "buyer", [("own_limit", 60.0)]),
+    ("I'd be hard pressed to do less than 8.", "seller", [("own_limit", 8.0)]),
+    ("Tops for me is 5 a dozen.", "buyer", [("own_limit", 5.0)]),
+    ("I can take 150 at the lowest.", "seller", [("own_limit", 150.0)]),
+    ("I need to clear 1.05 a can to stay afloat.", "seller", [("own_limit", 1.05)]),
+    ("My old budget was 50, back when I was working.", "buyer", []),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

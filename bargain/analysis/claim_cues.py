@@ -255,15 +255,21 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("at-most-after", rf"(?<=¤),?\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
                           r"or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True),
-    _cue("at-least-after", rf"(?<=¤)\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?least|min(?:imum)?|"
+    _cue("at-least-after", rf"(?<=¤)\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?(?:least|lowest)|min(?:imum)?|"
                            r"or\s+(?:higher|above|up))\b"
                            r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True),
-    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget)\s*[:=]?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
-    _cue("min-before", r"\b(?:min(?:imum)?|floor)\s*:?\s*(?=¤)", OWN, LO, "after", personal=True),
+    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget|ceiling|cap)(?:\s+for\s+(?:me|us)\s+(?:is|would\s+be))?\s*[:=]?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
+    _cue("min-before", r"\b(?:min(?:imum)?|floor)\s*[:=]?\s*(?=¤)", OWN, LO, "after", personal=True),
     # "more than 25 I can't pay", "under 1000 we cannot sell": the bound put first
     *_both("bound-first", rf"(?:^\W*|\b(?:but|and|so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{_I}\s*{_NEG}\s+(?:\w+\s+)?{_VERB}\b)", OWN, "after",
            {HI: r"more\s+than|over|above|beyond", LO: r"less\s+than|under|below|lower\s+than"}),
+    # "Above 85 it's cheaper for me to rent one", "below 2.75 a litre I'm pouring money down the drain": the bound opens
+    *_both("bound-opens", r"^\W*(?:(?:but|so|honestly|look|anything)\W+)*(?:much\s+)?{words}(?=\s*¤+[^.!?]*\b(?:I|me|my|we|us|our)\b)"
+                          r"(?!\s*¤+\s*,?\s*(?:I|we)\s+(?:can|could)(?!\s*not|n?['’]t))",  # not "more than 25 I can pay"
+           OWN, "after", {HI: r"(?:past|over|above|beyond|more\s+than|north\s+of)", LO: r"(?:below|under|less\s+than|south\s+of)"}),
+    *_both("struggle", rf"\b(?:I|we)(?:['’]d|\s+would)\s+(?:really\s+)?(?:struggle|be\s+hard[- ]pressed)(?:\s+to\s+{_VERB}{_OBJ_OPT})?"
+                       rf"\s+(?:for\s+)?{{words}}", OWN, "after", {HI: _HI_COMP, LO: _LO_COMP}),  # "I'd struggle past 60"
     _cue("up-to", rf"{_IMOD}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
          OWN, HI, "after"),
     # as high as I can go / I can go as high as 2.45
@@ -279,7 +285,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("i-afford", rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|realistically\s+)?afford\b(?:\s+up\s+to)?|"
                      rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|stretch\s+to|allocate|commit|put(?:\s+(?:in|toward|towards|down))?)\b",
          OWN, HI, "after"),
-    _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
+    _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:still\s+)?(?:only|just|literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
                         rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after"),
     _cue("i-have-to-spend", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:to\s+spend|on\s+me|left(?=\s+(?:on|in|till|until|for|after))|in\s+my\s+(?:wallet|pocket|account|"
                             r"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|allocated|allotted|to\s+my\s+name|to\s+spare|"
@@ -354,8 +360,8 @@ _CUES: list[Cue] = noun_cues() + [
                             rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
                             rf"no\s+less\s+than)",
          OWN, LO, "after"),
-    _cue("need-to-cover", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to\s+(?:get|charge|ask|clear|make)|must\s+(?:get|charge|ask|clear|make))"
-                          rf"(?=\s*¤[^.;!?]{{0,30}}?\bto\s+(?:cover|break\s+even|pay\s+(?:for|off)|recoup|recover|make\s+it\s+worth)\b)",
+    _cue("need-to-cover", rf"{_SUBJ}(?:really\s+)?(?:need(?:\s+to\s+(?:get|clear|make|charge))?|have\s+to\s+(?:get|charge|ask|clear|make)|must\s+(?:get|charge|ask|clear|make))"
+                          rf"(?=\s*¤[^.;!?]{{0,30}}?\bto\s+(?:cover|break\s+even|pay\s+(?:for|off)|recoup|recover|make\s+it\s+worth|stay\s+afloat|keep\s+the\s+lights\s+on|make\s+rent)\b)",
          OWN, LO, "after", (SELLER,)),
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|not)\s+worth\s+(?:my|our)\s+"
                            r"(?:while|time)\b", OWN, LO, "near", conditional=True),
@@ -462,7 +468,8 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, HI, "after"),
     _cue("whatever-you-paid", rf"\b(?:whatever|what)\s+{_YOU}\s+(?:paid|spent|gave)\b", OTHER, LO, "near", (BUYER,),
          relative=True),
-    _cue("you-budgeted", rf"{_YOU}\s*(?:['’]ve|have)?\s+(?:\w+\s+)?(?:budgeted|set\s+aside|saved|earmarked)\b"
+    _cue("you-budgeted", rf"(?:{_YOU}\s*(?:['’]ve|have)?|{_YOUR}\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:has|have))?)\s+(?:\w+\s+)?"
+                         rf"(?:budgeted|set\s+aside|saved|earmarked|approved|allocated)\b"
                          rf"(?:\s+(?:at\s+least|more\s+than|over|above))?", OTHER, HI, "after"),
     _cue("you-can-go-above", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|spend)\s+(?:well\s+|way\s+|much\s+)?"
                              rf"(?:above|over|beyond|higher\s+than|more\s+than|past)", OTHER, HI, "after"),
@@ -517,6 +524,11 @@ _CUES: list[Cue] = noun_cues() + [
                      rf"no\s+more\s+than))?",
          OTHER, LO, "after"),
     _cue("cost-you", rf"\b(?:cost|costs|costed|set|run|runs|charges?|charged|bills?|billed)\s+{_YOU}(?:\s+back)?\b", OTHER, LO, "after"),
+    _cue("you-break-even", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+\s+){{0,3}}?(?:break(?:s)?\s+even|(?:turn\s+a\s+)?profit)\s+at\b",
+         OTHER, LO, "after"),  # "you obviously break even at 25", "your company can still turn a profit at 11"
+    _cue("and-still-profit", r"(?<=¤)(?:\s+[\w'’]+){0,3}?\s+and\s+still\s+(?:profit|make\s+(?:money|a\s+(?:\w+\s+)?profit)|"
+                             r"turn\s+a\s+profit|do\s+(?:fine|well)|come\s+out\s+ahead|be\s+(?:profitable|in\s+profit))\b",
+         OWN, LO, "before", personal=True),  # "a shop like yours can let these go for 2 each and still profit"
     _cue("you-make-money", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?"
                            rf"(?:making|make|turning|turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|"
                            rf"margin))\b",
@@ -624,7 +636,7 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
               r"stretching\s+it|if\s+I['’]m\s+honest")
 _CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"
 CLAUSE_BREAK = re.compile(
-    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change|forth|final|best)\b)|"
+    rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change|forth|final|best|still\s+(?:profit|make|turn|do|come|be))\b)|"
     rf"\b(?:since|when|whereas)\b(?=\s+(?:you|u|I|we|it|they|he|she|the|my|your)\b)|"
     rf"\b(?:{_CONJUNCTIONS})\b(?!\s+(?:far|much|many|long)\b)(?!\s*(?:[.,!?;]|$))",  # not "so far", "the highest yet"
     re.IGNORECASE)
@@ -653,13 +665,13 @@ QUESTION_START = re.compile(
 
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
 HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|suppose|supposing|assuming|imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
+    r"\b(?:if|unless|suppose|supposing|assuming|(?<!I\s)imagine|pretend|hypothetically|wish\s+(?:I|we|it|my)|whether|in\s+case|"
     r"what\s+if|in\s+a\s+world\s+where|it\s+would\s+take|it['’]d\s+take|wonder|wondering|(?<!\bno\s)(?<!without\s)(?<!\ba\s)doubt|let['’]s\s+say|(?:love|like|want|wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|were\s+(?:I|we)\s+to|"
     r"(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]d)\s+(?:tell|give|show)\s+you)\b", re.IGNORECASE)
 ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+(?:I|we|you|this|it|that)|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
                         r"even\s+if)\b", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
-                            r"['’]d\s+have\s+(?:\w+ed|said|told|taken|paid|gone)\b|^\W*(?:had|were)\s+(?:I|we|you|my|our|it|the)\b", re.IGNORECASE)
+                            r"['’]d\s+have\s+(?:\w+ed|said|told|taken|paid|gone)\b|^\W*(?:had|were)\s+(?:I|we|you|my|our|your|it|the)\b", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont|wouldnt|couldnt|"
                       r"shouldnt|doesnt|havent|hasnt)\b|n['’]t\b|"
                       r"\bcannot\b", re.IGNORECASE)
@@ -704,7 +716,7 @@ OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|eve
                     r"dealers|shops|stores)\b", re.IGNORECASE)
 SPEAKER = re.compile(r"\b(?:I|we|my|our)(?:['’]?(?:m|ve|d|ll|re))?\b", re.IGNORECASE)  # the speaker as subject or owner
 SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
-ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|thats|those|"
+ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|its|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
 # A report that may follow what it reports: "your floor was 60, according to your first message".
 REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\b(?:your|his|her|their)\s+words\b|"
@@ -716,7 +728,7 @@ REPORTED_TAIL = re.compile(r"[^\w¤]*(?:(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|
 # When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
 PAST_TIME = re.compile(r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall|night)|"
                        r"for\s+(?:my|our|the)\s+(?:last|previous|old)|previous(?:ly)?|back\s+in|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
-                       r"originally|back\s+then)\b", re.IGNORECASE)
+                       r"originally|back\s+then|back\s+when|(?:my|our)\s+(?:old|previous|former))\b", re.IGNORECASE)
 # A limit that is not now's: "my budget used to be 200", "next month my budget will be 300".
 NOT_NOW = re.compile(r"\b(?:used\s+to\s+be|will\s+(?:probably\s+|likely\s+)?be|(?:is|are)\s+going\s+to\s+be)\b",
                      re.IGNORECASE)

@@ -156,7 +156,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True
     # a negation before an earlier price in the clause is that price's ("I can't do 150, I need at least 190")
     start = max([clause.start] + [p.end for p in clause.prices if p.end <= span[0] and p is not price])
-    outside = masked[start:span[0]] + " " + masked[span[1]:hi]
+    outside = masked[start:span[0]].rsplit(":", 1)[-1] + " " + masked[span[1]:hi]  # "let's not play games: your top ..."
     if cue.relative:
         outside = masked[span[1]:hi]  # "I won't sell below what I paid, which was 130": the negation is the sale's
     if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):

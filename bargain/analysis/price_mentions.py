@@ -67,7 +67,7 @@ if unless when while which who what where why how just really honestly actually 
 right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped delivered its plus thus this yes less unless tops minus bucks
 including excluding inclusive inc vat tax taxes after before plus minus ea each thats its whats lets dats
 then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems sounds looks works makes means gets
-covers includes
+covers includes it's that's there's here's he's she's what's let's who's
 """.split())
 # Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
 _COUNT_NOUNS = frozenset("""
