@@ -579,6 +579,12 @@ def test_the_claims_command_reads_one_message():
     ("I can take 150 at the lowest.", "seller", [("own_limit", 150.0)]),
     ("I need to clear 1.05 a can to stay afloat.", "seller", [("own_limit", 1.05)]),
     ("My old budget was 50, back when I was working.", "buyer", []),
+    ("Over 400 and I keep taking the bus another year.", "buyer", [("own_limit", 400.0)]),
+    ("Under 240 and it's not worth the drive to hand it over.", "seller", [("own_limit", 240.0)]),
+    ("Going under 150 would mean I worked the whole weekend for free.", "seller", [("own_limit", 150.0)]),
+    ("Once it goes past 1,300 the whole trip stops making sense for me.", "buyer", [("own_limit", 1300.0)]),
+    ("Over 400 and you get the case too.", "seller", []),
+    ("Over 50 the shipping is free.", "seller", []),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

@@ -265,7 +265,9 @@ _CUES: list[Cue] = noun_cues() + [
     *_both("bound-first", rf"(?:^\W*|\b(?:but|and|so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{_I}\s*{_NEG}\s+(?:\w+\s+)?{_VERB}\b)", OWN, "after",
            {HI: r"more\s+than|over|above|beyond", LO: r"less\s+than|under|below|lower\s+than"}),
     # "Above 85 it's cheaper for me to rent one", "below 2.75 a litre I'm pouring money down the drain": the bound opens
-    *_both("bound-opens", r"^\W*(?:(?:but|so|honestly|look|anything)\W+)*(?:much\s+)?{words}(?=\s*¤+[^.!?]*\b(?:I|me|my|we|us|our)\b)"
+    *_both("bound-opens", r"^\W*(?:(?:but|so|honestly|look|anything|once\s+it\s+goes)\W+)*"
+                          r"(?:(?:going|selling|dropping|paying|spending|letting\s+it\s+go)\s+(?:for\s+)?)?(?:much\s+)?{words}"
+                          r"(?=\s*¤+(?:[^.!?]*\b(?:I|me|my|we|us|our|would)\b|(?:\s+(?:a|an|per|each)\s+\w+)?\s*(?:,|\band)?\s*$))"
                           r"(?!\s*¤+\s*,?\s*(?:I|we)\s+(?:can|could)(?!\s*not|n?['’]t))",  # not "more than 25 I can pay"
            OWN, "after", {HI: r"(?:past|over|above|beyond|more\s+than|north\s+of)", LO: r"(?:below|under|less\s+than|south\s+of)"}),
     *_both("struggle", rf"\b(?:I|we)(?:['’]d|\s+would)\s+(?:really\s+)?(?:struggle|be\s+hard[- ]pressed)(?:\s+to\s+{_VERB}{_OBJ_OPT})?"
