@@ -585,6 +585,10 @@ def test_the_claims_command_reads_one_message():
     ("Once it goes past 1,300 the whole trip stops making sense for me.", "buyer", [("own_limit", 1300.0)]),
     ("Over 400 and you get the case too.", "seller", []),
     ("Over 50 the shipping is free.", "seller", []),
+    ("I'm sure you'd let me have it for 45.", "buyer", [("other_limit", 45.0)]),
+    ("I am certain that you still can spend 5 euros for one bracelet.", "seller", [("other_limit", 5.0)]),
+    ("Surely you can part with 60 for a hand-knotted rug this size.", "seller", [("other_limit", 60.0)]),
+    ("With your bonus, you'd have no trouble paying 4k for the trip.", "seller", [("other_limit", 4000.0)]),
 ])
 def test_phrasings_and_sides(message, role, claims):
     assert [(c.kind, c.value) for c in extract_claims(message, role)] == claims

@@ -456,8 +456,8 @@ _CUES: list[Cue] = noun_cues() + [
                       r"(?:do|go|let|part|sell|justify|accept)\b",
          OWN, LO, "threshold", (SELLER,), conditional=True),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid under 200
-    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+(?:\s+(?:department|team|office|board|manager|budget))?|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|yours))\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
-                       rf"manage|find|swing|spare|come\s+up\s+with|accommodate|absorb|sign\s+off\s+on|approve)\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
+    _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+(?:\s+(?:department|team|office|board|manager|budget))?|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|yours))\s+(?:\w+ly\s+|still\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|"
+                       rf"manage|find|swing|spare|come\s+up\s+with|accommodate|absorb|sign\s+off\s+on|approve|part\s+with(?=\s*¤))\b(?:\s+(?:at\s+least|more\s+than|up\s+to|as\s+much\s+as|"
                        rf"over|above))?",
          OTHER, HI, "after"),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
@@ -510,11 +510,12 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-wouldnt-refuse", rf"(?:{_YOU}|{_YOU_WOULD})\s+(?:\w+\s+)?(?:wouldn['’]?t|would\s+not|won['’]?t|couldn['’]?t|"
                                rf"can['’]?t|never)?\s*(?:\w+\s+)?(?:turn\s+down|say\s+no\s+to|pass\s+up|refuse|reject)\b",
          OTHER, None, "after", assertive=True),
-    _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay|spend|fork\s+out|shell\s+out|"
+    _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay(?:ing)?|spend(?:ing)?|fork\s+out|shell\s+out|"
                           rf"go\s+(?:up\s+)?to|go\s+as\s+high\s+as|stretch\s+to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after", assertive=True),
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
-                             rf"let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
+                             rf"let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|let\s+(?:me|us)\s+have\s+(?:it|them|this|these)\s+for|settle\s+for|"
+                             rf"go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, None, "after", assertive=True),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
                      rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
@@ -679,7 +680,7 @@ NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|di
                       r"\bcannot\b", re.IGNORECASE)
 # A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
 BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|have)\b|\bno\s+way\s*$|"
-                            r"\b(?:no|without\s+(?:a|any)?)\s*(?:doubt|question)\b",
+                            r"\b(?:no|without\s+(?:a|any)?)\s*(?:doubt|question|trouble|problem)\b",
                             re.IGNORECASE)  # "no way you paid more than 150" bounds the other side's cost
 REPORTED = re.compile(
     r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
