@@ -259,7 +259,8 @@ _CUES: list[Cue] = noun_cues() + [
                            r"or\s+(?:higher|above|up))\b"
                            r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True),
-    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget|ceiling|cap)(?:\s+for\s+(?:me|us)\s+(?:is|would\s+be))?\s*[:=]?\s*(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
+    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget|ceiling|cap)(?:\s+for\s+(?:me|us)\s+(?:is|would\s+be))?\s*[:=]?\s*"
+                       r"(?!¤+\s+per\s+(?:customer|person|household|order|family)\b)(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True),
     _cue("min-before", r"\b(?:min(?:imum)?|floor)\s*[:=]?\s*(?=¤)", OWN, LO, "after", personal=True),
     # "more than 25 I can't pay", "under 1000 we cannot sell": the bound put first
     *_both("bound-first", rf"(?:^\W*|\b(?:but|and|so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{_I}\s*{_NEG}\s+(?:\w+\s+)?{_VERB}\b)", OWN, "after",
@@ -267,8 +268,7 @@ _CUES: list[Cue] = noun_cues() + [
     # "Above 85 it's cheaper for me to rent one", "below 2.75 a litre I'm pouring money down the drain": the bound opens
     *_both("bound-opens", r"^\W*(?:(?:but|so|honestly|look|anything|once\s+it\s+goes)\W+)*"
                           r"(?:(?:going|selling|dropping|paying|spending|letting\s+it\s+go)\s+(?:for\s+)?)?(?:much\s+)?{words}"
-                          r"(?=\s*¤+(?:[^.!?]*\b(?:I|me|my|we|us|our|would)\b|(?:\s+(?:a|an|per|each)\s+\w+)?\s*(?:,|\band)?\s*$))"
-                          r"(?!\s*¤+\s*,?\s*(?:I|we)\s+(?:can|could)(?!\s*not|n?['’]t))",  # not "more than 25 I can pay"
+                          r"(?=\s*¤)(?!\s*¤+\s*,?\s*(?:I|we)\s+(?:can|could)(?!\s*not|n?['’]t))",  # not "more than 25 I can pay"
            OWN, "after", {HI: r"(?:past|over|above|beyond|more\s+than|north\s+of)", LO: r"(?:below|under|less\s+than|south\s+of)"}),
     *_both("struggle", rf"\b(?:I|we)(?:['’]d|\s+would)\s+(?:really\s+)?(?:struggle|be\s+hard[- ]pressed)(?:\s+to\s+{_VERB}{_OBJ_OPT})?"
                        rf"\s+(?:for\s+)?{{words}}", OWN, "after", {HI: _HI_COMP, LO: _LO_COMP}),  # "I'd struggle past 60"
@@ -461,7 +461,8 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"over|above))?",
          OTHER, HI, "after"),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|obviously|still)\s+)*"
-                     rf"(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|over|well\s+over)\s+)?(?=¤)", OTHER, HI, "after"),
+                     rf"(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|over|well\s+over)\s+)?(?=¤)(?!¤+\s+(?:down|upfront|deposit)\b)",
+         OTHER, HI, "after"),  # not "you've got 10k down": a down payment
     _cue("you-approved", rf"(?:{_YOU_BE}|{_YOU}['’]ve\s+been|{_YOUR}\s+(?:finance|loan|credit|mortgage)\s+(?:is|was|has\s+been))\s+"
                          rf"(?:\w+\s+)?(?:pre-?)?approved\s+(?:for|to|up\s+to)\b|\bapproved\s+(?:you|u)\s+for\b(?:\s+(?:more\s+than|over|at\s+least))?",
          OTHER, HI, "after"),  # "you're clearly approved for 20k", "your bank has approved you for more than 12.5k"
@@ -552,7 +553,7 @@ _CUES: list[Cue] = noun_cues() + [
                   r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b|for\b|is\b))|"
                   r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b"
                   r"(?!\s+(?:sale|sales|clearance|day|days|week|round|exam|stop|call|episode|chapter|destination)\b)|"
-                  r"\bfinal\s*[.!:,—-]|\bfinal$|\bfinal(?=\s*¤)", FINAL, None, "sentence"),
+                  r"\bfinal\s*[.!:,—-](?!\s*sale)|\bfinal$|\bfinal(?=\s*¤)", FINAL, None, "sentence"),
     _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b(?!\s+(?:is|isn['’]t|was)\b)|\bstanding\s+firm\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
                                 r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
                                 r"\bfix\s+price\b|\bprice\s+(?:is\s+)?fix(?:ed)?\b|\b(?:it|this|that)\s+is\s+fixed\b|"
@@ -568,8 +569,10 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
                                 r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
                                 r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:(?:to|with)\s+(?:it|that|this)\b|at(?=\s*¤))|\btake\s+it\s+or\s+walk\b|\bthat['’]?s\s+that\b(?!\s*\w)|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
-                                r"\bmy\s+last\s+word\b|\bfirm\s+(?:on|at)\b|\bfirm\s+price\b|"
-                                r"(?<=¤)\s*(?:\w+,?\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+(?:\w+ly\s+)?firm\b|\bis\s+firm\b|"
+                                r"\bmy\s+last\s+word\b|\bfirm\s+(?:on|at)\b(?!\s+(?:the\s+)?(?:pickup|pick-up|time|date|day|delivery|collection|condition|location|"
+                                r"place|one\s+thing|this\s+point|that\s+point|payment\s+method)\b)|\bfirm\s+price\b|"
+                                r"(?<=¤)\s*(?:\w+,?\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+(?:\w+ly\s+)?firm\b(?!\s+(?:on|about)\s+(?!(?:the\s+)?(?:price|this|that|it)\b))|"
+                                r"(?:¤|\b(?:price|it|that|this|offer|number|figure|quote|rate))\s+is\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
                                 r"thing\s+I['’]ll\s+say)\b|"
                                 r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
@@ -647,7 +650,7 @@ EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNOR
 BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:(?:quick|one|a|just\s+a)\s+question|just\s+(?:wondering|curious)|out\s+of\s+curiosity)"
                            r"\W+)?(?:(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                            r"that|there|we|i)\b)|any\s+chance\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
-TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
+TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|(?:did|do|are|were|have|can|will|would)\s+you|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you))\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
 # A final offer promised for later ("I'll send my final offer after the viewing") declares none yet.
 FUTURE_FINAL = re.compile(r"\b(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]m\s+gonna|I\s+am\s+going\s+to|I['’]d\s+like\s+to)\s+"
@@ -688,7 +691,7 @@ REPORTED = re.compile(
     r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|her)\s+(?:\w+\s+)?"
     r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
     r"\b(?:message|email|e-mail|text|note|letter|listing|ad|advert|post)\s+(?:\w+\s+){0,3}?(?:said|says|stated|read|reads|"
-    r"mentioned)\b|\b(?:your|his|her|their|the)\s+[\w-]+\s+(?:\w+\s+){0,3}?(?:said|says|mentioned|told|claimed|"
+    r"mentioned)\b|\b(?:your|ur|yer|his|her|their|the)\s+[\w-]+\s+(?:\w+\s+){0,3}?(?:said|says|say|mentioned|told|claimed|"
     r"wrote|stated|indicated|suggested|shows|showed)\b|"  # "your colleague mentioned", "the receipt you showed me says"
     r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
     r"\b(?<!I\s)sold\s+(?:\w+\s+){0,3}?for\b|\bgoing\s+rate\b|"
@@ -710,9 +713,11 @@ THIRD = re.compile(r"\b(?:he|she|they|who|his|her|their|someone|somebody|everyon
 # Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
 SUBJECTLESS = frozenset({"neg-hi", "neg-lo", "neg-better", "neg-exceed", "i-paid", "i-bought-it-for", "i-need-at-least",
                          "i-only-have"})
-THRESHOLD = re.compile(
-    r"\b(?:over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of|under|below|less\s+than|"
-    r"lower\s+than|south\s+of|cheaper\s+than)\s*(?:\w+\s+)?$", re.IGNORECASE)
+# The words before a price that make it a threshold, by the direction of the bound ("anything above 1,200", "below 1.70").
+_THRESHOLD_WORDS = {HI: r"over|above|more\s+than|beyond|past|higher\s+than|north\s+of|in\s+excess\s+of",
+                    LO: r"under|below|less\s+than|lower\s+than|south\s+of|cheaper\s+than"}
+THRESHOLD = {direction: re.compile(rf"\b(?:{words})\s*(?:\w+\s+)?$", re.IGNORECASE)
+             for direction, words in [*_THRESHOLD_WORDS.items(), (None, "|".join(_THRESHOLD_WORDS.values()))]}
 AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
 FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
 OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|everybody|someone|somebody|customers|"
@@ -731,13 +736,25 @@ REPORTED_TAIL = re.compile(r"[^\w¤]*(?:(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|
 # When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
 PAST_TIME = re.compile(r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall|night)|"
                        r"for\s+(?:my|our|the)\s+(?:last|previous|old)|previous(?:ly)?|back\s+in|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
-                       r"originally|back\s+then|back\s+when|(?:my|our)\s+(?:old|previous|former))\b", re.IGNORECASE)
+                       r"originally|back\s+then|back\s+when|(?:my|our)\s+(?:old|previous|former)|when\s+(?:I|we)\s+(?:was|were|started|first))\b",
+                       re.IGNORECASE)
+# What must follow a bound that opens its sentence for it to be the speaker's limit: a cost to the speaker
+# ("over 400 and I keep taking the bus"); "over 1,000 and I'd want a warranty" states none.
+CONSEQUENCE = re.compile(r"n['’]t\b|\b(?:not|never|cannot|nothing|lose|losing|loss|underwater|for\s+free|subsidi[sz]\w*|worth|cheaper|"
+                         r"walk|walking|gone|kill|stretch|loan|borrow|noodles|broke|afloat|drain|robbing|away|sting|sense|"
+                         r"struggle|bus|keep|decline|refuse|bear|(?:cost|costs)\s+(?:me\s+)?more|paying\s+(?:you|to)|"
+                         r"out\s+of\s+(?:pocket|reach))\b|"
+                         r"\bI['’]?m\s+out\b", re.IGNORECASE)
 # A limit that is not now's: "my budget used to be 200", "next month my budget will be 300".
 NOT_NOW = re.compile(r"\b(?:used\s+to\s+be|will\s+(?:probably\s+|likely\s+)?be|(?:is|are)\s+going\s+to\s+be)\b",
                      re.IGNORECASE)
 # What says a sentence is not meant: "my budget is 40, kidding", "oh totally, my budget is 60,000. Very funny."
 SARCASM = re.compile(r"\b(?:(?:just\s+)?kidding|jk|yeah\s+right|oh\s+(?:sure|totally|yeah)|very\s+funny|as\s+if|right,\s+because|"
                      r"hypothetically)\b", re.IGNORECASE)
+# What marks a statement about the other side as a guess: "perhaps your minimum is 850, I do not know"
+# ("you paid maybe 20" only rounds the price).
+HEDGE = re.compile(r"\b(?:(?:maybe|perhaps|possibly)(?!\s+(?:like\s+|about\s+|around\s+)?¤)|it['’]s\s+possible|idk|not\s+sure|no\s+idea|(?:I|I['’]d)\s+(?:do\s+not|don['’]?t|"
+                   r"wouldn['’]?t)\s+know|(?:could|may|might)\s+(?:well\s+)?be\s+wrong)\b", re.IGNORECASE)
 # Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
 MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b",
                     re.IGNORECASE)

@@ -170,6 +170,10 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
                                         and cues.PAST_TIME.search(masked[clause.start:clause.end])):
         return True  # "last year my budget for the conference was 2,000", "my budget will be 300": not the limit now
     opening = clause.start + re.match(r"[^\w¤]*", masked[clause.start:clause.end]).end()
+    if _quoted(masked, clause, span):
+        return True  # "my grandfather's motto was 'not a penny less'": quoted, not said
+    if re.search(r"\bwhen\s+(?:I|we)\s+(?:was|were|started|first)\b", masked[clause.sentence_span[0]:span[0]], re.IGNORECASE):
+        return True  # "when I started out I'd never go below 20": a habit that was
     if cue.direction == "hi" and cues.PAST_TIME.match(masked, opening):
         return True  # "Last year I set a ceiling of 1,500": a buyer's past ceiling (a seller's past cost still stands)
     if re.search(r"\bfor\s+(?:the\s+|my\s+|our\s+)?\w+", masked[clause.start:clause.end], re.IGNORECASE) and re.match(
@@ -177,8 +181,13 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
             r"different|separate|my\s+own)\b", masked[clause.end:clause.sentence_span[1]],
             re.IGNORECASE):
         return True  # "my wife set a 300 limit for Christmas gifts, but this one is for me": a limit for something else
+    rest = masked[price.end:clause.sentence_span[1]] if price is not None else ""
+    if cue.name.startswith("bound-opens") and not cues.CONSEQUENCE.search(rest):
+        return True  # "over 1,000 and I'd want a warranty", "under 2 a pot, these sell out by noon": no cost to the speaker
     if cues.SARCASM.search(masked[slice(*clause.sentence_span)]):
         return True  # "my budget is 40, kidding"
+    if cue.kind == "other_limit" and cues.HEDGE.search(masked[slice(*clause.sentence_span)]):
+        return True  # "maybe ur max is 300 idk": a guess, not a claim
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
         return True  # "you'd pay 80 for this in any store" is the market's price
     if cue.assertive and not cues.ASSERTIVE.search(masked[slice(*clause.sentence_span)]):
@@ -192,16 +201,24 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
             masked[span[1]:price.start], re.IGNORECASE):
         return True  # "I won't go higher than my current offer of 7,800" stands by the offer: final, not a limit
     if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
-                                  r"(?:n['’]t|\bnot)\s+(?:even\s+)?cover\s+$|\b(?:less|more)\s+than\s+$",
+                                  r"(?:n['’]t|\bnot)\s+(?:even\s+)?cover\s+$|\b(?:(?:less|more)\s+than|below|under|over|above|beyond|"
+                                  r"within)\s+$",
                                   masked[clause.start:span[0]], re.IGNORECASE):
         return True  # "that's less than half what I paid", "12 doesn't even cover what I paid"
     return False
 
 
+def _quoted(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
+    """Whether a cue stands between an opening quote before it and a closing one after it in its sentence ("you
+    wrote 'not a penny less than 80'"); an apostrophe that only shortens a word ("'em") opens nothing."""
+    return re.search(r"(?:^|\s)['‘\"“][^'’\"”]*$", masked[clause.sentence_span[0]:span[0]]) is not None and \
+        re.compile(r"(?<=\S)['’\"”](?!\w)").search(masked, span[1], clause.sentence_span[1]) is not None
+
+
 def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int],
-                     loss: bool) -> Price | None:
-    """For a refusal or loss cue, the price after a threshold word ("anything above 1,200", "below 1.70";
-    for a loss also "at 1.20"): in the cue's clause, else in the clause just before it in the same sentence."""
+                     cue: cues.Cue) -> Price | None:
+    """For a refusal or loss cue, the price after a threshold word of its direction ("anything above 1,200", "below
+    1.70"; for a loss also "at 1.20"): in the cue's clause, else in the clause just before it in the same sentence."""
     clause = clauses[index]
     candidates = [p for p in clause.prices if p.end <= span[0]]
     if not candidates and index > 0 and clauses[index - 1].sentence == clause.sentence:
@@ -209,7 +226,7 @@ def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     candidates += [p for p in clause.prices if p.start >= span[1]]  # "I lose money below 1.70"
     for price in candidates:
         before = masked[max(0, price.start - 40):price.start]
-        if cues.THRESHOLD.search(before) or (loss and cues.AT.search(before)):
+        if cues.THRESHOLD[cue.direction].search(before) or (cue.loss and cues.AT.search(before)):
             return price
     return None
 
@@ -290,7 +307,7 @@ def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[
                  r"¤\s+(?:to|on)\s+(?:my|our)\s+$", left, re.IGNORECASE):
         return True  # "the garage said it's non-negotiable", "I can add 0.10 to my last offer"
     before = masked[clause.sentence_span[0]:span[0]]
-    if cues.REPORTED_AFTER.search(before) or re.search(r"(?:^|\s)['‘\"“][^'’\"”]*$", before):
+    if cues.REPORTED_AFTER.search(before) or _quoted(masked, clause, span):
         return True  # "according to your message, 700 is non-negotiable"; "you wrote 'not a penny less than 80'"
     subject = clause.start  # whose clause: its own, or the one before when the cue opens it ("..., final bid")
     if index > 0 and clauses[index - 1].sentence == clause.sentence and not re.search(r"\w", masked[clause.start:span[0]]):
@@ -384,14 +401,15 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                                           weak=cue.weak))
                     continue
                 if cue.side == "threshold":
-                    price = _threshold_price(masked, clauses, index, span, loss=cue.loss)
+                    price = _threshold_price(masked, clauses, index, span, cue)
                 else:
                     price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
                         or _anaphoric_price(masked, clauses, index, span)
                 if price is None and cue.stresses_offer:  # "Two hundred for both, and I won't go a dollar higher"
                     before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence else None
                     offered = before.prices[-1] if before is not None and before.prices and not before.question else None
-                    found.append(_Reading("final_offer", None, offered, *span, not clause.question))
+                    found.append(_Reading("final_offer", None, offered, *span,
+                                          not (clause.question or _quoted(masked, clause, span))))
                     continue
                 if price is None:
                     continue
@@ -512,7 +530,7 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
                         continue
                     for match in cue.pattern.finditer(masked[home.start:home.end]):
                         span = (home.start + match.start(), home.start + match.end())
-                        pointed = _threshold_price(masked, clauses, near, span, cue.name == "loss") \
+                        pointed = _threshold_price(masked, clauses, near, span, cue) \
                             if cue.side == "threshold" else _pick(home, *span, cue.side)
                         if pointed is not None and pointed is not price:
                             continue  # "my max is 120, I know you paid 90": that cue is about the 90

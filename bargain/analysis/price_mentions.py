@@ -258,7 +258,8 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
                 or (after not in _AFTER_PRICE and match.group("words") and value < 20
                     and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip()))):
             return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"; but "two fifty the jar" is a price
-    if re.search(r"\b(?:the|a|an|all|these|those)\s*$", before, re.IGNORECASE) and match.group("words") and value < 20:
+    if re.search(r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$", before, re.IGNORECASE) \
+            and match.group("words") and value < 20:
         return False  # "a one", "the two", "for all six"
     if value < 20 and value == int(value) and re.match(rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|{_NUMBER_WORD})", message[end:],
                                                        re.IGNORECASE):
