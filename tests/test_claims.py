@@ -103,7 +103,8 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
 # take 800 for it" as the other side's limit, where the other writers want an assertion ("I'm sure you'd take 800").
 FLOORS = {"claims_dev45.jsonl": (0.93, 0.6)}
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
-        ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260)]
+        ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260),
+        ("claims_fresh7.jsonl", 260)]
 
 
 def _well_formed(name: str, size: int) -> list[dict]:
