@@ -19,6 +19,10 @@ from dataclasses import dataclass
 
 MASK = "¤"  # what every character of a price becomes before the patterns run
 QUOTES = frozenset("'\"‘’“”")  # a cue between two of these is mentioned, not said
+# A quote still open before a cue, and one closing after it ("you wrote 'not a penny less than 80'"); an apostrophe
+# that only shortens a word ("'em") closes nothing.
+QUOTE_OPEN = re.compile(r"(?:^|\s)['‘\"“][^'’\"”]*$")
+QUOTE_CLOSE = re.compile(r"(?<=\S)['’\"”](?!\w)")
 P = r"¤+"  # a masked price
 _I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
 _SUBJ = (rf"(?:{_I}\s*|^\W*(?:(?:pls|please|sorry|sry|nah|no|ok|okay|look|honestly|tbh|man|bro|dude|yeah|well|so|"
@@ -50,7 +54,13 @@ _EXPENSE_WORDS = ("fuel", "petrol", "gas", "diesel", "storage", r"storage\sunit"
 _EXPENSES = rf"(?:{'|'.join(_EXPENSE_WORDS)})"
 _NOT_THE_ITEM = (rf"(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts|transmission|engine|tyres|tires|brakes|battery|"
                  rf"clutch)\b")  # "I put 2,000 into the transmission": a part, not what the item cost
-_NOT_AFTER_EXPENSE = "".join(rf"(?<!{word}\s)" for word in _EXPENSE_WORDS)  # "fuel cost me": fixed-width look-behinds
+def _not_after(words: tuple[str, ...]) -> str:
+    """A run of fixed-width look-behinds: the next word does not follow any of `words` (regex look-behinds cannot
+    take an alternation of different widths)."""
+    return "".join(rf"(?<!{word}\s)" for word in words)
+
+
+_NOT_AFTER_EXPENSE = _not_after(_EXPENSE_WORDS)  # "fuel cost me" is no cost of the item
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
 _OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|(?:any\s+)?offers?|a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
@@ -80,7 +90,9 @@ class Cue:
     person of its own ("at least 600") is the limit of the nearest person before it in the clause
     ("you can afford at least 600" is the other side's). stresses_offer: a bound that makes the
     price before it a final offer, not a limit ("I can do 2.10, but not a cent lower"); its
-    direction only says who can say it. loss: a price where the speaker loses money, which "at"
+    direction only says who can say it. consequence: a bound that opens its sentence, the speaker's
+    only if a cost to them follows ("over 400 and I keep taking the bus"). loss: a price where the
+    speaker loses money, which "at"
     that price only bounds a limit the message may state ("I paid 549, so I'm eating a loss at
     520"). weak: a final-offer cue that only stresses a limit stated in its sentence ("I paid 340,
     so I can't go lower"). relative: a "what I paid" clause, whose truth a negation before it does
@@ -99,6 +111,7 @@ class Cue:
     relative: bool = False
     stresses_offer: bool = False
     loss: bool = False
+    consequence: bool = False
     weak: bool = False
 
 
@@ -125,8 +138,8 @@ _LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s
              r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|acquisition\s+cost|buy[- ]in|"
              r"rock[- ]bottom(?:\s+price)?|bottom\s+dollar|minimum\s+(?:order\s+)?(?:value|charge|fee|spend)|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
              r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|bottom\s+price|bottom|overheads?|expenses")
-_NOT_A_PRICE_LIMIT = "".join(rf"(?<!{word}\s)" for word in ("credit", "weight", "speed", "height", "age", "time", "word", "data",
-                                                            "transfer", "daily", "size", "load", "luggage", "baggage", "card"))
+_NOT_A_PRICE_LIMIT = _not_after(("credit", "weight", "speed", "height", "age", "time", "word", "data", "transfer", "daily",
+                                 "size", "load", "luggage", "baggage", "card"))  # "my credit limit" bounds no price
 _ANY_NOUNS = (rf"number(?!\s+(?:of|one|two|is\s+\d))|{_NOT_A_PRICE_LIMIT}limit|bottom\s+line|walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
               r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
 NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
@@ -269,7 +282,8 @@ _CUES: list[Cue] = noun_cues() + [
     *_both("bound-opens", r"^\W*(?:(?:but|so|honestly|look|anything|once\s+it\s+goes)\W+)*"
                           r"(?:(?:going|selling|dropping|paying|spending|letting\s+it\s+go)\s+(?:for\s+)?)?(?:much\s+)?{words}"
                           r"(?=\s*¤)(?!\s*¤+\s*,?\s*(?:I|we)\s+(?:can|could)(?!\s*not|n?['’]t))",  # not "more than 25 I can pay"
-           OWN, "after", {HI: r"(?:past|over|above|beyond|more\s+than|north\s+of)", LO: r"(?:below|under|less\s+than|south\s+of)"}),
+           OWN, "after", {HI: r"(?:past|over|above|beyond|more\s+than|north\s+of)", LO: r"(?:below|under|less\s+than|south\s+of)"},
+           consequence=True),
     *_both("struggle", rf"\b(?:I|we)(?:['’]d|\s+would)\s+(?:really\s+)?(?:struggle|be\s+hard[- ]pressed)(?:\s+to\s+{_VERB}{_OBJ_OPT})?"
                        rf"\s+(?:for\s+)?{{words}}", OWN, "after", {HI: _HI_COMP, LO: _LO_COMP}),  # "I'd struggle past 60"
     _cue("up-to", rf"{_IMOD}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|as\s+much\s+as)\b",
@@ -733,11 +747,13 @@ REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\b(?:your|his|her|their)\s+word
 REPORTED_TAIL = re.compile(r"[^\w¤]*(?:(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|mentioned|wrote|stated)|(?:your|his|her|their)\s+(?:own\s+)?words)"
                            r"(?=\s*(?:[,;.!?—–-]|$))",
                            re.IGNORECASE)
+_WHEN_I_WAS = r"when\s+(?:I|we)\s+(?:was|were|started|first)"
 # When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
 PAST_TIME = re.compile(r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|winter|spring|autumn|fall|night)|"
                        r"for\s+(?:my|our|the)\s+(?:last|previous|old)|previous(?:ly)?|back\s+in|in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
-                       r"originally|back\s+then|back\s+when|(?:my|our)\s+(?:old|previous|former)|when\s+(?:I|we)\s+(?:was|were|started|first))\b",
-                       re.IGNORECASE)
+                       rf"originally|back\s+then|back\s+when|(?:my|our)\s+(?:old|previous|former)|{_WHEN_I_WAS})\b", re.IGNORECASE)
+# A habit the speaker had: "when I started out I'd never go below 20".
+WHEN_I_WAS = re.compile(rf"\b{_WHEN_I_WAS}\b", re.IGNORECASE)
 # What must follow a bound that opens its sentence for it to be the speaker's limit: a cost to the speaker
 # ("over 400 and I keep taking the bus"); "over 1,000 and I'd want a warranty" states none.
 CONSEQUENCE = re.compile(r"n['’]t\b|\b(?:not|never|cannot|nothing|lose|losing|loss|underwater|for\s+free|subsidi[sz]\w*|worth|cheaper|"

@@ -165,15 +165,15 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
                                       or cues.REPORTED_AFTER.search(masked[clause.sentence_span[0]:clause.end])
                                       or cues.REPORTED_TAIL.match(masked, clause.end, clause.sentence_span[1])):
         return True
-    between = masked[min(span[1], price.end):max(span[0], price.start)] if price is not None else ""
+    between = _between(masked, span, price) if price is not None else ""
     if cues.NOT_NOW.search(between) or (re.search(r"\b(?:was|were)\b", between, re.IGNORECASE)
                                         and cues.PAST_TIME.search(masked[clause.start:clause.end])):
         return True  # "last year my budget for the conference was 2,000", "my budget will be 300": not the limit now
-    opening = clause.start + re.match(r"[^\w¤]*", masked[clause.start:clause.end]).end()
     if _quoted(masked, clause, span):
         return True  # "my grandfather's motto was 'not a penny less'": quoted, not said
-    if re.search(r"\bwhen\s+(?:I|we)\s+(?:was|were|started|first)\b", masked[clause.sentence_span[0]:span[0]], re.IGNORECASE):
+    if cues.WHEN_I_WAS.search(masked[clause.sentence_span[0]:span[0]]):
         return True  # "when I started out I'd never go below 20": a habit that was
+    opening = clause.start + re.match(r"[^\w¤]*", masked[clause.start:clause.end]).end()
     if cue.direction == "hi" and cues.PAST_TIME.match(masked, opening):
         return True  # "Last year I set a ceiling of 1,500": a buyer's past ceiling (a seller's past cost still stands)
     if re.search(r"\bfor\s+(?:the\s+|my\s+|our\s+)?\w+", masked[clause.start:clause.end], re.IGNORECASE) and re.match(
@@ -182,15 +182,16 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
             re.IGNORECASE):
         return True  # "my wife set a 300 limit for Christmas gifts, but this one is for me": a limit for something else
     rest = masked[price.end:clause.sentence_span[1]] if price is not None else ""
-    if cue.name.startswith("bound-opens") and not cues.CONSEQUENCE.search(rest):
+    if cue.consequence and not cues.CONSEQUENCE.search(rest):
         return True  # "over 1,000 and I'd want a warranty", "under 2 a pot, these sell out by noon": no cost to the speaker
-    if cues.SARCASM.search(masked[slice(*clause.sentence_span)]):
+    sentence = masked[slice(*clause.sentence_span)]
+    if cues.SARCASM.search(sentence):
         return True  # "my budget is 40, kidding"
-    if cue.kind == "other_limit" and cues.HEDGE.search(masked[slice(*clause.sentence_span)]):
+    if cue.kind == "other_limit" and cues.HEDGE.search(sentence):
         return True  # "maybe ur max is 300 idk": a guess, not a claim
     if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
         return True  # "you'd pay 80 for this in any store" is the market's price
-    if cue.assertive and not cues.ASSERTIVE.search(masked[slice(*clause.sentence_span)]):
+    if cue.assertive and not cues.ASSERTIVE.search(sentence):
         return True  # "you'd accept forty, I'm sure of it"
     if price is not None and price.end <= span[0] and re.search(
             r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what(?:\s+it)?)\s+$",
@@ -209,10 +210,15 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
 
 
 def _quoted(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
-    """Whether a cue stands between an opening quote before it and a closing one after it in its sentence ("you
-    wrote 'not a penny less than 80'"); an apostrophe that only shortens a word ("'em") opens nothing."""
-    return re.search(r"(?:^|\s)['‘\"“][^'’\"”]*$", masked[clause.sentence_span[0]:span[0]]) is not None and \
-        re.compile(r"(?<=\S)['’\"”](?!\w)").search(masked, span[1], clause.sentence_span[1]) is not None
+    """Whether a cue stands between an opening quote before it and a closing one after it in its sentence: mentioned,
+    not said ("you wrote 'not a penny less than 80'")."""
+    return cues.QUOTE_OPEN.search(masked[clause.sentence_span[0]:span[0]]) is not None and \
+        cues.QUOTE_CLOSE.search(masked, span[1], clause.sentence_span[1]) is not None
+
+
+def _between(masked: str, span: tuple[int, int], price: Price) -> str:
+    """The words between a cue and its price, whichever comes first."""
+    return masked[min(span[1], price.end):max(span[0], price.start)]
 
 
 def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int],
@@ -295,9 +301,12 @@ def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple
     return best[1] if best else None
 
 
-def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> bool:
-    """A final-offer cue that is asked about, denied, hypothetical, someone else's or in scare quotes."""
+def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int], price: Price | None) -> bool:
+    """A final-offer cue that is asked about, denied, hypothetical, promised for later, someone else's or quoted."""
     clause = clauses[index]
+    before = masked[clause.sentence_span[0]:span[0]]
+    if price is None and cues.FUTURE_FINAL.search(before):
+        return True  # "After the viewing I'll send my final offer"
     if clause.question or (masked[span[0] - 1:span[0]] in cues.QUOTES and masked[span[1]:span[1] + 1] in cues.QUOTES):
         return True  # "another 'non-negotiable' price that moved twice"
     left = masked[max(clause.start, span[0] - 40):span[0]]
@@ -306,7 +315,6 @@ def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[
     if re.search(r"\b(?:said|says|claimed|claims|insisted|mentioned|wrote|told\s+(?:me|us))\b[^.;!?]{0,25}$|"
                  r"¤\s+(?:to|on)\s+(?:my|our)\s+$", left, re.IGNORECASE):
         return True  # "the garage said it's non-negotiable", "I can add 0.10 to my last offer"
-    before = masked[clause.sentence_span[0]:span[0]]
     if cues.REPORTED_AFTER.search(before) or _quoted(masked, clause, span):
         return True  # "according to your message, 700 is non-negotiable"; "you wrote 'not a penny less than 80'"
     subject = clause.start  # whose clause: its own, or the one before when the cue opens it ("..., final bid")
@@ -396,9 +404,8 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
-                    promised = price is None and cues.FUTURE_FINAL.search(masked[clause.sentence_span[0]:span[0]])
-                    found.append(_Reading(cue.kind, None, price, *span, not (promised or _final_blocked(masked, clauses, index, span)),
-                                          weak=cue.weak))
+                    asserted = not _final_blocked(masked, clauses, index, span, price)
+                    found.append(_Reading(cue.kind, None, price, *span, asserted, weak=cue.weak))
                     continue
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, cue)
@@ -417,7 +424,7 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                         and not re.fullmatch(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
                         and cues.COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
                     continue  # "your price is above my budget at 2,400"
-                if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(masked[min(span[1], price.end):max(span[0], price.start)]):
+                if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(_between(masked, span, price)):
                     continue  # "2.60 is over my budget"
                 kind = _person(masked, clauses, index, span) if cue.personal else cue.kind
                 if kind is None:
