@@ -99,9 +99,6 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
     [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)] + \
     [(f"claims_dev{n}.jsonl", 300) for n in range(30, 46)]
-# Writers disagree, and a set written against the others' reading gets its own floor: dev45's writer counts "you'll
-# take 800 for it" as the other side's limit, where the other writers want an assertion ("I'm sure you'd take 800").
-FLOORS = {"claims_dev45.jsonl": (0.93, 0.6)}
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260),
         ("claims_fresh7.jsonl", 260)]
@@ -120,8 +117,7 @@ def _well_formed(name: str, size: int) -> list[dict]:
 def test_precision_and_recall_on_the_development_sets(name, size):
     result = score(_well_formed(name, size))
     _report(f"claims: {name} (development)", result)
-    precision, recall = FLOORS.get(name, (0.97, 0.8))
-    assert result["all"][0] >= precision and result["all"][1] >= recall
+    assert result["all"][0] >= 0.97 and result["all"][1] >= 0.8
     assert result["own_limit"][1] >= 0.75
 
 
@@ -605,7 +601,31 @@ def test_the_claims_command_reads_one_message():
     ("you paid maybe 90 for it", "buyer", [("other_limit", 90.0)]),
     ("ur mom literally said u have 450 in ur account lol", "seller", []),
     ("I note that 3,450 is well below what you paid.", "buyer", []),
-    ("You'll happily take a dollar for the last three, I bet!", "buyer", []),
+    ("You'll happily take a dollar for the last three, I bet!", "buyer", [("other_limit", 1.0)]),
+    ("Sure, and I paid a dollar for it. Come on.", "seller", []),
+    ("You bought this lumber for a deck that got cancelled, you'll take 800 for the pile.", "buyer", [("other_limit", 800.0)]),
+    ("You'd let the couch go for 80 bucks, it doesn't fit in your new place.", "buyer", [("other_limit", 80.0)]),
+    ("You can take 65, you've already made your money back on this one.", "buyer", [("other_limit", 65.0)]),
+    ("You can do 60, or not?", "buyer", []),
+    ("My friend said you might let the bike go for 200. Is that true?", "buyer", []),
+    ("You might let it go for 200, I suppose.", "buyer", []),
+    ("You'd pay 18 euros at the florist for a smaller bouquet.", "seller", []),
+    ("The least you'd pay for a new one is 600, so this at 400 is a bargain.", "seller", []),
+    ("I know you bought it for 150 at the outlet, so 160 is fair.", "buyer", [("other_limit", 150.0)]),
+    ("Your letter of 3 March stated that your client would pay 27,500.", "seller", []),
+    ("For the avoidance of doubt, the Buyer's maximum authorized expenditure for this unit is 13,500.", "buyer",
+     [("own_limit", 13500.0)]),
+    ("You didn't pay 9,000 for this heap, come on.", "buyer", []),
+    ("You didn't pay more than 200 for it.", "buyer", [("other_limit", 200.0)]),
+    ("900 for the whole pile, that's the number and I'm not moving.", "buyer", [("final_offer", 900.0)]),
+    ("The Seller contends that the Buyer's reservation price is not less than 7,200.", "seller", [("other_limit", 7200.0)]),
+    ("The Buyer can spend not more than 7,200.", "buyer", [("own_limit", 7200.0)]),
+    ("The seller next door is at 40 at least.", "buyer", []),
+    ("A man who keeps his truck like that has set aside at least 30,000 for his first boat.", "seller", []),
+    ("A quarter for the postcard, not a penny less.", "seller", [("final_offer", 0.25)]),
+    ("Tell you what, 11.50 a pound for the lot, and that's my final word.", "seller", [("final_offer", 11.5)]),
+    ("I won't go a cent below 72 for the cookware set.", "seller", [("own_limit", 72.0), ("final_offer", 72.0)]),
+    ("I can't spend a penny over 18 on this, my rent's due.", "buyer", [("own_limit", 18.0)]),
     ("You didn't really pay 900 for it, did you?", "buyer", []),
     ("When I started out I'd never go below 20 for a portrait; now I charge 60.", "seller", []),
     ("I'm firm on the pickup being Saturday morning; the 60 we can talk about.", "seller", []),

@@ -42,6 +42,9 @@ from bargain.analysis.price_mentions import find_prices
     ("you got it for a couple hundred bucks", "a couple hundred bucks", 200.0),
     ("fifty pee each", "fifty pee", 0.5),
     ("half a dollar per postcard", "half a dollar", 0.5),
+    ("a quarter for the postcard", "a quarter", 0.25),
+    ("a buck each for the mugs", "a buck", 1.0),
+    ("two fifty set aside for it", "two fifty", 2.5),
 ])
 def test_one_price_in_any_form(text, written, value):
     prices = find_prices(text)
@@ -63,6 +66,7 @@ def test_a_range_is_one_mention_with_both_ends(text, low, high):
     "I need 3 bags", "a 5kg sack", "10% off please", "we're in round 3", "it's a 2019 model", "since 2022",
     "in 2 days", "at 5pm", "it's 5:30", "my 2nd offer", "I have three kids", "the model T-800", "a 3-year warranty",
     "the one I saw", "we close at 6", "a couple hundred people", "half a pound of cheese", "half an hour",
+    "not a dollar more", "a quarter of the price", "I have two left in stock", "your letter of 3 March", "on March 3rd", "by 14 Feb",
 ])
 def test_numbers_that_are_not_prices(text):
     assert find_prices(text) == []

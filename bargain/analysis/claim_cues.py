@@ -167,7 +167,7 @@ def noun_cues() -> list[Cue]:
                                      rf"(?:\s+(?:for|on|of)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}){{0,2}}\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
-        cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last)\b){noun}", OWN, direction, "before"))
+        cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last|number)\b){noun}", OWN, direction, "before"))
         cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b|\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
                          OWN, direction, "near"))  # "the max for me", "for me the upper bound is 16.5k"
         cues.append(_cue("noun-to-you", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b", OTHER, direction, "near"))  # "the cost to you"
@@ -517,9 +517,9 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, LO, "after"),
     _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|do|go\s+(?:down\s+)?to|go\s+as\s+low\s+as|come\s+down\s+to|sell\s+(?:\w+\s+)?for|"
                          rf"let\s+(?:\w+\s+){{1,2}}go\s+for|work\s+with|live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b", OTHER, LO, "after",
-         assertive=True),
+         ),
     _cue("you-can-go", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|do)(?:\s+(?:up\s+)?to)?\b", OTHER, HI, "after",
-         assertive=True),
+         ),
     _cue("you-content", rf"{_YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|"
                         rf"ok|okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|at)\b", OTHER, None, "after", assertive=True),
     _cue("you-wouldnt-refuse", rf"(?:{_YOU}|{_YOU_WOULD})\s+(?:\w+\s+)?(?:wouldn['’]?t|would\s+not|won['’]?t|couldn['’]?t|"
@@ -527,13 +527,14 @@ _CUES: list[Cue] = noun_cues() + [
          OTHER, None, "after", assertive=True),
     _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay(?:ing)?|spend(?:ing)?|fork\s+out|shell\s+out|"
                           rf"go\s+(?:up\s+)?to|go\s+as\s+high\s+as|stretch\s+to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
-         OTHER, HI, "after", assertive=True),
+         OTHER, HI, "after"),
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|sell(?:\s+\w+)?(?:\s+for)?|"
                              rf"let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|let\s+(?:me|us)\s+have\s+(?:it|them|this|these)\s+for|settle\s+for|"
                              rf"go\s+(?:as\s+low\s+as|down\s+to))\b",
-         OTHER, None, "after", assertive=True),
+         OTHER, None, "after"),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|surely|only|just|clearly|obviously|"
-                     rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t|def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
+                     rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t(?=\s+(?:\w+\s+)?(?:pay|spend)\s+(?:more\s+than|over|above))|def|"
+                     rf"definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
                      rf"spent|"
                      rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|that|those|"
                      rf"the\s+\w+)(?:\s+\w+){{0,3}}\s+for|"
@@ -628,7 +629,8 @@ _CUES: list[Cue] = noun_cues() + [
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
                            rf"am)?\s*"
                            rf"(?:willing|able|prepared)\s+to\s+go)\b", FINAL, None, "sentence", weak=True),
-    _cue("not-a-cent-final", rf"\bnot\s+{_CENT}\s+"
+    _cue("not-a-cent-final", rf"\b(?:not|won['’]?t|will\s+not|ain['’]?t|shan['’]t|never)\s+(?:(?:going\s+to\s+|gonna\s+)?{_VERB}\s+"
+                             rf"(?:you\s+)?)?{_CENT}\s+"
                              r"(?:over|above|more\s+than|higher\s+than|beyond|under|below|less\s+than|lower\s+than|"
                              r"(?:more|less|higher|lower)\s*:)(?=\s*¤)",
          FINAL, None, "sentence"),
@@ -664,7 +666,7 @@ EMPTY_CLAUSE = re.compile(rf"[^\w¤]*(?:and|{_CONJUNCTIONS})?[^\w¤]*", re.IGNOR
 BARE_QUESTION = re.compile(r"[^\w¤]*(?:(?:(?:quick|one|a|just\s+a)\s+question|just\s+(?:wondering|curious)|out\s+of\s+curiosity)"
                            r"\W+)?(?:(?:is|are|do|does|did|can|could|would|will|have|has)\s+(?:¤|(?:you|u|ur|your|it|this|"
                            r"that|there|we|i)\b)|any\s+chance\b)", re.IGNORECASE)  # "is 50 ur floor or can u go lower": chat drops the "?"
-TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|(?:did|do|are|were|have|can|will|would)\s+you|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
+TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|yes|or\s+(?:not|no|nah|what)|(?:did|do|are|were|have|can|will|would)\s+you|isn['’]t\s+it|wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
                  r"aren['’]t\s+you|won['’]t\s+you|wouldn['’]t\s+you))\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
 # A final offer promised for later ("I'll send my final offer after the viewing") declares none yet.
 FUTURE_FINAL = re.compile(r"\b(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]m\s+gonna|I\s+am\s+going\s+to|I['’]d\s+like\s+to)\s+"
@@ -734,10 +736,13 @@ THRESHOLD = {direction: re.compile(rf"\b(?:{words})\s*(?:\w+\s+)?$", re.IGNORECA
              for direction, words in [*_THRESHOLD_WORDS.items(), (None, "|".join(_THRESHOLD_WORDS.values()))]}
 AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
 FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
-OTHERS = re.compile(r"\b(?:he|she|they|buyers|sellers|people|others|everyone|everybody|someone|somebody|customers|"
+OTHERS = re.compile(r"\b(?:he|she|they|his|their|a\s+(?:man|woman|guy|lady|person)|buyers|sellers|people|others|everyone|everybody|someone|somebody|customers|"
                     r"dealers|shops|stores)\b", re.IGNORECASE)
 SPEAKER = re.compile(r"\b(?:I|we|my|our)(?:['’]?(?:m|ve|d|ll|re))?\b", re.IGNORECASE)  # the speaker as subject or owner
 SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
+# The sides named as parties, capitalised as defined terms are ("the Buyer's reservation price"): the speaker or the
+# other side, by the speaker's role; "the seller next door" is neither.
+PARTY = re.compile(r"\b[Tt]he\s+(Buyer|Seller)(['’]s)?\b")
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|its|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
 # A report that may follow what it reports: "your floor was 60, according to your first message".
@@ -766,11 +771,17 @@ NOT_NOW = re.compile(r"\b(?:used\s+to\s+be|will\s+(?:probably\s+|likely\s+)?be|(
                      re.IGNORECASE)
 # What says a sentence is not meant: "my budget is 40, kidding", "oh totally, my budget is 60,000. Very funny."
 SARCASM = re.compile(r"\b(?:(?:just\s+)?kidding|jk|yeah\s+right|oh\s+(?:sure|totally|yeah)|very\s+funny|as\s+if|right,\s+because|"
-                     r"hypothetically)\b", re.IGNORECASE)
+                     r"hypothetically)\b|^\W*sure,?\s+and\b", re.IGNORECASE)  # "Sure, and I paid a dollar for it."
 # What marks a statement about the other side as a guess: "perhaps your minimum is 850, I do not know"
 # ("you paid maybe 20" only rounds the price).
 HEDGE = re.compile(r"\b(?:(?:maybe|perhaps|possibly)(?!\s+(?:like\s+|about\s+|around\s+)?¤)|it['’]s\s+possible|idk|not\s+sure|no\s+idea|(?:I|I['’]d)\s+(?:do\s+not|don['’]?t|"
                    r"wouldn['’]?t)\s+know|(?:could|may|might)\s+(?:well\s+)?be\s+wrong)\b", re.IGNORECASE)
+# A guess about the other side by its modal: "you might let it go for 200" (an assertion makes it a claim).
+GUESS_MODAL = re.compile(r"\b(?:might|may)\b", re.IGNORECASE)
 # Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
 MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|\banywhere\s+else\b|\belsewhere\b",
                     re.IGNORECASE)
+# ... and where what the buyer would pay is a shop's price or another thing's: "you'd pay 18 at the florist", "the
+# least you'd pay for a new one is 600" (what the seller paid at the outlet is still the seller's cost).
+SHOP_PRICE = re.compile(r"\bat\s+(?:the|a)\s+(?:\w+\s+)?(?:florist|shop|store|supermarket|mall|dealer(?:ship)?|bakery|butcher|"
+                        r"chemist|pharmacy|outlet|boutique|retailer)s?\b|\bfor\s+a\s+(?:brand[- ])?new\s+one\b", re.IGNORECASE)

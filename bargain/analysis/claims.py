@@ -88,11 +88,18 @@ def same_value(a: float | None, b: float | None) -> bool:
     return abs(a - b) <= 0.005
 
 
-def _mask(message: str, prices: list[Price]) -> str:
-    """The message with straight apostrophes and every price replaced by mask characters (same length)."""
+def _mask(message: str, prices: list[Price], role: Role | None) -> str:
+    """The message with straight apostrophes, every price replaced by mask characters, and the sides named as
+    parties ("the Buyer's reservation price", "the Seller will not transact") replaced by the speaker's pronouns or
+    the other side's, padded with spaces: the same length, so that every span is the message's."""
     chars = list(message.replace("’", "'"))
     for price in prices:
         chars[price.start:price.end] = cues.MASK * (price.end - price.start)
+    if role is not None:
+        for match in cues.PARTY.finditer(message):
+            own = match.group(1).lower() == role.value
+            word = ("my" if own else "your") if match.group(2) else ("I" if own else "you")
+            chars[match.start():match.end()] = word.ljust(match.end() - match.start())
     return "".join(chars)
 
 
@@ -189,10 +196,12 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True  # "my budget is 40, kidding"
     if cue.kind == "other_limit" and cues.HEDGE.search(sentence):
         return True  # "maybe ur max is 300 idk": a guess, not a claim
-    if cue.kind == "other_limit" and cues.MARKET.search(masked[clause.start:clause.end]):
-        return True  # "you'd pay 80 for this in any store" is the market's price
-    if cue.assertive and not cues.ASSERTIVE.search(sentence):
-        return True  # "you'd accept forty, I'm sure of it"
+    if cue.kind == "other_limit" and (cues.MARKET.search(masked[clause.start:clause.end]) or (
+            cue.direction == "hi" and cues.SHOP_PRICE.search(masked[clause.start:clause.end]))):
+        return True  # "you'd pay 80 for this in any store", "you'd pay 18 at the florist": a shop's price
+    if (cue.assertive or cue.kind == "other_limit" and cues.GUESS_MODAL.search(masked[span[0]:span[1]])) \
+            and not cues.ASSERTIVE.search(sentence):
+        return True  # "you'd accept forty, I'm sure of it"; "you might let it go for 200" is a guess
     if price is not None and price.end <= span[0] and re.search(
             r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what(?:\s+it)?)\s+$",
             masked[clause.start:span[0]], re.IGNORECASE):
@@ -375,10 +384,10 @@ class _Reading(NamedTuple):
     # to a limit the message states ("I paid 549, so I'm already eating a loss at 520")
 
 
-def _parse(message: str) -> tuple[str, list[_Clause]]:
+def _parse(message: str, role: Role | None) -> tuple[str, list[_Clause]]:
     """The message with its prices masked, and its clauses."""
     prices = find_prices(message)
-    masked = _mask(message, prices)
+    masked = _mask(message, prices, role)
     return masked, _clauses(masked, prices)
 
 
@@ -389,7 +398,7 @@ def _clause_of(clauses: list[_Clause], price: Price) -> int:
 
 def _readings(message: str, role: Role | None) -> list[_Reading]:
     """Every cue found, with the price it claims and whether its clause asserts it."""
-    masked, clauses = _parse(message)
+    masked, clauses = _parse(message, role)
     found = []
     for index, clause in enumerate(clauses):
         text = masked[clause.start:clause.end]
@@ -523,7 +532,7 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
         return None
     if value is None:
         return None
-    masked, clauses = _parse(message)
+    masked, clauses = _parse(message, speaker)
     for index, clause in enumerate(clauses):
         for price in clause.prices:
             if not any(same_value(v, value) for v in (price.low, price.high)):

@@ -44,14 +44,14 @@ _SCALE = r"(?:hundred|thousand|grand)"
 _WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
           rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
           rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
-_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of))|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)|(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)|(?P<half_grand>\bhalf\s+a\s+(?:grand|k)\b)"
+_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of)|\ba\s+quarter\b(?=\s+(?:for|each|per|apiece|a\s+piece)\b))|(?P<one>(?<!\d\s)\ba)(?=\s+(?:dollar|buck|euro|quid|pound)\s+(?:for|each|per|apiece|a\s+piece)\b)|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)|(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)|(?P<half_grand>\bhalf\s+a\s+(?:grand|k)\b)"
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
     rf"(?:\s+(?P<cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{2}})\b(?<=[a-z\d])"
     rf"|\s+and\s+(?P<and_cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{1,2}})\s+cents?\b)?",
     re.IGNORECASE)
-_NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0, "ton": 100.0}  # "a tenner", "a grand", "a ton"
+_NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0, "ton": 100.0, "quarter": 0.25}  # "a tenner", "a quarter each"
 _RANGE_JOIN = re.compile(r"\s?[-–]\s?|\s+(?:to|or)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 
@@ -68,6 +68,7 @@ right hard absolute absolutely all altogether anyway anyhow either way sharp str
 including excluding inclusive inc vat tax taxes after before plus minus ea each thats its whats lets dats
 then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems sounds looks works makes means gets
 covers includes it's that's there's here's he's she's what's let's who's
+set saved put budgeted earmarked allocated aside
 """.split())
 # Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
 _COUNT_NOUNS = frozenset("""
@@ -107,6 +108,10 @@ _NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b
                         r"ish\b(?=\s*(?:years|kids|people)))",
                         re.IGNORECASE)
 _WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
+          r"nov(?:ember)?|dec(?:ember)?)")
+_MONTH_AFTER = re.compile(rf"\s+(?!may\b){_MONTH}\b", re.IGNORECASE)  # "3 March"; "50 may be too much" is a price
+_MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s+$", re.IGNORECASE)  # "on March 3"
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,8 @@ def _amount(match: re.Match) -> float | None:
         value = 500.0  # "half a grand"
     elif match.group("half"):
         value = 0.5  # "half a dollar"
+    elif match.group("one"):
+        value = 1.0  # "a dollar for the mug"
     elif match.group("couple_scale"):
         value = 200.0 if match.group("couple_scale").lower().endswith("hundred") else 2000.0  # "a couple hundred"
     else:
@@ -243,6 +250,9 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
         return False  # "round 3", "floor 3"; but "floor 5.50" is a price
     if _TIME_BEFORE.search(before) and value <= 24:
         return False  # "I close at 6"
+    if value <= 31 and value == int(value) and match.group("digits") and (
+            _MONTH_AFTER.match(message, end) or _MONTH_BEFORE.search(before)):
+        return False  # "your letter of 3 March", "on March 3": a date
     if (match.group("digits") and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
             and not match.group("k") and _YEAR_BEFORE.search(before)):
         if not re.match(r"\s*(?:-|–|to)\s*\d", message[end:]):
