@@ -71,6 +71,10 @@ _HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+th[ae]n|more['’]n|above|ov
 _LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+th[ae]n|below|under|lower\s+th[ae]n|south\s+of|cheaper\s+than|"
             r"a\s+(?:cent|penny|dime)\s+(?:less|under|below)(?:\s+than)?|any\s+less\s+than|any\s+lower\s+than)")
 
+# A bound on a time or a count, not a price: "at most a week to pay the rest", "at least two days".
+_NOT_A_SPAN = (r"(?!\s+(?:a|an|one|two|three|four|five|six|\d+)\s+(?:\w+\s+)?(?:weeks?|days?|months?|hours?|years?|minutes?|"
+               r"mins?|nights?|times?)\b)")
+
 HI, LO = "hi", "lo"
 OWN, OTHER, FINAL = "own_limit", "other_limit", "final_offer"
 BUYER, SELLER = "buyer", "seller"
@@ -260,9 +264,10 @@ _CUES: list[Cue] = noun_cues() + [
                           r"(?:below|under|less\s+than|lower\s+than)", OWN, LO, "after"),
     _cue("decline-above", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+price|prices?)\s+"
                           r"(?:above|over|more\s+than|higher\s+than)", OWN, HI, "after"),
-    _cue("no-more-than", r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?most\b|\bup\s+to\s+a\s+max(?:imum)?\s+of",
+    _cue("no-more-than", rf"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?most\b{_NOT_A_SPAN}|"
+                         r"\bup\s+to\s+a\s+max(?:imum)?\s+of",
          OWN, HI, "after", personal=True),
-    _cue("no-less-than", r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?least\b",
+    _cue("no-less-than", rf"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?least\b{_NOT_A_SPAN}",
          OWN, LO, "after",
          personal=True),
     _cue("at-most-after", rf"(?<=¤),?\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
@@ -692,6 +697,12 @@ HYPOTHETICAL = re.compile(
     r"(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]d)\s+(?:tell|give|show)\s+you)\b", re.IGNORECASE)
 ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+(?:I|we|you|this|it|that)|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
                         r"even\s+if)\b", re.IGNORECASE)
+# A seller's cost of something that is not for sale: "my other bike", "the stand, which I'm keeping", "not included".
+NOT_FOR_SALE = re.compile(r"\b(?:my|our|the)\s+other\b|\b(?:which|that)\s+(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+keeping\b|"
+                          r"\b(?:that|which|it|they)\s*(?:['’]s\s+not|is\s+not|isn['’]t|are\s+not|aren['’]t|['’]re\s+not)\s+"
+                          r"(?:\w+\s+)?(?:included|part\s+of\s+(?:the|this)\s+(?:sale|deal))\b", re.IGNORECASE)
+# What ends a condition's reach within its sentence: "If it had the charger I'd pay more, but as it is my max is 35".
+CONTRAST = re.compile(r"\b(?:but|however|yet|though|anyway|still)\b|[:—–]|\s-\s", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"
                             r"['’]d\s+have\s+(?:\w+ed|said|told|taken|paid|gone)\b|^\W*(?:had|were)\s+(?:I|we|you|my|our|your|it|the)\b", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|cant|wont|wouldnt|couldnt|"

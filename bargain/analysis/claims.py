@@ -157,8 +157,9 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     if not cue.conditional and cues.HYPOTHETICAL.search(masked[clause.start:max(lo, span[1])]):
         return True
     first = clause.sentence_span[0]
-    if not cue.conditional and not clause.opens_sentence and first > 0 and cues.ANTECEDENT.match(masked, first):
-        return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition
+    if not cue.conditional and not clause.opens_sentence and cues.ANTECEDENT.match(masked, first) \
+            and not cues.CONTRAST.search(masked, first, span[0]):
+        return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition (not "..., but my max is 35")
     if cues.COUNTERFACTUAL.search(masked[clause.start:clause.end]):
         return True
     # a negation before an earlier price in the clause is that price's ("I can't do 150, I need at least 190")
@@ -192,6 +193,8 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     if cue.consequence and not cues.CONSEQUENCE.search(rest):
         return True  # "over 1,000 and I'd want a warranty", "under 2 a pot, these sell out by noon": no cost to the speaker
     sentence = masked[slice(*clause.sentence_span)]
+    if cue.kind == "own_limit" and cue.direction == "lo" and cues.NOT_FOR_SALE.search(sentence):
+        return True  # "I paid 15 for the stand, which I'm keeping"
     if cues.SARCASM.search(sentence):
         return True  # "my budget is 40, kidding"
     if cue.kind == "other_limit" and cues.HEDGE.search(sentence):
