@@ -98,7 +98,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
     [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 46)]
+    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 47)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260),
         ("claims_fresh7.jsonl", 260), ("claims_fresh8.jsonl", 300)]
@@ -603,6 +603,18 @@ def test_the_claims_command_reads_one_message():
     ("I note that 3,450 is well below what you paid.", "buyer", []),
     ("You'll happily take a dollar for the last three, I bet!", "buyer", [("other_limit", 1.0)]),
     ("Sure, and I paid a dollar for it. Come on.", "seller", []),
+    ("Firm on cash only, no PayPal.", "seller", []),
+    ("I'm firm on needing the original charger included.", "buyer", []),
+    ("I'm firm on that price, 45.", "seller", [("final_offer", 45.0)]),
+    ("I won't budge on 9,500.", "seller", [("final_offer", 9500.0)]),
+    ("I have no wiggle room: 7,500 is the last price.", "seller", [("final_offer", 7500.0)]),
+    ("I set aside 2k for the honeymoon, totally separate from this. For the camera I'm offering 650.", "buyer", []),
+    ("My budget for the tires is a separate 400; for the rims I'm offering 250.", "buyer", []),
+    ("Our minimum order value for free delivery is 30.", "seller", []),
+    ("My friend said you'd take 250. I'm offering 230.", "buyer", []),
+    ("my mom said i can spend max one-sixty so yeah", "buyer", [("own_limit", 160.0)]),
+    ("so 80 is ur absolute floor or", "buyer", []),
+    ("The other buyer offered 300, but my floor is 320 anyway.", "seller", [("own_limit", 320.0)]),
     ("If I sold my comic collection, my budget could be 2,000, but I'm not doing that.", "buyer", []),
     ("If it had the charger I'd pay more, but as it is my max is 35.", "buyer", [("own_limit", 35.0)]),
     ("Got it. If I had 600 I'd take it right now, but 560 is the top of my budget.", "buyer", [("own_limit", 560.0)]),

@@ -589,8 +589,8 @@ _CUES: list[Cue] = noun_cues() + [
                                 r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
                                 r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
                                 r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:(?:to|with)\s+(?:it|that|this)\b|at(?=\s*¤))|\btake\s+it\s+or\s+walk\b|\bthat['’]?s\s+that\b(?!\s*\w)|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
-                                r"\bmy\s+last\s+word\b|\bfirm\s+(?:on|at)\b(?!\s+(?:the\s+)?(?:pickup|pick-up|time|date|day|delivery|collection|condition|location|"
-                                r"place|one\s+thing|this\s+point|that\s+point|payment\s+method)\b)|\bfirm\s+price\b|"
+                                r"\bmy\s+last\s+word\b|\bfirm\s+at\b|\bfirm\s+on\b(?=\s*(?:¤|(?:the\s+|my\s+|our\s+|that\s+|this\s+)?(?:\w+\s+)?(?:price|offer|"
+                                r"number|figure|amount|quote|rate|bid|sum|total)\b|(?:this|that|it)\b(?!\s+(?:being|is|needs?)\b)))|\bfirm\s+price\b|"
                                 r"(?<=¤)\s*(?:\w+,?\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+(?:\w+ly\s+)?firm\b(?!\s+(?:on|about)\s+(?!(?:the\s+)?(?:price|this|that|it)\b))|"
                                 r"(?:¤|\b(?:price|it|that|this|offer|number|figure|quote|rate))\s+is\s+firm\b|"
                                 r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
@@ -614,7 +614,7 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b)|"
+                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b|¤)|"
                        rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
                        rf"that|this)\b)))",
          FINAL, None, "sentence"),
@@ -626,7 +626,7 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
                        rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
                        rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b)|"
+                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b|¤)|"
                        rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
                        rf"that|this)\b)))",
          FINAL, None, "sentence", weak=True),
@@ -683,7 +683,7 @@ THIRD_PARTY = re.compile(r"^[^\w¤]*(?:(?:but|and|so|also|well)\s+)?(?:the|anoth
                          r"guy|man|woman|lady|place|website|site|market|auction|auctioneer|vendor|agent|company|firm|stall)s?\b|"
                          r"\b(?:gave|made|sent|offered|got|received)\s+(?:me\s+|us\s+)?(?:a|an|their|his|her)\s+$", re.IGNORECASE)
 ASSENT_TAG = re.compile(r",\s*(?:ok|okay|alright|all\s+right)\W*$", re.IGNORECASE)  # "35 is the last price, ok?" asks for assent
-TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|innit|huh|(?<!matter\s)what)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah", "you paid what, 20?"
+TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|(?<=\s)or|innit|huh|(?<!matter\s)what)\W*$", re.IGNORECASE)  # "u got 50 in cash or nah", "you paid what, 20?"
 QUESTION_START = re.compile(
     r"\s*(?:[^\w¤]+\s*)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|how|what|why|where|when|"
     r"who|which|any|isn['’]t|aren['’]t|don['’]t|doesn['’]t|won['’]t|wouldn['’]t|couldn['’]t|right|really|so)\b",
@@ -698,9 +698,17 @@ HYPOTHETICAL = re.compile(
 ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+(?:I|we|you|this|it|that)|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
                         r"even\s+if)\b", re.IGNORECASE)
 # A seller's cost of something that is not for sale: "my other bike", "the stand, which I'm keeping", "not included".
-NOT_FOR_SALE = re.compile(r"\b(?:my|our|the)\s+other\b|\b(?:which|that)\s+(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+keeping\b|"
+NOT_FOR_SALE = re.compile(r"\b(?:my|our)\s+other\b|\b(?:which|that)\s+(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+keeping\b|"
                           r"\b(?:that|which|it|they)\s*(?:['’]s\s+not|is\s+not|isn['’]t|are\s+not|aren['’]t|['’]re\s+not)\s+"
                           r"(?:\w+\s+)?(?:included|part\s+of\s+(?:the|this)\s+(?:sale|deal))\b", re.IGNORECASE)
+# A limit for something else or for a perk: "2k for the honeymoon, totally separate from this", "a separate 400",
+# "our minimum order value for free delivery is 30".
+ELSEWHERE = re.compile(r"\bseparate\s+from\s+(?:this|that|the\s+\w+)\b|\ba\s+separate\s+¤|\bnothing\s+to\s+do\s+with\s+(?:this|that)\b|"
+                       r"\bfor\s+(?:free|discounted|cheaper)\s+(?:delivery|shipping|postage|installation)\b|\bto\s+qualify\s+for\b",
+                       re.IGNORECASE)
+# What the speaker heard from someone else about the other side is a report: "my friend said you'd take 250" (about
+# the speaker, "my mom said I can spend 160" is the speaker's limit).
+HEARD = re.compile(rf"\b(?:my|our|a)\s+(?:\w+\s+)?{PEOPLE}\s+(?:\w+\s+)?(?:said|says|told\s+me|mentioned|reckons|heard)\b", re.IGNORECASE)
 # What ends a condition's reach within its sentence: "If it had the charger I'd pay more, but as it is my max is 35".
 CONTRAST = re.compile(r"\b(?:but|however|yet|though|anyway|still)\b|[:—–]|\s-\s", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"

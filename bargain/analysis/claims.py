@@ -195,6 +195,10 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     sentence = masked[slice(*clause.sentence_span)]
     if cue.kind == "own_limit" and cue.direction == "lo" and cues.NOT_FOR_SALE.search(sentence):
         return True  # "I paid 15 for the stand, which I'm keeping"
+    if cue.kind == "own_limit" and cues.ELSEWHERE.search(sentence):
+        return True  # "I set aside 2k for the honeymoon, totally separate from this"
+    if cue.kind == "other_limit" and cues.HEARD.search(masked, clause.sentence_span[0], span[0]):
+        return True  # "My friend said you'd take 250"
     if cues.SARCASM.search(sentence):
         return True  # "my budget is 40, kidding"
     if cue.kind == "other_limit" and cues.HEDGE.search(sentence):
@@ -322,7 +326,7 @@ def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[
     if clause.question or (masked[span[0] - 1:span[0]] in cues.QUOTES and masked[span[1]:span[1] + 1] in cues.QUOTES):
         return True  # "another 'non-negotiable' price that moved twice"
     left = masked[max(clause.start, span[0] - 40):span[0]]
-    if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", masked[clause.start:span[0]], flags=re.IGNORECASE)):
+    if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", masked[clause.start:span[0]].rsplit(":", 1)[-1], flags=re.IGNORECASE)):
         return True  # "I'm not going to say my final price is 500"; "No, this is my final offer" stands
     if re.search(r"\b(?:said|says|claimed|claims|insisted|mentioned|wrote|told\s+(?:me|us))\b[^.;!?]{0,25}$|"
                  r"¤\s+(?:to|on)\s+(?:my|our)\s+$", left, re.IGNORECASE):
