@@ -98,7 +98,7 @@ DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_
                ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
                ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
     [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 47)]
+    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 48)]
 TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
         ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260),
         ("claims_fresh7.jsonl", 260), ("claims_fresh8.jsonl", 300)]
@@ -604,6 +604,18 @@ def test_the_claims_command_reads_one_message():
     ("You'll happily take a dollar for the last three, I bet!", "buyer", [("other_limit", 1.0)]),
     ("Sure, and I paid a dollar for it. Come on.", "seller", []),
     ("Firm on cash only, no PayPal.", "seller", []),
+    ("I'll meet you halfway at 6,850. I'm not going higher than that.", "buyer", [("final_offer", None)]),
+    ("I can accept 4,100, and I will not go a cent lower than that.", "seller", [("final_offer", 4100.0)]),
+    ("I've got 6,200 into it with the new motor, so I won't go under that.", "seller", [("own_limit", 6200.0)]),
+    ("I cannot accept less than 0.105 per word for technical content.", "seller", [("own_limit", 0.105)]),
+    ("16 quid for three, love, final price.", "seller", [("final_offer", 16.0)]),
+    ("I can do 150 for the block of four since he's just starting, and I'm firm on that.", "seller",
+     [("final_offer", 150.0)]),
+    ("Would you take two hundred? I reckon you'd let it go for two twenty easy.", "buyer", [("other_limit", 220.0)]),
+    ("We are unable to go below 1,680, as that is our infrastructure cost.", "seller", [("own_limit", 1680.0)]),
+    ("Can do 285, that's it, no lower.", "seller", [("final_offer", 285.0)]),
+    ("I can go as high as 2.45, no more.", "buyer", [("own_limit", 2.45)]),
+    ("I'm allowed to go to 4,999.99 for the server, no more.", "buyer", [("own_limit", 4999.99)]),
     ("I'm firm on needing the original charger included.", "buyer", []),
     ("I'm firm on that price, 45.", "seller", [("final_offer", 45.0)]),
     ("I won't budge on 9,500.", "seller", [("final_offer", 9500.0)]),

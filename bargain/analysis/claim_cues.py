@@ -35,7 +35,7 @@ _ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriousl
 _OBJ = r"(?:(?:it|them|['’]em|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
 _NEG = (r"(?:can['’]?t|cannot|can\s+not|not\s+can|won['’]?t|will\s+not|shall\s+not|shan['’]t|must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
         r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|refuse\s+to|"
-        r"am\s+unable\s+to|['’]m\s+unable\s+to|unable\s+to|no\s+longer|(?:['’]d|would)\s+(?:\w+\s+)?rather\s+not|ain['’]?t|dont|wont|cant|"
+        r"(?:am|are|is|['’]m|['’]re)\s+unable\s+to|unable\s+to|no\s+longer|(?:['’]d|would)\s+(?:\w+\s+)?rather\s+not|ain['’]?t|dont|wont|cant|"
         r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
 _VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|taking|takin|charg(?:e|ing)|"
          r"ask(?:ing)?|bill|quote|list|rent|let|lease|sublet|do(?:ing)?|part(?:ing)?\s+with|"
@@ -250,7 +250,8 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"cap|ceiling|funds|means)(?:\s+(?:for|on)\s+(?:the\s+|a\s+|this\s+)?[\w-]+(?:\s+[\w-]+)?)?\s+(?:can['’]?t|cannot|does\s+not|doesn['’]?t|will\s+not|won['’]?t|"
                        rf"is\s+not\s+able\s+to))\s+{_ADV}(?:exceed|surpass|top|extend\s+(?:beyond|past|to\s+more\s+than)|"
                        rf"stretch\s+(?:beyond|past|to\s+more\s+than)|go\s+(?:above|beyond|over|past))\b", OWN, HI, "after"),
-    _cue("approved-up-to", r"\b(?:authori[sz]ed|approved|pre-?approved|cleared|signed\s+off)\b[^¤.;!?]{0,40}?\bup\s+to\b",
+    _cue("approved-up-to", r"\b(?:authori[sz]ed|approved|pre-?approved|cleared|signed\s+off|allowed|permitted)\b[^¤.;!?]{0,40}?"
+                           r"\b(?:up\s+to|go\s+(?:as\s+high\s+as|to))\b",
          OWN, HI, "after", (BUYER,), personal=True),
     *_both("not-permitted", r"(?:\b(?:do|does|will|would)\s*(?:n['’]t|\s+not)|\bwon['’]?t)\s+(?:permit|allow|let)\s+(?:me|us)\s+"
                             r"(?:to\s+)?{words}", OWN, "after",
@@ -630,6 +631,8 @@ _CUES: list[Cue] = noun_cues() + [
                        rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
                        rf"that|this)\b)))",
          FINAL, None, "sentence", weak=True),
+    _cue("no-lower", r"(?:^\W*|(?<=,)\s*)no\s+(?:lower|higher|less|more)\s*(?=[.!]|$)", FINAL, None, "sentence",
+         weak=True),  # "Can do 285, that's it, no lower"; after a limit only stresses it ("I can go as high as 2.45, no more")
     _cue("as-far-as-i-go", rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+"
                            rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
                            rf"am)?\s*"
@@ -709,6 +712,12 @@ ELSEWHERE = re.compile(r"\bseparate\s+from\s+(?:this|that|the\s+\w+)\b|\ba\s+sep
 # What the speaker heard from someone else about the other side is a report: "my friend said you'd take 250" (about
 # the speaker, "my mom said I can spend 160" is the speaker's limit).
 HEARD = re.compile(rf"\b(?:my|our|a)\s+(?:\w+\s+)?{PEOPLE}\s+(?:\w+\s+)?(?:said|says|told\s+me|mentioned|reckons|heard)\b", re.IGNORECASE)
+# An offer the speaker makes, and a refusal by choice (not "can't") to go past a price: "I'll meet you halfway at 6,850.
+# I'm not going higher than that" stands by the offer.
+OFFERED = re.compile(r"\b(?:I|we)\s*(?:['’]ll|will|can|could|['’]d)\s+(?:\w+\s+){0,2}?(?:do|accept|take|meet\s+you|give\s+you|offer|"
+                     r"go\s+(?:to|as))\b|\bmeet\s+(?:you\s+)?(?:halfway|in\s+the\s+middle)\b", re.IGNORECASE)
+WILL_NOT = re.compile(r"\b(?:won['’]?t|will\s+not|not\s+going\s+to|(?:['’]m|am)\s+not\s+going|not\s+gonna|ain['’]?t|shan['’]t|"
+                      r"refuse\s+to)\b", re.IGNORECASE)
 # What ends a condition's reach within its sentence: "If it had the charger I'd pay more, but as it is my max is 35".
 CONTRAST = re.compile(r"\b(?:but|however|yet|though|anyway|still)\b|[:—–]|\s-\s", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"

@@ -436,6 +436,12 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue
                 if price is None:
                     continue
+                if cue.kind == "own_limit" and price not in clause.prices and cues.WILL_NOT.search(match.group(0)) \
+                        and cues.OFFERED.search(masked, clauses[_clause_of(clauses, price)].start, price.start):
+                    same = clauses[_clause_of(clauses, price)].sentence == clause.sentence  # else it names no price
+                    found.append(_Reading("final_offer", None, price if same else None, *span,
+                                          not _blocked(masked, clause, cue, span, price)))
+                    continue  # "I can accept 4,100, and I will not go lower than that" stands by the offer
                 if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
                         and not re.fullmatch(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
                         and cues.COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):

@@ -69,6 +69,7 @@ including excluding inclusive inc vat tax taxes after before plus minus ea each 
 then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems sounds looks works makes means gets
 covers includes it's that's there's here's he's she's what's let's who's
 set saved put budgeted earmarked allocated aside
+easy easily
 """.split())
 # Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
 _COUNT_NOUNS = frozenset("""
@@ -191,6 +192,8 @@ def _spoken(text: str) -> tuple[float, float] | None:
 
 def _digits_value(text: str) -> float | None:
     """The value of a number in digits; price-parser decides whether a comma is decimal ("2,50") or not ("1,250")."""
+    if re.fullmatch(r"0\.\d+", text):
+        return float(text)  # "0.105": a leading zero separates no thousands
     amount = _ParsedPrice.fromstring(text, decimal_separator=None).amount_float
     if text.startswith(".") and amount is not None and amount >= 1:  # ".75" read as 75
         return float("0" + text)
@@ -268,9 +271,12 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
                 or (after not in _AFTER_PRICE and match.group("words") and value < 20
                     and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip()))):
             return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"; but "two fifty the jar" is a price
-    if re.search(r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$", before, re.IGNORECASE) \
-            and match.group("words") and value < 20:
-        return False  # "a one", "the two", "for all six"
+    if match.group("words") and value < 20 and (
+            re.search(r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|set|block|"
+                      r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$", before, re.IGNORECASE)
+            or value == int(value) and re.search(rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|per)\s+$",
+                                                 before, re.IGNORECASE)):
+        return False  # "a one", "the two", "for all six", "the block of four", "16 quid for three"
     if value < 20 and value == int(value) and re.match(rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|{_NUMBER_WORD})", message[end:],
                                                        re.IGNORECASE):
         return False  # "2 for 150": two of them
