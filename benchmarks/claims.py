@@ -42,7 +42,7 @@ SETS = {"development": ["claims_labelled.jsonl", "claims_heldout.jsonl", "claims
                         "claims_dev38.jsonl", "claims_dev39.jsonl", "claims_dev40.jsonl", "claims_dev41.jsonl",
                         "claims_dev42.jsonl", "claims_dev43.jsonl", "claims_dev44.jsonl", "claims_dev45.jsonl", "claims_dev46.jsonl", "claims_dev47.jsonl"],
         "test": ["claims_test.jsonl", "claims_fresh.jsonl", "claims_fresh2.jsonl", "claims_fresh3.jsonl", "claims_fresh4.jsonl",
-                 "claims_fresh5.jsonl", "claims_fresh6.jsonl", "claims_fresh7.jsonl", "claims_fresh8.jsonl"]}
+                 "claims_fresh5.jsonl", "claims_fresh6.jsonl", "claims_fresh7.jsonl", "claims_fresh8.jsonl", "claims_fresh9.jsonl"]}
 GOAL_MS = 5.0
 
 
