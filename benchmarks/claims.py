@@ -28,21 +28,9 @@ from bargain.analysis.claims_model import Assisted, combine, read_all, reader
 from bargain.analysis.price_mentions import find_prices
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-SETS = {"development": ["claims_labelled.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl", "claims_dev2.jsonl",
-                        "claims_dev3.jsonl", "claims_dev4.jsonl", "claims_dev5.jsonl", "claims_dev6.jsonl", "claims_dev7.jsonl",
-                        "claims_dev8.jsonl", "claims_dev9.jsonl", "claims_dev10.jsonl", "claims_dev11.jsonl",
-                        "claims_dev12.jsonl", "claims_dev13.jsonl", "claims_dev14.jsonl", "claims_dev15.jsonl",
-                        "claims_dev16.jsonl", "claims_dev17.jsonl", "claims_dev18.jsonl",
-                        "claims_dev19.jsonl", "claims_dev20.jsonl", "claims_dev21.jsonl",
-                        "claims_dev22.jsonl", "claims_dev23.jsonl", "claims_dev24.jsonl",
-                        "claims_dev25.jsonl", "claims_dev26.jsonl", "claims_dev27.jsonl",
-                        "claims_dev28.jsonl", "claims_dev29.jsonl",
-                        "claims_dev30.jsonl", "claims_dev31.jsonl", "claims_dev32.jsonl", "claims_dev33.jsonl",
-                        "claims_dev34.jsonl", "claims_dev35.jsonl", "claims_dev36.jsonl", "claims_dev37.jsonl",
-                        "claims_dev38.jsonl", "claims_dev39.jsonl", "claims_dev40.jsonl", "claims_dev41.jsonl",
-                        "claims_dev42.jsonl", "claims_dev43.jsonl", "claims_dev44.jsonl", "claims_dev45.jsonl", "claims_dev46.jsonl", "claims_dev47.jsonl"],
-        "test": ["claims_test.jsonl", "claims_fresh.jsonl", "claims_fresh2.jsonl", "claims_fresh3.jsonl", "claims_fresh4.jsonl",
-                 "claims_fresh5.jsonl", "claims_fresh6.jsonl", "claims_fresh7.jsonl", "claims_fresh8.jsonl", "claims_fresh9.jsonl"]}
+SETS = {"development": ["claims_labelled.jsonl", "claims_retired_test.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl",
+                        *(f"claims_dev{n}.jsonl" for n in range(2, 48))],
+        "test": ["claims_fresh.jsonl", *(f"claims_fresh{n}.jsonl" for n in range(2, 10))]}
 GOAL_MS = 5.0
 
 

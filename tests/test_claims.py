@@ -1,16 +1,9 @@
 """The claim checker (bargain.analysis.claims): scores on the labelled sets, prices, the truth of claims, move logs.
 
-Every labelled set was written from the kinds' definitions by a writer who never saw this code (item
-names, prices from 0.50 to 15,000, number words, decimal commas, chat, formal and model-agent registers).
-Development sets, tuned on: claims_labelled (260 messages), claims_heldout (20), claims_dev (80),
-claims_dev2 (200), claims_dev3 (320) and claims_dev4 to claims_dev14 (300 each: dev5 as the game's agents
-and players write, dev6 indirect phrasings, dev7 chat and formal registers, dev8 as many constructions as
-the writer could find, dev9 sellers and the other side's limit, dev10 thirty speakers in their own voices,
-dev11 several sentences each, dev12 two hundred own limits each phrased differently, dev13 near-misses
-that use a claim's words, dev14 the game's goods in both registers). Test sets, never tuned on: claims_test (60), claims_fresh (240), claims_fresh2
-(220), claims_fresh3 (240), claims_fresh4 and claims_fresh5 (240 each, written late in this version's
-development). Do not tune on a test set: look at its scores only, and write a new development set to learn
-from its misses.
+Every labelled set was written from the kinds' definitions by a writer who never saw this code; docs/CLAIMS.md
+section 4 describes each. Development sets (DEVELOPMENT) were tuned on; test sets (TEST) never were: look at a
+test set's scores only, and write a new development set to learn from its misses. claims_retired_test was the
+first test set; when every other set had reached the goal its single error was read, so it is a development set.
 """
 
 from __future__ import annotations
@@ -92,16 +85,11 @@ def test_precision_and_recall_on_the_labelled_set():
         assert result[kind][1] >= 0.6, f"recall for {kind} is {result[kind][1]:.3f}"
 
 
-DEVELOPMENT = [("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80), ("claims_dev2.jsonl", 200),
-               ("claims_dev3.jsonl", 320), ("claims_dev4.jsonl", 300), ("claims_dev5.jsonl", 300),
-               ("claims_dev6.jsonl", 300), ("claims_dev7.jsonl", 300), ("claims_dev8.jsonl", 300), ("claims_dev9.jsonl", 300),
-               ("claims_dev10.jsonl", 300), ("claims_dev11.jsonl", 300), ("claims_dev12.jsonl", 300),
-               ("claims_dev13.jsonl", 300), ("claims_dev14.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(15, 28)] + [("claims_dev28.jsonl", 260), ("claims_dev29.jsonl", 300)] + \
-    [(f"claims_dev{n}.jsonl", 300) for n in range(30, 48)]
-TEST = [("claims_test.jsonl", 60), ("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240),
-        ("claims_fresh4.jsonl", 240), ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260),
-        ("claims_fresh7.jsonl", 260), ("claims_fresh8.jsonl", 300),
+DEVELOPMENT = [("claims_retired_test.jsonl", 60), ("claims_heldout.jsonl", 20), ("claims_dev.jsonl", 80),
+               ("claims_dev2.jsonl", 200), ("claims_dev3.jsonl", 320)] + \
+    [(f"claims_dev{n}.jsonl", 260 if n == 28 else 300) for n in range(4, 48)]
+TEST = [("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240), ("claims_fresh4.jsonl", 240),
+        ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260), ("claims_fresh7.jsonl", 260), ("claims_fresh8.jsonl", 300),
         ("claims_fresh9.jsonl", 300)]
 
 
@@ -118,7 +106,7 @@ def _well_formed(name: str, size: int) -> list[dict]:
 def test_precision_and_recall_on_the_development_sets(name, size):
     result = score(_well_formed(name, size))
     _report(f"claims: {name} (development)", result)
-    assert result["all"][0] >= 0.97 and result["all"][1] >= 0.8
+    assert result["all"][0] >= 0.98 and result["all"][1] >= 0.8
     assert result["own_limit"][1] >= 0.75
 
 
@@ -131,10 +119,10 @@ def test_precision_and_recall_on_all_development_sets_together():
 
 @pytest.mark.parametrize("name, size", TEST)
 def test_precision_on_phrasing_not_built_on(name, size):
-    """Never tuned on: precision is asserted at what the checker reaches, recall reported (run with -s)."""
+    """Never tuned on: precision at the goal (0.98) and own-limit recall (0.85) asserted, the rest reported (run with -s)."""
     result = score(_well_formed(name, size))
     _report(f"claims: {name} (test, recall reported only)", result)
-    assert result["all"][0] >= 0.97
+    assert result["all"][0] >= 0.98
     assert result["own_limit"][1] >= 0.85
 
 
@@ -605,6 +593,8 @@ def test_the_claims_command_reads_one_message():
     ("You'll happily take a dollar for the last three, I bet!", "buyer", [("other_limit", 1.0)]),
     ("Sure, and I paid a dollar for it. Come on.", "seller", []),
     ("Firm on cash only, no PayPal.", "seller", []),
+    ("I'm holding firm at a floor of 210 for the bike rack.", "seller", [("own_limit", 210.0)]),
+    ("I'm holding firm at 210 for the bike rack.", "seller", [("final_offer", 210.0)]),
     ("I'll meet you halfway at 6,850. I'm not going higher than that.", "buyer", [("final_offer", None)]),
     ("I can accept 4,100, and I will not go a cent lower than that.", "seller", [("final_offer", 4100.0)]),
     ("I've got 6,200 into it with the new motor, so I won't go under that.", "seller", [("own_limit", 6200.0)]),

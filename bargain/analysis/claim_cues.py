@@ -718,6 +718,9 @@ OFFERED = re.compile(r"\b(?:I|we)\s*(?:['’]ll|will|can|could|['’]d)\s+(?:\w+
                      r"go\s+(?:to|as))\b|\bmeet\s+(?:you\s+)?(?:halfway|in\s+the\s+middle)\b", re.IGNORECASE)
 WILL_NOT = re.compile(r"\b(?:won['’]?t|will\s+not|not\s+going\s+to|(?:['’]m|am)\s+not\s+going|not\s+gonna|ain['’]?t|shan['’]t|"
                       r"refuse\s+to)\b", re.IGNORECASE)
+# Between a final-offer cue and its price, a limit noun: "holding firm at a floor of 210" stresses a limit.
+AT_A_LIMIT = re.compile(r"\s*(?:at|to|on|with)\s+(?:a|my|our|the)\s+(?:\w+\s+){0,2}?(?:floor|minimum|min|max|maximum|budget|limit|"
+                        r"ceiling|cap|bottom(?:\s+line)?|reserve)\s*(?:of|:|at)?\s*", re.IGNORECASE)
 # What ends a condition's reach within its sentence: "If it had the charger I'd pay more, but as it is my max is 35".
 CONTRAST = re.compile(r"\b(?:but|however|yet|though|anyway|still)\b|[:—–]|\s-\s", re.IGNORECASE)
 COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|\b(?:would|could|should)['’]ve\b|"

@@ -421,8 +421,10 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
                     asserted = not _final_blocked(masked, clauses, index, span, price)
-                    found.append(_Reading(cue.kind, None, price, *span, asserted, weak=cue.weak))
-                    continue
+                    weak = cue.weak or (price is not None and price.start >= span[1]
+                                        and cues.AT_A_LIMIT.fullmatch(masked, span[1], price.start) is not None)
+                    found.append(_Reading(cue.kind, None, price, *span, asserted, weak=weak))
+                    continue  # "I'm holding firm at a floor of 210" stresses the floor: weak, it yields to the limit
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, cue)
                 else:
