@@ -159,7 +159,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     first = clause.sentence_span[0]
     if not cue.conditional and not clause.opens_sentence and cues.ANTECEDENT.match(masked, first) \
             and not cues.CONTRAST.search(masked, first, span[0]):
-        return True  # "If I were buying in bulk, I'd pay around 1.10": the consequent of a condition (not "..., but my max is 35")
+        return True  # "If I were buying in bulk, I'd pay around 1.10"; not "If it had the charger ..., but my max is 35"
     if cues.COUNTERFACTUAL.search(masked[clause.start:clause.end]):
         return True
     # a negation before an earlier price in the clause is that price's ("I can't do 150, I need at least 190")
@@ -326,7 +326,8 @@ def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[
     if clause.question or (masked[span[0] - 1:span[0]] in cues.QUOTES and masked[span[1]:span[1] + 1] in cues.QUOTES):
         return True  # "another 'non-negotiable' price that moved twice"
     left = masked[max(clause.start, span[0] - 40):span[0]]
-    if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", masked[clause.start:span[0]].rsplit(":", 1)[-1], flags=re.IGNORECASE)):
+    before_cue = masked[clause.start:span[0]].rsplit(":", 1)[-1]  # "I have no wiggle room: 7,500 is the last price"
+    if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", before_cue, flags=re.IGNORECASE)):
         return True  # "I'm not going to say my final price is 500"; "No, this is my final offer" stands
     if re.search(r"\b(?:said|says|claimed|claims|insisted|mentioned|wrote|told\s+(?:me|us))\b[^.;!?]{0,25}$|"
                  r"¤\s+(?:to|on)\s+(?:my|our)\s+$", left, re.IGNORECASE):
@@ -438,10 +439,10 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue
                 if price is None:
                     continue
-                if cue.kind == "own_limit" and price not in clause.prices and cues.WILL_NOT.search(match.group(0)) \
-                        and cues.OFFERED.search(masked, clauses[_clause_of(clauses, price)].start, price.start):
-                    same = clauses[_clause_of(clauses, price)].sentence == clause.sentence  # else it names no price
-                    found.append(_Reading("final_offer", None, price if same else None, *span,
+                home = clauses[_clause_of(clauses, price)]
+                if cue.kind == "own_limit" and home is not clause and cues.WILL_NOT.search(match.group(0)) \
+                        and cues.OFFERED.search(masked, home.start, price.start):  # names the price in its sentence only
+                    found.append(_Reading("final_offer", None, price if home.sentence == clause.sentence else None, *span,
                                           not _blocked(masked, clause, cue, span, price)))
                     continue  # "I can accept 4,100, and I will not go lower than that" stands by the offer
                 if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
@@ -454,7 +455,6 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                 if kind is None:
                     continue
                 if cue.stresses_offer:  # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
-                    home = clauses[_clause_of(clauses, price)]
                     same = home.sentence == clause.sentence
                     speaker_there = cues.FIRST.search(masked[home.start:home.end]) is not None
                     found.append(_Reading("final_offer", None, price if same or not speaker_there else None, *span,
