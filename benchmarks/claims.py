@@ -30,7 +30,7 @@ from bargain.analysis.price_mentions import find_prices
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"development": ["claims_labelled.jsonl", "claims_retired_test.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl",
                         *(f"claims_dev{n}.jsonl" for n in range(2, 48))],
-        "test": ["claims_fresh.jsonl", *(f"claims_fresh{n}.jsonl" for n in range(2, 10))]}
+        "test": ["claims_fresh.jsonl", *(f"claims_fresh{n}.jsonl" for n in range(2, 11))]}
 GOAL_MS = 5.0
 
 

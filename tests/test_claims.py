@@ -95,7 +95,7 @@ DEVELOPMENT = [("claims_retired_test.jsonl", 60), ("claims_heldout.jsonl", 20), 
     [(f"claims_dev{n}.jsonl", 260 if n == 28 else 300) for n in range(4, 48)]
 TEST = [("claims_fresh.jsonl", 240), ("claims_fresh2.jsonl", 220), ("claims_fresh3.jsonl", 240), ("claims_fresh4.jsonl", 240),
         ("claims_fresh5.jsonl", 240), ("claims_fresh6.jsonl", 260), ("claims_fresh7.jsonl", 260), ("claims_fresh8.jsonl", 300),
-        ("claims_fresh9.jsonl", 300)]
+        ("claims_fresh9.jsonl", 300), ("claims_fresh10.jsonl", 300)]
 
 
 def _well_formed(name: str, size: int) -> list[dict]:
