@@ -152,6 +152,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     """Whether the clause does not assert this cue: a question, a hypothetical, a negation, a report."""
     if clause.question:
         return True
+    text = masked[clause.start:clause.end]
     lo = min(span[0], price.start) if price is not None and clause.start <= price.start < clause.end else span[0]
     hi = max(span[1], price.end) if price is not None and clause.start <= price.start < clause.end else span[1]
     if not cue.conditional and cues.HYPOTHETICAL.search(masked[clause.start:max(lo, span[1])]):
@@ -160,7 +161,7 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
     if not cue.conditional and not clause.opens_sentence and cues.ANTECEDENT.match(masked, first) \
             and not cues.CONTRAST.search(masked, first, span[0]):
         return True  # "If I were buying in bulk, I'd pay around 1.10"; not "If it had the charger ..., but my max is 35"
-    if cues.COUNTERFACTUAL.search(masked[clause.start:clause.end]):
+    if cues.COUNTERFACTUAL.search(text):
         return True
     # a negation before an earlier price in the clause is that price's ("I can't do 150, I need at least 190")
     start = max([clause.start] + [p.end for p in clause.prices if p.end <= span[0] and p is not price])
@@ -175,16 +176,16 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True
     between = _between(masked, span, price) if price is not None else ""
     if cues.NOT_NOW.search(between) or (re.search(r"\b(?:was|were)\b", between, re.IGNORECASE)
-                                        and cues.PAST_TIME.search(masked[clause.start:clause.end])):
+                                        and cues.PAST_TIME.search(text)):
         return True  # "last year my budget for the conference was 2,000", "my budget will be 300": not the limit now
     if _quoted(masked, clause, span):
         return True  # "my grandfather's motto was 'not a penny less'": quoted, not said
     if cues.WHEN_I_WAS.search(masked[clause.sentence_span[0]:span[0]]):
         return True  # "when I started out I'd never go below 20": a habit that was
-    opening = clause.start + re.match(r"[^\w¤]*", masked[clause.start:clause.end]).end()
+    opening = clause.start + re.match(r"[^\w¤]*", text).end()
     if cue.direction == "hi" and cues.PAST_TIME.match(masked, opening):
         return True  # "Last year I set a ceiling of 1,500": a buyer's past ceiling (a seller's past cost still stands)
-    if re.search(r"\bfor\s+(?:the\s+|my\s+|our\s+)?\w+", masked[clause.start:clause.end], re.IGNORECASE) and re.match(
+    if re.search(r"\bfor\s+(?:the\s+|my\s+|our\s+)?\w+", text, re.IGNORECASE) and re.match(
             r"[^\w¤]*but\s+this\s+(?:one|\w+)\s+(?:is|comes|will\s+come|is\s+coming)\s+(?:for\s+me|out\s+of|from\s+my\s+own|"
             r"different|separate|my\s+own)\b", masked[clause.end:clause.sentence_span[1]],
             re.IGNORECASE):
@@ -203,8 +204,8 @@ def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int],
         return True  # "my budget is 40, kidding"
     if cue.kind == "other_limit" and cues.HEDGE.search(sentence):
         return True  # "maybe ur max is 300 idk": a guess, not a claim
-    if cue.kind == "other_limit" and (cues.MARKET.search(masked[clause.start:clause.end]) or (
-            cue.direction == "hi" and cues.SHOP_PRICE.search(masked[clause.start:clause.end]))):
+    if cue.kind == "other_limit" and (cues.MARKET.search(text) or (
+            cue.direction == "hi" and cues.SHOP_PRICE.search(text))):
         return True  # "you'd pay 80 for this in any store", "you'd pay 18 at the florist": a shop's price
     if (cue.assertive or cue.kind == "other_limit" and cues.GUESS_MODAL.search(masked[span[0]:span[1]])) \
             and not cues.ASSERTIVE.search(sentence):
