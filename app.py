@@ -21,6 +21,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # once, and Gradio, the database layer and the study code load in `build`.
 from bargain.agents.backends import PRESETS, BackendError  # noqa: E402
 from bargain.agents.backends.build import KINDS  # noqa: E402
+from bargain.arena import MOVE_DEADLINE_S  # noqa: E402
 from bargain.space import on_space as running_on_space  # noqa: E402
 
 if TYPE_CHECKING:
@@ -53,6 +54,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="longest model reply in tokens (env BARGAIN_MAX_REPLY_TOKENS; default %(default)s, as trained): "
                              "a lower cap bounds a person's wait for a model that rambles; a reply cut short is an "
                              "invalid move")
+    parser.add_argument("--move-deadline", type=float, default=float(env("BARGAIN_MOVE_DEADLINE", str(MOVE_DEADLINE_S))),
+                        metavar="SECONDS",
+                        help="the longest a model's move may take, retries included (env BARGAIN_MOVE_DEADLINE; default "
+                             "%(default)g): past it the person is told, nothing of the round is applied, and the round "
+                             "can be tried again")
     parser.add_argument("--concurrency", type=int, default=int(env("BARGAIN_CONCURRENCY", "64")),
                         help="events handled at once (env BARGAIN_CONCURRENCY; handlers wait on the model, not the CPU)")
     parser.add_argument("--idle-minutes", type=float, default=float(env("BARGAIN_IDLE_MINUTES", "120")),
@@ -88,6 +94,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.max_reply_tokens < 1:
         parser.error("--max-reply-tokens must be at least 1")
+    if not 1 <= args.move_deadline <= 3600:
+        parser.error("--move-deadline must be between 1 and 3600 seconds")
     return args
 
 
@@ -173,7 +181,7 @@ def build(args: argparse.Namespace):
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
     arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes), arms=arms,
-                  sampling=replace(PRESETS["trained"], max_tokens=args.max_reply_tokens))
+                  sampling=replace(PRESETS["trained"], max_tokens=args.max_reply_tokens), move_deadline=args.move_deadline)
 
     async def availability() -> dict[str, bool]:
         check = getattr(local, "check", None)  # a model server: one quick probe, and say plainly if it is down

@@ -9,6 +9,13 @@ transaction before the game goes on. `participant`, `study` and `extra` leave ro
 mode (consent, recruitment ids, surveys) without a rewrite. The schema carries a version
 number; opening a database creates it or upgrades an old one step by step.
 
+Several app processes may write one game (a person's requests reach any of them, twice at times), so
+the database, not timing, keeps a game whole: at most one counted move per (game, round, role) and at
+most one game per study participant and game index (unique constraints), at most one active game per
+browser (a partial unique index), and every write of moves names the state it was based on (how many
+moves it had read, and the game's generation) and is refused as `StaleGame` when the stored game has
+moved on. Taking a game over and reading it are one transaction.
+
 Every failure of the database (locked past the busy timeout, disk full, read-only, gone) is
 raised as `StoreError`, so that callers can tell "cannot save" from everything else. Calls
 block: async callers run them in a worker thread.
@@ -25,13 +32,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import pandas as pd
-from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Integer, String, Table, Text, case, create_engine, event,
-                        func, select, text)
+from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Index, Integer, String, Table, Text, case,
+                        create_engine, event, false, func, inspect, select, text)
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SCHEMA_LOCK = 0x62617267  # PostgreSQL advisory lock held while a process creates or upgrades tables ("barg")
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
@@ -56,8 +63,18 @@ class Meta(Base):
     value: Mapped[str] = mapped_column(String(200))
 
 
+ACTIVE = "active"
+
+
 class GameRow(Base):
     __tablename__ = "games"
+    __table_args__ = (
+        # A study participant's Nth game exists once, however many requests start it at once.
+        Index("one_game_per_index", "study", "participant", "game_index", unique=True),
+        # A browser (player) has at most one game going on: a second start in another tab or process is refused.
+        Index("one_active_game_per_player", "player", unique=True, sqlite_where=text("status = 'active'"),
+              postgresql_where=text("status = 'active'")),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -66,10 +83,11 @@ class GameRow(Base):
     status: Mapped[str] = mapped_column(String(16), default="active", index=True)  # active, finished, abandoned
     abandoned_by: Mapped[Optional[str]] = mapped_column(String(16))  # "person" (started another) or "idle"
     driver: Mapped[Optional[str]] = mapped_column(String(32))  # the app process that runs the game's loop now
-    generation: Mapped[int] = mapped_column(default=0)  # raised at each take-over; fences off the previous driver
+    generation: Mapped[int] = mapped_column(default=0)  # raised at each take-over: only the driver times a person out
     player: Mapped[Optional[str]] = mapped_column(String(64), index=True)  # the browser's player id
     participant: Mapped[Optional[str]] = mapped_column(String(128))  # study mode: recruitment id
     study: Mapped[Optional[str]] = mapped_column(String(64))
+    game_index: Mapped[Optional[int]]  # study mode: the game's place among the participant's games, from 1
     human_role: Mapped[str] = mapped_column(String(8))
     arm: Mapped[str] = mapped_column(String(200), index=True)
     scenario: Mapped[str] = mapped_column(String(32))
@@ -104,6 +122,10 @@ class GameRow(Base):
 
 class MoveRow(Base):
     __tablename__ = "moves"
+    # One counted move per round and side: a second process replaying a round it read before the first one's commit
+    # is refused here whatever else went wrong. Moves stored twice before schema version 4 stay, flagged `duplicate`.
+    __table_args__ = (Index("one_move_per_round", "game_id", "round", "role", unique=True,
+                            sqlite_where=text("duplicate = 0"), postgresql_where=text("NOT duplicate")),)
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), index=True)
@@ -123,6 +145,8 @@ class MoveRow(Base):
     completion_tokens: Mapped[Optional[int]] = mapped_column(Integer)
     flags: Mapped[list] = mapped_column(JSON, default=list)  # e.g. "mentions_ai": an agent message naming AI or a model
     endpoint: Mapped[Optional[str]] = mapped_column(String(512))  # the server that answered an agent move
+    # A second move for a (round, role) stored before schema version 4: kept for the record, never replayed
+    duplicate: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
@@ -131,8 +155,18 @@ class StoreError(RuntimeError):
     """The database cannot be used (the message says why and what to do)."""
 
 
-class LeaseLost(StoreError):
-    """Another app process has taken over the game: this one may no longer write its rounds."""
+class StaleGame(StoreError):
+    """The game changed since this process read it (another process took it over, stored a round, or it ended):
+    this write is refused, and the process must read the game again."""
+
+
+class AlreadyStarted(StoreError):
+    """The game to create exists already: this participant's game of that index, or this browser's game going on
+    (`game_id` names it)."""
+
+    def __init__(self, message: str, game_id: str):
+        super().__init__(message)
+        self.game_id = game_id
 
 
 def _fill_v2(connection: Connection) -> None:
@@ -153,6 +187,37 @@ def _fill_v2(connection: Connection) -> None:
             rounds=turns[-1]["round"] if turns else game["rounds"]))
 
 
+def _fill_v4(connection: Connection) -> None:
+    """Version 4: the constraints that keep a game whole across processes, on data stored without them. A second
+    move of a (round, role) is flagged `duplicate` (the first stored counts); a study's games get their index from
+    their participant's list (a game started twice keeps none); of a browser's several active games, all but the
+    newest are abandoned by the person. Then the unique indexes are made."""
+    games, moves = GameRow.__table__, MoveRow.__table__
+    seen: set[tuple] = set()
+    for move_id, game_id, round_, role in connection.execute(
+            select(moves.c.id, moves.c.game_id, moves.c["round"], moves.c.role).order_by(moves.c.game_id, moves.c.seq)):
+        if (game_id, round_, role) in seen:
+            connection.execute(moves.update().where(moves.c.id == move_id).values(duplicate=True))
+        seen.add((game_id, round_, role))
+    if inspect(connection).has_table("study_participants"):
+        people = connection.execute(text("SELECT study, participant, games FROM study_participants")).all()
+        for study, participant, listed in people:
+            listed = json.loads(listed) if isinstance(listed, str) else (listed or [])
+            for index, game_id in enumerate(listed, 1):
+                connection.execute(games.update().where(games.c.id == game_id, games.c.study == study,
+                                                        games.c.participant == participant).values(game_index=index))
+    newest: dict[str, str] = {}
+    for game_id, player in connection.execute(select(games.c.id, games.c.player).where(
+            games.c.status == ACTIVE, games.c.player.is_not(None)).order_by(games.c.created_at.desc())):
+        if player in newest:
+            connection.execute(games.update().where(games.c.id == game_id).values(status="abandoned",
+                                                                                  abandoned_by="person"))
+        newest.setdefault(player, game_id)
+    for index in (*games.indexes, *moves.indexes):
+        if index.unique:
+            index.create(connection, checkfirst=True)
+
+
 # Upgrades from each older version to the next: (version reached, SQL statements, then a Python step or None).
 MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
     (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN",
@@ -161,6 +226,8 @@ MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
          "ALTER TABLE games ADD COLUMN generation INTEGER DEFAULT 0"],
      _fill_v2),
     (3, ["ALTER TABLE moves ADD COLUMN endpoint VARCHAR(512)"], None),
+    (4, ["ALTER TABLE games ADD COLUMN game_index INTEGER", "ALTER TABLE moves ADD COLUMN duplicate BOOLEAN NOT NULL "
+         "DEFAULT FALSE"], _fill_v4),
 ]
 
 
@@ -277,27 +344,62 @@ class Store:
 
     # --- writes ------------------------------------------------------------------------------
 
-    def create_game(self, **fields: Any) -> None:
-        """Insert a new game row."""
-        with self.writing("create a game in") as session:
-            session.add(GameRow(**fields))
+    def create_game(self, replace_active: bool = False, **fields: Any) -> None:
+        """Insert a new game row. The database refuses a second game of a study participant's game index, or a
+        second active game of a browser (`player`), as AlreadyStarted naming the game that exists; with
+        `replace_active`, the browser's game going on is abandoned by the person in the same transaction."""
+        try:
+            with self.writing("create a game in") as session:
+                if replace_active and fields.get("player") is not None:
+                    session.execute(GameRow.__table__.update().where(
+                        GameRow.player == fields["player"], GameRow.status == ACTIVE).values(
+                        status="abandoned", abandoned_by="person", updated_at=utcnow()))
+                session.add(GameRow(**fields))
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, IntegrityError):
+                raise
+            existing = self._started(fields)
+            if existing is None:  # another constraint (a duplicate id): not a game started twice
+                raise
+            raise AlreadyStarted(f"game {existing} was started first", existing) from None
+
+    def _started(self, fields: dict) -> str | None:
+        """The game that a new one with these fields collides with: the participant's game of the same index, or
+        the browser's active game."""
+        if fields.get("study") is not None and fields.get("game_index") is not None:
+            query = select(GameRow.id).where(GameRow.study == fields["study"],
+                                             GameRow.participant == fields.get("participant"),
+                                             GameRow.game_index == fields["game_index"])
+        elif fields.get("player") is not None:
+            query = select(GameRow.id).where(GameRow.player == fields["player"], GameRow.status == ACTIVE)
+        else:
+            return None
+        with self.reading() as session:
+            return session.execute(query).scalar()
 
     def add_moves(self, game_id: str, moves: list[dict], outcome: dict | None = None,
-                  generation: int | None = None) -> None:
-        """Append moves (in order) to a game and touch it; with `outcome` (its fields, claims and
-        agent_misstated included) also finish it. One transaction: all of it is stored, or nothing. With
-        `generation`, only while the game is still at it (else LeaseLost: another process drives it now)."""
+                  generation: int | None = None, based_on: int | None = None) -> None:
+        """Append moves (in order) to an active game and touch it; with `outcome` (its fields, claims and
+        agent_misstated included) also finish it. One transaction: all of it is stored, or nothing. The write
+        names the state it was based on: `based_on` (how many moves it had read) and, for a write only the process
+        driving the game may make, `generation` (the take-over it holds); if the stored game has moved past either,
+        or is no longer active, it is refused (StaleGame)."""
         with self.writing("save moves in") as session:
             game = session.get(GameRow, game_id, with_for_update=True)
             if game is None:
                 raise StoreError(f"no game {game_id}")
             if generation is not None and game.generation != generation:
-                raise LeaseLost(f"game {game_id} is driven by another process now (generation {game.generation}, "
+                raise StaleGame(f"game {game_id} is driven by another process now (generation {game.generation}, "
                                 f"not {generation})")
-            start = session.execute(select(MoveRow.seq).where(MoveRow.game_id == game_id)
-                                    .order_by(MoveRow.seq.desc()).limit(1)).scalar()
+            if game.status != ACTIVE:
+                raise StaleGame(f"game {game_id} is {game.status}")
+            counted, last = session.execute(select(func.count().filter(MoveRow.duplicate.is_(False)),
+                                                   func.max(MoveRow.seq)).where(MoveRow.game_id == game_id)).one()
+            if based_on is not None and counted != based_on:
+                raise StaleGame(f"game {game_id} holds {counted} moves, not the {based_on} this write was based on")
+            start = last + 1 if last is not None else 0
             for offset, move in enumerate(moves):
-                session.add(MoveRow(game_id=game_id, seq=(start + 1 if start is not None else 0) + offset, **move))
+                session.add(MoveRow(game_id=game_id, seq=start + offset, **move))
             game.updated_at = utcnow()
             if outcome is not None:
                 for key, value in outcome.items():
@@ -308,18 +410,29 @@ class Store:
         """Record the outcome and mark the game finished (no moves added)."""
         self.add_moves(game_id, [], outcome)
 
-    def take_over(self, game_id: str, driver: str) -> int:
-        """Make `driver` (an app process) the one that runs the game's loop; returns the game's new generation,
-        which fences off whichever process drove it before (its next write fails with LeaseLost)."""
+    def take_over(self, game_id: str, driver: str) -> dict | None:
+        """Make `driver` (an app process) the one that runs an active game's loop, and read the game in the same
+        transaction (as `game` returns it, with its new generation): the state a process goes on from is exactly
+        the one it took over. The generation fences off whichever process drove it before from writing a pass for a
+        person's time running out (StaleGame); moves are fenced by the state they were based on. A game that is not
+        active is only read. None for no such game."""
         with self.writing("take over a game in") as session:
             game = session.get(GameRow, game_id, with_for_update=True)
-            game.driver, game.generation = driver, (game.generation or 0) + 1
-            return game.generation
+            if game is None:
+                return None
+            if game.status == ACTIVE:
+                game.driver, game.generation = driver, (game.generation or 0) + 1
+                session.flush()
+            return _with_moves(game)
 
-    def generation(self, game_id: str) -> int | None:
-        """A game's generation as stored (None for no such game): a process holding another is out of date."""
+    def version(self, game_id: str) -> tuple[int, int] | None:
+        """A game's generation and number of counted moves as stored (None for no such game): a process holding
+        another state of it is out of date."""
+        moves = (select(func.count()).where(MoveRow.game_id == game_id, MoveRow.duplicate.is_(False))
+                 .scalar_subquery())
         with self.reading() as session:
-            return session.execute(select(GameRow.generation).where(GameRow.id == game_id)).scalar()
+            found = session.execute(select(GameRow.generation, moves).where(GameRow.id == game_id)).first()
+            return None if found is None else tuple(found)
 
     def set_extra(self, game_id: str, key: str, value: Any) -> None:
         """Store `value` under `key` in a game's `extra` record (e.g. the judge's scores)."""
@@ -339,8 +452,8 @@ class Store:
     def abandon(self, game_id: str, by: str) -> bool:
         """Mark an active game abandoned `by` "person" or "idle"; False if it was not active."""
         with self.writing("abandon a game in") as session:
-            game = session.get(GameRow, game_id)
-            if game is None or game.status != "active":
+            game = session.get(GameRow, game_id, with_for_update=True)
+            if game is None or game.status != ACTIVE:
                 return False
             game.status, game.abandoned_by, game.updated_at = "abandoned", by, utcnow()
             return True
@@ -348,12 +461,10 @@ class Store:
     # --- reads -------------------------------------------------------------------------------
 
     def game(self, game_id: str) -> dict | None:
-        """A game with its moves in order, as plain dicts (None if unknown)."""
+        """A game with its counted moves in order, as plain dicts (None if unknown)."""
         with self.reading() as session:
             game = session.get(GameRow, game_id)
-            if game is None:
-                return None
-            return {**columns_of(game), "moves": [columns_of(m) for m in game.moves]}
+            return None if game is None else _with_moves(game)
 
     def games_frame(self, player: str | None = None) -> pd.DataFrame:
         """All games (or one player's) as a table."""
@@ -405,6 +516,12 @@ class Store:
         directory.mkdir(parents=True, exist_ok=True)
         return [path for name, frame in (("games", self.games_frame()), ("moves", self.moves_frame()))
                 for path in write_table(frame, directory, name)]
+
+
+def _with_moves(game: GameRow) -> dict:
+    """A game row with its counted moves in order (a duplicate stored before schema version 4 is left out: the first
+    stored move of a round and side is the one that was played), as plain dicts."""
+    return {**columns_of(game), "moves": [columns_of(m) for m in game.moves if not m.duplicate]}
 
 
 def write_table(frame: pd.DataFrame, directory: Path, name: str) -> list[Path]:

@@ -26,7 +26,7 @@ import pytest
 from arena_helpers import browser_page, launch, play_out, serve, start, stored
 from gradio_client import Client
 
-from bargain.arena.controller import Arena, ArenaError, Setup
+from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits
 from bargain.arena.ui import Options, build_app, keep, kept
 from bargain.arena.views import plain
@@ -343,9 +343,9 @@ def test_a_move_without_a_round_is_refused_and_a_double_submit_plays_once(tmp_pa
             await arena.move(view["game_id"], None, "OFFER", "1")
         for _ in range(20):
             view = await arena.start(Setup(arm="tactic:hardliner", rounds=4))
-            results = await asyncio.gather(*(arena.move(view["game_id"], 1, "OFFER", "1.5", "once") for _ in range(2)),
-                                           return_exceptions=True)
-            assert sum(isinstance(r, dict) for r in results) == 1
+            results = await asyncio.gather(*(arena.move(view["game_id"], 1, "OFFER", "1.5", "once") for _ in range(2)))
+            assert sorted(r["notice"] or "" for r in results) == ["", ALREADY_PLAYED]  # the second: the game as stored
+            assert results[0]["transcript"] == results[1]["transcript"]
             assert len(arena.store.game(view["game_id"])["moves"]) == 2
 
     asyncio.run(scenario())
@@ -819,6 +819,10 @@ def test_an_old_database_gets_its_findings_on_upgrade(tmp_path):
 
     game_id = asyncio.run(scenario())
     with sqlite3.connect(tmp_path / "a.db") as db:  # back to version 1: no findings stored
+        for index in ("one_move_per_round", "one_active_game_per_player", "one_game_per_index"):
+            db.execute(f"DROP INDEX {index}")
+        db.execute("ALTER TABLE games DROP COLUMN game_index")
+        db.execute("ALTER TABLE moves DROP COLUMN duplicate")
         db.execute("ALTER TABLE games DROP COLUMN claims")
         db.execute("ALTER TABLE games DROP COLUMN agent_misstated")
         db.execute("ALTER TABLE games DROP COLUMN paper_rounds")
@@ -831,7 +835,7 @@ def test_an_old_database_gets_its_findings_on_upgrade(tmp_path):
         db.execute("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'")
     upgraded = Store(url)
     row = upgraded.game(game_id)
-    assert upgraded.schema_version() == SCHEMA_VERSION == 3 and row["agent_misstated"] is False
+    assert upgraded.schema_version() == SCHEMA_VERSION == 4 and row["agent_misstated"] is False
     assert (row["rounds"], row["paper_rounds"]) == (1, 4)  # the round it ended in, and the paper's metric
     assert [(c["role"], c["kind"], c["said"]) for c in row["claims"]][:1] == [("seller", "own_limit", 50.0)]
 
@@ -865,7 +869,7 @@ def test_idle_sweeps_and_reads_survive_a_failing_store(tmp_path, monkeypatch):
             raise StoreError("cannot read the database at sqlite:///x: disk I/O error")
 
         monkeypatch.setattr(arena.store, "abandon_idle", down)
-        monkeypatch.setattr(arena.store, "game", down)
+        monkeypatch.setattr(arena.store, "take_over", down)
         await arena.sweep()  # logged, not raised
         arena.live.clear()
         with pytest.raises(ArenaError, match="cannot read games right now"):

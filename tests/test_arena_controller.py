@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bargain.arena.controller import Arena, ArenaError, Setup
+from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.inputs import MAX_MESSAGE, human_move, parse_price
 from bargain.agents.backends import PRESETS, BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
@@ -339,17 +339,18 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path):
         view = await arena.move(game_id, 1, "OFFER", "$2.50", "y" * MAX_MESSAGE)
         assert view["round"] == 2
         assert stored_rows(store, game_id)[0][3:] == ("OFFER", 2.5, "y" * MAX_MESSAGE)
-        # Round 1 again (a double click, a resubmitted form): refused, nothing stored.
-        await refused("round 1, and the game is in round 2", 1, "OFFER", "$2.50", "")
-        await refused("round 1", 1, "NO_DEAL", None, "")
+        # Round 1 again (a double click, a resubmitted form): nothing stored, the game as stored with a notice.
+        for args in ((1, "OFFER", "$2.50", ""), (1, "NO_DEAL", None, "")):
+            again = await arena.move(game_id, *args)
+            assert again == {**await arena.view(game_id), "notice": ALREADY_PLAYED} and again["round"] == 2
         assert len(stored_rows(store, game_id)) == 2
 
         high = round(view["your_price"] * 50, 2)  # far above any seller: a deal
         view = await arena.move(game_id, 2, "offer", f"{high:,.2f}", "")
         assert view["status"] == "finished" and view["outcome"]["deal"]
         assert stored_rows(store, game_id)[2][3:5] == ("OFFER", high)
-        for args in ((2, "OFFER", "3", ""), (3, "NO_DEAL", None, "")):
-            await refused("over", *args)
+        assert (await arena.move(game_id, 2, "OFFER", "3", ""))["notice"] == ALREADY_PLAYED  # the last round, again
+        await refused("over", 3, "NO_DEAL", None, "")
         await refused("the round must be a whole number; got None", None, "OFFER", "3", "")
         assert len(stored_rows(store, game_id)) == 4 and store.game(game_id)["status"] == "finished"
 
@@ -360,12 +361,9 @@ def test_a_double_click_plays_the_move_once(tmp_path):
     async def scenario():
         arena = new_arena(tmp_path)
         view = await arena.start(Setup(role=Role.BUYER, arm="tactic:hardliner", seed=4))
-        results = await asyncio.gather(*(arena.move(view["game_id"], 1, "OFFER", "1.5", "once") for _ in range(2)),
-                                       return_exceptions=True)
-        views = [r for r in results if isinstance(r, dict)]
-        errors = [r for r in results if isinstance(r, Exception)]
-        assert len(views) == 1 and views[0]["round"] == 2
-        assert len(errors) == 1 and isinstance(errors[0], ArenaError)
+        views = await asyncio.gather(*(arena.move(view["game_id"], 1, "OFFER", "1.5", "once") for _ in range(2)))
+        assert [v["round"] for v in views] == [2, 2]  # the second answers with the game as stored
+        assert [v["notice"] for v in views] == [None, ALREADY_PLAYED]
         rows = stored_rows(arena.store, view["game_id"])
         assert [(r[0], r[2], r[5]) for r in rows] == [(1, "human", "once"), (1, "agent", rows[1][5])]
         assert rows == transcript_rows(views[0])
@@ -423,8 +421,9 @@ def test_a_game_finished_before_a_restart_is_shown_finished_after_it(tmp_path):
     async def look():
         arena = Arena(Store(url), Backends())
         assert await arena.view(final["game_id"]) == final
+        assert await arena.move(final["game_id"], final["round"], "OFFER", "1", "") == {**final, "notice": ALREADY_PLAYED}
         with pytest.raises(ArenaError, match="over"):
-            await arena.move(final["game_id"], final["round"], "OFFER", "1", "")
+            await arena.move(final["game_id"], final["round"] + 1, "OFFER", "1", "")
 
     asyncio.run(look())
 

@@ -1,7 +1,7 @@
-"""Several app processes on one database: a game's loop runs in one process at a time (the last to take it
-over), a person who reaches another process goes on where they were, and a process that lost a game can
-no longer write its rounds (nothing lost, nothing written twice). Two `Arena`s with stores of their own
-stand for two processes here; tests/test_study_processes.py runs real ones on PostgreSQL."""
+"""Several app processes on one database: a game is driven by the process that last took it over, a person who
+reaches another process goes on where they were, and a round played from a state another process has moved past
+is refused by the database (nothing lost, nothing written twice). Two `Arena`s with stores of their own stand for
+two processes here; tests/test_study_processes.py runs real ones on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import asyncio
 
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
-from bargain.arena.controller import Arena, Setup
+from bargain.arena.controller import ALREADY_PLAYED, Arena, Setup
 from bargain.engine.trial import Role
 from bargain.store import Store
 
@@ -57,18 +57,22 @@ class Slow(CannedBackend):
                           model=request.model)
 
 
-def test_a_process_that_lost_the_game_mid_round_writes_nothing(tmp_path):
+def test_a_round_sent_to_two_processes_at_once_is_played_once(tmp_path):
+    """The same round sent to two processes (a double submission, a reload that sends it again): both play it, the
+    first to commit stores it, the other's write is refused by the database, and both answer with the game as
+    stored; the refused one says so."""
     async def scenario():
         a, b = two_processes(tmp_path, Slow(0.4))
         view = await a.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
         game_id = view["game_id"]
         pending = asyncio.ensure_future(a.move(game_id, 1, "OFFER", "1.00", "sent to a"))
         await asyncio.sleep(0.05)  # a's round is in flight (the model thinks) when the person reaches b
-        moved = await b.move(game_id, 1, "OFFER", "1.05", "sent to b")
-        late = await pending
-        assert moved["round"] == 2
-        assert late["error"] is not None and late["transcript"] == []  # a's round was fenced off, not stored
+        second = await b.move(game_id, 1, "OFFER", "1.05", "sent to b")
+        first = await pending
         rows = stored(b, game_id)
-        assert [r[4] for r in rows if r[2] == "buyer"] == ["sent to b"] and len(rows) == 2
+        assert [(r[1], r[2], r[4]) for r in rows if r[2] == "buyer"] == [(1, "buyer", "sent to a")] and len(rows) == 2
+        assert first["round"] == second["round"] == 2 and first["transcript"] == second["transcript"]
+        assert (first["notice"], second["notice"]) == (None, ALREADY_PLAYED)
+        assert (await a.view(game_id))["transcript"] == first["transcript"]
 
     asyncio.run(scenario())

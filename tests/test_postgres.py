@@ -61,10 +61,12 @@ def test_a_version_1_database_is_upgraded_in_postgres(store):
     store.add_moves("g1", [{"round": 1, "role": "buyer", "actor": "human", "action": "NO_DEAL", "price": None,
                             "message": "my budget is 3"}])
     with store.engine.begin() as connection:  # back to version 1, finished with the paper's rounds
-        for column in ("claims", "agent_misstated", "paper_rounds", "abandoned_by", "driver", "generation"):
+        for column in ("claims", "agent_misstated", "paper_rounds", "abandoned_by", "driver", "generation",
+                       "game_index"):
             connection.execute(text(f"ALTER TABLE games DROP COLUMN {column}"))
-        connection.execute(text("ALTER TABLE moves DROP COLUMN flags"))
-        connection.execute(text("ALTER TABLE moves DROP COLUMN endpoint"))
+        for column in ("flags", "endpoint", "duplicate"):
+            connection.execute(text(f"ALTER TABLE moves DROP COLUMN {column}"))
+        connection.execute(text("DROP INDEX one_active_game_per_player"))
         connection.execute(text("UPDATE games SET status = 'finished', rounds = 4, deal = false"))
         connection.execute(text("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'"))
     store.engine.dispose()

@@ -134,7 +134,7 @@ def arena_db(path: Path, games: int) -> Path:
 
     store = Store(f"sqlite:///{path}")
     for n in range(games):
-        store.create_game(id=f"g{n}", player="alice", human_role="buyer", arm="tactic:linear", scenario="low:3",
+        store.create_game(id=f"g{n}", player=f"p{n}", human_role="buyer", arm="tactic:linear", scenario="low:3",
                           seed=7, condition="full", mode="simultaneous", max_rounds=4, first_actor="buyer",
                           buyer_price=7.25, seller_price=5.5, trial={"trial_id": n}, prompt_version="train",
                           parsing="strict")

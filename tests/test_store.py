@@ -19,7 +19,7 @@ def url_in(tmp_path, name="arena.db"):
 
 
 def game_fields(game_id, **overrides):
-    fields = {"id": game_id, "player": "alice", "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3",
+    fields = {"id": game_id, "player": None, "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3",
               "seed": 7, "condition": "full", "mode": "simultaneous", "max_rounds": 4, "first_actor": "buyer",
               "buyer_price": 7.25, "seller_price": 5.5, "trial": TRIAL, "prompt_version": "train", "parsing": "strict",
               "sampling": {"temperature": 0.7}, "backend": {"backend": "hf"}, "ood_reasons": ["trained with 4 rounds"]}
@@ -214,7 +214,7 @@ def test_games_frame_filters_by_player_and_moves_frame_holds_every_move(tmp_path
     store = Store(url_in(tmp_path))
     store.create_game(**game_fields("a1", player="alice"))
     store.create_game(**game_fields("b1", player="bob"))
-    store.create_game(**game_fields("a2", player="alice"))
+    store.create_game(**game_fields("a2", player="alice", status="finished"))  # one going on per browser
     store.create_game(**game_fields("n1", player=None))
     store.add_moves("b1", [move(1, "buyer", "human", message="b-0"), move(1, "seller", "agent", message="b-1")])
     store.add_moves("a1", [move(1, "buyer", "human", message="a-0")])

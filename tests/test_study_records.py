@@ -146,10 +146,26 @@ def test_a_stage_moves_once_and_answers_are_stored_once(tmp_path):
     assert moved["stage"] == "instructions" and moved["consent_version"] == "v1" and "instructions" in moved["stage_times"]
     with pytest.raises(StageError, match="not 'consent'"):  # a second tab submitting consent again
         records.move_to(store, row["id"], "instructions", expected="consent")
-    records.record_answers(store, row["id"], "final", 0, {"q1": ("4", None), "q2": ("yes", None)})
-    with pytest.raises(StoreError):  # the same page twice: nothing more is stored
-        records.record_answers(store, row["id"], "final", 0, {"q1": ("5", None)})
+    page = records.Answers("final", 0, {"q1": ("4", None), "q2": ("yes", None)})
+    records.move_to(store, row["id"], "debrief", "instructions", [page])
+    with pytest.raises(StageError):  # the same page sent again (another tab, another process): nothing changes
+        records.move_to(store, row["id"], "debrief", "instructions", [records.Answers("final", 0, {"q1": ("5", None)})])
     assert [(a["item"], a["value"]) for a in records.answers(store, row["id"])] == [("q1", "4"), ("q2", "yes")]
+    assert records.saved_answers(store, row["id"], "final", 0) == {"q1": "4", "q2": "yes"}
+
+
+def test_a_page_whose_stage_change_fails_saves_none_of_its_answers(tmp_path):
+    """A page's answers and the stage it leads to are one transaction: when moving on fails (here a field that
+    cannot be stored), no answer stays behind to block the retry, and the retry saves them and moves on."""
+    store = Store(sqlite_url(tmp_path))
+    study(store)
+    row = records.arrive(store, "pilot", 1, "h1", "P1", {})
+    page = records.Answers("comprehension", 0, {"q1": ("Nothing", True)}, attempt=1)
+    with pytest.raises(StoreError):
+        records.move_to(store, row["id"], "game", "consent", [page], cells=object())  # no JSON for it
+    assert records.answers(store, row["id"]) == [] and records.participant(store, "pilot", "P1")["stage"] == "consent"
+    moved = records.move_to(store, row["id"], "game", "consent", [page], comprehension_attempts=1)
+    assert moved["stage"] == "game" and [a["value"] for a in records.answers(store, row["id"])] == ["Nothing"]
 
 
 def test_retention_replaces_old_ids_by_their_pseudonyms_everywhere(tmp_path):

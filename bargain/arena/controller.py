@@ -7,6 +7,12 @@ submit is close to nothing. Each round's moves are committed to the store before
 on. A game survives a page reload (its id) and a server restart (rebuilt from its stored
 moves). What a person is shown is built from their observation only, until the debrief.
 This module knows nothing of Gradio: the UI and the API call `Arena` and render its views.
+
+Any request may arrive twice, or at another app process: a game's loop runs where it was last
+taken over (the take-over and the read it goes on from are one transaction), and a round written
+from a state another process has moved past is refused by the database; the person then gets the
+game as stored. A model move has one deadline (`move_deadline`): past it the round is not
+applied, the person is told, and the next request retries it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Iterable
 
+from bargain.arena import MOVE_DEADLINE_S
 from bargain.engine import scenarios
 from bargain.agents.agent import Side, agent_factory
 from bargain.arena import inputs
@@ -33,7 +40,7 @@ from bargain.agents.backends import PRESETS, Backends, Sampling
 from bargain.episodes import play
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion
-from bargain.store import LeaseLost, Store, StoreError, game_findings, game_state
+from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, game_findings, game_state, utcnow
 from bargain.engine.trial import Role, Trial
 
 TIMEOUT = "timeout"  # the error of a pass made because the person's time for a move ran out
@@ -43,6 +50,9 @@ MENTIONS_AI = re.compile(r"\b(?:AI|A\.I\.|artificial intelligence|language model
                          r"machine learning|assistant)\b", re.IGNORECASE)
 ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
 CANNOT_SAVE = "The server cannot save games right now, so nothing was started or changed: try again in a minute."
+ALREADY_PLAYED = "That round was already played (sent twice, or from another tab): this is the game as it is stored."
+CHANGED_MEANWHILE = "The game changed elsewhere while your move was sent, and it was not applied: make it again."
+VIEW_WAIT_S = 1.0  # how long a view (a reload) waits for the other side's move before showing that it is thinking
 log = logging.getLogger(__name__)
 
 
@@ -50,20 +60,23 @@ class HumanAgent:
     """The person at the table: `act` waits until the UI submits a move for the turn, or, with a time limit,
     until it runs out: a move not made in time is a pass (the engine's INVALID move), recorded as a timeout."""
 
-    def __init__(self, move_seconds: float | None = None) -> None:
+    def __init__(self, move_seconds: float | None = None, spent_s: float = 0.0) -> None:
         self.view: Observation | None = None  # the observation of the turn being waited for
         self.move_seconds = move_seconds
         self.asked_at: float | None = None  # when the turn was published (time.monotonic())
+        self._spent_s = spent_s  # of the first turn asked, already spent before this process asked it (a take-over)
         self._move: asyncio.Future | None = None
         self.asked = asyncio.Event()
 
     async def act(self, obs: Observation) -> Move:
         """Publish the turn and wait for the person's move (or for the time limit)."""
         self._move = asyncio.get_running_loop().create_future()
-        self.view, self.asked_at = obs, time.monotonic()
+        self.view, self.asked_at = obs, time.monotonic() - self._spent_s
+        self._spent_s = 0.0
         self.asked.set()
         try:
-            return await asyncio.wait_for(self._move, self.move_seconds)
+            return await asyncio.wait_for(self._move, None if self.move_seconds is None else
+                                          max(0.0, self.move_seconds - (time.monotonic() - self.asked_at)))
         except asyncio.TimeoutError:
             return Move(Action.INVALID, error=TIMEOUT)
         finally:
@@ -95,6 +108,39 @@ class HumanAgent:
         self._move.set_result(move)
 
 
+class GameInProgress(ArenaError):
+    """The browser already has a game going on (`game_id`), perhaps in another tab: starting one means leaving it."""
+
+    def __init__(self, game_id: str):
+        super().__init__("You have a game going on (perhaps in another tab): finish it, or leave it to start a new one.")
+        self.game_id = game_id
+
+
+class TooSlow(Exception):
+    """A model move did not come within the arena's deadline."""
+
+
+@dataclass
+class Deadline:
+    """A model agent whose every move must come within `seconds`, however the backend retries: one deadline for the
+    whole move, so that a server that takes connections and never answers costs the person that long, not the
+    client's timeout times its retries."""
+
+    agent: object
+    seconds: float
+
+    @property
+    def records(self) -> list[dict]:
+        return getattr(self.agent, "records", [])
+
+    async def act(self, obs: Observation) -> Move:
+        try:
+            async with asyncio.timeout(self.seconds):
+                return await self.agent.act(obs)
+        except TimeoutError:
+            raise TooSlow(f"no move within {self.seconds:g} s") from None
+
+
 @dataclass
 class LiveGame:
     """A game being played: its state, its two agents and the task running the episode loop."""
@@ -106,17 +152,27 @@ class LiveGame:
     agent: object
     task: asyncio.Task | None = None
     stored: int = 0  # how many turns are in the store
-    failure: str | None = None  # why the loop stopped before the end: "agent" or "storage" (views.FAILURES)
+    failure: str | None = None  # why the loop stopped before the end: "agent", "slow", "storage" or "stale"
     status: str = "active"  # as stored: active, finished, abandoned
     findings: list[dict] = field(default_factory=list)  # the claim checker's, once the game has ended
     generation: int = 0  # as stored when this process took the game over (bargain.store.Store.take_over)
+    player: str | None = None  # the browser playing it (free play)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    async def settled(self) -> None:
-        """Wait until the person is asked to move again, or the game's loop has stopped."""
-        while not (self.human.waiting or self.task is None or self.task.done()):
+    @property
+    def is_settled(self) -> bool:
+        """Whether the person is asked to move, or the game's loop has stopped (nothing is being waited for)."""
+        return self.human.waiting or self.task is None or self.task.done()
+
+    async def settled(self, wait_s: float | None = None) -> None:
+        """Wait until the person is asked to move again, or the game's loop has stopped (at most `wait_s`)."""
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        while not self.is_settled:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return
             waiter = asyncio.ensure_future(self.human.asked.wait())
-            await asyncio.wait({waiter, self.task}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({waiter, self.task}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
             self.human.asked.clear()
 
@@ -126,14 +182,15 @@ class Arena:
 
     `arms` are the opponents this server offers (by default the built-in catalogue); nothing else can
     be played, whatever a caller asks for. `sampling` is how every model opponent samples (the trained
-    preset unless the operator caps the reply length). Store calls run in a worker thread, so a slow
+    preset unless the operator caps the reply length); `move_deadline` bounds each model move. Store calls run in a worker thread, so a slow
     or locked database never holds up the event loop that every other game shares.
     """
 
     def __init__(self, store: Store, backends: Backends, source: scenarios.ScenarioSet | None = None,
                  idle_timeout: timedelta = timedelta(hours=2), arms: Iterable[str] | None = None,
-                 sampling: Sampling = PRESETS["trained"]):
+                 sampling: Sampling = PRESETS["trained"], move_deadline: float = MOVE_DEADLINE_S):
         self.store, self.backends, self.sampling = store, backends, sampling
+        self.move_deadline = move_deadline
         self.source = source or scenarios.bundled()
         self.idle_timeout = idle_timeout
         self.arms: tuple[str, ...] = tuple(arms) if arms is not None else tuple(a.spec for a in catalogue())
@@ -162,11 +219,16 @@ class Arena:
         return Trial(trial_id=1, scenario=scenario, condition=setup.condition, buyer_price=buyer_price,
                      seller_price=seller_price, max_rounds=setup.rounds, mode=setup.mode, first_actor=setup.first_actor)
 
-    async def start(self, setup: Setup, player: str | None = None, *, study: str | None = None,
-                    participant: str | None = None, move_seconds: float | None = None) -> dict:
+    async def start(self, setup: Setup, player: str | None = None, *, replace: bool = False, study: str | None = None,
+                    participant: str | None = None, game_index: int | None = None,
+                    move_seconds: float | None = None) -> dict:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
-        A study's game carries the study's name and the participant's id, and may limit the time of a move."""
+        A browser (`player`) has one game going on at a time: a start while it has one raises GameInProgress,
+        unless `replace` (the person chose to leave it: it is recorded as abandoned by them, in the same
+        transaction). A study's game carries the study's name, the participant's id and its index among their
+        games, and may limit the time of a move; starting the same index again (a reload, a second process)
+        returns the game that exists."""
         await self.sweep()
         arm = await self._playable(setup.arm)
         seed = setup.seed if setup.seed is not None else secrets.randbits(31)
@@ -188,11 +250,20 @@ class Arena:
                 prompt_version=side.prompt_version.value, parsing=side.parsing.value,
                 sampling=side.sampling.to_dict() if arm.kind != "tactic" else None, backend=backend,
                 out_of_distribution=bool(reasons), ood_reasons=reasons, study=study, participant=participant,
-                extra={"move_seconds": move_seconds} if move_seconds else {}, driver=self.process, generation=1)
+                game_index=game_index, extra={"move_seconds": move_seconds} if move_seconds else {},
+                driver=self.process, generation=1, replace_active=replace)
+        except AlreadyStarted as exc:
+            if study is None:
+                raise GameInProgress(exc.game_id) from None
+            return await self.view(exc.game_id)
         except StoreError:
             log.exception("a new game could not be stored")
             raise ArenaError(CANNOT_SAVE) from None
-        live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed, move_seconds, 1)
+        if replace:  # the browser's game left behind, if this process runs it
+            for left in [g for g in self.live.values() if g.player == player]:
+                self._let_go(left)
+        live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed, move_seconds, 1,
+                           inputs.player_id(player))
         await live.settled()
         return self.view_of(live)
 
@@ -218,10 +289,13 @@ class Arena:
         return arm
 
     def _begin(self, game_id: str, state: GameState, human_role: Role, arm_spec: str, side: Side, seed: int,
-               move_seconds: float | None, generation: int) -> LiveGame:
+               move_seconds: float | None, generation: int, player: str | None, spent_s: float = 0.0) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
-        human = HumanAgent(move_seconds)
-        live = LiveGame(game_id, state, human_role, human, agent, stored=len(state.turns), generation=generation)
+        if not getattr(agent, "instant", False):  # a model: its moves are bounded in time
+            agent = Deadline(agent, self.move_deadline)
+        human = HumanAgent(move_seconds, spent_s if human_role in state.current_players() else 0.0)
+        live = LiveGame(game_id, state, human_role, human, agent, stored=len(state.turns), generation=generation,
+                        player=player)
         self.live[game_id] = live
         self._run_loop(live)
         return live
@@ -235,14 +309,17 @@ class Arena:
     async def _run(self, live: LiveGame, buyer, seller) -> None:
         try:
             await play(live.state, buyer, seller, on_turn=lambda state: self._store(live))
-        except LeaseLost:  # another process drives the game now: this copy is out of date, and let go
-            log.info("game %s: taken over by another process", live.id)
-            live.failure = "storage"
+        except StaleGame as exc:  # another process moved the game on: this copy is out of date, and let go
+            log.info("game %s: a round was refused, the stored game has moved on (%s)", live.id, exc)
+            live.failure = "stale"
             if self.live.get(live.id) is live:
                 del self.live[live.id]
-        except StoreError:
-            log.exception("game %s: a round could not be stored; the game is paused", live.id)
+        except StoreError as exc:
+            log.error("game %s: a round could not be stored; the game is paused: %s", live.id, exc)
             live.failure = "storage"
+        except TooSlow as exc:
+            log.warning("game %s: the agent was too slow (%s); the round can be retried", live.id, exc)
+            live.failure = "slow"
         except Exception:  # the agent (its backend) failed: the round is not applied, the person may retry
             log.exception("game %s: the agent could not move", live.id)
             live.failure = "agent"
@@ -283,7 +360,11 @@ class Arena:
                            "buyer_norm_utility": ended.buyer_norm_utility,
                            "seller_norm_utility": ended.seller_norm_utility,
                            "claims": findings, "agent_misstated": misstated}
-            self.store.add_moves(live.id, rows, outcome, live.generation)
+            # A person's move is played wherever it arrives, once: the write names the moves it was based on. A
+            # pass made because time ran out comes only from the process driving the game now (its generation).
+            timed_out = any(turn.error == TIMEOUT and turn.role is live.human_role for turn in new)
+            self.store.add_moves(live.id, rows, outcome, live.generation if timed_out else None,
+                                 based_on=live.stored)
             return findings
 
         live.findings = await asyncio.to_thread(commit)
@@ -291,37 +372,52 @@ class Arena:
 
     # --- playing -----------------------------------------------------------------------------
 
-    async def live_game(self, game_id: object) -> LiveGame:
-        """The game, rebuilt from the store if this server does not hold it (reload, restart), its loop run
-        again if it stopped on a failure (a retry), and settled: waiting for the person, or ended."""
+    async def live_game(self, game_id: object, wait_s: float | None = None) -> LiveGame:
+        """The game, rebuilt from the store if this server does not hold it as stored (a reload, a restart, another
+        process moved it on), its loop run again if it stopped on a failure (a retry), and settled: waiting for
+        the person, or ended (waiting at most `wait_s` for the other side)."""
         game_id = inputs.game_id(game_id)
+        for _ in range(3):
+            live = await self._loaded(game_id)
+            await live.settled(wait_s)
+            if live.failure != "stale":  # else a round was refused, the stored game having moved on: read it again
+                break
+        return live
+
+    async def _loaded(self, game_id: str) -> LiveGame:
+        """The game as stored, run here (see live_game), not yet settled."""
         loading = self._loading.setdefault(game_id, asyncio.Lock())
         async with loading:
             live = self.live.get(game_id)
             try:
-                if live is not None and await asyncio.to_thread(self.store.generation, game_id) != live.generation:
-                    self._let_go(live)  # another process took the game over meanwhile: what is here is stale
+                if live is not None and await asyncio.to_thread(self.store.version, game_id) != (live.generation,
+                                                                                                live.stored):
+                    self._let_go(live)  # another process took the game over or played on meanwhile: this is stale
                     live = None
                 if live is None:
-                    row = await asyncio.to_thread(self.store.game, game_id)
-                    if row is None:
-                        raise ArenaError("no such game: start a new one")
-                    state = game_state(row)
-                    human_role = Role(row["human_role"])
-                    if row["status"] != "active" or state.is_terminal():
-                        return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
-                                        findings=row["claims"] or [])
-                    generation = await asyncio.to_thread(self.store.take_over, game_id, self.process)
-                    side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]))
-                    live = self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
-                                       (row["extra"] or {}).get("move_seconds"), generation)
-                elif live.failure is not None and live.task is not None and live.task.done():
+                    return await self._rebuilt(game_id)
+                if live.failure is not None and live.task is not None and live.task.done():
                     self._run_loop(live)
-            except StoreError:
-                log.exception("game %s could not be read", game_id)
+                return live
+            except StoreError as exc:
+                log.error("game %s could not be read: %s", game_id, exc)
                 raise ArenaError("The server cannot read games right now: try again in a minute.") from None
-        await live.settled()
-        return live
+
+    async def _rebuilt(self, game_id: str) -> LiveGame:
+        """Take the game over and run it here from the state read in the same transaction (an ended one is only
+        shown). A person's time for the move under way counts from when the round began, wherever it began."""
+        row = await asyncio.to_thread(self.store.take_over, game_id, self.process)
+        if row is None:
+            raise ArenaError("no such game: start a new one")
+        state = game_state(row)
+        human_role = Role(row["human_role"])
+        if row["status"] != "active" or state.is_terminal():
+            return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
+                            findings=row["claims"] or [], stored=len(state.turns))
+        side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]))
+        spent = max(0.0, (utcnow() - row["updated_at"]).total_seconds())
+        return self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
+                           (row["extra"] or {}).get("move_seconds"), row["generation"], row["player"], spent)
 
     def _let_go(self, live: LiveGame) -> None:
         """Stop running a game here (another process drives it now, or it was abandoned)."""
@@ -332,30 +428,43 @@ class Arena:
 
     async def move(self, game_id: object, round_: object, action: object, price: object = None,
                    message: object = "") -> dict:
-        """Apply the person's move for `round_` (required: a repeated submission is refused) and return the new view."""
+        """Apply the person's move for `round_` and return the new view. A move for a round already played (sent
+        twice, from another tab or to another process) changes nothing: the view is the game as stored, with a
+        notice. If another process moved the game on while this one played the round, the round is refused by the
+        database and the move is tried again on the game as stored (a few times, then the person is asked to)."""
         move = inputs.human_move(action, price, message)
         round_ = inputs.whole_number("the round", round_, 1, 10 * inputs.MAX_ROUNDS)
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
-        live = await self.live_game(game_id)
-        async with live.lock:
-            if live.state.is_terminal():
-                raise ArenaError("this game is over: start a new one")
-            if live.status == "abandoned":
-                raise ArenaError("this game was abandoned after being left idle: start a new one")
-            if round_ != live.state.round:
-                raise ArenaError(f"that move was for round {round_}, and the game is in round {live.state.round}")
-            if not live.human.waiting:
-                if live.failure is not None:  # it stopped again at once: say so, as the view does
+        for _ in range(3):
+            live = await self.live_game(game_id)
+            async with live.lock:
+                if any(t.round == round_ and t.role is live.human_role for t in live.state.turns):
+                    return {**self.view_of(live), "notice": ALREADY_PLAYED}
+                self._check(live, round_, move)
+                if not live.human.waiting:
+                    if live.failure is not None:  # it stopped again at once: say so, as the view does
+                        return self.view_of(live)
+                    raise ArenaError("wait for the other side's move")
+                live.human.submit(move)
+                await live.settled()
+                if live.failure != "stale":
                     return self.view_of(live)
-                raise ArenaError("wait for the other side's move")
-            if move.action not in live.state.legal_actions(live.human_role):
-                allowed = ", ".join(a.value for a in live.state.legal_actions(live.human_role))
-                raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
-            if move.price is not None and move.price > ABSURD_FACTOR * _largest_price(live.state.trial):
-                raise ArenaError(f"{move.price:,.2f} is far more than anything in this game is worth: check the number")
-            live.human.submit(move)
-            await live.settled()
-            return self.view_of(live)
+        return {**await self.view(game_id), "notice": CHANGED_MEANWHILE}
+
+    @staticmethod
+    def _check(live: LiveGame, round_: int, move: Move) -> None:
+        """Refuse a move that cannot be played in this game now (an ArenaError saying why)."""
+        if live.state.is_terminal():
+            raise ArenaError("this game is over: start a new one")
+        if live.status == "abandoned":
+            raise ArenaError("this game was abandoned after being left idle: start a new one")
+        if round_ != live.state.round:
+            raise ArenaError(f"that move was for round {round_}, and the game is in round {live.state.round}")
+        if move.action not in live.state.legal_actions(live.human_role):
+            allowed = ", ".join(a.value for a in live.state.legal_actions(live.human_role))
+            raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
+        if move.price is not None and move.price > ABSURD_FACTOR * _largest_price(live.state.trial):
+            raise ArenaError(f"{move.price:,.2f} is far more than anything in this game is worth: check the number")
 
     async def abandon(self, game_id: object) -> None:
         """The person leaves an active game for a new one: it is stored as abandoned by them and its loop stops."""
@@ -369,9 +478,10 @@ class Arena:
         if live is not None:
             self._let_go(live)
 
-    async def view(self, game_id: object) -> dict:
-        """The person's current view of a game (resuming it, or retrying a failed round, if needed)."""
-        return self.view_of(await self.live_game(game_id))
+    async def view(self, game_id: object, wait_s: float | None = None) -> dict:
+        """The person's current view of a game (resuming it, or retrying a failed round, if needed). With `wait_s`,
+        it waits at most that long for the other side's move: a reload answers at once, its view `thinking`."""
+        return self.view_of(await self.live_game(game_id, wait_s))
 
     async def sweep(self, every: timedelta = timedelta(0)) -> None:
         """Mark games idle past the timeout as abandoned and stop their loops (at most once per `every`)."""
@@ -398,7 +508,7 @@ class Arena:
             self.live.pop(live.id, None)
         stopped = live.failure if live.task is not None and live.task.done() else None
         view = person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, stopped,
-                           live.status, live.findings)
+                           live.status, live.findings, thinking=not live.is_settled)
         view["seconds_left"] = live.human.seconds_left
         return view
 

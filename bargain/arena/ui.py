@@ -26,7 +26,7 @@ import gradio as gr
 import pandas as pd
 
 from bargain.arena import inputs
-from bargain.arena.controller import Arena, ArenaError
+from bargain.arena.controller import VIEW_WAIT_S, Arena, ArenaError, GameInProgress
 from bargain.arena.inputs import SOURCES
 from bargain.arena.limits import AdminGate, StartLimits
 from bargain.arena.views import money, plain
@@ -328,7 +328,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     gr.update(interactive="DEAL" in actions, visible=view["mode"] == Mode.SEQUENTIAL),
                     gr.update(interactive="NO_DEAL" in actions),
                     gr.update(visible=bool(view.get("retry")) and not thinking),
-                    note or (f"**{view['error']}**" if view["error"] and not thinking else ""),
+                    note or (f"**{view['notice']}**" if view.get("notice") else
+                             f"**{view['error']}**" if view["error"] and not thinking else ""),
                     result_markdown(view), gr.update(visible=not live), gr.update(open=False),
                     gr.update(visible=False), *fields]
 
@@ -381,9 +382,9 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     return render(None, ids, note=note) if not active else (
                         [gr.update()] * 9 + [note] + [gr.update()] * 3 + [gr.update(visible=False)] + [gr.update()] * 2)
                 try:
-                    if active:
-                        await arena.abandon(view["game_id"])
-                    new = await arena.start(setup, player=ids["player"])
+                    new = await arena.start(setup, player=ids["player"], replace=leaving)
+                except GameInProgress:  # going on in another tab (or sent twice): ask, as for the game shown
+                    return [gr.update()] * (len(game_outputs) - 3) + [gr.update(visible=True), gr.update(), gr.update()]
                 except ArenaError as exc:
                     return render(None, ids, note=f"**{exc}**")
                 except Exception:
@@ -442,17 +443,24 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         async def resume(saved_value):
             """The kept game (a reload, or Try again after a failure): resumed if it is on, shown with its outcome
-            and debrief if it has ended; or the page ready for a new one."""
+            and debrief if it has ended; or the page ready for a new one. It answers at once: while the other side
+            is still thinking (a model move, bounded by the arena's deadline) the page shows so and follows it."""
             ids = kept(secret, saved_value)
-            if ids["game"]:
-                try:
-                    return render(await arena.view(ids["game"]), ids)
-                except ArenaError as exc:
-                    return render(None, ids, note=f"**{exc}**" if "no such game" not in str(exc) else "")
-                except Exception:
-                    log.exception("resuming game %s", ids["game"])
-                    return render(None, ids, note=f"**{UNEXPECTED}**")
-            return render(None, ids)
+            if not ids["game"]:
+                yield render(None, ids)
+                return
+            began = time.monotonic()
+            try:
+                view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S)
+                while view["thinking"]:
+                    yield render(view, ids, thinking_s=time.monotonic() - began)
+                    view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S)
+                yield render(view, ids)
+            except ArenaError as exc:
+                yield render(None, ids, note=f"**{exc}**" if "no such game" not in str(exc) else "")
+            except Exception:
+                log.exception("resuming game %s", ids["game"])
+                yield render(None, ids, note=f"**{UNEXPECTED}**")
 
         demo.load(resume, saved, game_outputs, api_visibility="private")
         retry.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(

@@ -16,8 +16,12 @@ from bargain.engine.trial import Role
 FAILURES = {
     "agent": "The other side is unavailable right now; your game is saved and nothing of this round was applied. "
              "{retry} to retry, now or later.",
+    "slow": "The other side took too long to answer; your game is saved and nothing of this round was applied. "
+            "{retry} to retry, now or later.",
     "storage": "The game is paused: the server cannot save moves right now. Nothing of this round was applied and "
                "your game is saved up to here. {retry} to retry in a moment.",
+    "stale": "This round was played elsewhere meanwhile (another tab, or another server of this site); nothing of it "
+             "was applied twice. {retry} to see the game as it is stored.",
 }
 
 
@@ -27,10 +31,12 @@ def _transcript(obs: Observation) -> list[dict]:
 
 
 def person_view(game_id: str, obs: Observation, ended: GameState | None, your_turn: bool, failure: str | None,
-                status: str = "active", findings: list[dict] | None = None) -> dict:
+                status: str = "active", findings: list[dict] | None = None, thinking: bool = False) -> dict:
     """The JSON view of a game for the person playing `obs.role`. Only `ended` (a finished game, with its
     claim `findings`) may bring in what the observation hides, as the debrief. After a `failure` (the loop
-    stopped: "agent" or "storage"), the person may move again if the turn is theirs, or else retry."""
+    stopped: one of FAILURES), the person may move again if the turn is theirs, or else retry. `thinking`: the
+    other side's move is awaited (ask again for the view); `notice` is set by callers that have something to say
+    about the request itself (a move sent twice)."""
     status = "finished" if ended is not None else status
     stopped = failure is not None and status == "active"
     your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active"
@@ -54,6 +60,8 @@ def person_view(game_id: str, obs: Observation, ended: GameState | None, your_tu
         "your_turn": your_turn,
         "actions": [a.value for a in obs.legal_actions] if your_turn else [],
         "retry": stopped and not your_turn,
+        "thinking": thinking and status == "active" and not stopped and not your_turn,
+        "notice": None,
         "error": (FAILURES[failure].format(retry=retry) if stopped else
                   "This game was abandoned after being left idle: start a new one." if status == "abandoned" else None),
         "outcome": None,

@@ -149,6 +149,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "completion_tokens": "the agent's completion tokens",
         "endpoint": "the server that answered the agent's move (one of several replicas; empty in process)",
         "flags": "flags on the move as a JSON list, e.g. mentions_ai: an agent message naming AI or a model",
+        "duplicate": "whether the move is a second one for its round and side, stored before the database refused "
+                     "such moves (schema version 4): kept for the record, not part of the game as played",
         "created_at": "when the move was stored (UTC)",
         "participant": _ID,
         "game_index": "the game's place among the participant's games, from 1",
@@ -285,14 +287,15 @@ def _games_table(games: pd.DataFrame, moves: pd.DataFrame, people: list[dict], s
     """The arena's game rows with the study's view of them: whose game it was, which of their games and cells,
     both sides' normalised utilities, and whether the participant timed out (what the bonus rule reads)."""
     owner = {p["participant"]: p for p in people}
-    place = {game_id: (index, p) for p in people for index, game_id in enumerate(p["games"])}
     table = games.copy()
     buyer = table["human_role"] == "buyer"
-    late = set(moves.loc[(moves["actor"] == "human") & (moves["error"] == TIMEOUT), "game_id"])
+    late = set(moves.loc[(moves["actor"] == "human") & (moves["error"] == TIMEOUT) & ~moves["duplicate"].astype(bool),
+                         "game_id"])
     table["participant"] = [shown[owner[x]["id"]] for x in games["participant"]]
     table["version"] = pd.array([owner[x]["version"] for x in games["participant"]], dtype="Int64")
-    table["game_index"] = pd.array([place[g][0] + 1 if g in place else None for g in games["id"]], dtype="Int64")
-    table["cell"] = [place[g][1]["cells"][place[g][0]] if g in place else None for g in games["id"]]
+    table["game_index"] = pd.array(games["game_index"], dtype="Int64")
+    table["cell"] = [None if pd.isna(i) else owner[x]["cells"][int(i) - 1]
+                     for x, i in zip(games["participant"], games["game_index"])]
     table["person_norm_utility"] = games["buyer_norm_utility"].where(buyer, games["seller_norm_utility"]).astype(float)
     table["agent_norm_utility"] = games["seller_norm_utility"].where(buyer, games["buyer_norm_utility"]).astype(float)
     table["timed_out"] = games["id"].isin(late)

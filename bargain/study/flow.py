@@ -17,11 +17,12 @@ import logging
 import re
 import secrets
 import weakref
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Mapping
+from typing import AsyncIterator, Mapping
 
-from bargain.arena.controller import Arena, ArenaError, TIMEOUT
+from bargain.arena.controller import TIMEOUT, VIEW_WAIT_S, Arena, ArenaError
 from bargain.arena.inputs import Setup
 from bargain.store import StoreError, utcnow
 from bargain.study import records
@@ -81,33 +82,67 @@ class StudyRunner:
 
     # --- the pages ------------------------------------------------------------------------------
 
-    async def page(self, params: Mapping[str, str]) -> dict:
-        """The page the participant is at (arriving, reloading, or coming back from another tab or process)."""
-        row = await self._arrive(params)
-        async with self._locks.setdefault(row["id"], asyncio.Lock()):
-            try:
-                return await self._page(row)
-            except StageError:  # another process moved this participant on meanwhile: show where they are
-                return await self._page(await asyncio.to_thread(records.participant, self.arena.store,
-                                                                self.study.name, row["participant"]))
-
-    async def submit(self, params: Mapping[str, str], stage: str, data: Mapping) -> dict:
-        """A step made on the page of `stage`; returns the page that follows (or the same one, with what was wrong).
-        A step for a stage the participant has already left returns the page they are at, changing nothing."""
+    @asynccontextmanager
+    async def _turn(self, params: Mapping[str, str]) -> AsyncIterator[dict]:
+        """The participant's record, for one request at a time per participant in this process (read again when
+        another request of theirs went first here; across processes the database's locks and constraints keep
+        each step once)."""
         row = await self._arrive(params)
         lock = self._locks.setdefault(row["id"], asyncio.Lock())
         waited = lock.locked()
         async with lock:
-            if waited:  # a request of this participant's went first here: read what it changed
-                row = await asyncio.to_thread(records.participant, self.arena.store, self.study.name,
-                                              row["participant"])
+            yield (await self._reread(row)) if waited else row
+
+    async def _reread(self, row: dict) -> dict:
+        return await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
+
+    async def page(self, params: Mapping[str, str], wait_s: float | None = VIEW_WAIT_S) -> dict:
+        """The page the participant is at (arriving, reloading, or coming back from another tab or process). It
+        answers at once: a game whose other side is still thinking is shown so (its view `thinking`: ask again),
+        waiting at most `wait_s`."""
+        async with self._turn(params) as row:
+            try:
+                return await self._page(row, wait_s=wait_s)
+            except StageError:  # another process moved this participant on meanwhile: show where they are
+                return await self._page(await self._reread(row), wait_s=wait_s)
+
+    async def submit(self, params: Mapping[str, str], stage: str, data: Mapping) -> dict:
+        """A step made on the page of `stage`; returns the page that follows (or the same one, with what was wrong).
+        A step for a stage the participant has already left (sent twice, from another tab or to another process)
+        changes nothing and returns the page they are at: answers sent again are taken as already saved, and
+        different ones are refused (the first ones sent count)."""
+        async with self._turn(params) as row:
             if row["stage"] != stage:
-                return await self._page(row, note="That step was already taken; here is where you are now.")
+                return await self._page(row, note=await self._already(row, stage, data))
             try:
                 return await self._step(row, stage, data)
             except StageError:  # another tab or process moved this participant on meanwhile
-                row = await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
-                return await self._page(row, note="That step was already taken; here is where you are now.")
+                row = await self._reread(row)
+                return await self._page(row, note=await self._already(row, stage, data))
+
+    async def _already(self, row: dict, stage: str, data: Mapping) -> str:
+        """What to tell a participant whose step was for a page they have left: for a page of answers, whether the
+        answers sent are the ones saved."""
+        page = await self._saved_page(row, stage)
+        if page is None:
+            return "That step was already taken; here is where you are now."
+        given = self._answers(row, stage, data)
+        if given is not None and {k: v for k, (v, _) in given.items.items()} == page:
+            return "Your answers were already saved; here is where you are now."
+        return ("Your answers to that page had already been saved, and the ones first sent count; here is where you "
+                "are now.")
+
+    async def _saved_page(self, row: dict, stage: str) -> dict[str, str] | None:
+        """The stored answers of the last page of `stage` the participant sent (None: not a page of answers)."""
+        store, survey = self.arena.store, {"comprehension": "comprehension", "game_survey": "per_game",
+                                           "final_survey": "final"}.get(stage)
+        if survey is None:
+            return None
+        game = row["games_done"] if survey == "per_game" else 0
+        saved = await asyncio.to_thread(records.saved_answers, store, row["id"], survey, game)
+        if survey == "per_game":
+            saved.update(await asyncio.to_thread(records.saved_answers, store, row["id"], "attention", game))
+        return saved
 
     async def _step(self, row: dict, stage: str, data: Mapping) -> dict:
         if stage == "consent":
@@ -129,44 +164,74 @@ class StudyRunner:
             return await self._complete(row)
         return await self._page(row)
 
-    async def _move(self, row: dict, stage: str, expected: str, **fields) -> dict:
-        return await asyncio.to_thread(records.move_to, self.arena.store, row["id"], stage, expected, **fields)
+    async def _move(self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (),
+                    **fields) -> dict:
+        """Move the participant on from `expected` to `stage`, saving a page's `answers` in the same transaction."""
+        return await asyncio.to_thread(records.move_to, self.arena.store, row["id"], stage, expected, answers,
+                                       **fields)
 
-    async def _enter(self, row: dict, stage: str, expected: str, **fields) -> dict:
-        """Move on to `stage`; entering the games takes the participant's slots first (or ends: the study is full)."""
+    async def _enter(self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (),
+                     **fields) -> dict:
+        """Move on to `stage`; entering the games takes the participant's slots first (or ends: the study is full).
+        Taking slots is idempotent (a participant's cells are kept with their record), so a process that dies
+        after it is repeated by the next request without taking more."""
         if stage == "game" and not row["cells"]:
             fixed = [self.study.cell_key(c) for c in self.study.cells] if self.study.design.order is Order.FIXED else None
             cells = await asyncio.to_thread(records.assign, self.arena.store, self.study.name, self.study.version,
                                             row["id"], self.study.games_per_participant, self.within, fixed)
             if not cells:
-                return await self._page(await self._move(row, "full", expected))
+                return await self._page(await self._move(row, "full", expected, answers))
             fields["cells"] = cells
-        return await self._page(await self._move(row, stage, expected, **fields))
+        return await self._page(await self._move(row, stage, expected, answers, **fields))
 
     # --- comprehension ----------------------------------------------------------------------------
 
+    def _answers(self, row: dict, stage: str, data: Mapping) -> records.Answers | None:
+        """A page's answers as stored (item -> (value, correct)) for the comprehension check or a survey, or None if
+        the page was not filled in as asked (`_errors` says what is wrong)."""
+        if stage == "comprehension":
+            questions = self.study.comprehension.questions
+            if any(data.get(q.id) not in q.options for q in questions):
+                return None
+            return records.Answers("comprehension", 0, {q.id: (data[q.id], data[q.id] == q.answer) for q in questions},
+                                   row["comprehension_attempts"] + 1)
+        items = self._items(row, stage)
+        read = {item.id: read_answer(item, data.get(item.id)) for item in items}
+        if any(error for _, error in read.values()):
+            return None
+        checks = {c.id: c for c in self._checks(row, stage)}
+        return records.Answers("per_game" if stage == "game_survey" else "final",
+                               row["games_done"] if stage == "game_survey" else 0,
+                               {k: (v, v == checks[k].answer if k in checks else None)
+                                for k, (v, _) in read.items() if v is not None})
+
     async def _comprehension(self, row: dict, data: Mapping) -> dict:
         questions = self.study.comprehension.questions
-        given = {q.id: data.get(q.id) for q in questions}
-        missing = [q.id for q in questions if given[q.id] not in q.options]
-        if missing:
-            return await self._page(row, errors={q: "Choose one of the options." for q in missing})
-        attempt = row["comprehension_attempts"] + 1
-        await asyncio.to_thread(records.record_answers, self.arena.store, row["id"], "comprehension", 0,
-                                {q.id: (given[q.id], given[q.id] == q.answer) for q in questions}, attempt)
-        if all(given[q.id] == q.answer for q in questions):
-            return await self._enter(row, "game", "comprehension", comprehension_attempts=attempt)
+        answers = self._answers(row, "comprehension", data)
+        if answers is None:
+            return await self._page(row, errors={q.id: "Choose one of the options." for q in questions
+                                                 if data.get(q.id) not in q.options})
+        attempt = answers.attempt
+        saved = await asyncio.to_thread(records.saved_answers, self.arena.store, row["id"], "comprehension", 0, attempt)
+        if saved:  # saved by a request that did not move the participant on (an older version died between the two)
+            answers = records.Answers("comprehension", 0, {q.id: (saved[q.id], saved[q.id] == q.answer)
+                                                           for q in questions if q.id in saved}, attempt)
+        passed = all(correct for _, correct in answers.items.values()) and len(answers.items) == len(questions)
+        if passed:
+            return await self._enter(row, "game", "comprehension", (answers,), comprehension_attempts=attempt)
         if attempt >= self.study.comprehension.attempts:
-            return await self._page(await self._move(row, "screened_out", "comprehension",
+            return await self._page(await self._move(row, "screened_out", "comprehension", (answers,),
                                                      comprehension_attempts=attempt))
-        row = await self._move(row, "comprehension", "comprehension", comprehension_attempts=attempt)
+        row = await self._move(row, "comprehension", "comprehension", (answers,), comprehension_attempts=attempt)
         return await self._page(row, note="Some answers were not right. Read the instructions again and retry: "
                                           f"{self.study.comprehension.attempts - attempt} attempt(s) left.")
 
     # --- games ------------------------------------------------------------------------------------
 
     async def _game_id(self, row: dict) -> str:
-        """The id of the participant's current game, started (and recorded, once) if it has not been."""
+        """The id of the participant's current game, started (and recorded, once) if it has not been: the database
+        holds one game per participant and index, so a reload or a second process starting it at the same time
+        gets the same game."""
         index = row["games_done"]
         if len(row["games"]) > index:
             return row["games"][index]
@@ -177,13 +242,9 @@ class StudyRunner:
                       rounds=self.study.rounds, scenario=scenario, prompt_version=self.study.prompt_version,
                       first_actor=self.study.first_actor)
         view = await self.arena.start(setup, study=self.study.name, participant=row["participant"],
-                                      move_seconds=self.study.timing.move_seconds)
-        try:
-            await self._move(row, "game", "game", games=[*row["games"], view["game_id"]])
-        except StageError:  # a second tab started this game first: keep theirs, drop this one
-            await self.arena.abandon(view["game_id"])
-            raise
-        return view["game_id"]
+                                      game_index=index + 1, move_seconds=self.study.timing.move_seconds)
+        games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
+        return games[index]
 
     async def _move_in_game(self, row: dict, data: Mapping) -> dict:
         game_id = await self._game_id(row)
@@ -208,6 +269,10 @@ class StudyRunner:
 
     # --- surveys ----------------------------------------------------------------------------------
 
+    def _checks(self, row: dict, stage: str) -> list:
+        """The attention checks asked on this page (after the game just played)."""
+        return [c for c in self.study.attention_checks if stage == "game_survey" and c.after_game == row["games_done"]]
+
     def _items(self, row: dict, stage: str) -> list[SurveyItem]:
         role = self.study.cell_by_key(row["cells"][0]).role if row["cells"] else None
         if stage == "final_survey":
@@ -215,36 +280,32 @@ class StudyRunner:
         game = row["games_done"]
         role = self.study.cell_by_key(row["cells"][game - 1]).role
         checks = [SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
-                  for c in self.study.attention_checks if c.after_game == game]
+                  for c in self._checks(row, stage)]
         return [item.for_role(role) for item in self.study.surveys.per_game] + checks
 
     async def _survey(self, row: dict, stage: str, data: Mapping) -> dict:
-        items = self._items(row, stage)
-        answers, errors = {}, {}
-        for item in items:
-            value, error = read_answer(item, data.get(item.id))
-            if error:
-                errors[item.id] = error
-            elif value is not None:
-                answers[item.id] = value
-        if errors:
+        answers = self._answers(row, stage, data)
+        if answers is None:
+            errors = {item.id: error for item in self._items(row, stage)
+                      for _, error in [read_answer(item, data.get(item.id))] if error}
             return await self._page(row, errors=errors)
-        game = row["games_done"] if stage == "game_survey" else 0
-        checks = {c.id: c for c in self.study.attention_checks if stage == "game_survey" and c.after_game == game}
-        survey = {k: (v, None) for k, v in answers.items() if k not in checks}
-        attention = {k: (v, v == checks[k].answer) for k, v in answers.items() if k in checks}
-        await asyncio.to_thread(records.record_answers, self.arena.store, row["id"],
-                                "per_game" if stage == "game_survey" else "final", game, survey)
-        if attention:
-            await asyncio.to_thread(records.record_answers, self.arena.store, row["id"], "attention", game, attention)
-        failures = row["attention_failures"] + sum(not ok for _, ok in attention.values())
+        saved = await self._saved_page(row, stage)
+        if saved:  # saved by a request that did not move the participant on (an older version died between the two)
+            answers = records.Answers(answers.survey, answers.game, {k: (v, None) for k, v in saved.items()})
+        checks = {c.id: c for c in self._checks(row, stage)}
+        survey = records.Answers(answers.survey, answers.game,
+                                 {k: v for k, v in answers.items.items() if k not in checks})
+        attention = records.Answers("attention", answers.game,
+                                    {k: (v, v == checks[k].answer) for k, (v, _) in answers.items.items() if k in checks})
+        failures = row["attention_failures"] + sum(not ok for _, ok in attention.items.values())
         if stage == "final_survey":
             following = "debrief"
         elif row["games_done"] < self.study.games_per_participant:
             following = "game"
         else:
             following = "final_survey" if self.study.surveys.final else "debrief"
-        return await self._page(await self._move(row, following, stage, attention_failures=failures))
+        return await self._page(await self._move(row, following, stage, (survey, attention),
+                                                 attention_failures=failures))
 
     # --- the end ----------------------------------------------------------------------------------
 
@@ -281,9 +342,11 @@ class StudyRunner:
 
     # --- what the participant sees --------------------------------------------------------------
 
-    async def _page(self, row: dict, note: str = "", errors: dict | None = None, view: dict | None = None) -> dict:
+    async def _page(self, row: dict, note: str = "", errors: dict | None = None, view: dict | None = None,
+                    wait_s: float | None = None) -> dict:
         """The page of the participant's stage. `view`: the game view the caller already holds (the game just
-        moved in, or just ended), so that it is not fetched twice."""
+        moved in, or just ended), so that it is not fetched twice; `wait_s`: how long to wait for the other side of
+        a game (a page load answers at once)."""
         stage, study = row["stage"], self.study
         page = {"stage": stage, "note": note, "errors": errors or {}, "games": study.games_per_participant}
         if stage == "consent":
@@ -297,7 +360,7 @@ class StudyRunner:
         elif stage == "game":
             game_id = await self._game_id(row)
             if view is None or view["game_id"] != game_id:
-                view = await self.arena.view(game_id)
+                view = await self.arena.view(game_id, wait_s)
             if view["status"] != "active":
                 return await self._after_game(await asyncio.to_thread(
                     records.participant, self.arena.store, study.name, row["participant"]), view)

@@ -18,11 +18,15 @@ import gradio as gr
 from bargain.arena.ui import EXPORT_KEPT_S, UNEXPECTED, chat_messages, claims_markdown, info_markdown, round_markdown
 from bargain.arena.views import money, plain
 from bargain.arena.inputs import ArenaError
+from bargain.store import StoreError
 from bargain.arena.limits import AdminGate
 from bargain.study.flow import StudyRunner, StudyStop
 from bargain.study.survey import ItemType, SurveyItem
 
 log = logging.getLogger(__name__)
+CANNOT_REACH = "The study's records cannot be read right now. Nothing is lost: reload this page in a minute."
+CANNOT_SAVE = ("The study's records cannot be saved right now, so that step was not taken and nothing is lost: "
+               "try again in a minute.")
 MAX_PARAMETERS, MAX_VALUE = 16, 256  # what a study link may carry
 SECTIONS = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "end")
 # A countdown kept by the browser between answers (no request a second); at zero it asks the server for the page.
@@ -178,8 +182,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
                     offer: gr.update(interactive="OFFER" in actions),
                     accept: gr.update(interactive="DEAL" in actions, visible=game["mode"] == "sequential"),
                     walk: gr.update(interactive="NO_DEAL" in actions)})
-                if game.get("error"):
-                    values[note] = f"**{game['error']}**"
+                if game.get("notice") or game.get("error"):
+                    values[note] = f"**{game.get('notice') or game['error']}**"
             if stage in ("game_survey", "final_survey"):
                 asked = {item["id"]: item for item in page["items"]}
                 fresh = {} if errors else {"value": None}  # a new survey starts empty; a refused one keeps its answers
@@ -206,32 +210,49 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
         def stopped(query: dict, text: str) -> list:
             return render(query, {"stage": "end", "text": text})
 
-        async def current(query: dict, note_text: str = "") -> list:
-            """The participant's page as it stands (a load, a reload, the countdown reaching zero)."""
+        async def current(query: dict, note_text: str = ""):
+            """The participant's page as it stands (a load, a reload, the countdown reaching zero). It answers at
+            once, and while the other side of a game is still thinking the page follows it."""
             try:
-                return render(query, {**await runner.page(query), **({"note": note_text} if note_text else {})})
+                page = await runner.page(query)
+                while page["stage"] == "game" and page["view"]["thinking"]:
+                    yield render(query, page)
+                    page = await runner.page(query)
+                yield render(query, {**page, **({"note": note_text} if note_text else {})})
             except StudyStop as exc:
-                return stopped(query, str(exc))
+                yield stopped(query, str(exc))
+            except StoreError as exc:
+                log.error("a study page: %s", exc)
+                yield stopped(query, CANNOT_REACH)
             except Exception:
                 log.exception("a study page")
-                return stopped(query, UNEXPECTED)
+                yield stopped(query, UNEXPECTED)
 
         async def on_load(request: gr.Request):
             query = _query(dict(request.query_params) if request else {})
             if "admin" in (request.query_params if request else {}):  # the researcher's view: no participant here
-                return [gr.update(visible=component is admin_box) if component in (admin_box, *boxes.values())
-                        else gr.update() for component in outputs]
-            return await current(query)
+                yield [gr.update(visible=component is admin_box) if component in (admin_box, *boxes.values())
+                       else gr.update() for component in outputs]
+                return
+            async for update in current(query):
+                yield update
 
         def step(stage: str, collect):
             async def handler(query, *values):
                 try:
-                    return render(query, await runner.submit(query, stage, collect(*values)))
+                    yield render(query, await runner.submit(query, stage, collect(*values)))
+                    return
                 except StudyStop as exc:
-                    return stopped(query, str(exc))
+                    yield stopped(query, str(exc))
+                    return
+                except StoreError as exc:
+                    log.error("a study step (%s): %s", stage, exc)
+                    note_text = CANNOT_SAVE
                 except Exception:
                     log.exception("a study step (%s)", stage)
-                    return await current(query, UNEXPECTED)
+                    note_text = UNEXPECTED
+                async for update in current(query, note_text):
+                    yield update
             return handler
 
         demo.load(on_load, None, outputs, api_visibility="private")
@@ -303,20 +324,30 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
         export_button.click(export, password, export_files, api_visibility="private", concurrency_limit=1)
 
         # --- named endpoints: what the page does, for programs (simulated participants, the benchmark) -----------
-        async def study_page(query: dict) -> dict:
-            """The page the participant named by `query` (the study link's parameters) is at."""
+        async def answered(work, doing: str, failed: str) -> dict:
+            """A page for a program, or one of the project's own sentences as a gr.Error (details in one log line,
+            or a traceback for what no one expected)."""
             try:
-                return await runner.page(_query(query))
+                return await work
             except StudyStop as exc:
                 raise gr.Error(str(exc)) from None
+            except StoreError as exc:
+                log.error("%s: %s", doing, exc)
+                raise gr.Error(failed) from None
+            except Exception:
+                log.exception(doing)
+                raise gr.Error(UNEXPECTED) from None
+
+        async def study_page(query: dict) -> dict:
+            """The page the participant named by `query` (the study link's parameters) is at. In a game whose
+            other side is still thinking, its view says `thinking`: ask again."""
+            return await answered(runner.page(_query(query)), "a study page", CANNOT_REACH)
 
         async def study_step(query: dict, stage: str, data: dict) -> dict:
             """Make a step on the page of `stage` (consent, instructions, comprehension, game, game_survey,
             final_survey, debrief) with `data`; returns the page that follows."""
-            try:
-                return await runner.submit(_query(query), str(stage)[:32], data if isinstance(data, dict) else {})
-            except StudyStop as exc:
-                raise gr.Error(str(exc)) from None
+            return await answered(runner.submit(_query(query), str(stage)[:32], data if isinstance(data, dict) else {}),
+                                  "a study step", CANNOT_SAVE)
 
         gr.api(study_page, api_name="study_page", queue=False)
         gr.api(study_step, api_name="study_step", queue=False)

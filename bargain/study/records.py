@@ -4,7 +4,10 @@ They live in the arena's database beside games and moves (the same declarative b
 `Store` with the rest), so one transaction can assign a participant and one export can join a
 participant's games, answers and payment. Every operation is a named function taking the store:
 each is one committed transaction, and the ones that must be exact under concurrency (taking a
-slot in a cell, recording an answer once) take the database's write lock at their start.
+slot in a cell, saving a page and moving on) lock the participant's row at their start and say which
+stage they were based on: a request sent twice, or to two processes at once, changes things once.
+A page's answers and the stage it leads to are saved together, so a process that dies between them
+leaves nothing half-done.
 """
 
 from __future__ import annotations
@@ -12,18 +15,20 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from bargain.store import Base, Store, StoreError, columns_of, utcnow
+from bargain.store import Base, GameRow, Store, StoreError, columns_of, utcnow
 
 # Where a participant is: the stages in order, then the ways out.
 STAGES = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "completed")
 ENDED = ("completed", "declined", "screened_out", "dropped")
+TOUCH_EVERY = timedelta(seconds=10)  # a participant's activity is recorded at most this often (idle_minutes >= 1)
 
 
 class StudyRow(Base):
@@ -135,9 +140,16 @@ def participant(store: Store, study: str, external_id: str) -> dict | None:
 
 def arrive(store: Store, study: str, version: int, digest: str, external_id: str, source: dict) -> dict:
     """The participant's record, created at their first arrival (a second arrival, from any tab or process,
-    finds the same one: the database's unique constraint decides a race)."""
+    finds the same one: the database's unique constraint decides a race). Every arrival (any request of the
+    participant's: a page, a move, an answer) counts as activity, recorded at most every TOUCH_EVERY."""
     found = participant(store, study, external_id)
     if found is not None:
+        now = utcnow()
+        if now - found["updated_at"] >= TOUCH_EVERY:
+            with store.writing("record a participant's activity in") as session:
+                session.execute(update(ParticipantRow).where(ParticipantRow.id == found["id"],
+                                                             ParticipantRow.updated_at < now).values(updated_at=now))
+            found["updated_at"] = now
         return found
     try:
         with store.writing("record a participant in") as session:
@@ -149,13 +161,35 @@ def arrive(store: Store, study: str, version: int, digest: str, external_id: str
     return participant(store, study, external_id)
 
 
-def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, **fields: Any) -> dict:
-    """Set a participant's stage (and other fields); with `expected`, only from that stage, else StoreError
-    (a double submission or a second tab changes nothing twice)."""
+@dataclass(frozen=True)
+class Answers:
+    """One page's answers: item -> (value, correct), for a survey (comprehension, attention, per_game, final) after
+    game `game` (0: not after a game), at an attempt (comprehension)."""
+
+    survey: str
+    game: int
+    items: dict[str, tuple[str, bool | None]]
+    attempt: int = 1
+
+
+def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, answers: Iterable[Answers] = (),
+            **fields: Any) -> dict:
+    """Save a page's `answers` and set the participant's stage (and other fields) in one transaction; with
+    `expected`, only from that stage, else StageError (a double submission or a second tab changes nothing
+    twice). An answer already stored under the same key (a page saved by a process that died before it moved
+    the participant on) is kept as it was."""
     with store.writing("update a participant in") as session:
         row = session.get(ParticipantRow, row_id, with_for_update=True)
         if expected is not None and row.stage != expected:
             raise StageError(f"participant {row.participant} is at {row.stage!r}, not {expected!r}")
+        for page in answers:
+            kept = set(session.scalars(select(AnswerRow.item).where(
+                AnswerRow.participant_id == row_id, AnswerRow.survey == page.survey, AnswerRow.game == page.game,
+                AnswerRow.attempt == page.attempt)))
+            for item, (value, correct) in page.items.items():
+                if item not in kept:
+                    session.add(AnswerRow(participant_id=row_id, survey=page.survey, game=page.game, item=item,
+                                          attempt=page.attempt, value=value, correct=correct))
         for key, value in fields.items():
             setattr(row, key, value)
         now = utcnow()
@@ -166,6 +200,26 @@ def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, 
             row.completed_at = now
         session.flush()
         return columns_of(row)
+
+
+def saved_answers(store: Store, row_id: int, survey: str, game: int, attempt: int | None = None) -> dict[str, str]:
+    """The stored answers of one page (item -> value): of `attempt`, or of the latest attempt when None."""
+    query = select(AnswerRow.item, AnswerRow.value, AnswerRow.attempt).where(
+        AnswerRow.participant_id == row_id, AnswerRow.survey == survey, AnswerRow.game == game)
+    with store.reading() as session:
+        rows = session.execute(query if attempt is None else query.where(AnswerRow.attempt == attempt)).all()
+    latest = max((r.attempt for r in rows), default=None)
+    return {r.item: r.value for r in rows if r.attempt == latest}
+
+
+def record_game(store: Store, row_id: int, index: int, game_id: str) -> list[str]:
+    """Note the participant's game number `index` (from 1), once: the database holds one game per participant and
+    index, so a second request that started it finds the same one. Returns the participant's games."""
+    with store.writing("record a participant's game in") as session:
+        row = session.get(ParticipantRow, row_id, with_for_update=True)
+        if len(row.games) == index - 1:
+            row.games = [*row.games, game_id]
+        return list(row.games)
 
 
 class StageError(StoreError):
@@ -205,8 +259,10 @@ def assign(store: Store, study: str, version: int, row_id: int, games: int, with
 
 
 def release_idle(store: Store, study: str, version: int, idle: timedelta, within: bool) -> list[str]:
-    """Participants idle past `idle` in an unfinished stage are dropped and their slots freed (between subjects
-    the participant's one slot; within, the slots of the games they did not finish); returns their ids."""
+    """Participants idle past `idle` in an unfinished stage are dropped, their slots freed (between subjects
+    the participant's one slot; within, the slots of the games they did not finish) and a game they left going
+    on is abandoned, in one transaction (run by several processes at once, it drops each participant once);
+    returns their ids."""
     cutoff = utcnow() - idle
     with store.writing("release idle participants in") as session:
         idle_rows = session.scalars(select(ParticipantRow).where(
@@ -220,6 +276,8 @@ def release_idle(store: Store, study: str, version: int, idle: timedelta, within
                                                       CellRow.cell == cell).values(filled=CellRow.filled - 1))
             row.stage, row.updated_at = "dropped", utcnow()
             row.stage_times = {**row.stage_times, "dropped": row.updated_at.isoformat()}
+            session.execute(update(GameRow).where(GameRow.id.in_(row.games), GameRow.status == "active")
+                            .values(status="abandoned", abandoned_by="idle", updated_at=row.updated_at))
         return [r.participant for r in idle_rows]
 
 
@@ -238,8 +296,6 @@ def forget_identifiers(store: Store, name: str, version: int, days: int) -> int:
     """Retention: the recruiting platform's ids of participants who arrived more than `days` days ago are
     replaced by their pseudonyms (in their record, their games and the recruiting parameters dropped);
     returns how many were replaced."""
-    from bargain.store import GameRow
-
     cutoff = utcnow() - timedelta(days=days)
     with store.writing("forget participant ids in") as session:
         salt = session.get(StudyRow, (name, version)).salt
@@ -259,15 +315,6 @@ def cell_counts(store: Store, study: str, version: int) -> dict[str, tuple[int, 
     with store.reading() as session:
         return {c.cell: (c.filled, c.quota) for c in session.scalars(
             select(CellRow).where(CellRow.study == study, CellRow.version == version))}
-
-
-def record_answers(store: Store, row_id: int, survey: str, game: int, answers: dict[str, tuple[str, bool | None]],
-                   attempt: int = 1) -> None:
-    """Store a page of answers (item -> (value, correct)) in one transaction, at most once per attempt."""
-    with store.writing("save answers in") as session:
-        for item, (value, correct) in answers.items():
-            session.add(AnswerRow(participant_id=row_id, survey=survey, game=game, item=item, attempt=attempt,
-                                  value=value, correct=correct))
 
 
 def participants(store: Store, study: str, versions: list[int]) -> list[dict]:
