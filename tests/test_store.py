@@ -330,3 +330,96 @@ def test_a_read_only_database_is_found_before_any_write(tmp_path):
         read_only.check_writable()
     Store(url_in(tmp_path)).check_writable()  # a writable one passes, and nothing was written
     assert Store(url_in(tmp_path)).games_frame().empty
+
+
+# --- games stay whole when requests race (several processes, requests sent twice) -----------------------------
+
+
+def test_a_write_based_on_a_stale_state_is_refused(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    store.add_moves("g1", [move(1, "buyer", "human"), move(1, "seller", "agent")], based_on=0)
+    with pytest.raises(store_module.StaleGame, match="holds 2 moves, not the 0"):  # a second process read 0 moves
+        store.add_moves("g1", [move(1, "buyer", "human", price=9.0), move(1, "seller", "agent")], based_on=0)
+    with pytest.raises(store_module.StaleGame, match="generation"):  # a pass timed out by a process not driving it
+        store.add_moves("g1", [move(2, "buyer", "human", action="INVALID", price=None)], generation=7, based_on=2)
+    store.finish_game("g1", {"deal": False, "rounds": 1})
+    with pytest.raises(store_module.StaleGame, match="finished"):  # nothing lands on a game that has ended
+        store.add_moves("g1", [move(2, "buyer", "human")], based_on=2)
+    assert [(m["round"], m["role"], m["price"]) for m in store.game("g1")["moves"]] == [(1, "buyer", 6.0),
+                                                                                       (1, "seller", 6.0)]
+
+
+def test_the_database_itself_refuses_a_second_move_for_a_round_and_side(tmp_path):
+    """Whatever a process believes, the constraint holds: at most one counted move per (game, round, role)."""
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1"))
+    store.add_moves("g1", [move(1, "buyer", "human")])
+    with pytest.raises(StoreError, match="UNIQUE"):
+        store.add_moves("g1", [move(1, "buyer", "human", price=7.0)])  # no state named: only the constraint stops it
+    store.add_moves("g1", [move(1, "seller", "agent")])
+    assert len(store.game("g1")["moves"]) == 2
+
+
+def test_a_browser_has_one_active_game_and_a_participant_one_game_per_index(tmp_path):
+    store = Store(url_in(tmp_path))
+    store.create_game(**game_fields("g1", player="alice"))
+    with pytest.raises(store_module.AlreadyStarted) as started:
+        store.create_game(**game_fields("g2", player="alice"))
+    assert started.value.game_id == "g1" and store.game("g2") is None
+    store.create_game(**game_fields("g3", player="alice"), replace_active=True)  # the person chose to leave g1
+    assert (store.game("g1")["status"], store.game("g1")["abandoned_by"], store.game("g3")["status"]) == (
+        "abandoned", "person", "active")
+    study = {"study": "s", "participant": "P1", "game_index": 1}
+    store.create_game(**game_fields("s1", **study))
+    with pytest.raises(store_module.AlreadyStarted) as started:
+        store.create_game(**game_fields("s2", **study))
+    assert started.value.game_id == "s1"
+    store.create_game(**game_fields("s3", **{**study, "game_index": 2}))
+
+
+def test_a_version_3_database_with_a_round_stored_twice_is_upgraded_and_loads(tmp_path):
+    """Data stored before the constraints: a round stored twice still loads (the first stored move of a round and
+    side counts, the later one is flagged and exported as such), a participant's games get their index from their
+    list, a browser's extra active games are abandoned, and the constraints hold from then on."""
+    from bargain.engine.scenarios import bundled
+    from bargain.engine.trial import Condition, Mode, Trial
+    from bargain.study import records
+
+    full = Trial(trial_id=1, scenario=bundled().get("low:3"), condition=Condition.FULL, buyer_price=7.25,
+                 seller_price=5.5, max_rounds=4, mode=Mode.SIMULTANEOUS).to_dict()
+    url = url_in(tmp_path)
+    store = Store(url)
+    records.register(store, "s", 1, "h" * 64, {}, {"a/full/buyer": 5})
+    person = records.arrive(store, "s", 1, "h" * 64, "P1", {})
+    store.create_game(**game_fields("g0", player="alice", trial=full, status="finished"))  # an older game of alice's
+    for game_id, player, participant in (("g1", "alice", None), ("g2", None, None), ("s1", None, "P1")):
+        store.create_game(**game_fields(game_id, player=player, participant=participant,
+                                        study="s" if participant else None, trial=full))
+    records.move_to(store, person["id"], "game", games=["s1"])
+    store.add_moves("g1", [move(1, "buyer", "human", price=6.0, message="first"), move(1, "seller", "agent", price=7.0)])
+    with store.engine.begin() as connection:  # back to version 3: no constraints, no flag, no index of games
+        for index in ("one_move_per_round", "one_active_game_per_player", "one_game_per_index"):
+            connection.execute(text(f"DROP INDEX {index}"))
+        connection.execute(text("ALTER TABLE games DROP COLUMN game_index"))
+        connection.execute(text("ALTER TABLE moves DROP COLUMN duplicate"))
+        connection.execute(text("INSERT INTO moves (game_id, seq, round, role, actor, action, price, message, thought, "
+                                "flags, created_at) VALUES ('g1', 2, 1, 'buyer', 'human', 'OFFER', 6.5, 'again', '', "
+                                "'[]', '2026-01-01')"))
+        connection.execute(text("UPDATE games SET status = 'active' WHERE id = 'g0'"))  # alice: two games going on
+        connection.execute(text("UPDATE bargain_meta SET value = '3' WHERE key = 'schema_version'"))
+    store.engine.dispose()
+    upgraded = Store(url)
+    assert upgraded.schema_version() == store_module.SCHEMA_VERSION == 4
+    game = upgraded.game("g1")
+    assert [(m["round"], m["role"], m["message"]) for m in game["moves"]] == [(1, "buyer", "first"), (1, "seller", "")]
+    assert store_module.game_state(game).round == 2  # it replays: the round as first stored
+    moves = upgraded.moves_frame()
+    assert list(zip(moves["message"], moves["duplicate"])) == [("first", False), ("", False), ("again", True)]
+    assert upgraded.game("s1")["game_index"] == 1 and upgraded.game("g2")["game_index"] is None
+    assert {g: upgraded.game(g)["status"] for g in ("g0", "g1")} == {"g0": "abandoned", "g1": "active"}
+    with pytest.raises(StoreError, match="UNIQUE"):
+        upgraded.add_moves("g1", [move(1, "buyer", "human", price=9.0)])
+    with pytest.raises(store_module.AlreadyStarted):
+        upgraded.create_game(**game_fields("g9", player="alice"))
+    upgraded.add_moves("g1", [move(2, "buyer", "human")], based_on=2)  # the game goes on from its counted moves

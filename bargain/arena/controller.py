@@ -372,19 +372,19 @@ class Arena:
 
     # --- playing -----------------------------------------------------------------------------
 
-    async def live_game(self, game_id: object, wait_s: float | None = None) -> LiveGame:
+    async def live_game(self, game_id: object, wait_s: float | None = None, retry: bool = True) -> LiveGame:
         """The game, rebuilt from the store if this server does not hold it as stored (a reload, a restart, another
-        process moved it on), its loop run again if it stopped on a failure (a retry), and settled: waiting for
+        process moved it on), with `retry` its loop run again if it stopped on a failure, and settled: waiting for
         the person, or ended (waiting at most `wait_s` for the other side)."""
         game_id = inputs.game_id(game_id)
         for _ in range(3):
-            live = await self._loaded(game_id)
+            live = await self._loaded(game_id, retry)
             await live.settled(wait_s)
             if live.failure != "stale":  # else a round was refused, the stored game having moved on: read it again
                 break
         return live
 
-    async def _loaded(self, game_id: str) -> LiveGame:
+    async def _loaded(self, game_id: str, retry: bool) -> LiveGame:
         """The game as stored, run here (see live_game), not yet settled."""
         loading = self._loading.setdefault(game_id, asyncio.Lock())
         async with loading:
@@ -396,7 +396,7 @@ class Arena:
                     live = None
                 if live is None:
                     return await self._rebuilt(game_id)
-                if live.failure is not None and live.task is not None and live.task.done():
+                if retry and live.failure is not None and live.task is not None and live.task.done():
                     self._run_loop(live)
                 return live
             except StoreError as exc:
@@ -478,10 +478,11 @@ class Arena:
         if live is not None:
             self._let_go(live)
 
-    async def view(self, game_id: object, wait_s: float | None = None) -> dict:
-        """The person's current view of a game (resuming it, or retrying a failed round, if needed). With `wait_s`,
-        it waits at most that long for the other side's move: a reload answers at once, its view `thinking`."""
-        return self.view_of(await self.live_game(game_id, wait_s))
+    async def view(self, game_id: object, wait_s: float | None = None, retry: bool = True) -> dict:
+        """The person's current view of a game (resuming it, and with `retry` retrying a failed round). With
+        `wait_s`, it waits at most that long for the other side's move: a reload answers at once (its view says
+        `thinking` while the other side's move is under way), and shows a failed round as failed."""
+        return self.view_of(await self.live_game(game_id, wait_s, retry))
 
     async def sweep(self, every: timedelta = timedelta(0)) -> None:
         """Mark games idle past the timeout as abandoned and stop their loops (at most once per `every`)."""

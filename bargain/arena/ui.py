@@ -48,6 +48,13 @@ MAX_SEARCH = 100  # characters of a product search
 log = logging.getLogger(__name__)
 
 
+def refusal(text: str) -> gr.Error:
+    """A refused request, as the person or program is told it: the project's own sentence, logged in one line (Gradio
+    would print a traceback for each, and a flood of bad requests would fill the disk)."""
+    log.info("refused: %s", text)
+    return gr.Error(text, print_exception=False)
+
+
 @dataclass
 class Options:
     """What the page offers (the opponents, in order, and whether each can play here), and the server-side
@@ -441,20 +448,21 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 submitter(action), [current, saved, message, price], game_outputs, api_visibility="private",
                 trigger_mode="once", show_progress="hidden")
 
-        async def resume(saved_value):
-            """The kept game (a reload, or Try again after a failure): resumed if it is on, shown with its outcome
-            and debrief if it has ended; or the page ready for a new one. It answers at once: while the other side
-            is still thinking (a model move, bounded by the arena's deadline) the page shows so and follows it."""
+        async def follow(saved_value, retry: bool):
+            """The kept game: resumed if it is on, shown with its outcome and debrief if it has ended; or the page
+            ready for a new one. It answers at once: while the other side is still thinking (a model move, bounded by
+            the arena's deadline) the page shows so and follows it. With `retry`, a round that failed is tried again;
+            without (a reload), it is shown as failed."""
             ids = kept(secret, saved_value)
             if not ids["game"]:
                 yield render(None, ids)
                 return
             began = time.monotonic()
             try:
-                view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S)
+                view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S, retry=retry)
                 while view["thinking"]:
                     yield render(view, ids, thinking_s=time.monotonic() - began)
-                    view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S)
+                    view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S, retry=False)
                 yield render(view, ids)
             except ArenaError as exc:
                 yield render(None, ids, note=f"**{exc}**" if "no such game" not in str(exc) else "")
@@ -462,9 +470,19 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 log.exception("resuming game %s", ids["game"])
                 yield render(None, ids, note=f"**{UNEXPECTED}**")
 
+        async def resume(saved_value):
+            """A reload: the kept game as it stands."""
+            async for update in follow(saved_value, retry=False):
+                yield update
+
+        async def try_again(saved_value):
+            """Try again, after a round that failed."""
+            async for update in follow(saved_value, retry=True):
+                yield update
+
         demo.load(resume, saved, game_outputs, api_visibility="private")
         retry.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(
-            resume, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden")
+            try_again, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden")
 
         def results(saved_value):
             player = kept(secret, saved_value)["player"]
@@ -477,7 +495,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                         gr.update(value=figure, visible=figure is not None)]
             except StoreError:
                 log.exception("reading the results")
-                raise gr.Error("The results cannot be read right now: try again in a minute.") from None
+                raise refusal("The results cannot be read right now: try again in a minute.") from None
 
         for event in (refresh.click, results_tab.select):
             event(results, saved, [mine, table, plot], api_visibility="private", concurrency_limit=2)
@@ -486,12 +504,12 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             try:
                 options.admin.check(given, address(request))
             except ArenaError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             try:
                 return temporary_export(arena.store.export)
             except StoreError:
                 log.exception("exporting the database")
-                raise gr.Error("The database cannot be read right now: try again in a minute.") from None
+                raise refusal("The database cannot be read right now: try again in a minute.") from None
 
         export.click(do_export, password, files, api_visibility="private", concurrency_limit=1)
 
@@ -502,10 +520,10 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             try:
                 return await work
             except ArenaError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             except Exception:
                 log.exception("an API call")
-                raise gr.Error(UNEXPECTED) from None
+                raise refusal(UNEXPECTED) from None
 
         async def start_game(role: str = "buyer", opponent: str = "tactic:linear", condition: str = "both_unaware",
                              mode: str = "simultaneous", rounds: int = 4, scenario: str = "low",

@@ -40,7 +40,7 @@ def person_view(game_id: str, obs: Observation, ended: GameState | None, your_tu
     status = "finished" if ended is not None else status
     stopped = failure is not None and status == "active"
     your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active"
-    retry = "Make your move again" if your_turn else "Press Try again (or reload the page)"
+    retry = "Make your move again" if your_turn else "Press Try again"
     view = {
         "game_id": game_id,
         "status": status,

@@ -75,10 +75,12 @@ class StudyRunner:
         return {name: str(params[name])[:MAX_PARAMETER] for name in SOURCE_PARAMETERS if params.get(name)}
 
     async def _arrive(self, params: Mapping[str, str]) -> dict:
+        """The participant's record; their request counts as activity before anyone idle is released."""
         external = self.participant_id(params)
+        row = await asyncio.to_thread(records.arrive, self.arena.store, self.study.name, self.study.version,
+                                      self.study.hash, external, self._source(params))
         await self.release_idle()
-        return await asyncio.to_thread(records.arrive, self.arena.store, self.study.name, self.study.version,
-                                       self.study.hash, external, self._source(params))
+        return row
 
     # --- the pages ------------------------------------------------------------------------------
 
@@ -96,15 +98,15 @@ class StudyRunner:
     async def _reread(self, row: dict) -> dict:
         return await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
 
-    async def page(self, params: Mapping[str, str], wait_s: float | None = VIEW_WAIT_S) -> dict:
+    async def page(self, params: Mapping[str, str], retry: bool = False, wait_s: float | None = VIEW_WAIT_S) -> dict:
         """The page the participant is at (arriving, reloading, or coming back from another tab or process). It
         answers at once: a game whose other side is still thinking is shown so (its view `thinking`: ask again),
-        waiting at most `wait_s`."""
+        waiting at most `wait_s`; with `retry`, a round of the game that failed is tried again."""
         async with self._turn(params) as row:
             try:
-                return await self._page(row, wait_s=wait_s)
+                return await self._page(row, wait_s=wait_s, retry=retry)
             except StageError:  # another process moved this participant on meanwhile: show where they are
-                return await self._page(await self._reread(row), wait_s=wait_s)
+                return await self._page(await self._reread(row), wait_s=wait_s, retry=retry)
 
     async def submit(self, params: Mapping[str, str], stage: str, data: Mapping) -> dict:
         """A step made on the page of `stage`; returns the page that follows (or the same one, with what was wrong).
@@ -343,10 +345,10 @@ class StudyRunner:
     # --- what the participant sees --------------------------------------------------------------
 
     async def _page(self, row: dict, note: str = "", errors: dict | None = None, view: dict | None = None,
-                    wait_s: float | None = None) -> dict:
+                    wait_s: float | None = None, retry: bool = True) -> dict:
         """The page of the participant's stage. `view`: the game view the caller already holds (the game just
         moved in, or just ended), so that it is not fetched twice; `wait_s`: how long to wait for the other side of
-        a game (a page load answers at once)."""
+        a game (a page load answers at once); `retry`: whether a round that failed is tried again."""
         stage, study = row["stage"], self.study
         page = {"stage": stage, "note": note, "errors": errors or {}, "games": study.games_per_participant}
         if stage == "consent":
@@ -360,7 +362,7 @@ class StudyRunner:
         elif stage == "game":
             game_id = await self._game_id(row)
             if view is None or view["game_id"] != game_id:
-                view = await self.arena.view(game_id, wait_s)
+                view = await self.arena.view(game_id, wait_s, retry)
             if view["status"] != "active":
                 return await self._after_game(await asyncio.to_thread(
                     records.participant, self.arena.store, study.name, row["participant"]), view)

@@ -15,7 +15,8 @@ from typing import Any
 
 import gradio as gr
 
-from bargain.arena.ui import EXPORT_KEPT_S, UNEXPECTED, chat_messages, claims_markdown, info_markdown, round_markdown
+from bargain.arena.ui import (EXPORT_KEPT_S, UNEXPECTED, chat_messages, claims_markdown, info_markdown, refusal,
+                             round_markdown)
 from bargain.arena.views import money, plain
 from bargain.arena.inputs import ArenaError
 from bargain.store import StoreError
@@ -112,6 +113,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
                 offer = gr.Button("Offer", variant="primary")
                 accept = gr.Button("Accept their offer", visible=False)
                 walk = gr.Button("Walk away", variant="stop")
+                again = gr.Button("Try again", visible=False)
         with gr.Column(visible=False) as boxes["game_survey"]:
             survey_head = gr.Markdown()
             fields["game_survey"] = {item.id: _component(item) for item in per_game}
@@ -153,7 +155,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
         survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
         outputs = [params, shown, view, note, admin_box, *boxes.values(), consent_text, instructions_text, comprehension_head,
                    *questions.values(), game_head, info, status, countdown, chat, message, price, offer, accept, walk,
-                   survey_head, *survey_fields, debrief_text, end_text, redirect]
+                   again, survey_head, *survey_fields, debrief_text, end_text, redirect]
 
         def render(query: dict, page: dict) -> list:
             """Every output for a page, so that no path returns fewer."""
@@ -181,7 +183,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
                     countdown: None if game["seconds_left"] is None else round(game["seconds_left"]),
                     offer: gr.update(interactive="OFFER" in actions),
                     accept: gr.update(interactive="DEAL" in actions, visible=game["mode"] == "sequential"),
-                    walk: gr.update(interactive="NO_DEAL" in actions)})
+                    walk: gr.update(interactive="NO_DEAL" in actions), again: gr.update(visible=game["retry"])})
                 if game.get("notice") or game.get("error"):
                     values[note] = f"**{game.get('notice') or game['error']}**"
             if stage in ("game_survey", "final_survey"):
@@ -210,11 +212,12 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
         def stopped(query: dict, text: str) -> list:
             return render(query, {"stage": "end", "text": text})
 
-        async def current(query: dict, note_text: str = ""):
-            """The participant's page as it stands (a load, a reload, the countdown reaching zero). It answers at
-            once, and while the other side of a game is still thinking the page follows it."""
+        async def current(query: dict, note_text: str = "", retry: bool = False):
+            """The participant's page as it stands (a load, a reload, the countdown reaching zero; with `retry`, Try
+            again after a round that failed). It answers at once, and while the other side of a game is still
+            thinking the page follows it."""
             try:
-                page = await runner.page(query)
+                page = await runner.page(query, retry=retry)
                 while page["stage"] == "game" and page["view"]["thinking"]:
                     yield render(query, page)
                     page = await runner.page(query)
@@ -267,6 +270,12 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
                 "round": (shown_view or {}).get("round"), "action": action, "price": typed, "message": said}),
                 [params, view, message, price], outputs, show_progress="hidden", **private)
         countdown.click(current, [params], outputs, **private)
+
+        async def try_again(query: dict):
+            async for update in current(query, retry=True):
+                yield update
+
+        again.click(try_again, [params], outputs, **private)
         survey_done.click(step("game_survey", lambda *v: dict(zip(fields["game_survey"], v))),
                           [params, *fields["game_survey"].values()], outputs, **private)
         final_done.click(step("final_survey", lambda *v: dict(zip(fields["final_survey"], v))),
@@ -282,7 +291,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             try:
                 admin.check(given, client_address(request, behind_proxy))
             except ArenaError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             store, name, version = runner.arena.store, study.name, study.version
             games = tables.recent_games(store, name)
             return [gr.update(visible=True), tables.funnel(store, name, version), tables.cells(store, name, version),
@@ -301,7 +310,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             try:
                 admin.check(given, client_address(request, behind_proxy))
             except ArenaError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             return transcript_markdown(runner.arena.store, game_id) if isinstance(game_id, str) else ""
 
         picked_game.change(show_game, [picked_game, password], transcript, api_visibility="private")
@@ -313,13 +322,13 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             try:
                 admin.check(given, client_address(request, behind_proxy))
             except ArenaError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             try:
                 return temporary_export(lambda out: export_study(runner.arena.store, study.name, study.version,
                                                                  out_dir=out))
             except Exception:
                 log.exception("exporting the study")
-                raise gr.Error("The study's data cannot be exported right now: try again in a minute.") from None
+                raise refusal("The study's data cannot be exported right now: try again in a minute.") from None
 
         export_button.click(export, password, export_files, api_visibility="private", concurrency_limit=1)
 
@@ -330,18 +339,19 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             try:
                 return await work
             except StudyStop as exc:
-                raise gr.Error(str(exc)) from None
+                raise refusal(str(exc)) from None
             except StoreError as exc:
                 log.error("%s: %s", doing, exc)
-                raise gr.Error(failed) from None
+                raise refusal(failed) from None
             except Exception:
                 log.exception(doing)
-                raise gr.Error(UNEXPECTED) from None
+                raise refusal(UNEXPECTED) from None
 
         async def study_page(query: dict) -> dict:
-            """The page the participant named by `query` (the study link's parameters) is at. In a game whose
-            other side is still thinking, its view says `thinking`: ask again."""
-            return await answered(runner.page(_query(query)), "a study page", CANNOT_REACH)
+            """The page the participant named by `query` (the study link's parameters) is at (a round of a game
+            that failed is tried again). In a game whose other side is still thinking, its view says `thinking`:
+            ask again."""
+            return await answered(runner.page(_query(query), retry=True), "a study page", CANNOT_REACH)
 
         async def study_step(query: dict, stage: str, data: dict) -> dict:
             """Make a step on the page of `stage` (consent, instructions, comprehension, game, game_survey,

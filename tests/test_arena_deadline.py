@@ -1,0 +1,67 @@
+"""A model move has one deadline, its retries included: a model server that takes the connection and never
+answers (or fails and is retried) costs the person that long, once; the round is not applied, the person is told,
+a reload answers at once meanwhile, and the round can be retried. The server is a real HTTP server
+(`bargain.agents.stub_server.StubServer`) reached through the real OpenAI-compatible backend."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from bargain.agents.backends import Backends
+from bargain.agents.backends.openai_server import OpenAIServer
+from bargain.agents.stub_server import StubServer
+from bargain.arena.controller import VIEW_WAIT_S, Arena, Setup
+from bargain.engine.trial import Mode, Role
+from bargain.store import Store
+
+DEADLINE_S = 1.5
+SLACK_S = 1.0  # scheduling and the database, on a busy two-core machine
+
+
+def arena_on(tmp_path, server: StubServer) -> Arena:
+    return Arena(Store(f"sqlite:///{tmp_path / 'arena.db'}"), Backends(OpenAIServer(server.url)), arms=["arm:base"],
+                 move_deadline=DEADLINE_S)
+
+
+@pytest.mark.parametrize("failing", [{"delay_s": 3600.0}, {"fail_first": 10_000, "fail_status": 503}],
+                         ids=["never-answers", "fails-and-is-retried"])
+def test_a_model_that_does_not_answer_costs_one_deadline_and_the_round_can_be_retried(tmp_path, failing):
+    with StubServer(["Qwen/Qwen3-8B"], **failing) as server:
+        async def scenario():
+            arena = arena_on(tmp_path, server)
+            view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
+            began = time.monotonic()
+            moved = await arena.move(view["game_id"], 1, "OFFER", "1.00", "my offer")
+            assert time.monotonic() - began < DEADLINE_S + SLACK_S
+            assert "took too long" in moved["error"] and moved["your_turn"] and moved["round"] == 1
+            assert arena.store.game(view["game_id"])["moves"] == []  # nothing half-written
+            server.delay_s, server.fail_first = 0.0, 0  # the server is back
+            moved = await arena.move(view["game_id"], 1, "OFFER", "1.00", "my offer, again")
+            assert moved["round"] == 2 and moved["error"] is None
+            assert [m["message"] for m in arena.store.game(view["game_id"])["moves"]][0] == "my offer, again"
+
+        asyncio.run(scenario())
+
+
+def test_a_reload_answers_at_once_while_the_model_hangs(tmp_path):
+    with StubServer(["Qwen/Qwen3-8B"], delay_s=3600.0) as server:
+        async def scenario():
+            arena = arena_on(tmp_path, server)
+            # Sequential, the model opening: its move is under way from the start.
+            view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", mode=Mode.SEQUENTIAL,
+                                           first_actor=Role.SELLER, rounds=3))
+            assert "took too long" in view["error"] and view["retry"]  # the start waited one deadline, no more
+            arena.live.clear()  # a reload that reaches another process: the game is rebuilt, the model asked again
+            began = time.monotonic()
+            reload = await arena.view(view["game_id"], wait_s=VIEW_WAIT_S)
+            assert time.monotonic() - began < VIEW_WAIT_S + SLACK_S
+            assert reload["thinking"] and not reload["your_turn"] and reload["error"] is None
+            await asyncio.sleep(DEADLINE_S)
+            later = await arena.view(view["game_id"], wait_s=0, retry=False)  # a reload: the failure, at once
+            assert "took too long" in later["error"] and not later["thinking"]
+            assert arena.store.game(view["game_id"])["moves"] == []
+
+        asyncio.run(scenario())
