@@ -1,6 +1,8 @@
-"""Study mode under load: simulated participants at once through two app processes on one PostgreSQL.
+"""Study mode under load, and under faults: simulated participants at once through app processes on one database.
 
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB [--participants 200] [--think 5.0]
+    python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB --chaos [--kill-every 20]
+        [--duplicate 0.2] [--reload 0.1] [--think 1.0]
 
 Two app processes serve one study (two games per participant against scripted tactics, four rounds each, a
 survey after each game and a final one) from the same database. Each simulated participant goes through the
@@ -21,8 +23,19 @@ or duplicated: every participant completed exactly once, every cell filled to it
 game finished with its moves numbered without a gap, every move a participant made stored once, every survey
 answer stored once.
 
+With `--chaos`, the run is made under the faults a study meets: a share of steps (`--duplicate`) is sent to both
+processes at the same moment (a move with a different price: a double click, a retry through another replica),
+a share of moves (`--reload`) is followed 2 ms later by a reload of the page on the other process, and every
+`--kill-every` seconds one process is killed (SIGKILL, mid-request) and started again; a participant whose
+process does not answer makes the step again on the other one (a browser's retry behind a load balancer). It
+reports completed, stuck (not completed), duplicated moves (two counted moves of one round and side), lost
+moves (a move a participant was shown as played but the database lacks), participants who got an error page,
+slots counted wrongly, games left active, and the round trip per step at p50 and p95 (goal: 0 stuck, 0
+duplicated, 0 lost; p95 per move under 500 ms). With `--processes 1` it runs on SQLite too (one process: the
+duplicates go to it twice, and it is killed and restarted).
+
 Use a scratch database: the benchmark's study stays in it under a fresh name (`bench-` and six hex digits).
-The participants' clients run in a process of their own; on a two-core machine the servers, PostgreSQL and the
+The participants' clients run in a process of their own; on a two-core machine the servers, the database and the
 clients share the cores.
 """
 
@@ -34,22 +47,25 @@ import multiprocessing
 import os
 import random
 import secrets
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-
 from benchmarks.arena import percentile
 
 GOAL_MS = 100.0
+CHAOS_GOAL_MS = 500.0  # p95 of a move's round trip under faults
 ROOT = Path(__file__).resolve().parents[1]
 GAMES, ROUNDS = 2, 4
+RETRY_FOR_S = 60.0  # how long a participant keeps making a step again while no process answers
 CELLS = ("a/both_unaware/buyer", "a/both_unaware/seller", "b/both_unaware/buyer", "b/both_unaware/seller")
 STUDY = """
 name: {name}
@@ -75,10 +91,23 @@ surveys:
     - {{id: satisfaction, type: likert, text: "Satisfied?", scale: [1, 7], anchors: [Not at all, Very]}}
   final:
     - {{id: comments, type: text, text: "Anything else?", required: false}}
-timing: {{move_seconds: 600, idle_minutes: 60}}
+timing: {{move_seconds: 600, idle_minutes: {idle}}}
 payment: {{currency: GBP, base: 2.0, bonus: {{per_unit: 1.0, cap: 2.0}}, timeout_rule: no_bonus_for_timed_out_games}}
 completion: {{code: BENCHDONE, screened_out_code: BENCHOUT, declined_message: "Thank you."}}
 """
+
+
+@dataclass(frozen=True)
+class Faults:
+    """What goes wrong during a run (none by default: the load benchmark)."""
+
+    duplicate: float = 0.0  # share of steps also sent, at the same moment, to the other process (a move: another price)
+    reload: float = 0.0  # share of moves followed 2 ms later by a reload of the page on the other process
+    kill_every: float | None = None  # seconds between two kills (SIGKILL) of an app process, each started again
+
+    @property
+    def any(self) -> bool:
+        return bool(self.duplicate or self.reload or self.kill_every)
 
 
 # --- the app processes ------------------------------------------------------------------------------------------
@@ -95,10 +124,10 @@ def serve(argv: list[str], timings: Path) -> None:
     times: list[tuple[str, float]] = []
     page, submit = StudyRunner.page, StudyRunner.submit
 
-    async def timed_page(self, params):
+    async def timed_page(self, params, **options):
         start = time.perf_counter()
         try:
-            return await page(self, params)
+            return await page(self, params, **options)
         finally:
             times.append(("page", time.perf_counter() - start))
 
@@ -121,16 +150,34 @@ def serve(argv: list[str], timings: Path) -> None:
     demo.close()
 
 
-def start_app(db: str, study: Path, port: int, timings: Path, concurrency: int) -> subprocess.Popen:
-    argv = ["--db", db, "--study", str(study), "--port", str(port), "--concurrency", str(concurrency)]
-    return subprocess.Popen([sys.executable, "-m", "benchmarks.study", "--serve", json.dumps(argv), str(timings)],
-                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+@dataclass
+class Replica:
+    """One app process on a port of its own, which can be killed and started again on the same port."""
 
+    argv: list[str]
+    timings: Path
+    process: subprocess.Popen | None = None
 
-def wait_until_up(app: subprocess.Popen) -> None:
-    line = app.stdout.readline()
-    if line.strip() != "ready":
-        raise SystemExit(f"an app process did not start (exit status {app.wait()}); see its error above")
+    @property
+    def port(self) -> int:
+        return int(self.argv[self.argv.index("--port") + 1])
+
+    def start(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.study", "--serve", json.dumps(self.argv),
+                                         str(self.timings)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+        line = self.process.stdout.readline()
+        if line.strip() != "ready":
+            raise SystemExit(f"an app process did not start (exit status {self.process.wait()}); see its error above")
+
+    def kill(self) -> None:
+        """Die as a crashed process does: no clean-up, requests in flight get no answer."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(60)
 
 
 # --- the participants -------------------------------------------------------------------------------------------
@@ -149,29 +196,67 @@ def answers(page: dict) -> dict:
     return out
 
 
-def participant(urls: list[str], n: int, think: float, ready: threading.Barrier, log: dict) -> None:
+def participant(urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict) -> None:
     """One participant through the study on one process, moving to the other after the first game. It calls the page's
     named endpoints (`/study_page`, `/study_step`) over HTTP as `gradio_client` does for endpoints outside the
     queue, in one page session per process, without the client library's own CPU cost per call, which on a small
-    machine would take the servers'."""
+    machine would take the servers'. Under `faults`, some steps also go to the other process at the same moment,
+    some moves are followed by a reload there, and a step that no process answers (one was killed) is made again
+    on the next one."""
     rng = random.Random(n)
     query = {"PROLIFIC_PID": f"bench{n:05d}", "STUDY_ID": "bench", "SESSION_ID": f"s{n}"}
+    pid = query["PROLIFIC_PID"]
     sessions = [secrets.token_hex(8) for _ in urls]  # one page session per process, as a browser tab keeps one
     moved = False  # once the first game is over: the other process
 
-    def call(api: str, *data) -> dict:
-        time.sleep(think * rng.uniform(0.5, 1.5))
-        which = (n + moved) % len(urls)
-        start = time.perf_counter()
-        answer = http.post(f"{urls[which]}gradio_api/run/{api}",
-                           json={"data": [query, *data], "session_hash": sessions[which]})
-        log["trips"].append(time.perf_counter() - start)
+    def post(which: int, api: str, data: list) -> dict | None:
+        """One request; None when the process does not answer (refused, or cut off by a kill)."""
+        try:
+            answer = http.post(f"{urls[which]}gradio_api/run/{api}",
+                               json={"data": [query, *data], "session_hash": sessions[which]})
+        except httpx.TransportError:
+            return None
         if answer.status_code != 200:
             raise RuntimeError(f"{api}: HTTP {answer.status_code} {answer.text[:200]}")
         return answer.json()["data"][0]
 
-    def step(stage: str, data: dict) -> dict:
-        return call("study_step", stage, data)
+    def beside(which: int, api: str, data: list, delay: float = 0.0) -> threading.Thread:
+        """The same participant's other request, at the same moment (after `delay`), to process `which`."""
+        def send() -> None:
+            time.sleep(delay)
+            try:
+                post(which, api, data)
+            except Exception as exc:  # an error page for the duplicate is an error page
+                log["errors"].append(f"{pid} (sent again): {type(exc).__name__}: {exc}")
+        thread = threading.Thread(target=send)
+        thread.start()
+        return thread
+
+    def call(api: str, *data, kind: str = "page", twin: list | None = None) -> dict:
+        time.sleep(think * rng.uniform(0.5, 1.5))
+        which = (n + moved) % len(urls)
+        other = (which + 1) % len(urls)
+        extra = []
+        if faults.duplicate and rng.random() < faults.duplicate:
+            extra.append(beside(other, api, list(twin if twin is not None else data)))
+        if kind == "move" and faults.reload and rng.random() < faults.reload:
+            extra.append(beside(other, "study_page", [], delay=0.002))
+        start, given_up = time.perf_counter(), time.monotonic() + RETRY_FOR_S
+        attempt = 0
+        while (page := post((which + attempt) % len(urls), api, list(data))) is None:
+            if time.monotonic() > given_up:
+                raise RuntimeError(f"{api}: no process answered for {RETRY_FOR_S:.0f} s")
+            log["retried"].append(pid)
+            attempt += 1
+            time.sleep(0.2)
+        log["trips"].append((kind, time.perf_counter() - start))
+        for thread in extra:
+            thread.join()
+        return page
+
+    def step(stage: str, data: dict, twin: dict | None = None) -> dict:
+        return call("study_step", stage, data, kind="move" if stage == "game" else "page",
+                    twin=None if twin is None else [stage, twin])
 
     # Idle connections are closed here before the server's keep-alive (5 s) would close them under a request.
     with httpx.Client(timeout=120, limits=httpx.Limits(keepalive_expiry=2)) as http:
@@ -186,9 +271,14 @@ def participant(urls: list[str], n: int, think: float, ready: threading.Barrier,
                     view = page["view"]
                     toward = 1 if view["role"] == "buyer" else -1
                     price = view["your_price"] * (1 - 0.2 * toward) + 0.1 * view["round"] * toward
-                    page = step("game", {"round": view["round"], "action": "OFFER", "price": f"{price:.2f}",
-                                         "message": "How about this?"})
-                    log["moves"].append(query["PROLIFIC_PID"])
+                    move = {"round": view["round"], "action": "OFFER", "message": "How about this?"}
+                    game = page["game"]
+                    page = step("game", {**move, "price": f"{price:.2f}"},
+                                twin={**move, "price": f"{price - 0.05 * toward:.2f}"})
+                    log["moves"].append(pid)
+                    if page["stage"] == "game":  # what the participant was shown as played, to find in the database
+                        log["seen"].extend((pid, game, t["round"], t["price"]) for t in page["view"]["transcript"]
+                                           if t["speaker"] == "you")
                 elif page["stage"] in ("game_survey", "final_survey"):
                     moved = True
                     page = step(page["stage"], answers(page))
@@ -196,16 +286,17 @@ def participant(urls: list[str], n: int, think: float, ready: threading.Barrier,
                     page = step("debrief", {})
                 else:
                     raise RuntimeError(f"unexpected page {page['stage']}")
-            log["ended"].append((query["PROLIFIC_PID"], page["stage"]))
+            log["ended"].append((pid, page["stage"]))
         except Exception as exc:  # reported: a lost participant is a failed benchmark
-            log["errors"].append(f"{query['PROLIFIC_PID']}: {type(exc).__name__}: {exc}")
+            log["errors"].append(f"{pid}: {type(exc).__name__}: {exc}")
 
 
-def crowd_main(urls: list[str], participants: int, think: float, results) -> None:
+def crowd_main(urls: list[str], participants: int, think: float, faults: Faults, results) -> None:
     """Every participant on a thread of its own; sends back what they saw."""
-    log: dict[str, list] = {"trips": [], "moves": [], "ended": [], "errors": []}
+    log: dict = {"trips": [], "moves": [], "seen": [], "ended": [], "errors": [], "retried": []}
     ready = threading.Barrier(participants)
-    threads = [threading.Thread(target=participant, args=(urls, n, think, ready, log)) for n in range(participants)]
+    threads = [threading.Thread(target=participant, args=(urls, n, think, faults, ready, log))
+               for n in range(participants)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -216,46 +307,98 @@ def crowd_main(urls: list[str], participants: int, think: float, results) -> Non
 # --- the check --------------------------------------------------------------------------------------------------
 
 
-def check(db: str, name: str, participants: int, log: dict) -> list[str]:
-    """What the database holds against what the participants did; an empty list when nothing was lost or doubled."""
-    from bargain.store import Store
+@dataclass
+class Outcome:
+    """What a run left in the database, against what the participants did and saw."""
+
+    participants: int
+    completed: int = 0
+    stuck: int = 0  # participants who did not complete
+    error_pages: int = 0  # requests answered with an error (a participant's or a duplicate's)
+    duplicated_moves: int = 0  # counted moves beyond one per (game, round, role), and moves flagged duplicate
+    lost_moves: int = 0  # moves a participant was shown as played that the database lacks
+    slots_off: int = 0  # cell slots counted beyond (or short of) what the participants hold
+    games_left_active: int = 0
+    problems: list[str] = field(default_factory=list)  # each finding in a sentence, the first ten kept
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.stuck or self.error_pages or self.duplicated_moves or self.lost_moves or self.slots_off
+                    or self.games_left_active or self.problems)
+
+
+def check(db: str, name: str, participants: int, log: dict, exact_moves: bool) -> Outcome:
+    """What the database holds against what the participants did; `exact_moves`: every move request made is one
+    stored move (no step was sent twice or made again)."""
+    from sqlalchemy import func, select
+
+    from bargain.store import MoveRow, Store
     from bargain.study import records
 
     store = Store(db)
-    problems = []
+    out = Outcome(participants, errors=log["errors"][:10], error_pages=len(log["errors"]))
+    people = {row["participant"]: row for row in records.participants(store, name, [1])}
+    out.completed = sum(row["stage"] == "completed" for row in people.values())
+    out.stuck = participants - out.completed
+    held: dict[str, int] = {}
+    for row in people.values():
+        for cell in (row["cells"][:row["games_done"]] if row["stage"] == "dropped" else row["cells"]):
+            held[cell] = held.get(cell, 0) + 1
     counts = records.cell_counts(store, name, 1)
-    quota = participants * GAMES // len(CELLS)
-    if counts != {cell: (quota, quota) for cell in CELLS}:
-        problems.append(f"cells {counts}, expected {quota} of {quota} each")
+    out.slots_off = sum(abs(taken - held.get(cell, 0)) for cell, (taken, _) in counts.items())
+    if any(taken > quota for taken, quota in counts.values()):
+        out.problems.append(f"a cell over its quota: {counts}")
     games = store.games_frame()
     games = games[games["study"] == name]
-    if len(games) != participants * GAMES or not (games["status"] == "finished").all():
-        problems.append(f"{len(games)} games, {int((games['status'] == 'finished').sum())} finished; "
-                        f"expected {participants * GAMES}")
-    if len(games) and games["participant"].value_counts().max() != GAMES:
-        problems.append("a participant has more games than the study gives")
+    out.games_left_active = int((games["status"] == "active").sum())
+    if len(games) != participants * GAMES or games["participant"].value_counts().max() != GAMES:
+        out.problems.append(f"{len(games)} games for {participants} participants of {GAMES} games each")
     moves = store.moves_frame()
     moves = moves[moves["game_id"].isin(set(games["id"]))]
+    with store.reading() as session:
+        twice = session.execute(select(func.count()).select_from(
+            select(MoveRow.game_id).where(MoveRow.duplicate.is_(False), MoveRow.game_id.in_(list(games["id"])))
+            .group_by(MoveRow.game_id, MoveRow.round, MoveRow.role).having(func.count() > 1).subquery())).scalar()
+    out.duplicated_moves = int(twice) + int(moves["duplicate"].sum())
     for game_id, rows in moves.groupby("game_id"):
         if list(rows["seq"]) != list(range(len(rows))):
-            problems.append(f"game {game_id}: moves numbered {list(rows['seq'])}")
-    stored = int((moves["actor"] == "human").sum())
-    if stored != len(log["moves"]):
-        problems.append(f"moves made {len(log['moves'])}, stored {stored}")
-    completed = [pid for pid, stage in log["ended"] if stage == "completed"]
-    if len(completed) != participants or len(set(completed)) != participants:
-        problems.append(f"{len(completed)} participants completed of {participants}")
-    for pid in completed[:participants]:
-        row = records.participant(store, name, pid)
+            out.problems.append(f"game {game_id}: moves numbered {list(rows['seq'])}")
+    index = {g.id: (g.participant, int(g.game_index)) for g in games.itertuples() if g.game_index == g.game_index}
+    played = set(index.values())
+    stored = {(*index[m.game_id], m.round, round(m.price, 2)) for m in moves.itertuples()
+              if m.game_id in index and m.actor == "human" and m.price == m.price and not m.duplicate}
+    seen = {(pid, game, round_, round(price, 2)) for pid, game, round_, price in log["seen"] if price is not None}
+    out.lost_moves = sum((pid, game) in played and (pid, game, r, p) not in stored for pid, game, r, p in seen) + sum(
+        (pid, game) not in played for pid, game, _, _ in seen)
+    if exact_moves and int((moves["actor"] == "human").sum()) != len(log["moves"]):
+        out.problems.append(f"moves made {len(log['moves'])}, stored {int((moves['actor'] == 'human').sum())}")
+    for pid, row in people.items():
         given = [(a["survey"], a["game"], a["item"], a["attempt"]) for a in records.answers(store, row["id"])]
-        if row["stage"] != "completed" or len(given) != len(set(given)) or len(given) != 1 + GAMES * 4 + 1:
-            problems.append(f"{pid}: stage {row['stage']}, {len(given)} answers ({len(set(given))} distinct)")
-            break
+        if row["stage"] == "completed" and (len(given) != len(set(given)) or len(given) != 1 + GAMES * 4 + 1):
+            out.problems.append(f"{pid}: {len(given)} answers ({len(set(given))} distinct)")
+    out.problems = out.problems[:10]
     store.engine.dispose()
-    return problems
+    return out
 
 
 # --- the run ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """A finished run: what the database holds, and the times."""
+
+    name: str
+    outcome: Outcome
+    elapsed_s: float
+    requests: int
+    retries: int
+    kills: int
+    trips_ms: dict[str, list[float]]  # page / move -> round trips seen by participants
+    server_ms: dict[str, list[float]]  # page / move -> server times (processes that ended cleanly)
+    server_cpu_s: float
+    server_requests: int
 
 
 def free_port() -> int:
@@ -266,67 +409,127 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.study", description=__doc__.splitlines()[0])
-    parser.add_argument("--db", default=os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL"),
-                        help="a scratch PostgreSQL database URL (env BARGAIN_BENCH_DB or BARGAIN_TEST_POSTGRES_URL)")
-    parser.add_argument("--participants", type=int, default=200, help="a multiple of 2 (the cells fill exactly)")
-    parser.add_argument("--think", type=float, default=5.0, help="mean seconds a participant takes before each step")
-    parser.add_argument("--serve", nargs=2, metavar=("ARGV", "TIMINGS"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.serve:
-        return serve(json.loads(args.serve[0]), Path(args.serve[1]))
-    if not args.db or not args.db.startswith("postgresql"):
-        raise SystemExit("give a scratch PostgreSQL database: --db postgresql+psycopg://USER:PASS@HOST/DB "
-                         "(two app processes share it, as a study served by several processes would)")
-    if args.participants % 2:
-        raise SystemExit("--participants must be even: two games each fill four cells exactly")
+def run(db: str, participants: int, think: float, faults: Faults = Faults(), processes: int = 2) -> Run:
+    """Serve a fresh study from `processes` app processes on `db` and put `participants` through it."""
     name = f"bench-{secrets.token_hex(3)}"
+    kills = 0
     with tempfile.TemporaryDirectory() as root:
         folder = Path(root)
         for text in ("consent", "instructions", "debrief"):
             (folder / f"{text}.md").write_text(f"The benchmark's {text}.")
-        (folder / "study.yaml").write_text(STUDY.format(name=name, rounds=ROUNDS, games=GAMES,
-                                                        quota=args.participants * GAMES // len(CELLS)))
-        ports = [free_port(), free_port()]
-        timings = [folder / f"times{i}.json" for i in range(2)]
-        apps = [start_app(args.db, folder / "study.yaml", port, path, args.participants + 20)
-                for port, path in zip(ports, timings)]
+        (folder / "study.yaml").write_text(STUDY.format(name=name, rounds=ROUNDS, games=GAMES, quota=participants * GAMES
+                                                        // len(CELLS), idle=1 if faults.any else 60))
+        replicas = [Replica(["--db", db, "--study", str(folder / "study.yaml"), "--port", str(free_port()),
+                             "--concurrency", str(participants + 20)], folder / f"times{i}.json")
+                    for i in range(processes)]
+        stop = threading.Event()
+
+        def killer() -> None:
+            nonlocal kills
+            victim = 0
+            while not stop.wait(faults.kill_every):
+                replicas[victim].kill()
+                kills += 1
+                replicas[victim].start()
+                victim = (victim + 1) % len(replicas)
+
         try:
-            for app in apps:
-                wait_until_up(app)
+            for replica in replicas:
+                replica.start()
             context = multiprocessing.get_context("spawn")
             results = context.Queue()
-            crowd = context.Process(target=crowd_main, args=([f"http://127.0.0.1:{p}/" for p in ports],
-                                                             args.participants, args.think, results))
+            crowd = context.Process(target=crowd_main, args=([f"http://127.0.0.1:{r.port}/" for r in replicas],
+                                                             participants, think, faults, results))
             began = time.perf_counter()
             crowd.start()
+            chaos = threading.Thread(target=killer) if faults.kill_every else None
+            if chaos is not None:
+                chaos.start()
             log = results.get()
+            stop.set()
+            if chaos is not None:
+                chaos.join()
             crowd.join()
             elapsed = time.perf_counter() - began
         finally:
-            for app in apps:
-                app.stdin.close()
-                app.wait(60)
-        served = [json.loads(path.read_text()) for path in timings if path.exists()]
-        times = [entry for record in served for entry in record["times"]]
-        server_cpu = sum(record["cpu_s"] for record in served)
-    problems = check(args.db, name, args.participants, log)
-    pages = [s * 1000 for kind, s in times if kind == "page"]
-    moves = [s * 1000 for kind, s in times if kind == "move"]
-    trips = [s * 1000 for s in log["trips"]]
-    print(f"{args.participants} participants at once through 2 app processes on PostgreSQL, {GAMES} games of "
-          f"{ROUNDS} rounds each, {args.think:.1f} s to think: {len(trips)} requests in {elapsed:.1f} s (study {name})")
-    for label, values in (("page", pages), ("move", moves)):
-        print(f"server time per {label}: p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms "
-              f"over {len(values)} (goal p95 < {GOAL_MS:.0f} ms)")
-    print(f"server CPU per request: {server_cpu / max(len(times), 1) * 1000:.1f} ms (both processes, Gradio's "
-          "request handling and its idle polling included)")
-    print(f"round trip seen by a participant: p50 {statistics.median(trips):.1f} ms, p95 {percentile(trips, 95):.1f} ms")
-    print(f"completed {sum(stage == 'completed' for _, stage in log['ended'])} of {args.participants}; errors "
-          f"{len(log['errors'])}; nothing lost or duplicated: {'yes' if not problems and not log['errors'] else 'NO'}")
-    for line in (log["errors"] + problems)[:10]:
+            stop.set()
+            for replica in replicas:
+                if replica.process is not None and replica.process.poll() is None:
+                    replica.stop()
+        served = [json.loads(r.timings.read_text()) for r in replicas if r.timings.exists()]
+    times = [entry for record in served for entry in record["times"]]
+    outcome = check(db, name, participants, log, exact_moves=not faults.any)
+    kinds = ("page", "move")
+    return Run(name, outcome, elapsed, len(log["trips"]), len(log["retried"]), kills,
+               {k: [s * 1000 for kind, s in log["trips"] if kind == k] for k in kinds},
+               {k: [s * 1000 for kind, s in times if kind == k] for k in kinds},
+               sum(record["cpu_s"] for record in served), len(times))
+
+
+def report(result: Run, participants: int, think: float, faults: Faults, processes: int) -> None:
+    """The run's figures, printed."""
+    def spread(values: list[float]) -> str:
+        return (f"p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms over {len(values)}"
+                if values else "none")
+
+    out = result.outcome
+    print(f"{participants} participants at once through {processes} app process(es), {GAMES} games of {ROUNDS} rounds "
+          f"each, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s (study {result.name})")
+    if faults.any:
+        print(f"faults: {faults.duplicate:.0%} of steps sent to two processes at once, {faults.reload:.0%} of moves "
+              f"followed by a reload elsewhere, {result.kills} kill(s) -9 of a process (every "
+              f"{faults.kill_every or 0:g} s), {result.retries} step(s) made again after no answer")
+        for label in ("move", "page"):
+            goal = f" (goal p95 < {CHAOS_GOAL_MS:.0f} ms)" if label == "move" else ""
+            print(f"round trip per {label}: {spread(result.trips_ms[label])}{goal}")
+        print(f"completed {out.completed} of {participants}; stuck {out.stuck}; duplicated moves "
+              f"{out.duplicated_moves}; lost moves {out.lost_moves}; error pages {out.error_pages}; slots off "
+              f"{out.slots_off}; games left active {out.games_left_active}")
+    else:
+        for label in ("page", "move"):
+            print(f"server time per {label}: {spread(result.server_ms[label])} (goal p95 < {GOAL_MS:.0f} ms)")
+        print(f"server CPU per request: {result.server_cpu_s / max(result.server_requests, 1) * 1000:.1f} ms (both "
+              "processes, Gradio's request handling and its idle polling included)")
+        trips = result.trips_ms["page"] + result.trips_ms["move"]
+        print(f"round trip seen by a participant: {spread(trips)}")
+        print(f"completed {out.completed} of {participants}; errors {out.error_pages}")
+    print(f"nothing lost or duplicated: {'yes' if out.clean else 'NO'}")
+    for line in (out.errors + out.problems)[:10]:
         print("  ", line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.study", description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default=os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL"),
+                        help="a scratch PostgreSQL database URL (env BARGAIN_BENCH_DB or BARGAIN_TEST_POSTGRES_URL); "
+                             "SQLite with --processes 1")
+    parser.add_argument("--participants", type=int, default=200, help="a multiple of 2 (the cells fill exactly)")
+    parser.add_argument("--think", type=float, default=None,
+                        help="mean seconds a participant takes before each step (default 5, with --chaos 1)")
+    parser.add_argument("--processes", type=int, default=2, help="app processes serving the study (default 2)")
+    parser.add_argument("--chaos", action="store_true", help="run under faults: steps sent twice, reloads "
+                                                              "elsewhere, a process killed and restarted")
+    parser.add_argument("--duplicate", type=float, default=0.2, help="with --chaos: share of steps sent to two "
+                                                                      "processes at once (default 0.2)")
+    parser.add_argument("--reload", type=float, default=0.1, help="with --chaos: share of moves followed by a reload "
+                                                                   "on the other process (default 0.1)")
+    parser.add_argument("--kill-every", type=float, default=20.0, help="with --chaos: seconds between two kills of a "
+                                                                        "process (default 20; 0: none)")
+    parser.add_argument("--serve", nargs=2, metavar=("ARGV", "TIMINGS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        return serve(json.loads(args.serve[0]), Path(args.serve[1]))
+    sqlite = bool(args.db) and args.db.startswith("sqlite")
+    if not args.db or not (args.db.startswith("postgresql") or sqlite and args.processes == 1):
+        raise SystemExit("give a scratch PostgreSQL database: --db postgresql+psycopg://USER:PASS@HOST/DB "
+                         "(app processes share it, as a study served by several processes would); SQLite serves "
+                         "one process: --db sqlite:///FILE --processes 1")
+    if args.participants % 2 or args.participants < 2:
+        raise SystemExit("--participants must be even: two games each fill four cells exactly")
+    faults = Faults(args.duplicate, args.reload, args.kill_every or None) if args.chaos else Faults()
+    think = args.think if args.think is not None else (1.0 if args.chaos else 5.0)
+    result = run(args.db, args.participants, think, faults, args.processes)
+    report(result, args.participants, think, faults, args.processes)
 
 
 if __name__ == "__main__":
