@@ -2,7 +2,7 @@
 
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB [--participants 200] [--think 5.0]
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB --chaos [--kill-every 20]
-        [--duplicate 0.2] [--reload 0.1] [--think 1.0]
+        [--duplicate 0.2] [--reload 0.1] [--processes 2]
 
 Two app processes serve one study (two games per participant against scripted tactics, four rounds each, a
 survey after each game and a final one) from the same database. Each simulated participant goes through the
@@ -476,8 +476,9 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
     print(f"{participants} participants at once through {processes} app process(es), {GAMES} games of {ROUNDS} rounds "
           f"each, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s (study {result.name})")
     if faults.any:
-        print(f"faults: {faults.duplicate:.0%} of steps sent to two processes at once, {faults.reload:.0%} of moves "
-              f"followed by a reload elsewhere, {result.kills} kill(s) -9 of a process (every "
+        print(f"faults: {faults.duplicate:.0%} of steps sent twice at once ({'to both processes' if processes > 1 else
+              'to the one process'}), {faults.reload:.0%} of moves followed by a reload, {result.kills} kill(s) -9 of a "
+              f"process (every "
               f"{faults.kill_every or 0:g} s), {result.retries} step(s) made again after no answer")
         for label in ("move", "page"):
             goal = f" (goal p95 < {CHAOS_GOAL_MS:.0f} ms)" if label == "move" else ""
@@ -504,8 +505,7 @@ def main() -> None:
                         help="a scratch PostgreSQL database URL (env BARGAIN_BENCH_DB or BARGAIN_TEST_POSTGRES_URL); "
                              "SQLite with --processes 1")
     parser.add_argument("--participants", type=int, default=200, help="a multiple of 2 (the cells fill exactly)")
-    parser.add_argument("--think", type=float, default=None,
-                        help="mean seconds a participant takes before each step (default 5, with --chaos 1)")
+    parser.add_argument("--think", type=float, default=5.0, help="mean seconds a participant takes before each step")
     parser.add_argument("--processes", type=int, default=2, help="app processes serving the study (default 2)")
     parser.add_argument("--chaos", action="store_true", help="run under faults: steps sent twice, reloads "
                                                               "elsewhere, a process killed and restarted")
@@ -527,9 +527,8 @@ def main() -> None:
     if args.participants % 2 or args.participants < 2:
         raise SystemExit("--participants must be even: two games each fill four cells exactly")
     faults = Faults(args.duplicate, args.reload, args.kill_every or None) if args.chaos else Faults()
-    think = args.think if args.think is not None else (1.0 if args.chaos else 5.0)
-    result = run(args.db, args.participants, think, faults, args.processes)
-    report(result, args.participants, think, faults, args.processes)
+    result = run(args.db, args.participants, args.think, faults, args.processes)
+    report(result, args.participants, args.think, faults, args.processes)
 
 
 if __name__ == "__main__":

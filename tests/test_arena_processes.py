@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
-from bargain.arena.controller import ALREADY_PLAYED, Arena, Setup
+from bargain.arena.controller import ALREADY_PLAYED, Arena, GameInProgress, Setup
 from bargain.engine.trial import Role
 from bargain.store import Store
 
@@ -74,5 +76,26 @@ def test_a_round_sent_to_two_processes_at_once_is_played_once(tmp_path):
         assert first["round"] == second["round"] == 2 and first["transcript"] == second["transcript"]
         assert (first["notice"], second["notice"]) == (None, ALREADY_PLAYED)
         assert (await a.view(game_id))["transcript"] == first["transcript"]
+
+    asyncio.run(scenario())
+
+
+def test_a_browser_has_one_game_going_on_across_tabs_and_processes(tmp_path):
+    """A second start from the same browser (another tab, another process, or the start sent twice) asks first;
+    leaving the game going on and starting another is one step, and however many such steps race, one game is
+    left going on."""
+    async def scenario():
+        a, b = two_processes(tmp_path)
+        first = await a.start(Setup(arm="tactic:hardliner"), player="browser1")
+        with pytest.raises(GameInProgress) as going:
+            await b.start(Setup(arm="tactic:linear"), player="browser1")
+        assert going.value.game_id == first["game_id"] and "going on" in str(going.value)
+        starts = await asyncio.gather(*(arena.start(Setup(arm="tactic:linear"), player="browser1", replace=True)
+                                        for arena in (a, b, a, b)), return_exceptions=True)
+        games = a.store.games_frame("browser1")
+        assert (games["status"] == "active").sum() == 1
+        assert a.store.game(first["game_id"])["abandoned_by"] == "person"
+        assert all(isinstance(s, (dict, GameInProgress)) for s in starts)
+        assert first["game_id"] not in a.live  # its loop let go here
 
     asyncio.run(scenario())

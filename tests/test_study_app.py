@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,79 @@ def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
         html = page.content()
         assert "surveys_wide.parquet" in html and "bonuses.csv" in html.split("deleted from the server")[1]
         page.screenshot(path=str(tmp_path / "dashboard-export.png"), full_page=True)
+
+
+def test_refusals_and_database_errors_answer_in_the_projects_words_and_log_one_line(served, monkeypatch, caplog,
+                                                                                     capfd):
+    """A refused request (no participant id) and a database that fails mid-step: the program is told in the
+    project's own sentence (never `{"error": null}`), the log gets one line each and no traceback."""
+    import logging
+
+    import httpx
+
+    from bargain.store import StoreError
+
+    def post(*data) -> tuple[int, dict]:
+        answer = httpx.post(f"{served.url}gradio_api/run/study_step", json={"data": list(data)}, timeout=30)
+        return answer.status_code, answer.json()
+
+    caplog.set_level(logging.INFO)
+    capfd.readouterr()
+    status, body = post({}, "consent", {"agree": True})
+    assert status != 200 and "no participant id" in body["error"]
+
+    def down(*args, **kwargs):
+        raise StoreError("cannot update a participant in the database at postgresql://x: server closed the connection")
+
+    monkeypatch.setattr(records, "move_to", down)
+    status, body = post({"PROLIFIC_PID": "E1"}, "consent", {"agree": True})
+    assert status != 200 and body["error"].startswith("The study's records cannot be saved right now")
+    assert "postgresql" not in body["error"]
+    logged = [r for r in caplog.records if r.name.startswith("bargain")]
+    assert [r.levelname for r in logged] == ["INFO", "ERROR", "INFO"]  # refused; the failure; its refusal
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in logged)
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_model_that_hangs_is_told_in_the_browser_and_the_round_can_be_played_again(tmp_path):
+    """The study page against a model server that takes requests and never answers: the move is answered after
+    the deadline with the project's sentence, a reload shows the game at once, and once the server is back the
+    same move plays the round."""
+    from bargain.agents.stub_server import StubServer
+
+    make_study(tmp_path)
+    yaml = tmp_path / "study.yaml"
+    yaml.write_text(yaml.read_text().replace('"tactic:hardliner"', '"arm:base"').replace('"tactic:linear"', '"arm:base"'))
+    with StubServer(["Qwen/Qwen3-8B"]) as model:
+        running = launch(tmp_path / "arena.db", "--study", str(yaml), "--backend", "vllm", "--base-url", model.url,
+                         "--move-deadline", "2")
+        try:
+            with browser_page(running.url + "?PROLIFIC_PID=H1", height=1000) as page:
+                page.wait_for_selector("text=We record your moves.", timeout=20000)
+                page.get_by_role("button", name="I agree to take part").click()
+                page.get_by_role("button", name="I have read the instructions").click()
+                page.get_by_label("Nothing").check()
+                model.delay_s = 3600.0  # from the first game on, the model never answers
+                page.get_by_role("button", name="Check my answers").click()
+                page.wait_for_selector("text=Game 1 of 2", timeout=20000)
+                page.get_by_role("textbox", name="Price").fill("1.00")
+                page.get_by_role("button", name="Offer", exact=True).click()
+                page.wait_for_selector("text=The other side took too long to answer", timeout=20000)
+                page.screenshot(path=str(tmp_path / "hang.png"), full_page=True)
+                began = time.monotonic()
+                page.reload()
+                page.wait_for_selector("text=Game 1 of 2", timeout=20000)
+                assert time.monotonic() - began < 10
+                page.wait_for_selector("text=Round 1 of 2", timeout=5000)
+                page.wait_for_timeout(2500)  # the round retried by the reload runs out its deadline too
+                model.delay_s = 0.0
+                page.get_by_role("textbox", name="Price").fill("1.00")
+                page.get_by_role("button", name="Offer", exact=True).click()
+                page.wait_for_selector("text=Round 2 of 2", timeout=20000)
+                page.screenshot(path=str(tmp_path / "played.png"), full_page=True)
+        finally:
+            running.demo.close()
+    if os.environ.get("BARGAIN_SCREENSHOTS"):
+        for name in ("hang.png", "played.png"):
+            shutil.copy(tmp_path / name, Path(os.environ["BARGAIN_SCREENSHOTS"]) / f"study-{name}")

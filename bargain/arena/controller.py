@@ -112,7 +112,8 @@ class GameInProgress(ArenaError):
     """The browser already has a game going on (`game_id`), perhaps in another tab: starting one means leaving it."""
 
     def __init__(self, game_id: str):
-        super().__init__("You have a game going on (perhaps in another tab): finish it, or leave it to start a new one.")
+        super().__init__("You have a game going on (perhaps in another tab): finish it, or leave it to start a new "
+                         "one.")
         self.game_id = game_id
 
 
@@ -182,8 +183,8 @@ class Arena:
 
     `arms` are the opponents this server offers (by default the built-in catalogue); nothing else can
     be played, whatever a caller asks for. `sampling` is how every model opponent samples (the trained
-    preset unless the operator caps the reply length); `move_deadline` bounds each model move. Store calls run in a worker thread, so a slow
-    or locked database never holds up the event loop that every other game shares.
+    preset unless the operator caps the reply length); `move_deadline` bounds each model move. Store calls run in
+    a worker thread, so a slow or locked database never holds up the event loop that every other game shares.
     """
 
     def __init__(self, store: Store, backends: Backends, source: scenarios.ScenarioSet | None = None,

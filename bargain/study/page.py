@@ -102,8 +102,9 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             game_head = gr.Markdown()
             info = gr.Markdown()
             status = gr.Markdown()
-            countdown = gr.HTML(None, html_template="${value == null ? '' : '<b>' + value + ' s</b> left for this move'}",
-                                js_on_load=COUNTDOWN_JS, elem_id="countdown")
+            countdown = gr.HTML(None, js_on_load=COUNTDOWN_JS, elem_id="countdown",
+                                html_template="${value == null || value === '' ? '' : "
+                                              "'<b>' + value + ' s</b> left for this move'}")
             chat = gr.Chatbot(label="Negotiation", height=340, feedback_options=None, buttons=[], allow_tags=False,
                               sanitize_html=True, latex_delimiters=[], elem_id="negotiation")
             with gr.Row():
