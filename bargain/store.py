@@ -449,15 +449,6 @@ class Store:
                 game.status, game.abandoned_by = "abandoned", "idle"
             return [g.id for g in games]
 
-    def abandon(self, game_id: str, by: str) -> bool:
-        """Mark an active game abandoned `by` "person" or "idle"; False if it was not active."""
-        with self.writing("abandon a game in") as session:
-            game = session.get(GameRow, game_id, with_for_update=True)
-            if game is None or game.status != ACTIVE:
-                return False
-            game.status, game.abandoned_by, game.updated_at = "abandoned", by, utcnow()
-            return True
-
     # --- reads -------------------------------------------------------------------------------
 
     def game(self, game_id: str) -> dict | None:

@@ -36,7 +36,7 @@ from bargain.arena import inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import person_view
 from bargain.agents.arms import Arm, catalogue, resolve
-from bargain.agents.backends import PRESETS, Backends, Sampling
+from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.episodes import play
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion
@@ -257,8 +257,8 @@ class Arena:
             if study is None:
                 raise GameInProgress(exc.game_id) from None
             return await self.view(exc.game_id)
-        except StoreError:
-            log.exception("a new game could not be stored")
+        except StoreError as exc:
+            log.error("a new game could not be stored: %s", exc)
             raise ArenaError(CANNOT_SAVE) from None
         if replace:  # the browser's game left behind, if this process runs it
             for left in [g for g in self.live.values() if g.player == player]:
@@ -281,7 +281,10 @@ class Arena:
                              "so only the scripted tactics can be played")
         try:
             playable = await self.backends.for_arm(arm).available(arm)
-        except Exception:  # no backend for it, or it cannot be reached: the log says which
+        except BackendError as exc:  # no backend for it, or it cannot be reached: the log says which
+            log.warning("%s cannot play: %s", spec, exc)
+            playable = False
+        except Exception:  # what no one expected: the whole story in the log
             log.exception("checking whether %s can play", spec)
             playable = False
         if not playable:
@@ -321,6 +324,9 @@ class Arena:
         except TooSlow as exc:
             log.warning("game %s: the agent was too slow (%s); the round can be retried", live.id, exc)
             live.failure = "slow"
+        except BackendError as exc:  # its server is down or refuses: said in one line, the round can be retried
+            log.warning("game %s: the agent could not move: %s", live.id, exc)
+            live.failure = "agent"
         except Exception:  # the agent (its backend) failed: the round is not applied, the person may retry
             log.exception("game %s: the agent could not move", live.id)
             live.failure = "agent"
@@ -467,18 +473,6 @@ class Arena:
         if move.price is not None and move.price > ABSURD_FACTOR * _largest_price(live.state.trial):
             raise ArenaError(f"{move.price:,.2f} is far more than anything in this game is worth: check the number")
 
-    async def abandon(self, game_id: object) -> None:
-        """The person leaves an active game for a new one: it is stored as abandoned by them and its loop stops."""
-        game_id = inputs.game_id(game_id)
-        try:
-            await asyncio.to_thread(self.store.abandon, game_id, "person")
-        except StoreError:
-            log.exception("game %s could not be marked abandoned", game_id)
-            raise ArenaError(CANNOT_SAVE) from None
-        live = self.live.get(game_id)
-        if live is not None:
-            self._let_go(live)
-
     async def view(self, game_id: object, wait_s: float | None = None, retry: bool = True) -> dict:
         """The person's current view of a game (resuming it, and with `retry` retrying a failed round). With
         `wait_s`, it waits at most that long for the other side's move: a reload answers at once (its view says
@@ -493,8 +487,8 @@ class Arena:
         self._swept = now
         try:
             idle = await asyncio.to_thread(self.store.abandon_idle, self.idle_timeout)
-        except StoreError:  # the next sweep will try again; play goes on meanwhile
-            log.exception("idle games could not be marked abandoned")
+        except StoreError as exc:  # the next sweep will try again; play goes on meanwhile
+            log.error("idle games could not be marked abandoned: %s", exc)
             return
         for game_id in idle:
             live = self.live.pop(game_id, None)

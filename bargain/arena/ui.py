@@ -493,8 +493,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 figure = results_figure(table_value)
                 return [my_games(arena, player), table_value.drop(columns=["your_ci95"]),
                         gr.update(value=figure, visible=figure is not None)]
-            except StoreError:
-                log.exception("reading the results")
+            except StoreError as exc:
+                log.error("reading the results: %s", exc)
                 raise refusal("The results cannot be read right now: try again in a minute.") from None
 
         for event in (refresh.click, results_tab.select):
@@ -507,8 +507,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 raise refusal(str(exc)) from None
             try:
                 return temporary_export(arena.store.export)
-            except StoreError:
-                log.exception("exporting the database")
+            except StoreError as exc:
+                log.error("exporting the database: %s", exc)
                 raise refusal("The database cannot be read right now: try again in a minute.") from None
 
         export.click(do_export, password, files, api_visibility="private", concurrency_limit=1)

@@ -339,8 +339,8 @@ class StudyRunner:
             if self.study.retention_days is not None:
                 await asyncio.to_thread(records.forget_identifiers, self.arena.store, self.study.name,
                                         self.study.version, self.study.retention_days)
-        except StoreError:
-            log.exception("idle participants could not be released, or old identifiers forgotten")
+        except StoreError as exc:
+            log.error("idle participants could not be released, or old identifiers forgotten: %s", exc)
 
     # --- what the participant sees --------------------------------------------------------------
 
