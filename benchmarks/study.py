@@ -476,9 +476,9 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
     print(f"{participants} participants at once through {processes} app process(es), {GAMES} games of {ROUNDS} rounds "
           f"each, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s (study {result.name})")
     if faults.any:
-        print(f"faults: {faults.duplicate:.0%} of steps sent twice at once ({'to both processes' if processes > 1 else
-              'to the one process'}), {faults.reload:.0%} of moves followed by a reload, {result.kills} kill(s) -9 of a "
-              f"process (every "
+        where = "to both processes" if processes > 1 else "to the one process"
+        print(f"faults: {faults.duplicate:.0%} of steps sent twice at once ({where}), {faults.reload:.0%} of moves "
+              f"followed by a reload, {result.kills} kill(s) -9 of a process (every "
               f"{faults.kill_every or 0:g} s), {result.retries} step(s) made again after no answer")
         for label in ("move", "page"):
             goal = f" (goal p95 < {CHAOS_GOAL_MS:.0f} ms)" if label == "move" else ""
