@@ -64,6 +64,25 @@ def test_simulated_participants_complete_the_study_through_the_api(served):
         client.predict(query={}, api_name="/study_page")
     row = records.participant(served.arena.store, "flow-test", "P1")
     assert row["stage"] == "completed" and len(row["games"]) == 2
+    hidden = set()  # what the participant may not know before the debrief, and none of the figures that give it away
+    for game in (served.arena.store.game(g) for g in row["games"]):
+        person, agent = game["human_role"], "seller" if game["human_role"] == "buyer" else "buyer"
+        hidden |= {game[f"{agent}_price"], game["buyer_price"] - game["seller_price"],
+                   (game["buyer_price"] + game["seller_price"]) / 2}
+        if game["deal"]:
+            hidden |= {game[f"{agent}_utility"], game[f"{agent}_norm_utility"], game[f"{person}_norm_utility"]}
+    offered = {t["price"] for page in pages if page["stage"] == "game" for t in page["view"]["transcript"]}
+    sent = [n for page in pages if page["stage"] != "debrief" for n in numbers(page) if n not in offered]
+    assert not [x for x in sent if any(abs(x - h) < 1e-9 for h in hidden)]  # (an offer may say what it says)
+
+
+def numbers(payload) -> list[float]:
+    """Every number in a JSON payload."""
+    if isinstance(payload, dict):
+        return [n for value in payload.values() for n in numbers(value)]
+    if isinstance(payload, list):
+        return [n for value in payload for n in numbers(value)]
+    return [float(payload)] if isinstance(payload, (int, float)) and not isinstance(payload, bool) else []
 
 
 def test_a_changed_study_file_under_the_same_version_is_refused(tmp_path):

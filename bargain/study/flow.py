@@ -374,7 +374,7 @@ class StudyRunner:
                 ended = row["games"][row["games_done"] - 1]
                 if view is None or view["game_id"] != ended:
                     view = await self.arena.view(ended)
-                page.update(game=row["games_done"], outcome=view["outcome"])
+                page.update(game=row["games_done"], outcome=blind_outcome(view["outcome"]))
         elif stage == "debrief":
             page["text"] = study.texts.debrief
             page["debriefs"] = [(await self.arena.view(game_id))["debrief"] for game_id in row["games"]]
@@ -395,10 +395,21 @@ class StudyRunner:
         return page
 
 
+# What a participant may see of a game's outcome before the debrief: all of it follows from the transcript and their
+# own price. Both sides' normalised utilities, the agent's utility and the Nash price each give the other side's
+# reservation price away (u / u_norm is the surplus v_B - v_S; the NBS price is (v_B + v_S) / 2).
+KNOWN_OUTCOME = ("deal", "deal_price", "rounds", "paper_rounds", "your_utility")
+
+
 def blind(view: dict) -> dict:
     """A game view for a participant: no debrief until the study's debrief page (the other party's price
-    and strategy would tell them what the next games hide)."""
-    return {**view, "debrief": None}
+    and strategy would tell them what the next games hide), and of the outcome only what they know already."""
+    return {**view, "debrief": None, "outcome": blind_outcome(view["outcome"])}
+
+
+def blind_outcome(outcome: dict | None) -> dict | None:
+    """An outcome as a participant may see it before the debrief (KNOWN_OUTCOME)."""
+    return None if outcome is None else {key: outcome[key] for key in KNOWN_OUTCOME}
 
 
 def item_dict(item: SurveyItem) -> dict:
