@@ -89,13 +89,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "(HF_TOKEN) (env BARGAIN_SYNC_TO_HUB)")
     parser.add_argument("--sync-minutes", type=float, default=float(env("BARGAIN_SYNC_MINUTES", "30")),
                         help="minutes between two copies with --sync-to-hub (env BARGAIN_SYNC_MINUTES; default 30)")
-    parser.add_argument("--behind-proxy", action=argparse.BooleanOptionalAction, default=on_space,
-                        help="take the client's address from the proxy's X-Forwarded-For (on by default on a Space)")
+    parser.add_argument("--trusted-proxies", type=int, metavar="N",
+                        default=int(env("BARGAIN_TRUSTED_PROXIES", "1" if on_space else "0")),
+                        help="proxies in front of the app that append to X-Forwarded-For: the client's address, "
+                             "which rate limits count, is the N-th entry from the right; 0 ignores the header (env "
+                             "BARGAIN_TRUSTED_PROXIES; default 1 on a Space, else 0)")
+    parser.add_argument("--behind-proxy", dest="trusted_proxies", action="store_const", const=1,
+                        help="the same as --trusted-proxies 1 (Hugging Face's proxy; the default on a Space)")
+    parser.add_argument("--no-behind-proxy", dest="trusted_proxies", action="store_const", const=0,
+                        help="the same as --trusted-proxies 0")
     args = parser.parse_args(argv)
     if args.max_reply_tokens < 1:
         parser.error("--max-reply-tokens must be at least 1")
     if not 1 <= args.move_deadline <= 3600:
         parser.error("--move-deadline must be between 1 and 3600 seconds")
+    if args.trusted_proxies < 0:
+        parser.error("--trusted-proxies must be 0 or more")
     return args
 
 
@@ -113,10 +122,11 @@ def browser_secret(given: str | None, db_url: str) -> str:
         folder = Path(db_url.removeprefix("sqlite:///")).parent
     else:
         folder = Path(os.environ.get("BARGAIN_DATA_DIR") or ("/data" if Path("/data").is_dir() else "data"))
+    from bargain.store import private_file
+
     path = folder / ".browser_secret"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_hex(16))
+    if not path.exists() or not path.read_text().strip():
+        private_file(path).write_text(secrets.token_hex(16))
     return path.read_text().strip()
 
 
@@ -206,7 +216,7 @@ def build(args: argparse.Namespace):
         if missing:
             raise ArmError(f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
                            "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)")
-        demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password), args.behind_proxy)
+        demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password), args.trusted_proxies)
         demo.queue(default_concurrency_limit=args.concurrency)
         hub_sync(args, store, study)
         return demo, arena
@@ -214,7 +224,7 @@ def build(args: argparse.Namespace):
                                          "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
     limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
     demo = build_app(arena, Options(marks, AdminGate(args.admin_password), note,
-                                    browser_secret(args.browser_secret, store.url), limits, args.behind_proxy,
+                                    browser_secret(args.browser_secret, store.url), limits, args.trusted_proxies,
                                     args.public_results, at_risk))
     demo.queue(default_concurrency_limit=args.concurrency)
     hub_sync(args, store, None)
@@ -225,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     from bargain.agents.arms import ArmError
-    from bargain.arena import LAUNCH_DEFAULTS
+    from bargain.arena import launch_settings
     from bargain.publish import PublishError
     from bargain.store import StoreError
     from bargain.study.config import StudyError
@@ -235,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     except (BackendError, ArmError, StoreError, StudyError, PublishError) as exc:  # a backend, database or study that cannot be used
         sys.exit(f"error: {exc}")
     print(f"database: {arena.store.url}")
-    demo.launch(server_name=args.host, server_port=args.port, **LAUNCH_DEFAULTS)
+    demo.launch(server_name=args.host, server_port=args.port, **launch_settings(demo))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta, timezone
@@ -257,7 +258,7 @@ class Store:
         self._one_writer = threading.Lock() if sqlite else nullcontext()
         try:
             if url.startswith("sqlite:///") and not url.startswith("sqlite:///file:"):
-                Path(url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                private_file(Path(url.removeprefix("sqlite:///")).expanduser())
             self.engine: Engine = create_engine(url, connect_args={"timeout": busy_timeout_s} if sqlite else {})
         except (OSError, SQLAlchemyError, ValueError, ImportError) as exc:  # a bad URL form or option, no driver
             raise StoreError(f"cannot open the database at {_shown(url)}: {' '.join(str(exc).split())}") from exc
@@ -546,6 +547,15 @@ def game_findings(game: dict, moves: list[dict]) -> tuple[list[dict], bool]:
     found = findings(moves, game["buyer_price"], game["seller_price"])
     agent = "seller" if game["human_role"] == "buyer" else "buyer"
     return found, any(f["role"] == agent and f["misrepresentation"] for f in found)
+
+
+def private_file(path: Path) -> Path:
+    """`path`, created empty and readable by its owner only (0600) if it does not exist, its folder made as needed:
+    what the database holds (participants' ids, their answers) and the keys beside it are nobody else's to read.
+    (SQLite gives its journal files the database file's permissions.)"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    return path
 
 
 def _shown(url: str) -> str:

@@ -38,7 +38,7 @@ from pathlib import Path
 from gradio_client import Client
 
 import app as arena_app
-from bargain.arena import LAUNCH_DEFAULTS
+from bargain.arena import launch_settings
 from bargain.arena.controller import Arena
 from bargain.arena.ui import my_games, per_arm
 from bargain.store import GameRow, Store
@@ -163,7 +163,7 @@ def load(participants: int, games: int, think: float, visitors: int, opponent: s
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                                **LAUNCH_DEFAULTS)
+                                **launch_settings(demo))
         stop, refreshes = threading.Event(), []
         refreshers = [threading.Thread(target=visitor, args=(arena, 1.0, stop, refreshes), daemon=True)
                       for _ in range(visitors)]

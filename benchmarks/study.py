@@ -118,7 +118,7 @@ def serve(argv: list[str], timings: Path) -> None:
     writes the timings to `timings` as JSON ({"times": [[kind, seconds], ...], "cpu_s": CPU seconds since it was
     ready}) and exits."""
     import app as arena_app
-    from bargain.arena import LAUNCH_DEFAULTS
+    from bargain.arena import launch_settings
     from bargain.study.flow import StudyRunner
 
     times: list[tuple[str, float]] = []
@@ -142,7 +142,7 @@ def serve(argv: list[str], timings: Path) -> None:
     args = arena_app.parse_args(argv)
     demo, _ = arena_app.build(args)
     demo.launch(server_name="127.0.0.1", server_port=args.port, prevent_thread_lock=True, quiet=True,
-                **LAUNCH_DEFAULTS)
+                **launch_settings(demo))
     print("ready", flush=True)
     ready = time.process_time()
     sys.stdin.read()

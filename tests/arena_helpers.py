@@ -13,7 +13,7 @@ import pytest
 from gradio_client import Client
 
 import app as arena_app
-from bargain.arena import LAUNCH_DEFAULTS
+from bargain.arena import launch_settings
 from bargain.store import Store
 
 CHROMIUM = "/usr/bin/chromium"
@@ -30,7 +30,7 @@ def free_port() -> int:
 def serve(demo, arena, db: Path | None = None, port: int | None = None) -> SimpleNamespace:
     """Launch a built app on a free local port (in this process, not blocking)."""
     _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port or free_port(), prevent_thread_lock=True,
-                            quiet=True, **LAUNCH_DEFAULTS)
+                            quiet=True, **launch_settings(demo))
     return SimpleNamespace(url=url, demo=demo, arena=arena, db=db)
 
 

@@ -736,7 +736,7 @@ def test_human_move_refuses_bad_moves(action, price, message, match):
         human_move(action, price, message)
 
 
-SHOWABLE = st.text(st.characters(blacklist_categories=("Cc", "Cs")) | st.sampled_from("\n\t"), max_size=MAX_MESSAGE)
+SHOWABLE = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Cf")) | st.sampled_from("\n\t"), max_size=MAX_MESSAGE)
 
 
 @settings(max_examples=100, deadline=None)

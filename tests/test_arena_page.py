@@ -239,6 +239,7 @@ def test_the_browser_secret_is_kept_beside_the_database(tmp_path, monkeypatch):
     (tmp_path / "elsewhere").mkdir()
     key = arena_app.browser_secret(None, url)
     assert (tmp_path / "elsewhere" / ".browser_secret").read_text().strip() == key
+    assert (tmp_path / "elsewhere" / ".browser_secret").stat().st_mode & 0o777 == 0o600  # the owner's only
     assert not (tmp_path / "data").exists()
     assert arena_app.browser_secret(None, url) == key  # the same across restarts
     monkeypatch.setenv("BARGAIN_DATA_DIR", str(tmp_path / "d"))

@@ -423,3 +423,12 @@ def test_a_version_3_database_with_a_round_stored_twice_is_upgraded_and_loads(tm
     with pytest.raises(store_module.AlreadyStarted):
         upgraded.create_game(**game_fields("g9", player="alice"))
     upgraded.add_moves("g1", [move(2, "buyer", "human")], based_on=2)  # the game goes on from its counted moves
+
+
+def test_a_new_database_file_is_readable_by_its_owner_only(tmp_path):
+    import stat
+
+    store = Store(url_in(tmp_path / "new"))
+    store.create_game(**game_fields("g1"))  # the journal files are written too
+    for path in (tmp_path / "new").iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path

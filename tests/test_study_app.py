@@ -27,10 +27,10 @@ def served(tmp_path):
 
 def walk_through(client: Client, query: dict) -> list[dict]:
     """One simulated participant, from the link to the completion code."""
-    pages = [client.predict(query=query, api_name="/study_page")]
+    pages = [client.predict(query, api_name="/study_page")]
 
     def step(stage: str, data: dict) -> dict:
-        pages.append(client.predict(query=query, stage=stage, data=data, api_name="/study_step"))
+        pages.append(client.predict(query, stage, data, api_name="/study_step"))
         return pages[-1]
 
     step("consent", {"agree": True})
@@ -53,15 +53,15 @@ def walk_through(client: Client, query: dict) -> list[dict]:
 def test_simulated_participants_complete_the_study_through_the_api(served):
     client = Client(served.url, verbose=False)
     info = client.view_api(print_info=False, return_format="dict")
-    assert set(info["named_endpoints"]) == {"/study_page", "/study_step"}  # no free play: no start_game, no move
+    assert info["named_endpoints"] == {}  # nothing documented: no free play, and the study's own endpoints unlisted
     pages = walk_through(client, {"PROLIFIC_PID": "P1", "STUDY_ID": "S1"})
     assert pages[-1]["code"] == "DONE123"
     before_debrief = json.dumps([p for p in pages if p["stage"] != "debrief"])
     assert not any(word in before_debrief for word in ("tactic:", "hardliner", "linear", "arm:"))
-    again = Client(served.url, verbose=False).predict(query={"PROLIFIC_PID": "P1"}, api_name="/study_page")
+    again = Client(served.url, verbose=False).predict({"PROLIFIC_PID": "P1"}, api_name="/study_page")
     assert again["stage"] == "completed"  # a finished participant cannot play again
     with pytest.raises(Exception, match="no participant id"):
-        client.predict(query={}, api_name="/study_page")
+        client.predict({}, api_name="/study_page")
     row = records.participant(served.arena.store, "flow-test", "P1")
     assert row["stage"] == "completed" and len(row["games"]) == 2
     hidden = set()  # what the participant may not know before the debrief, and none of the figures that give it away
@@ -159,7 +159,7 @@ def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
 
     client = Client(served.url, verbose=False)
     walk_through(client, {"PROLIFIC_PID": "D1"})
-    client.predict(query={"PROLIFIC_PID": "D2"}, stage="consent", data={"agree": False}, api_name="/study_step")
+    client.predict({"PROLIFIC_PID": "D2"}, "consent", {"agree": False}, api_name="/study_step")
     store = served.arena.store
     funnel = dict(zip(*dashboard.funnel(store, "flow-test", 1)[["step", "participants"]].T.values))
     assert funnel["arrived"] == 2 and funnel["consented"] == 1 and funnel["completed"] == 1 and funnel["declined"] == 1
@@ -258,3 +258,12 @@ def test_a_model_that_hangs_is_told_in_the_browser_and_the_round_can_be_played_a
     if os.environ.get("BARGAIN_SCREENSHOTS"):
         for name in ("hang.png", "played.png"):
             shutil.copy(tmp_path / name, Path(os.environ["BARGAIN_SCREENSHOTS"]) / f"study-{name}")
+
+
+def test_the_study_page_links_to_no_api_and_takes_no_upload(served):
+    import httpx
+
+    config = httpx.get(f"{served.url}config", timeout=30).json()
+    assert config["footer_links"] == []  # no "Use via API" under a participant's page
+    answer = httpx.post(f"{served.url}gradio_api/upload", files={"files": ("big.bin", b"0" * 20_000_000)}, timeout=60)
+    assert answer.status_code == 413

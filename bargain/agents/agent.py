@@ -37,15 +37,22 @@ class Agent(Protocol):
 
 @dataclass(frozen=True)
 class Side:
-    """How a model plays one side: sampling, parsing, prompt wording, re-asks on INVALID."""
+    """How a model plays one side: sampling, parsing, prompt wording, re-asks on INVALID.
+
+    `opponent_is_person` is the arena's: its agents play a person, whose messages their prompts
+    quote (docs/PROTOCOL.md §5). Batch runs and training play models and keep the paper's bytes,
+    so the field is not in `to_dict`: a run's key (bargain.runs) stays what it was and runs begun
+    before it existed still resume.
+    """
 
     sampling: Sampling = PRESETS["trained"]
     parsing: Parsing = Parsing.STRICT
     prompt_version: PromptVersion = PromptVersion.TRAIN
     reask: int = 0
+    opponent_is_person: bool = False
 
     def to_dict(self) -> dict:
-        """JSON-ready fields."""
+        """JSON-ready fields (those of a model-vs-model run)."""
         return {"sampling": self.sampling.to_dict(), "parsing": self.parsing.value,
                 "prompt_version": self.prompt_version.value, "reask": self.reask}
 
@@ -65,7 +72,8 @@ def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side
     if arm.kind == "tactic":
         return TACTICS[arm.name]
     backend = (backends or Backends()).for_arm(arm)
-    return lambda seed: LLMAgent(arm, backend, side.sampling, side.parsing, side.prompt_version, side.reask)
+    return lambda seed: LLMAgent(arm, backend, side.sampling, side.parsing, side.prompt_version, side.reask,
+                                 opponent_is_person=side.opponent_is_person)
 
 
 def make_agent(spec: str, seed: int) -> Agent:

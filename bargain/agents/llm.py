@@ -6,7 +6,8 @@ reply strictly (the default) or leniently. An INVALID reply is a pass, as in the
 optional bounded re-ask (off by default, recorded) shows the model why its reply could not be
 used and asks again within the same turn. Later turns carry only the reply finally used.
 Every move leaves a record: the messages sent, the raw reply, tokens, latency, sampling,
-backend and model revision.
+backend and model revision. In the arena the opponent is a person, whose messages the agent's
+prompt quotes (`opponent_is_person`, docs/PROTOCOL.md §5); against a model they are verbatim.
 
 A reply longer than the token limit could produce (a backend that ignores `max_tokens`, a
 misbehaving server) is cut to that length before it is parsed, kept or sent back to the model,
@@ -43,6 +44,7 @@ class LLMAgent:
     parsing: Parsing = Parsing.STRICT
     prompt_version: PromptVersion = PromptVersion.TRAIN
     reask: int = 0
+    opponent_is_person: bool = False  # quote the opponent's messages (prompts.quoted): the arena's agents only
     records: list[dict] = field(default_factory=list)
     _chat: list[dict] = field(default_factory=list, repr=False)
     _turns: int = field(default=0, repr=False)
@@ -53,16 +55,18 @@ class LLMAgent:
 
         When the agent's previous turn in this game is the last of its moves in `obs`, the chat
         grows by that reply and one user message instead of being rebuilt from the start: every
-        earlier message depends only on moves that have not changed since.
+        earlier message depends only on moves that have not changed since. Both ways render the
+        opponent's messages alike (quoted or not, by `opponent_is_person`).
         """
         own = sum(1 for t in obs.history if t.role is obs.role)
         if self._chat and own == self._turns + 1:
             last = next(t for t in reversed(obs.history) if t.role is obs.role)
             chat = [*self._chat, {"role": "assistant", "content": last.raw if last.raw is not None else
                                   render_reply(last.thought or "", last.message, last.action, last.price)},
-                    {"role": "user", "content": user_message(obs, obs.history, obs.round, False, self.prompt_version)}]
+                    {"role": "user", "content": user_message(obs, obs.history, obs.round, False, self.prompt_version,
+                                                             opponent_is_person=self.opponent_is_person)}]
         else:
-            chat = chat_messages(obs, self.prompt_version)
+            chat = chat_messages(obs, self.prompt_version, opponent_is_person=self.opponent_is_person)
         self._chat, self._turns = chat, own
         return chat
 

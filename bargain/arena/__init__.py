@@ -10,7 +10,8 @@ MOVE_DEADLINE_S = 45.0  # the longest a model's move may take by default, its re
 LAUNCH_DEFAULTS = {
     "run_history": False,  # no replayable calls stored for anyone to see
     "enable_monitoring": False,  # no /monitoring page
-    "footer_links": ["api"],
+    "footer_links": ["api"],  # only where the app documents an API: see launch_settings
+    "max_file_size": 0,  # no page takes a file: every upload is refused (HTTP 413)
     # Only the project's own messages (gr.Error) reach people; any other exception's text (SQL, URLs, a
     # model's raw reply) stays in the server's log.
     "show_error": False,
@@ -18,6 +19,13 @@ LAUNCH_DEFAULTS = {
     # page also redraws the transcript if it is ever cleared).
     "css": '#negotiation button[aria-label="Clear"], #negotiation button[title="Clear"] { display: none !important; }',
 }
+
+
+def launch_settings(demo) -> dict:
+    """LAUNCH_DEFAULTS for one app: the footer links to the API documentation only when the app documents an API
+    (free play's endpoints for programs); a study's page links to none, and documents none."""
+    documented = any(fn.api_visibility == "public" for fn in demo.fns.values())
+    return {**LAUNCH_DEFAULTS, "footer_links": LAUNCH_DEFAULTS["footer_links"] if documented else []}
 
 
 def build_app(arena, options):

@@ -238,7 +238,7 @@ class Arena:
         except (scenarios.ScenarioError, KeyError, IndexError) as exc:
             log.info("refused a setup %r: %s", setup, exc)
             raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
-        side = Side(self.sampling, prompt_version=setup.prompt_version)
+        side = Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True)
         reasons = arm.out_of_distribution(setup.role.other, trial)
         game_id = secrets.token_hex(16)
         backend = self.backends.for_arm(arm).describe() if arm.kind != "tactic" else None
@@ -421,7 +421,7 @@ class Arena:
         if row["status"] != "active" or state.is_terminal():
             return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
                             findings=row["claims"] or [], stored=len(state.turns))
-        side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]))
+        side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]), opponent_is_person=True)
         spent = max(0.0, (utcnow() - row["updated_at"]).total_seconds())
         return self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
                            (row["extra"] or {}).get("move_seconds"), row["generation"], row["player"], spent)

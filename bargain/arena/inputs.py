@@ -32,6 +32,9 @@ _PLAYER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}", re.ASCII)  # no =
 # Text a person may send: no control characters but line breaks and tabs (PostgreSQL refuses NUL;
 # the others only hide text), and no lone surrogates (they cannot be stored or sent as UTF-8).
 _UNSAFE_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+# Removed from a message before it is checked, stored or shown: bidi controls reorder what is shown (text read
+# one way, stored another) and zero-width characters hide in it; neither carries anything a person means to say.
+_INVISIBLE = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff]")
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -115,12 +118,18 @@ def scenario(value: object) -> str:
 
 
 def message(value: object) -> str:
-    """A public message: text of at most MAX_MESSAGE characters once trimmed, nothing that cannot be shown."""
+    """A public message: text of at most MAX_MESSAGE characters once trimmed, nothing that cannot be shown.
+
+    Bidi controls and zero-width characters are removed rather than refused: they are invisible, so a
+    person could not see what to retype, and losing them changes at most how some text is drawn (a joined
+    emoji, a Persian word's shaping), never what it says. The limit counts what is left. (A model agent
+    gets the message quoted besides: bargain.engine.prompts.quoted.)
+    """
     if value is None:
         return ""
     if not isinstance(value, str):
         raise ArenaError("the message must be text")
-    text = value.strip()
+    text = _INVISIBLE.sub("", value).strip()
     if len(text) > MAX_MESSAGE:
         raise ArenaError(f"the message is {len(text)} characters long; the limit is {MAX_MESSAGE}")
     if _UNSAFE_TEXT.search(text):

@@ -2,14 +2,17 @@
 
 A public page is attacked: without limits one client started 1,000 games in under a minute, and
 a password could be guessed at the speed of the network. Counts are kept in memory per key
-(a browser, an address, or everyone) over a sliding window; a server restart forgets them,
-which is fine for limits that only need to hold an attacker to a human pace.
+(a browser, an address, or everyone) over a sliding window, or as a wait that grows with each
+failure; a server restart forgets them, which is fine for limits that only need to hold an
+attacker to a human pace. Keys are what a caller cannot choose: a signed browser id or the
+network address, never a session id the caller sends.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -53,14 +56,61 @@ class RateLimit:
         return 0.0 if len(events) < self.count else max(0.0, events[0] + self.window_s - self.clock())
 
 
+class Backoff:
+    """For each key, a wait after each failure past the first `free`: `step_s`, doubling with each failure up to
+    `cap_s`. A key that has not failed for `forget_s` starts afresh.
+
+    Doubling lets a person who mistypes a few times in again within seconds, while a guesser soon waits the cap
+    for every guess; forgetting only after more than the cap keeps a guesser that waits it out at the cap."""
+
+    def __init__(self, free: int = 3, step_s: float = 10, cap_s: float = 15 * 60, forget_s: float = 3600,
+                 clock: Callable[[], float] = time.monotonic):
+        if free < 0 or not 0 < step_s <= cap_s < forget_s:
+            raise ValueError("a backoff needs free >= 0 and 0 < step_s <= cap_s < forget_s")
+        self.free, self.step_s, self.cap_s, self.forget_s, self.clock = free, step_s, cap_s, forget_s, clock
+        self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()  # key -> (failures, time of the last)
+
+    def _failed(self, key: str) -> tuple[int, float]:
+        failures, last = self._failures.get(key, (0, 0.0))
+        if failures and self.clock() - last >= self.forget_s:
+            del self._failures[key]
+            return 0, 0.0
+        return failures, last
+
+    def wait_s(self, key: str, strict: bool = False) -> float:
+        """Seconds until `key` may try again (0 when it may now); `strict`: no failure is free."""
+        failures, last = self._failed(key)
+        over = failures - (0 if strict else self.free)
+        if over <= 0:
+            return 0.0
+        delay = min(self.cap_s, self.step_s * 2 ** min(over - 1, 32))
+        return max(0.0, last + delay - self.clock())
+
+    def fail(self, key: str) -> None:
+        """Count one failure for `key`, now."""
+        failures, _ = self._failed(key)
+        self._failures[key] = (failures + 1, self.clock())
+        self._failures.move_to_end(key)
+        while len(self._failures) > MAX_KEYS:
+            self._failures.popitem(last=False)
+
+
 def _minutes(seconds: float) -> str:
     minutes = max(1, round(seconds / 60))
     return f"{minutes} minute{'s' if minutes > 1 else ''}"
 
 
+def _duration(seconds: float) -> str:
+    """A wait as a person reads it: seconds under a minute, else minutes."""
+    if seconds >= 60:
+        return _minutes(seconds)
+    whole = max(1, math.ceil(seconds))
+    return f"{whole} second{'s' if whole > 1 else ''}"
+
+
 @dataclass
 class StartLimits:
-    """Games a browser and an address may start per hour."""
+    """Games a browser and an address may start per hour (an API caller has no browser: its address is both)."""
 
     per_browser: RateLimit = field(default_factory=lambda: RateLimit(60, 3600))
     per_address: RateLimit = field(default_factory=lambda: RateLimit(600, 3600))
@@ -77,22 +127,34 @@ class StartLimits:
 
 @dataclass
 class AdminGate:
-    """The admin password: compared in constant time (any Unicode), failed attempts throttled per address
-    and overall, so that it cannot be guessed by trying."""
+    """The admin password: compared in constant time (any Unicode); wrong guesses slow down the address that sends
+    them, and nobody else.
+
+    - An address that has sent wrong passwords waits before its next try (`Backoff`: a few free, then 10 s doubling
+      to 15 minutes a guess). While it waits, the password is not even compared and the right one gets the same
+      refusal as a wrong one: a guesser learns nothing faster than the wait allows.
+    - The wait is per address, so guessing from elsewhere never keeps the admin out. An overall limit that refused
+      everyone did exactly that: 50 wrong guesses from anywhere locked the admin out for 15 minutes.
+    - The overall count of wrong passwords cannot refuse the right one without becoming that lockout again, and
+      refusing only wrong ones would tell a guesser nothing it does not learn from a pass. So while many wrong
+      passwords arrive from everywhere, it withdraws the free guesses instead: each address waits from its first
+      wrong one. An address that sent no wrong password is always let in with the right one.
+
+    Guessing from many addresses is slowed per address, not stopped: the password must be long and random."""
 
     password: str | None
-    per_address: RateLimit = field(default_factory=lambda: RateLimit(5, 15 * 60))
-    overall: RateLimit = field(default_factory=lambda: RateLimit(50, 15 * 60))
+    per_address: Backoff = field(default_factory=Backoff)
+    overall: RateLimit = field(default_factory=lambda: RateLimit(50, 15 * 60))  # wrong passwords before no free ones
 
     def check(self, given: object, address: str) -> None:
-        """Return if `given` is the password; else an ArenaError (disabled, throttled or wrong)."""
+        """Return if `given` is the password; else an ArenaError (disabled, waiting or wrong)."""
         if not self.password:
             raise ArenaError("Export is disabled: start the app with BARGAIN_ADMIN_PASSWORD set.")
-        for limit, key in ((self.per_address, address), (self.overall, "*")):
-            if limit.full(key):
-                raise ArenaError(f"Too many wrong passwords: try again in {_minutes(limit.wait_s(key))}.")
+        wait = self.per_address.wait_s(address, strict=self.overall.full("*"))
+        if wait > 0:
+            raise ArenaError(f"Too many wrong passwords from here: try again in {_duration(wait)}.")
         if not hmac.compare_digest(_digest(given), _digest(self.password)):
-            self.per_address.add(address)
+            self.per_address.fail(address)
             self.overall.add("*")
             raise ArenaError("Wrong admin password.")
 

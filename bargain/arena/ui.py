@@ -65,7 +65,7 @@ class Options:
     note: str = ""
     browser_secret: str = field(default_factory=lambda: secrets.token_hex(16))  # signs what a browser keeps
     limits: StartLimits = field(default_factory=StartLimits)
-    behind_proxy: bool = False
+    trusted_proxies: int = 0  # proxies in front of the app that append to X-Forwarded-For (see client_address)
     public_results: bool = True  # show everyone's aggregate results (off for a study)
     storage_warning: str = ""  # for the admin: games that a restart would lose (a Space without persistent storage)
 
@@ -220,14 +220,24 @@ def temporary_export(write: Callable[[str], list[Path]]) -> list[str]:
     return [str(p) for p in written]
 
 
-def client_address(request: gr.Request | None, behind_proxy: bool) -> str:
-    """The caller's address: the nearest proxy's view of it on a Space, else the connection's."""
+def client_address(request: gr.Request | None, trusted_proxies: int) -> str:
+    """The caller's address, which rate limits count: what the outermost of `trusted_proxies` proxies saw.
+
+    Each proxy appends the address that connected to it to X-Forwarded-For, so the last `trusted_proxies`
+    entries are written by them and the one `trusted_proxies` from the right is the client's; anything to its left was
+    sent by the client and may be made up, so it is never read. Several header lines count as one list, in
+    order (a proxy may add its own line after the client's). With fewer entries than trusted proxies the request
+    did not come through them all, and with none trusted the header is the caller's say-so: the connection's
+    address is used then."""
     if request is None:
         return "unknown"
-    if behind_proxy:
-        hops = [hop.strip() for hop in (request.headers.get("x-forwarded-for") or "").split(",") if hop.strip()]
-        if hops:
-            return hops[-1]
+    if trusted_proxies > 0:
+        headers = request.headers  # Starlette's; a plain dict (one line per name) where Gradio has copied the request
+        getlist = getattr(headers, "getlist", lambda name: [headers.get(name) or ""])
+        lines = getlist("x-forwarded-for")
+        hops = [hop.strip() for line in lines for hop in line.split(",") if hop.strip()]
+        if len(hops) >= trusted_proxies:
+            return hops[-trusted_proxies]
     return request.client.host if request.client else "unknown"
 
 
@@ -235,7 +245,7 @@ def client_address(request: gr.Request | None, behind_proxy: bool) -> str:
 
 
 def build_app(arena: Arena, options: Options) -> gr.Blocks:
-    """The Blocks app over one arena (launch it with the settings in bargain.arena.LAUNCH_DEFAULTS)."""
+    """The Blocks app over one arena (launch it with bargain.arena.launch_settings)."""
     offered = list(options.available)
     choices = [(f"{spec}{'' if options.available[spec] else ' (unavailable)'}", spec) for spec in offered]
     secret = options.browser_secret
@@ -244,7 +254,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
     browser_key = hmac.new(secret.encode(), b"browser-state key", hashlib.sha256).hexdigest()[:32]
 
     def address(request: gr.Request | None) -> str:
-        return client_address(request, options.behind_proxy)
+        return client_address(request, options.trusted_proxies)
 
     with gr.Blocks(title="bargain arena", analytics_enabled=False, delete_cache=CACHE_SWEEP) as demo:
         saved = gr.BrowserState(None, storage_key="bargain-arena", secret=browser_key)
@@ -533,7 +543,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             async def work():
                 setup = inputs.setup(role, opponent, condition, mode, rounds, scenario, prompt_version, first_actor)
                 who = inputs.player_id(player)
-                options.limits.check(f"api:{request.session_hash if request else ''}", address(request))
+                where = address(request)  # no signed browser id here, and the session hash is the caller's choice
+                options.limits.check(f"api:{where}", where)
                 return await arena.start(setup, player=who)
             return await answer(work())
 

@@ -5,11 +5,17 @@ and `paper-eval`, the earlier wording of the paper's evaluation runs (for reprod
 tables). They differ only in the first output-format bullet and the example's price line.
 Everything here is exact to the byte; tests pin it. Chat histories are rebuilt from the
 observation's record of the game, so an agent needs no memory of its own.
+
+One option departs from the paper's bytes, and only for the arena: when the agent's opponent is a
+person (`opponent_is_person`), the opponent's message is rendered as one quoted line (`quoted`), so
+that nothing a person types can pass for the protocol's own lines. Model-vs-model runs never set it.
 """
 
 from __future__ import annotations
 
 import enum
+import json
+import unicodedata
 
 from bargain.engine.game import Observation, Turn
 from bargain.engine.replies import render_reply
@@ -80,14 +86,49 @@ def system_prompt(obs: Observation, version: PromptVersion = PromptVersion.TRAIN
     )
 
 
+# Escaped in a quoted message although JSON allows them raw: controls, invisible formatting characters (bidi
+# controls, zero-width characters, tag characters), lone surrogates and the line and paragraph separators.
+_SPELT_OUT = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _spelt_out(char: str) -> str:
+    """`char` as a JSON escape when it could break a line, hide or reorder text, or not be sent as UTF-8."""
+    if unicodedata.category(char) not in _SPELT_OUT:
+        return char
+    code = ord(char)
+    if code > 0xFFFF:  # JSON spells a character beyond the BMP as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def quoted(message: str) -> str:
+    """A person's message as one JSON string literal: `json.loads` gives the message back exactly.
+
+    A person may type newlines, "Seller's offer: 2", "Round 4, rounds left 0", a fake SYSTEM line
+    or a JSON block; verbatim, each would reach the agent as if it were the protocol's own line.
+    Quoted, the message is a single line from `"` to `"`: every quote, backslash and line break in
+    it is escaped. JSON escapes the control characters below U+0020; the other controls, the line
+    and paragraph separators (`str.splitlines` and many renderers break lines there) and invisible
+    characters are escaped here too, so nothing in the quote is hidden from whoever reads the
+    prompt, and a lone surrogate cannot make it unsendable. Readable text, accents and other
+    scripts included, stays as it is, so the model reads the message as the person wrote it.
+    """
+    return "".join(map(_spelt_out, json.dumps(message, ensure_ascii=False)))
+
+
 def user_message(obs: Observation, seen: tuple[Turn, ...], round_: int, first: bool,
-                 version: PromptVersion = PromptVersion.TRAIN) -> str:
-    """The user message for a turn in `round_`, given the turns `seen` before it (docs/PROTOCOL.md §5)."""
+                 version: PromptVersion = PromptVersion.TRAIN, *, opponent_is_person: bool = False) -> str:
+    """The user message for a turn in `round_`, given the turns `seen` before it (docs/PROTOCOL.md §5).
+
+    With `opponent_is_person` (the arena) the opponent's message is `quoted`; otherwise it is
+    verbatim, the paper's bytes, as a model's message was in the runs the adapters learnt from.
+    """
     opponent = obs.role.other
     parts = [system_prompt(obs, version) + "\n"] if first else []
     last = next((t for t in reversed(seen) if t.role is opponent), None)
     if last is not None and last.message:
-        parts.append(f"{opponent.title} said: {last.message}")
+        parts.append(f"{opponent.title} said: {quoted(last.message) if opponent_is_person else last.message}")
     offer = next((t.price for t in reversed(seen) if t.role is opponent and t.price is not None), None)
     if offer:
         parts.append(f"{opponent.title}'s offer: {offer}")
@@ -103,21 +144,26 @@ def _seen_before(obs: Observation, index: int) -> tuple[Turn, ...]:
     return obs.history[:index]
 
 
-def chat_messages(obs: Observation, version: PromptVersion = PromptVersion.TRAIN) -> list[dict[str, str]]:
+def chat_messages(obs: Observation, version: PromptVersion = PromptVersion.TRAIN, *,
+                  opponent_is_person: bool = False) -> list[dict[str, str]]:
     """The side's whole chat so far (no system role: the prompt opens the first user message).
 
     Past turns are rebuilt from the observation: each of the side's moves is preceded by the
     user message it answered and recorded as its raw reply (or, for a move that did not come
     from a model, the reply it stands for). When the side is to move, the chat ends with the
-    user message of the current turn.
+    user message of the current turn. `opponent_is_person` quotes the opponent's messages in
+    every user message (`user_message`).
     """
     messages: list[dict[str, str]] = []
     own = [i for i, t in enumerate(obs.history) if t.role is obs.role]
     for k, i in enumerate(own):
         turn = obs.history[i]
-        messages.append({"role": "user", "content": user_message(obs, _seen_before(obs, i), turn.round, k == 0, version)})
+        asked = user_message(obs, _seen_before(obs, i), turn.round, k == 0, version,
+                             opponent_is_person=opponent_is_person)
+        messages.append({"role": "user", "content": asked})
         reply = turn.raw if turn.raw is not None else render_reply(turn.thought or "", turn.message, turn.action, turn.price)
         messages.append({"role": "assistant", "content": reply})
     if obs.to_move:
-        messages.append({"role": "user", "content": user_message(obs, obs.history, obs.round, not own, version)})
+        asked = user_message(obs, obs.history, obs.round, not own, version, opponent_is_person=opponent_is_person)
+        messages.append({"role": "user", "content": asked})
     return messages

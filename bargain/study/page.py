@@ -72,8 +72,8 @@ def debrief_markdown(page: dict) -> str:
     return "\n\n".join(parts)
 
 
-def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_proxy: bool = False) -> gr.Blocks:
-    """The study's Blocks app (launch it with bargain.arena.LAUNCH_DEFAULTS). The researcher's dashboard is the
+def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted_proxies: int = 0) -> gr.Blocks:
+    """The study's Blocks app (launch it with bargain.arena.launch_settings). The researcher's dashboard is the
     same page opened with `?admin` in its address, behind the admin password."""
     study = runner.study
     admin = admin or AdminGate(None)
@@ -290,7 +290,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             from bargain.study import dashboard as tables
 
             try:
-                admin.check(given, client_address(request, behind_proxy))
+                admin.check(given, client_address(request, trusted_proxies))
             except ArenaError as exc:
                 raise refusal(str(exc)) from None
             store, name, version = runner.arena.store, study.name, study.version
@@ -309,7 +309,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             from bargain.study.dashboard import transcript_markdown
 
             try:
-                admin.check(given, client_address(request, behind_proxy))
+                admin.check(given, client_address(request, trusted_proxies))
             except ArenaError as exc:
                 raise refusal(str(exc)) from None
             return transcript_markdown(runner.arena.store, game_id) if isinstance(game_id, str) else ""
@@ -321,7 +321,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             from bargain.study.export import export_study
 
             try:
-                admin.check(given, client_address(request, behind_proxy))
+                admin.check(given, client_address(request, trusted_proxies))
             except ArenaError as exc:
                 raise refusal(str(exc)) from None
             try:
@@ -360,6 +360,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, behind_
             return await answered(runner.submit(_query(query), str(stage)[:32], data if isinstance(data, dict) else {}),
                                   "a study step", CANNOT_SAVE)
 
-        gr.api(study_page, api_name="study_page", queue=False)
-        gr.api(study_step, api_name="study_step", queue=False)
+        # Undocumented: callable by programs that know them, listed nowhere, and no page links to them.
+        gr.api(study_page, api_name="study_page", queue=False, api_visibility="undocumented")
+        gr.api(study_step, api_name="study_step", queue=False, api_visibility="undocumented")
     return demo
