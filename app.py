@@ -68,7 +68,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="also offer this OpenAI-compatible model as an opponent; repeatable (env BARGAIN_REMOTE_MODELS, "
                              "comma-separated). Its key is OPENAI_API_KEY; only these endpoints are ever called")
     parser.add_argument("--games-per-hour", type=int, default=int(env("BARGAIN_GAMES_PER_HOUR", "60")),
-                        help="games one browser may start per hour (env BARGAIN_GAMES_PER_HOUR)")
+                        help="games one browser (an API caller: one address) may start per hour (env "
+                             "BARGAIN_GAMES_PER_HOUR)")
     parser.add_argument("--games-per-hour-per-address", type=int,
                         default=int(env("BARGAIN_GAMES_PER_HOUR_PER_ADDRESS", "600")),
                         help="games one network address may start per hour (env BARGAIN_GAMES_PER_HOUR_PER_ADDRESS)")
@@ -165,7 +166,7 @@ def build(args: argparse.Namespace):
     from bargain.arena import build_app
     from bargain.arena.controller import Arena
     from bargain.arena.limits import AdminGate, RateLimit, StartLimits
-    from bargain.arena.ui import Options
+    from bargain.arena.ui import Options, sweep_exports
     from bargain.database import database_url
     from bargain.space import storage_warning
     from bargain.store import Store
@@ -183,7 +184,8 @@ def build(args: argparse.Namespace):
                           max_in_flight=args.max_in_flight, sticky=True)  # a game keeps its replica
     backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
-    store.check_writable()  # a read-only file or a full disk is found now, not at the first move
+    store.check_writable()
+    sweep_exports()  # what a crashed process's export left behind  # a read-only file or a full disk is found now, not at the first move
     at_risk = storage_warning(store.url)  # games a restart would lose
     if at_risk:
         logging.getLogger("bargain").warning(at_risk)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -741,27 +742,40 @@ def test_exports_neutralise_formulas_in_csv_and_keep_parquet_exact(tmp_path):
 
 
 @pytest.mark.slow
-def test_export_files_are_private_and_removed(tmp_path, monkeypatch):
-    import stat
+def test_an_export_reaches_only_the_admin_and_leaves_nothing_on_the_server(tmp_path, monkeypatch):
+    """The admin's export arrives inside the answer to their own request and is saved by their browser: no address
+    serves it, no file of it stays on disk, and what a crashed export left is swept at start-up."""
     import tempfile
+    import zipfile
 
-    import bargain.arena.ui as ui
-
-    monkeypatch.setattr(ui, "EXPORT_KEPT_S", 1.0)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
+    left = tmp_path / "tmp" / "bargain-export-old"
+    left.mkdir()
+    (left / "moves.csv").write_text("what an older version kept")
+    os.utime(left, (time.time() - 3600, time.time() - 3600))
     running = launch(tmp_path / "arena.db")
     try:
+        assert not left.exists()  # swept when the app started
+        client = Client(running.url, verbose=False)
+        play_out(client, start(client, opponent="tactic:hardliner", rounds=1))
         with browser_page(running.url) as page:
             page.get_by_role("tab", name="Results").click()
             page.get_by_text("Export all games and moves (admin)").click()
             page.get_by_label("Admin password").fill("s3cret")
             page.get_by_role("button", name="Export CSV and Parquet").click()
-            page.wait_for_function("document.documentElement.outerHTML.includes('moves.parquet')", timeout=20000)
-        made = [p for p in (tmp_path / "tmp").iterdir() if p.name.startswith("bargain-export-")]
-        assert len(made) == 1 and stat.S_IMODE(made[0].stat().st_mode) == 0o700
-        time.sleep(1.5)
-        assert not made[0].exists()
+            page.wait_for_selector("text=Download bargain-games.zip", timeout=20000)
+            with page.expect_download() as download:
+                page.get_by_text("Download bargain-games.zip").click()
+            saved = tmp_path / "saved.zip"
+            download.value.save_as(saved)
+            html = page.content()
+        with zipfile.ZipFile(saved) as archive:
+            assert sorted(archive.namelist()) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+            assert "tactic:hardliner" in archive.read("games.csv").decode()
+        assert "file=" not in html  # nothing of it at any address
+        assert list((tmp_path / "tmp").glob("bargain-export-*")) == []
+        assert [p for p in Path(running.demo.GRADIO_CACHE).rglob("*") if p.suffix in (".csv", ".parquet", ".zip")] == []
     finally:
         running.demo.close()
 

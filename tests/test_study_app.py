@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -177,11 +178,16 @@ def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
         assert "finished their games" in page.inner_text("body")
         page.get_by_text("Export the study's data").click()
         page.get_by_role("button", name="Export", exact=True).click()
-        # The file list shows each name split into stem and extension: look in the page's HTML.
-        page.wait_for_function("document.documentElement.outerHTML.includes('codebook.md')", timeout=30000)
-        html = page.content()
-        assert "surveys_wide.parquet" in html and "bonuses.csv" in html.split("deleted from the server")[1]
+        page.wait_for_selector("text=Download flow-test-v1.zip", timeout=30000)
         page.screenshot(path=str(tmp_path / "dashboard-export.png"), full_page=True)
+        with page.expect_download() as download:
+            page.get_by_text("Download flow-test-v1.zip").click()
+        download.value.save_as(tmp_path / "export.zip")
+        assert "file=" not in page.content()  # no address serves it
+    with zipfile.ZipFile(tmp_path / "export.zip") as archive:
+        names = set(archive.namelist())
+        assert {"codebook.md", "surveys_wide.parquet", "payment/bonuses.csv"} <= names
+        assert "D1" in archive.read("payment/payments.csv").decode()  # the platform's ids, for paying
 
 
 def test_refusals_and_database_errors_answer_in_the_projects_words_and_log_one_line(served, monkeypatch, caplog,

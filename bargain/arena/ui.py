@@ -10,14 +10,16 @@ views, and nothing but the caller's own view.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
+import io
 import logging
 import secrets
 import shutil
 import tempfile
-import threading
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -42,8 +44,23 @@ CONDITION_LABELS = {
     Condition.BOTH_UNAWARE: "both_unaware: neither knows the other's price",
 }
 UNEXPECTED = "Something went wrong on the server. Your game is saved: try again, or reload the page."
-EXPORT_KEPT_S = 600  # an export's own files are deleted this long after it is made
-CACHE_SWEEP = (600, 3600)  # Gradio's copies of served files: looked at every 10 minutes, deleted after an hour
+EXPORT_PREFIX = "bargain-export-"  # the private folder an export is written in, for the moment it takes
+# The admin's export arrives inside the answer to their own (password-checked) request, as base64: the browser makes
+# it a file there. It is never a file on the server that an address could fetch.
+EXPORT_JS = """
+element.addEventListener('click', (event) => {
+  const link = event.target.closest('a[data-export]');
+  if (!link || !props.value) return;
+  event.preventDefault();
+  const bytes = Uint8Array.from(atob(props.value.data), (c) => c.charCodeAt(0));
+  const url = URL.createObjectURL(new Blob([bytes], {type: 'application/zip'}));
+  const save = document.createElement('a');
+  save.href = url;
+  save.download = props.value.name;
+  save.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+});
+"""
 MAX_SEARCH = 100  # characters of a product search
 log = logging.getLogger(__name__)
 
@@ -205,19 +222,36 @@ def keep(secret: str, player: str, game: str | None) -> dict:
     return {"player": player, "game": game, "sig": _signature(secret, player, game)}
 
 
-def temporary_export(write: Callable[[str], list[Path]]) -> list[str]:
-    """The files `write` puts into a new private directory, for an admin to download; the directory goes away
-    EXPORT_KEPT_S later, or at once when `write` fails (the error passes on)."""
-    directory = tempfile.mkdtemp(prefix="bargain-export-")  # readable by this user only
+def private_export(write: Callable[[str], list[Path]], name: str) -> dict:
+    """What `write` puts into a new private folder, as one zip archive for the admin's own answer (see EXPORT_JS):
+    {"name", "size" (in words), "data" (base64)}. The folder (owner-only) is gone before the answer leaves, so
+    nothing of an export stays on disk or can be fetched by address."""
+    directory = Path(tempfile.mkdtemp(prefix=EXPORT_PREFIX))
     try:
-        written = write(directory)
-    except BaseException:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in write(str(directory)):
+                archive.write(path, Path(path).relative_to(directory).as_posix())
+    finally:
         shutil.rmtree(directory, ignore_errors=True)
-        raise
-    remove = threading.Timer(EXPORT_KEPT_S, shutil.rmtree, args=(directory,), kwargs={"ignore_errors": True})
-    remove.daemon = True
-    remove.start()
-    return [str(p) for p in written]
+    data = buffer.getvalue()
+    return {"name": f"{name}.zip", "size": f"{len(data) / 1e6:.1f} MB" if len(data) >= 100_000 else
+            f"{len(data) / 1e3:.0f} kB", "data": base64.b64encode(data).decode()}
+
+
+def export_link() -> gr.HTML:
+    """Where an admin's export appears: a link that saves the archive in their browser."""
+    return gr.HTML(None, js_on_load=EXPORT_JS, html_template="${value ? `<a href='#' data-export>Download ${value.name} "
+                   "(${value.size})</a>` : ''}")
+
+
+def sweep_exports(older_than_s: float = 60.0) -> None:
+    """Remove what exports left in the temporary folder (a process killed mid-export, or an older version that
+    kept them for minutes): called at start-up."""
+    cutoff = time.time() - older_than_s
+    for folder in Path(tempfile.gettempdir()).glob(f"{EXPORT_PREFIX}*"):
+        if folder.is_dir() and folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def client_address(request: gr.Request | None, trusted_proxies: int) -> str:
@@ -256,7 +290,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
     def address(request: gr.Request | None) -> str:
         return client_address(request, options.trusted_proxies)
 
-    with gr.Blocks(title="bargain arena", analytics_enabled=False, delete_cache=CACHE_SWEEP) as demo:
+    with gr.Blocks(title="bargain arena", analytics_enabled=False) as demo:
         saved = gr.BrowserState(None, storage_key="bargain-arena", secret=browser_key)
         current = gr.State(None)  # the view shown (dict), or None
 
@@ -319,7 +353,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     gr.Markdown("**" + options.storage_warning.replace("_", "\\_") + "**")  # variable names, not emphasis
                 password = gr.Textbox(label="Admin password", type="password", max_length=200)
                 export = gr.Button("Export CSV and Parquet")
-                files = gr.File(label="Files", file_count="multiple")
+                files = export_link()
 
         game_outputs = [current, saved, info, status, chat, offer, accept, walk, retry, feedback, result, again,
                         setup_box, confirm_box, message, price]
@@ -516,7 +550,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             except ArenaError as exc:
                 raise refusal(str(exc)) from None
             try:
-                return temporary_export(arena.store.export)
+                return private_export(arena.store.export, "bargain-games")
             except StoreError as exc:
                 log.error("exporting the database: %s", exc)
                 raise refusal("The database cannot be read right now: try again in a minute.") from None

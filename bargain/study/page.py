@@ -15,8 +15,8 @@ from typing import Any
 
 import gradio as gr
 
-from bargain.arena.ui import (EXPORT_KEPT_S, UNEXPECTED, chat_messages, claims_markdown, info_markdown, refusal,
-                             round_markdown)
+from bargain.arena.ui import (UNEXPECTED, chat_messages, claims_markdown, export_link, info_markdown, private_export,
+                             refusal, round_markdown)
 from bargain.arena.views import money, plain
 from bargain.arena.inputs import ArenaError
 from bargain.store import StoreError
@@ -148,10 +148,10 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     gr.Markdown("Participants, games, moves and surveys (long and wide) as CSV and Parquet, with a "
                                 "codebook; participant ids as the study file sets them (pseudonyms by default). "
                                 "`payment/bonuses.csv` is the bulk bonus file of Prolific and carries the real ids: "
-                                f"keep it private. The files are deleted from the server after {EXPORT_KEPT_S // 60} "
-                                "minutes.")
+                                "keep it private. The archive is made for this page only: it is not kept on the "
+                                "server, and no address serves it.")
                     export_button = gr.Button("Export")
-                    export_files = gr.File(label="Files", file_count="multiple", interactive=False)
+                    export_files = export_link()
 
         survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
         outputs = [params, shown, view, note, admin_box, *boxes.values(), consent_text, instructions_text, comprehension_head,
@@ -316,8 +316,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
 
         picked_game.change(show_game, [picked_game, password], transcript, api_visibility="private")
 
-        def export(given: str, request: gr.Request) -> list[str]:
-            from bargain.arena.ui import client_address, temporary_export
+        def export(given: str, request: gr.Request) -> dict:
+            from bargain.arena.ui import client_address
             from bargain.study.export import export_study
 
             try:
@@ -325,8 +325,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             except ArenaError as exc:
                 raise refusal(str(exc)) from None
             try:
-                return temporary_export(lambda out: export_study(runner.arena.store, study.name, study.version,
-                                                                 out_dir=out))
+                return private_export(lambda out: export_study(runner.arena.store, study.name, study.version,
+                                                               out_dir=out), f"{study.name}-v{study.version}")
             except Exception:
                 log.exception("exporting the study")
                 raise refusal("The study's data cannot be exported right now: try again in a minute.") from None
