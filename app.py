@@ -184,8 +184,8 @@ def build(args: argparse.Namespace):
                           max_in_flight=args.max_in_flight, sticky=True)  # a game keeps its replica
     backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
-    store.check_writable()
-    sweep_exports()  # what a crashed process's export left behind  # a read-only file or a full disk is found now, not at the first move
+    store.check_writable()  # a read-only file or a full disk is found now, not at the first move
+    sweep_exports()  # what a crashed process's export left behind
     at_risk = storage_warning(store.url)  # games a restart would lose
     if at_risk:
         logging.getLogger("bargain").warning(at_risk)
