@@ -94,6 +94,7 @@ surveys:
 timing: {{move_seconds: 600, idle_minutes: {idle}}}
 payment: {{currency: GBP, base: 2.0, bonus: {{per_unit: 1.0, cap: 2.0}}, timeout_rule: no_bonus_for_timed_out_games}}
 completion: {{code: BENCHDONE, screened_out_code: BENCHOUT, declined_message: "Thank you."}}
+participant_id: {{id_pattern: "[A-Za-z0-9_-]{{1,64}}"}}  # ids such as bench00001 under PROLIFIC_PID
 """
 
 

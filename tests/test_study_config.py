@@ -2,9 +2,13 @@
 text, malformed files are refused with every problem named by its field path, and the built-in items
 carry the judge's rubric word for word."""
 
+import contextlib
 import copy
 import hashlib
 import json
+import os
+import re
+import resource
 import shutil
 from pathlib import Path
 
@@ -45,7 +49,8 @@ def example_document() -> dict:
 
 
 def test_the_example_loads_as_written(example):
-    assert (example.name, example.version) == ("ai-bargaining-example", 1)
+    assert (example.name, example.version) == ("ai-bargaining-example", 2)
+    assert example.title == "Bargaining with an AI agent"
     assert {key: (arm.spec, arm.label) for key, arm in example.arms.items()} == {
         "a": ("arm:seller-grpo", "the other party"), "b": ("arm:base", "the other party"),
         "c": ("tactic:boulware", "the other party")}
@@ -59,12 +64,12 @@ def test_the_example_loads_as_written(example):
     assert example.scenarios.split == "test" and [s.ref for s in example.scenarios.scenarios()] == [
         f"low:{i}" for i in range(1508, 1516)]
     assert example.games_per_participant == 3
-    assert (example.design.assignment, example.design.quota_per_cell, example.design.order) == (
-        Assignment.WITHIN, 40, Order.RANDOM)
+    assert (example.design.assignment, example.design.quota_per_cell, example.design.order,
+            example.design.distinct_arms) == (Assignment.WITHIN, 40, Order.RANDOM, True)
     assert example.comprehension.attempts == 2 and [q.id for q in example.comprehension.questions] == ["no_deal", "good_deal"]
     assert [(c.id, c.answer, c.after_game) for c in example.attention_checks] == [("attention_1", "Rarely", 2)]
-    assert [i.id for i in example.surveys.per_game] == ["honesty", "credulity", "human_or_ai", "satisfaction"]
-    assert example.surveys.per_game[3].scale == (1, 7)
+    assert [i.id for i in example.surveys.per_game] == ["honesty", "credulity", "satisfaction"]
+    assert example.surveys.per_game[2].scale == (1, 7)
     assert [(i.id, i.type, i.required) for i in example.surveys.final] == [
         ("ai_use", ItemType.CHOICE, True), ("comments", ItemType.TEXT, False)]
     assert example.surveys.final[1].max_length == 1000
@@ -72,9 +77,12 @@ def test_the_example_loads_as_written(example):
     assert example.payment.timeout_rule is TimeoutRule.NO_BONUS_FOR_TIMED_OUT_GAMES
     assert (example.payment.currency, example.payment.base, example.payment.bonus.cap) == ("GBP", 3.0, 3.0)
     assert example.completion.redirect("C7K2M9QX") == "https://app.prolific.com/submissions/complete?cc=C7K2M9QX"
+    assert example.completion.per_participant_codes is False
     assert [(e.rule, e.threshold) for e in example.exclusions] == [
-        (ExclusionRule.FAILED_ATTENTION_CHECKS_OVER, 0), (ExclusionRule.TIMEOUTS_OVER, 2), (ExclusionRule.SECONDS_UNDER, 240)]
+        (ExclusionRule.FAILED_ATTENTION_CHECKS_OVER, 0), (ExclusionRule.TIMEOUTS_OVER, 2),
+        (ExclusionRule.SECONDS_UNDER, 240), (ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER, 0)]
     assert example.participant_id.parameters == ("PROLIFIC_PID", "participant")
+    assert example.participant_id.patterns == {"PROLIFIC_PID": "[0-9a-fA-F]{24}", "participant": "[A-Za-z0-9_-]{1,64}"}
     assert (example.retention_days, example.hash_participant_ids_in_exports) == (90, True)
     assert example.texts.consent_version == "2025-01"
     json.dumps(example.to_dict())  # storable as it is
@@ -114,8 +122,8 @@ def test_defaults_fill_what_a_minimal_file_leaves_out(study_dir):
         Mode.SIMULTANEOUS, 4, Role.BUYER, PromptVersion.TRAIN)
     assert study.label("a") == "the other party" and study.design.order is Order.RANDOM
     assert (study.timing.move_seconds, study.timing.idle_minutes) == (120, 20)
-    assert study.participant_id.parameters == ("PROLIFIC_PID", "participant")
-    assert study.participant_id.id_pattern == "[A-Za-z0-9_-]{1,64}"
+    assert study.participant_id == config.ParticipantId()
+    assert study.participant_id.patterns == {"PROLIFIC_PID": "[0-9a-fA-F]{24}", "participant": "[A-Za-z0-9_-]{1,64}"}
     assert study.retention_days is None and study.hash_participant_ids_in_exports is True
     assert study.payment.bonus.floor_at_zero is True and study.completion.redirect("X") is None
     assert study.comprehension.questions == () and study.surveys.per_game == () and study.exclusions == ()
@@ -148,7 +156,7 @@ MALFORMED = [
     (_set("design", "designn", 1), "design.designn", "unknown field `designn` in design; known: assignment"),
     (_set("public_results", True), "public_results", "never shows public results"),
     (_set("name", "My Study"), "name", "slug"),
-    (_set("version", 0), "version", "whole number of at least 1"),
+    (_set("version", 0), "version", "whole number from 1 to"),
     (_set("version", "1"), "version", "whole number"),
     (_delete("games_per_participant"), "games_per_participant", "missing required field"),
     (_set("arms", "b", "spec", "arm:nope"), "arms.b.spec", "unknown arm 'nope'"),
@@ -169,21 +177,21 @@ MALFORMED = [
     (_set("scenarios", {"list": ["low:0", "low:99999"]}), "scenarios.list[1]", "indices 0.."),
     (_set("scenarios", {"list": ["low-3"]}), "scenarios.list[0]", "TIER:INDEX"),
     (_set("design", "assignment", "mixed"), "design.assignment", "between, within"),
-    (_set("design", "quota_per_cell", 0), "design.quota_per_cell", "at least 1"),
+    (_set("design", "quota_per_cell", 0), "design.quota_per_cell", "from 1 to"),
     (_set("texts", "consent", "example/missing.md"), "texts.consent", "missing.md"),
     (_delete("texts", "consent_version"), "texts.consent_version", "missing required field"),
     (_set("texts", "consent_version", 2), "texts.consent_version", "put it in quotes"),
-    (_set("comprehension", "attempts", 0), "comprehension.attempts", "at least 1"),
+    (_set("comprehension", "attempts", 0), "comprehension.attempts", "from 1 to"),
     (_set("comprehension", "questions", 0, "answer", "Everything"), "comprehension.questions[0].answer",
      "not one of the options"),
     (_set("comprehension", "questions", 1, "options", ["Only one"]), "comprehension.questions[1].options", "at least 2"),
     (_set("attention_checks", 0, "after_game", 4), "attention_checks[0].after_game", "from 1 to 3"),
     (_set("attention_checks", 0, "id", "satisfaction"), "attention_checks[0].id", "already used"),
-    (_set("surveys", "per_game", 3, "scale", [1]), "surveys.per_game[3].scale", "[low, high]"),
-    (_set("surveys", "per_game", 3, "options", ["x", "y"]), "surveys.per_game[3].options", "does not apply to a likert"),
-    (_set("surveys", "per_game", 3, "type", "slider"), "surveys.per_game[3].type", "likert, choice, text"),
-    (_set("surveys", "per_game", 2, {"id": "x", "type": "choice", "text": "Pick", "options": ["one"]}),
-     "surveys.per_game[2].options", "at least 2 options"),
+    (_set("surveys", "per_game", 2, "scale", [1]), "surveys.per_game[2].scale", "[low, high]"),
+    (_set("surveys", "per_game", 2, "options", ["x", "y"]), "surveys.per_game[2].options", "not apply to a likert"),
+    (_set("surveys", "per_game", 2, "type", "slider"), "surveys.per_game[2].type", "likert, choice, text"),
+    (_set("surveys", "per_game", 1, {"id": "x", "type": "choice", "text": "Pick", "options": ["one"]}),
+     "surveys.per_game[1].options", "at least 2 options"),
     (_set("surveys", "per_game", 0, "builtin", "honest"), "surveys.per_game[0].builtin", "honesty, credulity"),
     (_set("surveys", "per_game", 0, "text", "Reworded"), "surveys.per_game[0].text", "unknown field `text`"),
     (_set("surveys", "final", 1, "id", "ai_use"), "surveys.final[1].id", "already used"),
@@ -192,7 +200,7 @@ MALFORMED = [
     (lambda d: d["surveys"]["final"].append({"builtin": "honesty"}), "surveys.final[2]", "move it to surveys.per_game"),
     (_set("timing", "move_seconds", 5), "timing.move_seconds", "from 10 to 3600"),
     (_set("payment", "currency", "pounds"), "payment.currency", "ISO 4217"),
-    (_set("payment", "base", -1), "payment.base", "at least 0"),
+    (_set("payment", "base", -1), "payment.base", "from 0 to"),
     (_delete("payment", "bonus", "cap"), "payment.bonus.cap", "missing required field"),
     (_set("payment", "timeout_rule", "pay_anyway"), "payment.timeout_rule", "no_bonus_for_timed_out_games"),
     (_set("completion", "redirect_url", "https://x.org/?cc={cod}"), "completion.redirect_url", "{code}"),
@@ -201,11 +209,12 @@ MALFORMED = [
     (_set("exclusions", 0, {"failed_attention_checks_over": 1}), "exclusions[0].failed_attention_checks_over",
      "can never apply with 1 attention checks"),
     (_set("exclusions", 1, {"timeout_over": 2}), "exclusions[1].timeout_over", "did you mean `timeouts_over`"),
-    (_set("exclusions", 2, {"seconds_under": 0}), "exclusions[2].seconds_under", "at least 1"),
+    (_set("exclusions", 2, {"seconds_under": 0}), "exclusions[2].seconds_under", "from 1 to"),
+    (_set("exclusions", 3, {"timeouts_over": 1}), "exclusions", "names one rule twice"),
     (_set("participant_id", "id_pattern", "[a-z"), "participant_id.id_pattern", "not a regular expression"),
-    (_set("participant_id", "id_pattern", "[a-z]*"), "participant_id.id_pattern", "accepts an empty id"),
+    (_set("participant_id", "id_pattern", "[a-z]{0,8}"), "participant_id.id_pattern", "accepts an empty id"),
     (_set("participant_id", "parameters", ["PROLIFIC PID"]), "participant_id.parameters[0]", "URL parameter name"),
-    (_set("retention_days", 0), "retention_days", "at least 1"),
+    (_set("retention_days", 0), "retention_days", "from 1 to"),
     (_set("hash_participant_ids_in_exports", "yes"), "hash_participant_ids_in_exports", "true or false"),
 ]
 
@@ -226,14 +235,14 @@ def test_every_problem_is_reported_at_once_one_per_line_in_the_files_order(study
     document = example_document()
     document["rounds"] = 0
     document["design"]["designn"] = "within"
-    document["surveys"]["per_game"][3]["anchors"] = ["only one"]
+    document["surveys"]["per_game"][2]["anchors"] = ["only one"]
     document["payment"]["currency"] = "gbp"
     document["texts"]["debrief"] = "example/nowhere.md"
     path = write(study_dir, document)
     with pytest.raises(StudyError) as refused:
         config.load(path)
     fields = [line.split(": ")[1] for line in str(refused.value).splitlines()]
-    assert fields == ["rounds", "design.designn", "texts.debrief", "surveys.per_game[3].anchors", "payment.currency"]
+    assert fields == ["rounds", "design.designn", "texts.debrief", "surveys.per_game[2].anchors", "payment.currency"]
     assert refused.value.errors == tuple(str(refused.value).splitlines())
 
 
@@ -241,6 +250,7 @@ def test_a_within_design_with_more_games_than_cells_is_refused_and_a_between_des
     document = example_document()
     document["games_per_participant"] = 7
     document["attention_checks"][0]["after_game"] = 7
+    del document["design"]["distinct_arms"]
     with pytest.raises(StudyError, match=r"games_per_participant: a within design .* 7 games exceed the 6 cells"):
         config.load(write(study_dir, document))
     document["design"]["assignment"] = "between"
@@ -311,8 +321,10 @@ def test_builtin_credulity_is_the_judges_rubric_for_the_participant(role):
     assert item.values == (0, 1, 2, 3, 4) and item.options == builtin_item(Builtin.CREDULITY).options
 
 
-def test_builtin_person_or_program_and_a_builtin_with_its_own_id(example):
-    item = example.surveys.per_game[2]
+def test_builtin_person_or_program_and_a_builtin_with_its_own_id(study_dir, example):
+    document = example_document()
+    document["surveys"]["per_game"].append({"builtin": "person_or_program", "id": "human_or_ai"})
+    item = config.load(write(study_dir, document)).surveys.per_game[3]
     assert item.builtin is Builtin.PERSON_OR_PROGRAM and item.id == "human_or_ai"
     assert item.text == "Was the other party a person or a computer program?"
     assert item.values == ("person", "program", "not sure")
@@ -331,10 +343,12 @@ def test_the_bonus_follows_the_timeout_rule_cap_and_floor(example):
 
 
 def test_exclusion_rules(example):
-    failed, timeouts, fast = example.exclusions
-    assert failed.excludes(1, 0, 900) and not failed.excludes(0, 0, 900)
-    assert timeouts.excludes(0, 3, 900) and not timeouts.excludes(0, 2, 900)
-    assert fast.excludes(0, 0, 239.5) and not fast.excludes(0, 0, 240)
+    failed, timeouts, fast, walkaways = example.exclusions
+    assert failed.excludes(config.Conduct(1, 0, 900)) and not failed.excludes(config.Conduct(0, 0, 900))
+    assert timeouts.excludes(config.Conduct(0, 3, 900)) and not timeouts.excludes(config.Conduct(0, 2, 900))
+    assert fast.excludes(config.Conduct(0, 0, 239.5)) and not fast.excludes(config.Conduct(0, 0, 240))
+    assert not walkaways.excludes(config.Conduct(0, 0, 900, (played(1, 50), played(3, 90))))
+    assert walkaways.excludes(config.Conduct(0, 0, 900, (played(3, 90), played(1, 5, walked_away=True))))
 
 
 def test_a_list_of_scenarios_is_kept_in_canonical_form(study_dir):
@@ -349,3 +363,293 @@ def test_a_remote_model_spec_is_checked_for_syntax_only(study_dir):
     document = copy.deepcopy(example_document())
     document["arms"]["b"]["spec"] = "openai:gpt-5.2@https://api.openai.com/v1"
     assert config.load(write(study_dir, document)).arms["b"].spec == "openai:gpt-5.2@https://api.openai.com/v1"
+
+
+# --- hostile or careless study files: one line each, never a traceback, never an unbounded read -------------------
+
+
+@contextlib.contextmanager
+def memory_capped(extra: int = 2 * 1024 ** 3):
+    """At most `extra` more bytes of address space for this process meanwhile: an unbounded read of /dev/zero fails
+    with MemoryError instead of exhausting the machine."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    size = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (size + extra, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def refused_lines(path: Path) -> list[str]:
+    """The lines of the StudyError that loading `path` raises (any other exception fails the test)."""
+    with memory_capped(), pytest.raises(StudyError) as refused:
+        config.load(path)
+    lines = str(refused.value).splitlines()
+    assert all(line.startswith(f"{path}: ") for line in lines), lines
+    return lines
+
+
+def test_deep_nesting_is_refused_in_one_line_naming_the_field(study_dir):
+    path = study_dir / "study.yaml"
+    path.write_text(EXAMPLE.read_text(encoding="utf-8") + "\nsurveys_extra: " + "[" * 5000 + "]" * 5000 + "\n")
+    lines = refused_lines(path)
+    assert len(lines) == 1 and lines[0].startswith(f"{path}: surveys_extra: nested deeper than ")
+    block = "\n".join(f"{'  ' * depth}k{depth}:" for depth in range(60)) + " 1\n"
+    path.write_text(block)
+    (line,) = refused_lines(path)
+    assert line.startswith(f"{path}: k0: nested deeper than ")
+
+
+@pytest.mark.parametrize("old, new, field", [
+    ('consent_version: "2025-01"', "consent_version: 2025-13-01", "line "),  # a date YAML cannot build
+    ("version: 2 ", "version: " + "1" * 5000 + " ", "line "),  # an integer Python will not parse
+])
+def test_a_value_yaml_cannot_build_is_one_line_with_its_place(study_dir, old, new, field):
+    path = study_dir / "study.yaml"
+    path.write_text(EXAMPLE.read_text(encoding="utf-8").replace(old, new))
+    (line,) = refused_lines(path)
+    assert line.startswith(f"{path}: {field}") and "write it in quotes" in line
+
+
+@pytest.mark.parametrize("change, field, words", [
+    (_set("design", "quota_per_cell", 10 ** 23), "design.quota_per_cell", "from 1 to 1000000"),
+    (_set("games_per_participant", 10 ** 6), "games_per_participant", "from 1 to 100"),
+    (_set("version", 2 ** 40), "version", "from 1 to 1000000"),
+    (_set("retention_days", 10 ** 9), "retention_days", "from 1 to"),
+    (_set("exclusions", 1, {"timeouts_over": 10 ** 12}), "exclusions[1].timeouts_over", "from 0 to"),
+    (_set("payment", "base", 1e300), "payment.base", "from 0 to 1000000"),
+    (_set("surveys", "per_game", 2, "scale", [10 ** 9, 10 ** 9 + 6]), "surveys.per_game[2].scale", "-1000 to 1000"),
+    (_set("name", "x" * 65), "name", "at most 64"),
+    (_set("texts", "consent_version", "v" * 65), "texts.consent_version", "at most 64"),
+])
+def test_numbers_and_names_are_bounded(study_dir, change, field, words):
+    document = example_document()
+    change(document)
+    path = write(study_dir, document)
+    assert any(line.startswith(f"{path}: {field}: ") and words in line for line in refused_lines(path))
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "/dev/zero", "../outside.md"])
+def test_a_text_outside_the_study_folder_is_refused(study_dir, target):
+    (study_dir.parent / "outside.md").write_text("Outside the study's folder.")
+    document = example_document()
+    document["texts"]["consent"] = target
+    path = write(study_dir, document)
+    (line,) = refused_lines(path)
+    assert line.startswith(f"{path}: texts.consent: ") and "outside the study's folder" in line
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "/dev/zero"])
+def test_a_symlink_out_of_the_study_folder_is_refused(study_dir, target):
+    (study_dir / "example" / "consent.md").unlink()
+    (study_dir / "example" / "consent.md").symlink_to(target)
+    path = study_dir / "example.yaml"
+    (line,) = refused_lines(path)
+    assert line.startswith(f"{path}: texts.consent: ") and "outside the study's folder" in line
+
+
+def test_a_symlink_inside_the_study_folder_is_followed(study_dir, example):
+    (study_dir / "example" / "consent.md").rename(study_dir / "consent-v1.md")
+    (study_dir / "example" / "consent.md").symlink_to(study_dir / "consent-v1.md")
+    assert config.load(study_dir / "example.yaml").texts.consent == example.texts.consent
+
+
+def test_a_text_that_is_not_a_regular_file_or_too_large_is_refused_without_reading_it_all(study_dir):
+    os.mkfifo(study_dir / "example" / "fifo.md")  # opening it to read would wait for a writer forever
+    (study_dir / "example" / "big.md").write_bytes(b"x" * (config.MAX_BYTES + 1))
+    document = example_document()
+    document["texts"].update(consent="example/fifo.md", debrief="example/big.md", instructions="example")
+    path = write(study_dir, document)
+    lines = refused_lines(path)
+    assert any(line.startswith(f"{path}: texts.consent: ") and "not a regular file" in line for line in lines)
+    assert any(line.startswith(f"{path}: texts.instructions: ") and "not a regular file" in line for line in lines)
+    assert any(line.startswith(f"{path}: texts.debrief: ") and "larger than 100 KB" in line for line in lines)
+
+
+def test_a_study_file_that_is_a_device_or_too_large_is_refused_in_one_line(tmp_path):
+    with memory_capped(), pytest.raises(StudyError, match=r"^/dev/zero: the study file is not a regular file"):
+        config.load("/dev/zero")
+    big = tmp_path / "big.yaml"
+    big.write_text("name: x\n" + "#" * config.MAX_BYTES)
+    (line,) = refused_lines(big)
+    assert "the study file is larger than 100 KB" in line
+
+
+@pytest.mark.parametrize("pattern", ["(a+)+$", "(a*)*", "(a|a)*", "(aa|a){1,60}", "([a-z]?){1,50}",
+                                     "(?:[0-9]+-)+[0-9]+"])
+def test_an_id_pattern_that_can_backtrack_catastrophically_is_refused(study_dir, pattern):
+    document = example_document()
+    document["participant_id"] = {"id_pattern": pattern}
+    path = write(study_dir, document)
+    (line,) = refused_lines(path)
+    assert line.startswith(f"{path}: participant_id.id_pattern: ") and "repeats" in line
+
+
+@pytest.mark.parametrize("pattern, words", [("[A-Za-z0-9]+", "longer than 128"), ("[a-z]{1,200}", "longer than 128"),
+                                            ("[a-z]{0,20}" * 6 + "[0-9]", "more than 1000000 ways")])
+def test_an_id_pattern_must_bound_the_ids_length_and_its_cost(study_dir, pattern, words):
+    document = example_document()
+    document["participant_id"] = {"id_patterns": {"participant": pattern}}
+    path = write(study_dir, document)
+    (line,) = refused_lines(path)
+    assert line.startswith(f"{path}: participant_id.id_patterns.participant: ") and words in line
+
+
+# --- participant ids: the platform's form by default ---------------------------------------------------------------
+
+PROLIFIC_ID = "60ffe5c8371090c7041d43f8"
+
+
+def test_a_prolific_id_must_be_24_hexadecimal_characters_by_default_and_others_stay_loose(study_dir):
+    document = example_document()
+    del document["participant_id"]
+    ids = config.load(write(study_dir, document)).participant_id
+    assert ids.parameters == ("PROLIFIC_PID", "participant")
+    assert ids.accepts("PROLIFIC_PID", PROLIFIC_ID) and ids.accepts("PROLIFIC_PID", PROLIFIC_ID.upper())
+    for wrong in ("P1", "bench00001", PROLIFIC_ID[:-1], PROLIFIC_ID + "0", "g" * 24, PROLIFIC_ID[:-1] + "\n"):
+        assert not ids.accepts("PROLIFIC_PID", wrong), wrong
+    assert ids.accepts("participant", "P1") and ids.accepts("participant", "bench_00-1")
+    assert not ids.accepts("participant", "a b") and not ids.accepts("participant", "x" * 65)
+    assert not ids.accepts("STUDY_ID", PROLIFIC_ID)  # not a parameter that carries the id
+
+
+def test_id_pattern_applies_to_every_parameter_and_id_patterns_to_one(study_dir):
+    document = example_document()
+    document["participant_id"] = {"parameters": ["PROLIFIC_PID", "participant", "uid"], "id_pattern": "[A-Z0-9]{1,8}"}
+    ids = config.load(write(study_dir, document)).participant_id
+    assert all(ids.accepts(name, "P1") for name in ids.parameters)
+    assert not ids.accepts("PROLIFIC_PID", PROLIFIC_ID)
+    document["participant_id"]["id_patterns"] = {"uid": "u[0-9]{3}"}
+    ids = config.load(write(study_dir, document)).participant_id
+    assert ids.accepts("uid", "u123") and not ids.accepts("uid", "P1") and ids.accepts("PROLIFIC_PID", "P1")
+    del document["participant_id"]["id_pattern"]
+    ids = config.load(write(study_dir, document)).participant_id
+    assert ids.accepts("PROLIFIC_PID", PROLIFIC_ID) and ids.accepts("participant", "P1") and ids.accepts("uid", "u123")
+
+
+def test_id_patterns_may_only_name_the_parameters(study_dir):
+    document = example_document()
+    document["participant_id"] = {"id_patterns": {"PROLIFIC_ID": "[0-9a-f]{24}"}}
+    path = write(study_dir, document)
+    (line,) = refused_lines(path)
+    assert line.startswith(f"{path}: participant_id.id_patterns.PROLIFIC_ID: ") and "PROLIFIC_PID" in line
+
+
+# --- exclusion rules that require games actually played ----------------------------------------------------------
+
+
+def played(own_moves: int, seconds: float, walked_away: bool = False) -> "config.Played":
+    return config.Played(own_moves=own_moves, seconds=seconds, walked_away_first_round=walked_away)
+
+
+def test_rules_on_games_actually_played(study_dir):
+    document = example_document()
+    document["exclusions"] = [{"moves_per_game_under": 2}, {"seconds_per_game_under": 30},
+                              {"first_round_walkaways_over": 0}]
+    moves, seconds, walkaways = config.load(write(study_dir, document)).exclusions
+    normal = config.Conduct(0, 0, 600, (played(3, 60), played(2, 45)))
+    assert not any(rule.excludes(normal) for rule in (moves, seconds, walkaways))
+    rushed = config.Conduct(0, 0, 600, (played(3, 60), played(1, 12, walked_away=True)))
+    assert moves.excludes(rushed) and seconds.excludes(rushed) and walkaways.excludes(rushed)
+    assert [rule.rule for rule in (moves, seconds, walkaways)] == [ExclusionRule.MOVES_PER_GAME_UNDER,
+                                                                   ExclusionRule.SECONDS_PER_GAME_UNDER,
+                                                                   ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER]
+    document["exclusions"] = [{"moves_per_game_under": 0}]
+    path = write(study_dir, document)
+    assert any(line.startswith(f"{path}: exclusions[0].moves_per_game_under: ") and "from 1 to" in line
+               for line in refused_lines(path))
+
+
+# --- completion codes ----------------------------------------------------------------------------------------------
+
+
+def test_per_participant_completion_codes_are_an_hmac_of_the_id_and_the_fixed_code_is_the_default(study_dir, example):
+    assert example.completion.per_participant_codes is False
+    assert example.completion.code_for("salt", "anyone") == "C7K2M9QX"
+    document = example_document()
+    document["completion"]["per_participant_codes"] = True
+    completion = config.load(write(study_dir, document)).completion
+    code = completion.code_for("salt", PROLIFIC_ID)
+    assert re.fullmatch(r"[A-Z0-9]{8,12}", code) and code == completion.code_for("salt", PROLIFIC_ID)
+    assert code != completion.code_for("salt", "5" + PROLIFIC_ID[1:]) and code != completion.code_for("pepper",
+                                                                                                     PROLIFIC_ID)
+    assert code == config.participant_code("salt", PROLIFIC_ID)
+    document["completion"]["per_participant_codes"] = "yes"
+    path = write(study_dir, document)
+    assert any(line.startswith(f"{path}: completion.per_participant_codes: ") for line in refused_lines(path))
+
+
+# --- the title participants see ------------------------------------------------------------------------------------
+
+
+def test_the_title_has_a_neutral_default_and_is_checked_like_other_text(study_dir):
+    document = example_document()
+    document.pop("title", None)
+    assert config.load(write(study_dir, document)).title == "A bargaining study"
+    document["title"] = "Buying and selling"
+    assert config.load(write(study_dir, document)).title == "Buying and selling"
+    for wrong in ("  ", 3, "two\nlines", "x" * 101):
+        document["title"] = wrong
+        path = write(study_dir, document)
+        assert any(line.startswith(f"{path}: title: ") for line in refused_lines(path)), wrong
+
+
+# --- distinct arms within subjects ---------------------------------------------------------------------------------
+
+
+def test_distinct_arms_is_off_by_default_and_checked_at_load(study_dir, example):
+    assert example.design.distinct_arms is True  # the example's 3 games meet its 3 arms
+    document = example_document()
+    del document["design"]["distinct_arms"]
+    assert config.load(write(study_dir, document)).design.distinct_arms is False
+    document["design"]["distinct_arms"] = True
+    document["games_per_participant"] = 4
+    path = write(study_dir, document)
+    assert any(line.startswith(f"{path}: design.distinct_arms: ") and "4 games" in line and "3 arms" in line
+               for line in refused_lines(path))
+    document["games_per_participant"] = 3
+    document["design"]["assignment"] = "between"
+    path = write(study_dir, document)
+    assert any(line.startswith(f"{path}: design.distinct_arms: ") and "within" in line for line in refused_lines(path))
+
+
+# --- disclosure: what participants are told agrees with the debrief and the questions -----------------------------
+
+
+def test_the_example_is_coherent_about_disclosure(example, caplog):
+    assert config.disclosure_warnings(example) == []
+    assert not any(item.builtin is Builtin.PERSON_OR_PROGRAM for item in (*example.surveys.per_game,
+                                                                          *example.surveys.final))
+    assert "ai" in example.title.lower() or "ai agents" in example.texts.consent.lower()  # disclosed, and said so
+    assert "did not tell you" not in example.texts.debrief
+
+
+def test_loading_warns_when_the_consent_discloses_what_the_debrief_says_was_hidden(study_dir, caplog):
+    (study_dir / "example" / "debrief.md").write_text("The other party was a program. We did not tell you this at "
+                                                      "the start because it could have changed how you bargained.")
+    document = example_document()
+    document["surveys"]["per_game"].append({"builtin": "person_or_program", "id": "human_or_ai"})
+    path = write(study_dir, document)
+    with caplog.at_level("WARNING", logger="bargain.study.config"):
+        study = config.load(path)  # a warning, not a refusal
+    warnings = config.disclosure_warnings(study)
+    assert [record.getMessage() for record in caplog.records] == warnings and len(warnings) == 2
+    assert warnings[0].startswith(f"{path}: texts.debrief: ") and "texts.consent" in warnings[0]
+    assert warnings[1].startswith(f"{path}: surveys.per_game[") and "person or a program" in warnings[1]
+
+
+def test_a_documented_deception_design_loads_without_warnings(study_dir):
+    (study_dir / "example" / "consent.md").write_text("You will bargain with another party over a price. "
+                                                      "We record your moves.")
+    (study_dir / "example" / "instructions.md").write_text("Make offers; the other party does too.")
+    (study_dir / "example" / "debrief.md").write_text("The other party was a computer program. We did not tell "
+                                                      "you at the start because it could have changed how you "
+                                                      "bargained.")
+    document = example_document()
+    document["title"] = "A bargaining study"
+    document["surveys"]["per_game"].append({"builtin": "person_or_program"})
+    assert config.disclosure_warnings(config.load(write(study_dir, document))) == []
+    document["arms"]["a"]["label"] = "an AI agent"  # a label participants read gives it away
+    warnings = config.disclosure_warnings(config.load(write(study_dir, document)))
+    assert warnings and all("arms.a.label" in line for line in warnings)

@@ -18,10 +18,12 @@ from cli_runner import run_main
 from test_study_flow import answers_for, make_study, runner_for
 
 from bargain.cli import main
+from bargain.engine.trial import Role
 from bargain.study import records
 from bargain.study.config import Timing
 from bargain.publish import HubSync, PublishError, push_to_hub
 from bargain.study.export import PAYMENT_DIR, PUBLISHED, TABLES, UNDESCRIBED, export_study
+from bargain.study.survey import Builtin, builtin_item
 
 
 async def take_part(runner, pid: str, *, finish: bool = True, move: bool = True, pass_check: bool = True) -> None:
@@ -224,3 +226,39 @@ def test_the_app_will_not_start_a_sync_it_cannot_make(tmp_path):
                        "--sync-to-hub", "lab/live", env={"HF_TOKEN": None, "HF_HOME": str(tmp_path / "hf")})
     assert started.returncode == 1 and "Traceback" not in started.stderr
     assert "error: cannot push to the Hub dataset lab/live: no Hugging Face token" in started.stderr
+
+
+def test_the_codebook_says_what_each_rubric_level_and_scale_point_means_and_how_cells_are_drawn(study_db, tmp_path):
+    _, store = study_db
+    export_study(store, "flow-test", out_dir=tmp_path / "out")
+    codebook = pd.read_csv(tmp_path / "out" / "codebook.csv").set_index(["file", "column"])["description"]
+    honesty = codebook["surveys_wide", "g1_honesty"]
+    levels = builtin_item(Builtin.HONESTY, role=Role.BUYER).options  # the study's participants are buyers
+    assert all(f"{level} = {text}" in honesty for level, text in enumerate(levels)), honesty
+    assert "1 = Not at all" in codebook["surveys_wide", "g2_satisfied"] and "5 = Very" in codebook["surveys_wide",
+                                                                                                    "g2_satisfied"]
+    assert "person = A person" in codebook["surveys_wide", "g1_person_or_program"]
+    cells = codebook["participants", "cells"]
+    assert "within subjects" in cells and "fewest" in cells and "same arm" in cells and "fixed order" in cells
+    markdown = (tmp_path / "out" / "codebook.md").read_text()
+    assert cells.replace("|", "/") in markdown and f"4 = {levels[4]}" in markdown
+
+
+def test_the_codebook_gives_the_rubric_for_each_role_played_and_says_when_arms_are_distinct(tmp_path):
+    study = make_study(tmp_path)
+    study = dataclasses.replace(study, cells=tuple(dataclasses.replace(c, role=Role.SELLER) for c in study.cells),
+                                design=dataclasses.replace(study.design, distinct_arms=True))
+    runner = runner_for(tmp_path, study)
+    asyncio.run(take_part(runner, "S1"))
+    export_study(runner.arena.store, "flow-test", out_dir=tmp_path / "out")
+    codebook = pd.read_csv(tmp_path / "out" / "codebook.csv").set_index(["file", "column"])["description"]
+    levels = builtin_item(Builtin.HONESTY, role=Role.SELLER).options
+    assert "price ceiling" in levels[0] and f"0 = {levels[0]}" in codebook["surveys_wide", "g1_honesty"]
+    assert "different arm" in codebook["participants", "cells"]
+
+
+def test_the_payment_file_carries_each_participants_completion_code(study_db, tmp_path):
+    _, store = study_db
+    export_study(store, "flow-test", out_dir=tmp_path / "out")
+    payments = pd.read_csv(tmp_path / "out" / PAYMENT_DIR / "payments.csv")
+    assert payments["completion_code"].tolist() == ["DONE123"] * 3  # the study's one code, by default

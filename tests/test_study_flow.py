@@ -9,13 +9,15 @@ import dataclasses
 import json
 import textwrap
 
+import pandas as pd
 import pytest
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena
 from bargain.store import Store
 from bargain.study import records
-from bargain.study.config import Timing, load
+from bargain.study.config import Exclusion, ExclusionRule, ParticipantId, Timing, load, participant_code
+from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner, StudyStop
 
 STUDY = """
@@ -53,6 +55,7 @@ completion: {code: DONE123, screened_out_code: OUT456, redirect_url: "https://ex
              declined_message: "You chose not to take part."}
 exclusions:
   - failed_attention_checks_over: 0
+participant_id: {id_pattern: "[A-Za-z0-9_-]{1,64}"}  # short ids such as P1 under PROLIFIC_PID too
 """
 
 
@@ -228,3 +231,81 @@ def test_moves_not_made_in_time_are_passes_and_earn_no_bonus(tmp_path):
         assert row["timeouts"] == 2
 
     asyncio.run(scenario())
+
+
+async def complete(runner: StudyRunner, params: dict, action: str = "OFFER") -> dict:
+    """A participant through the whole study, making `action` at each move (OFFER: half their price); the last page."""
+    await runner.submit(params, "consent", {"agree": True})
+    await runner.submit(params, "instructions", {})
+    page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
+    while page["stage"] in ("game", "game_survey"):
+        if page["stage"] == "game_survey":
+            page = await runner.submit(params, "game_survey", answers_for(page, attention="Rarely"))
+        elif action == "OFFER":
+            page = await play_game(runner, params, page, [])
+        else:
+            page = await runner.submit(params, "game", {"round": page["view"]["round"], "action": action})
+    await runner.submit(params, "final_survey", {})
+    return await runner.submit(params, "debrief", {})
+
+
+def test_a_prolific_id_must_have_prolifics_form_by_default(tmp_path):
+    async def scenario():
+        runner = runner_for(tmp_path, dataclasses.replace(make_study(tmp_path), participant_id=ParticipantId()))
+        for wrong in ("P1", "bench00001", "60ffe5c8371090c7041d43f"):
+            with pytest.raises(StudyStop, match="not valid"):
+                await runner.page({"PROLIFIC_PID": wrong})
+        assert (await runner.page({"PROLIFIC_PID": "60ffe5c8371090c7041d43f8"}))["stage"] == "consent"
+        assert (await runner.page({"participant": "P1"}))["stage"] == "consent"  # the generic parameter stays loose
+        assert records.participant(runner.arena.store, "flow-test", "P1") is not None
+
+    asyncio.run(scenario())
+
+
+def test_games_not_actually_played_flag_the_participant_who_still_completes_and_is_paid(tmp_path):
+    rules = (Exclusion(ExclusionRule.MOVES_PER_GAME_UNDER, 2), Exclusion(ExclusionRule.SECONDS_PER_GAME_UNDER, 3600),
+             Exclusion(ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER, 0))
+
+    async def scenario():
+        runner = runner_for(tmp_path, dataclasses.replace(make_study(tmp_path), exclusions=rules))
+        walked = await complete(runner, {"participant": "WALK"}, action="NO_DEAL")
+        played = await complete(runner, {"participant": "PLAY"})
+        assert walked["stage"] == played["stage"] == "completed" and walked["code"] == "DONE123"
+        return runner.arena.store
+
+    store = asyncio.run(scenario())
+    walker, player = (records.participant(store, "flow-test", pid) for pid in ("WALK", "PLAY"))
+    games = [store.game(game_id) for game_id in walker["games"]]
+    assert all([(m["round"], m["action"]) for m in g["moves"] if m["actor"] == "human"] == [(1, "NO_DEAL")]
+               for g in games)
+    assert walker["excluded"] and walker["exclusion_reasons"] == [
+        "moves_per_game_under 2", "seconds_per_game_under 3600", "first_round_walkaways_over 0"]
+    assert player["excluded"] and "seconds_per_game_under 3600" in player["exclusion_reasons"]
+    assert "first_round_walkaways_over 0" not in player["exclusion_reasons"]
+    assert walker["bonus"] == 0.0  # no deal: no bonus, but the base is paid (they completed)
+    export_study(store, "flow-test", out_dir=tmp_path / "out", hashed=False)
+    people = pd.read_csv(tmp_path / "out" / "participants.csv").set_index("participant")
+    assert people.loc["WALK", "exclusion_reasons"] == ("moves_per_game_under 2;seconds_per_game_under 3600;"
+                                                       "first_round_walkaways_over 0")
+    paid = pd.read_csv(tmp_path / "out" / "payment" / "payments.csv")
+    assert set(paid["participant_id"]) == {"WALK", "PLAY"} and set(paid["base"]) == {2.0}
+
+
+def test_per_participant_completion_codes_are_shown_sent_back_and_exported_for_payment(tmp_path):
+    async def scenario():
+        study = make_study(tmp_path)
+        own_codes = dataclasses.replace(study.completion, per_participant_codes=True)
+        study = dataclasses.replace(study, completion=own_codes)
+        runner = runner_for(tmp_path, study)
+        return runner, [await complete(runner, {"participant": pid}) for pid in ("C1", "C2")]
+
+    runner, pages = asyncio.run(scenario())
+    store = runner.arena.store
+    salt = records.study_salt(store, "flow-test", 1)
+    codes = [participant_code(salt, pid) for pid in ("C1", "C2")]
+    assert [page["code"] for page in pages] == codes and codes[0] != codes[1] and "DONE123" not in codes
+    assert [page["redirect"] for page in pages] == [f"https://example.org/done?cc={code}" for code in codes]
+    assert asyncio.run(runner.page({"participant": "C1"}))["code"] == codes[0]  # the same code when they come back
+    export_study(store, "flow-test", out_dir=tmp_path / "out")
+    paid = pd.read_csv(tmp_path / "out" / "payment" / "payments.csv")
+    assert dict(zip(paid["participant_id"], paid["completion_code"])) == dict(zip(("C1", "C2"), codes))

@@ -83,7 +83,7 @@ def test_assignment_stays_balanced_and_within_quota(tmp_path, within):
         assert records.assign(store, "pilot", 1, row["id"], games, within, rng=rng) == cells  # the same, once
 
 
-def concurrent_assignment(url: str, participants: int, within: bool) -> Store:
+def concurrent_assignment(url: str, participants: int, within: bool, distinct_arms: bool = False) -> Store:
     store = fresh(url)
     quotas = {cell: 5 for cell in CELLS}
     study(store, quotas)
@@ -94,7 +94,7 @@ def concurrent_assignment(url: str, participants: int, within: bool) -> Store:
         own = Store(url)  # each its own engine, as another process would have
         row = records.arrive(own, "pilot", 1, "h1", f"P{n}", {})
         barrier.wait()
-        got[f"P{n}"] = records.assign(own, "pilot", 1, row["id"], 2, within)
+        got[f"P{n}"] = records.assign(own, "pilot", 1, row["id"], 2, within, distinct_arms=distinct_arms)
         own.engine.dispose()
 
     threads = [threading.Thread(target=one, args=(n,)) for n in range(participants)]
@@ -188,3 +188,47 @@ def test_retention_replaces_old_ids_by_their_pseudonyms_everywhere(tmp_path):
     assert (game["participant"], game["player"]) == (alias, None)
     assert records.participant(store, "pilot", "NEW1") is not None
     assert records.forget_identifiers(store, "pilot", 1, days=30) == 0  # once
+
+
+THREE_ARMS = {f"{arm}/{condition}/{role}": 3 for arm in ("a", "b", "c") for condition in ("full", "both_unaware")
+              for role in ("buyer", "seller")}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_distinct_arms_meets_each_arm_once_and_stays_balanced_and_exact(tmp_path, seed):
+    """Three arms of four cells each, two games a participant: without the option, the two least-filled cells may be
+    one arm's (a participant meets it twice); with it, every participant meets two different arms, the cells' counts
+    stay within one of each other at every step, and the study fills to the last slot it can give."""
+    store = Store(sqlite_url(tmp_path))
+    study(store, THREE_ARMS)
+    rng = random.Random(seed)
+    capacity = sum(THREE_ARMS.values()) // 2
+    for n in range(capacity + 2):
+        row = records.arrive(store, "pilot", 1, "h1", f"P{n}", {})
+        cells = records.assign(store, "pilot", 1, row["id"], 2, True, rng=rng, distinct_arms=True)
+        counts = [filled for filled, _ in records.cell_counts(store, "pilot", 1).values()]
+        if n < capacity:
+            assert len({cell.split("/")[0] for cell in cells}) == 2, cells
+            assert max(counts) - min(counts) <= 1, counts
+        else:
+            assert cells == []
+        assert records.assign(store, "pilot", 1, row["id"], 2, True, rng=rng, distinct_arms=True) == cells
+    assert all(filled == quota for filled, quota in records.cell_counts(store, "pilot", 1).values())
+
+
+def test_without_distinct_arms_a_participant_can_meet_one_arm_twice(tmp_path):
+    """What the option is for: the least-filled cells are drawn whatever their arm."""
+    store = Store(sqlite_url(tmp_path))
+    study(store, THREE_ARMS)
+    rng, twice = random.Random(0), 0
+    for n in range(12):
+        row = records.arrive(store, "pilot", 1, "h1", f"P{n}", {})
+        cells = records.assign(store, "pilot", 1, row["id"], 2, True, rng=rng)
+        twice += len({cell.split("/")[0] for cell in cells}) == 1
+    assert twice
+
+
+def test_concurrent_arrivals_with_distinct_arms_never_overfill_or_repeat_an_arm(tmp_path):
+    store = concurrent_assignment(sqlite_url(tmp_path), 30, within=True, distinct_arms=True)
+    for row in records.participants(store, "pilot", [1]):
+        assert len({cell.split("/")[0] for cell in row["cells"]}) == len(row["cells"])

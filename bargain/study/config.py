@@ -9,16 +9,29 @@ half-configured. `Study.hash` fingerprints the file and the Markdown texts it na
 collected stays tied to the exact study that produced it, and a file changed under the same name
 and version can be refused. Pure: no database, no network. `studies/example.yaml` is the
 annotated reference.
+
+The file may be careless or hostile, and loading it never raises anything but a StudyError of one line per
+problem: the file and each text are regular files of at most MAX_BYTES, read with that bound (a text must lie in
+the study file's folder, symlinks resolved), nesting is bounded (survey.MAX_DEPTH), every number is bounded,
+and a participant-id pattern that could backtrack catastrophically is refused (survey.regex says why that
+rather than a timed match). What is coherent but doubtful (a consent that says the other party is a program
+and a debrief that says participants were not told) is logged as a warning by `load` (`disclosure_warnings`),
+so that every caller, the app included, shows it without its signature changing.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 import hashlib
+import hmac
 import itertools
 import json
+import logging
+import math
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -30,14 +43,22 @@ from bargain.agents.arms import ArmError, resolve
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.scenarios import TIERS, ScenarioError, ScenarioSet, bundled
 from bargain.engine.trial import Condition, Mode, Role, Scenario
-from bargain.study.survey import (FLAG, MISSING, AttentionCheck, Comprehension, Invalid, Section, Surveys, amount, at,
-                                  of_type, one_of, read_attention_checks, read_comprehension, read_surveys, read_yaml, regex,
-                                  text, texts, whole)
+from bargain.study.survey import (FLAG, MISSING, AttentionCheck, Builtin, Comprehension, Invalid, Section, Surveys,
+                                  amount, at, of_type, one_of, read_attention_checks, read_comprehension, read_surveys,
+                                  read_yaml, regex, text, texts, whole)
 
+log = logging.getLogger(__name__)
 TEXTS = ("consent", "instructions", "debrief")  # hashed after the YAML file, in this order
 SPLITS = ("train", "val", "test")
 DEFAULT_LABEL = "the other party"
+DEFAULT_TITLE = "A bargaining study"  # neutral: the tab's title says nothing of what the other party is
+MAX_BYTES = 100_000  # the most the study file or one of its texts may hold
+MAX_GAMES = 100  # games per participant: each takes minutes of a paid person's time
 _CODE = text(r"[A-Za-z0-9_-]{1,64}", "1-64 letters, digits, _ or -")
+PROLIFIC_ID = r"[0-9a-fA-F]{24}"  # Prolific's PROLIFIC_PID: 24 hexadecimal characters (lower-case in practice)
+LOOSE_ID = r"[A-Za-z0-9_-]{1,64}"  # the form of an id under any other parameter, unless the file sets one
+PLATFORM_IDS = MappingProxyType({"PROLIFIC_PID": PROLIFIC_ID})  # a platform's own parameter has its platform's form
+DEFAULT_ID_PARAMETERS = ("PROLIFIC_PID", "participant")
 
 
 class StudyError(ValueError):
@@ -75,6 +96,14 @@ class ExclusionRule(enum.StrEnum):
     FAILED_ATTENTION_CHECKS_OVER = "failed_attention_checks_over"
     TIMEOUTS_OVER = "timeouts_over"
     SECONDS_UNDER = "seconds_under"
+    MOVES_PER_GAME_UNDER = "moves_per_game_under"  # a game with fewer of the participant's own moves (not timeouts)
+    SECONDS_PER_GAME_UNDER = "seconds_per_game_under"  # a game over in fewer seconds
+    FIRST_ROUND_WALKAWAYS_OVER = "first_round_walkaways_over"  # more games the participant walked away from in round 1
+
+    @property
+    def under(self) -> bool:
+        """Whether the rule excludes below its threshold (else above it)."""
+        return self.value.endswith("_under")
 
 
 @dataclass(frozen=True)
@@ -118,6 +147,7 @@ class Design:
     assignment: Assignment
     quota_per_cell: int
     order: Order = Order.RANDOM
+    distinct_arms: bool = False  # within: each of a participant's games against another arm
 
 
 @dataclass(frozen=True)
@@ -171,33 +201,86 @@ class Completion:
     screened_out_code: str
     declined_message: str
     redirect_url: str | None = None
+    per_participant_codes: bool = False
 
     def redirect(self, code: str) -> str | None:
         """The URL that takes the participant back with `code`, if the study has one."""
         return self.redirect_url.replace("{code}", code) if self.redirect_url else None
 
+    def code_for(self, salt: str, participant: str) -> str:
+        """The code a participant who completed gets: the study's, or with per-participant codes their own, derived
+        from the study's secret salt (records.StudyRow.salt) and their id."""
+        return participant_code(salt, participant) if self.per_participant_codes else self.code
+
+
+def participant_code(salt: str, participant: str) -> str:
+    """A participant's own completion code: 10 upper-case letters and digits (base32 of an HMAC-SHA256 keyed with the
+    study's salt), which no one can make from an id without the salt, so a code shows that its holder completed."""
+    digest = hmac.new(salt.encode(), f"completion:{participant}".encode(), hashlib.sha256).digest()
+    return base64.b32encode(digest).decode()[:10]
+
+
+@dataclass(frozen=True)
+class Played:
+    """What a participant did in one game, as the exclusion rules read it."""
+
+    own_moves: int  # moves the participant made (a move not made in time is not one)
+    seconds: float  # from the game's start to its end
+    walked_away_first_round: bool
+
+
+@dataclass(frozen=True)
+class Conduct:
+    """What a participant did over the whole study, as the exclusion rules read it."""
+
+    failed_attention_checks: int
+    timeouts: int
+    seconds: float  # from arrival to completion
+    games: tuple[Played, ...] = ()
+
+
+_MEASURES: dict[ExclusionRule, Callable[[Conduct], float]] = {  # what each rule compares with its threshold
+    ExclusionRule.FAILED_ATTENTION_CHECKS_OVER: lambda c: c.failed_attention_checks,
+    ExclusionRule.TIMEOUTS_OVER: lambda c: c.timeouts,
+    ExclusionRule.SECONDS_UNDER: lambda c: c.seconds,
+    ExclusionRule.MOVES_PER_GAME_UNDER: lambda c: min((g.own_moves for g in c.games), default=math.inf),
+    ExclusionRule.SECONDS_PER_GAME_UNDER: lambda c: min((g.seconds for g in c.games), default=math.inf),
+    ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER: lambda c: sum(g.walked_away_first_round for g in c.games),
+}
+
 
 @dataclass(frozen=True)
 class Exclusion:
-    """One exclusion rule: over the threshold (under it, for seconds) a participant is flagged excluded."""
+    """One exclusion rule: over the threshold (under it, for a rule ending `_under`) a participant is flagged
+    excluded; a rule on games (per game) applies when any one game is under it."""
 
     rule: ExclusionRule
     threshold: int
 
-    def excludes(self, failed_attention_checks: int, timeouts: int, seconds: float) -> bool:
-        """Whether a participant with these counts and this total time is excluded by this rule."""
-        if self.rule is ExclusionRule.SECONDS_UNDER:
-            return seconds < self.threshold
-        count = failed_attention_checks if self.rule is ExclusionRule.FAILED_ATTENTION_CHECKS_OVER else timeouts
-        return count > self.threshold
+    def excludes(self, conduct: Conduct) -> bool:
+        """Whether a participant who did this is excluded by this rule."""
+        measure = _MEASURES[self.rule](conduct)
+        return measure < self.threshold if self.rule.under else measure > self.threshold
+
+
+def default_id_pattern(parameter: str) -> str:
+    """The form an id must have under `parameter` when the file sets none: its platform's, or a loose one."""
+    return PLATFORM_IDS.get(parameter, LOOSE_ID)
 
 
 @dataclass(frozen=True)
 class ParticipantId:
-    """The URL parameters that carry the participant id (the first present wins) and the form it must match in full."""
+    """The URL parameters that carry the participant id (the first present wins) and, for each, the form the id
+    must match in full."""
 
-    parameters: tuple[str, ...] = ("PROLIFIC_PID", "participant")
-    id_pattern: str = r"[A-Za-z0-9_-]{1,64}"
+    parameters: tuple[str, ...] = DEFAULT_ID_PARAMETERS
+    patterns: Mapping[str, str] = dataclasses.field(
+        default_factory=lambda: {name: default_id_pattern(name) for name in DEFAULT_ID_PARAMETERS})
+
+    def accepts(self, parameter: str, value: object) -> bool:
+        """Whether `value` is a valid id under URL parameter `parameter` (one of the study's)."""
+        pattern = self.patterns.get(parameter)
+        return pattern is not None and isinstance(value, str) and re.fullmatch(pattern, value) is not None
 
 
 @dataclass(frozen=True)
@@ -207,6 +290,7 @@ class Study:
     path: Path
     name: str
     version: int
+    title: str  # the page's title, as participants see it in their tab
     arms: Mapping[str, StudyArm]
     cells: tuple[Cell, ...]
     mode: Mode
@@ -254,14 +338,14 @@ _TOP = tuple(field.name for field in dataclasses.fields(Study) if field.name not
 
 
 def load(path: str | Path) -> Study:
-    """Read and check a study file and the texts it names; every problem found is raised in one StudyError."""
+    """Read and check a study file and the texts it names; every problem found is raised in one StudyError, and what
+    participants are told that disagrees is logged as a warning (`disclosure_warnings`)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise StudyError([f"{path}: cannot read the study file ({exc.strerror})"]) from exc
-    try:
+        raw = read_bounded(path, "the study file")
         document = read_yaml(raw)
+    except Invalid as exc:
+        raise StudyError([f"{path}: {exc}"]) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(file)"
@@ -273,7 +357,29 @@ def load(path: str | Path) -> Study:
         order = {str(key): i for i, key in enumerate(top.data)}  # report in the order the file is written
         errors.sort(key=lambda line: order.get(re.split(r"[.\[:]", line[len(f"{path}: "):])[0], len(order)))
         raise StudyError(errors or [f"{path}: (top level): the study file is empty; start from studies/example.yaml"])
+    for warning in disclosure_warnings(study):
+        log.warning(warning)
     return study
+
+
+def read_bounded(file: Path, what: str, folder: Path | None = None) -> bytes:
+    """The bytes of `file`, a regular file (inside `folder`, when given, once symlinks are resolved) of at most
+    MAX_BYTES, read with that bound: a path to /etc/passwd, /dev/zero or a pipe is refused, never read. Invalid
+    says why, naming the file as `what`."""
+    try:
+        real, home = file.resolve(strict=True), folder.resolve() if folder is not None else None
+        if home is not None and not real.is_relative_to(home):
+            raise Invalid(f"{what} lies outside the study's folder {home}; put the text beside the study file and "
+                          "give its path relative to it")
+        if not stat.S_ISREG(real.stat().st_mode):
+            raise Invalid(f"{what} is not a regular file; name a file")
+        with real.open("rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+        raise Invalid(f"cannot read {what} ({getattr(exc, 'strerror', None) or exc}); fix the path") from exc
+    if len(data) > MAX_BYTES:
+        raise Invalid(f"{what} is larger than {MAX_BYTES // 1000} KB; shorten it")
+    return data
 
 
 def _parse(top: Section, path: Path, raw: bytes) -> Study:
@@ -288,14 +394,16 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
     for key in set(arms) - set(arm_keys or arms):
         top.error(f"arms.{key}", f"arm `{key}` is not in cells.arms; add it there or remove it")
     product = tuple(Cell(*cell) for cell in itertools.product(arm_keys or (), conditions or (), roles or ()))
-    games = top.get("games_per_participant", whole(1))
-    design = _design(top, len(product), games)
+    games = top.get("games_per_participant", whole(1, MAX_GAMES))
+    design = _design(top, len(product), len(arm_keys or ()), games)
     shown, digest = _texts_and_hash(top, path, raw)
     surveys = read_surveys(top, one_opponent=design.assignment is not Assignment.WITHIN)
     checks = read_attention_checks(top, games, surveys.per_game)
     return Study(
-        path=path, name=top.get("name", text(r"[a-z0-9]+(-[a-z0-9]+)*", "a slug of lowercase letters, digits and -")),
+        path=path, name=top.get("name", text(r"(?=.{1,64}\Z)[a-z0-9]+(-[a-z0-9]+)*",
+                                             "a slug of at most 64 lowercase letters, digits and -")),
         version=top.get("version", whole(1)), arms=MappingProxyType(arms), cells=product,
+        title=top.get("title", text(r"[^\r\n]{1,100}", "one line of at most 100 characters"), DEFAULT_TITLE),
         mode=top.get("mode", one_of(Mode), Mode.SIMULTANEOUS), rounds=top.get("rounds", whole(1, 20), 4),
         first_actor=top.get("first_actor", one_of(Role), Role.BUYER),
         prompt_version=top.get("prompt_version", one_of(PromptVersion), PromptVersion.TRAIN),
@@ -335,14 +443,20 @@ def _spec(value: Any) -> str:
     return value
 
 
-def _design(top: Section, n_cells: int, games: int | None) -> Design:
-    section = top.section("design", ("assignment", "quota_per_cell", "order"))
+def _design(top: Section, n_cells: int, n_arms: int, games: int | None) -> Design:
+    section = top.section("design", ("assignment", "quota_per_cell", "order", "distinct_arms"))
     design = Design(section.get("assignment", one_of(Assignment)), section.get("quota_per_cell", whole(1)),
-                    section.get("order", one_of(Order), Order.RANDOM))
+                    section.get("order", one_of(Order), Order.RANDOM), section.get("distinct_arms", FLAG, False))
     if design.assignment is Assignment.WITHIN and games and n_cells and games > n_cells:
         top.error("games_per_participant", f"a within design gives each of a participant's games its own cell, but "
                                            f"{games} games exceed the {n_cells} cells; play at most {n_cells} games, "
                                            "add cells, or use design.assignment: between")
+    if design.distinct_arms and design.assignment is Assignment.BETWEEN:
+        section.error("design.distinct_arms", "applies to a within design (between, all of a participant's games "
+                                              "are in one cell, against one arm); remove it or use assignment: within")
+    elif design.distinct_arms and games and n_arms and games > n_arms:
+        section.error("design.distinct_arms", f"a participant's {games} games cannot each meet a different one of the "
+                                              f"{n_arms} arms; play at most {n_arms} games, add arms, or remove it")
     return design
 
 
@@ -357,16 +471,19 @@ def _texts_and_hash(top: Section, path: Path, raw: bytes) -> tuple[Texts, str]:
             continue
         file = path.parent / relative
         try:
-            data = file.read_bytes()
+            data = read_bounded(file, str(file), path.parent)
             loaded[field] = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
-            section.error(f"texts.{field}", f"cannot read {file} ({why}); write that file in UTF-8 or fix the path")
+        except Invalid as exc:
+            section.error(f"texts.{field}", str(exc))
+            continue
+        except UnicodeDecodeError:
+            section.error(f"texts.{field}", f"{file} is not UTF-8 text; save it in UTF-8")
             continue
         if not loaded[field].strip():
             section.error(f"texts.{field}", f"{file} is empty; write the {field} text")
         digest.update(len(data).to_bytes(8, "big") + data)
-    version = section.get("consent_version", text(what='text naming the consent form\'s version, e.g. "1.0"'))
+    version = section.get("consent_version", text(r".{1,64}", 'text of at most 64 characters naming the consent '
+                                                              'form\'s version, e.g. "1.0"'))
     return Texts(*(loaded.get(field, "") for field in TEXTS), version), digest.hexdigest()
 
 
@@ -402,9 +519,11 @@ def _payment(top: Section) -> Payment:
 
 
 def _completion(top: Section) -> Completion:
-    section = top.section("completion", ("code", "screened_out_code", "redirect_url", "declined_message"))
+    section = top.section("completion", ("code", "screened_out_code", "redirect_url", "declined_message",
+                                         "per_participant_codes"))
     return Completion(section.get("code", _CODE), section.get("screened_out_code", _CODE),
-                      section.get("declined_message", text()), section.get("redirect_url", _redirect, None))
+                      section.get("declined_message", text()), section.get("redirect_url", _redirect, None),
+                      section.get("per_participant_codes", FLAG, False))
 
 
 def _redirect(value: Any) -> str:
@@ -421,7 +540,7 @@ def _exclusions(top: Section, n_checks: int) -> tuple[Exclusion, ...]:
         if rule.ok and len(rule.data) != 1:
             rule.error(path, f"write exactly one rule per element: one of {', '.join(ExclusionRule)}")
         for key in set(rule.data) & set(ExclusionRule):
-            threshold = rule.get(key, whole(1 if key == ExclusionRule.SECONDS_UNDER else 0))
+            threshold = rule.get(key, whole(1 if ExclusionRule(key).under else 0))
             if key == ExclusionRule.FAILED_ATTENTION_CHECKS_OVER and threshold is not None and threshold >= n_checks:
                 rule.error(at(path, key), f"can never apply with {n_checks} attention checks; use a number below "
                                           f"{n_checks} or add attention_checks")
@@ -432,9 +551,57 @@ def _exclusions(top: Section, n_checks: int) -> tuple[Exclusion, ...]:
 
 
 def _participant_id(top: Section) -> ParticipantId:
-    section = top.section("participant_id", ("parameters", "id_pattern"), optional=True)
-    parameters = section.get("parameters", texts(1, "URL parameter name"), ParticipantId.parameters)
-    for i, name in enumerate(parameters or ()):
+    """The id's parameters and each one's pattern: its own (`id_patterns`), else the file's one for all (`id_pattern`,
+    as files written before per-parameter patterns have it), else its platform's form or a loose one."""
+    section = top.section("participant_id", ("parameters", "id_pattern", "id_patterns"), optional=True)
+    parameters = section.get("parameters", texts(1, "URL parameter name"), DEFAULT_ID_PARAMETERS) or ()
+    for i, name in enumerate(parameters):
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
             section.error(f"participant_id.parameters[{i}]", f"{name!r} is not a URL parameter name (letters, digits, _ . -)")
-    return ParticipantId(parameters, section.get("id_pattern", regex, ParticipantId.id_pattern))
+    common = section.get("id_pattern", regex, None)
+    own = section.section("id_patterns", parameters, optional=True)
+    return ParticipantId(parameters, {name: own.get(name, regex, None) or common or default_id_pattern(name)
+                                      for name in parameters})
+
+
+# Words that tell participants the other party is a program, and words of a debrief saying they were not told.
+_PROGRAM = re.compile(r"\b(AI|A\.I\.|artificial intelligence|computers?|software|(chat)?bots?|language models?|LLMs?|"
+                      r"algorithms?|automated)\b", re.IGNORECASE)
+_HIDDEN = re.compile(r"\b((did|do|could)(n't| not) (tell|inform)|were(n't| not) (told|informed)|decei|deception\b|"
+                     r"withh[eo]ld)", re.IGNORECASE)
+
+
+def disclosure_warnings(study: Study) -> list[str]:
+    """Where what participants are told before they play disagrees with the debrief or the questions: a debrief
+    saying they were not told the other party is a program although a text they read says so, or a person-or-program
+    question asked of participants already told. One line each, as errors are written; `load` logs them."""
+    told = _told(study)
+    if told is None:
+        return []
+    field, word = told
+    warnings = []
+    hidden = _HIDDEN.search(study.texts.debrief)
+    if hidden:
+        warnings.append(f"{study.path}: texts.debrief: says participants were not told what the other party is "
+                        f"({hidden.group(0)!r}), but {field} tells them it is a program ({word!r}); make the two "
+                        "agree (studies/example.yaml explains a disclosed and a deception design)")
+    for which in ("per_game", "final"):
+        for i, item in enumerate(getattr(study.surveys, which)):
+            if item.builtin is Builtin.PERSON_OR_PROGRAM:
+                warnings.append(f"{study.path}: surveys.{which}[{i}]: asks whether the other party was a person or a "
+                                f"program, but {field} already tells participants it is a program ({word!r}); "
+                                "remove the question, or the disclosure")
+    return warnings
+
+
+def _told(study: Study) -> tuple[str, str] | None:
+    """The first field participants read before playing that says the other party is a program, with the words."""
+    shown = {"texts.consent": study.texts.consent, "texts.instructions": study.texts.instructions,
+             "title": study.title, **{f"arms.{key}.label": arm.label for key, arm in study.arms.items()},
+             **{f"comprehension.questions[{i}]": " ".join((q.text, *q.options))
+                for i, q in enumerate(study.comprehension.questions)}}
+    for field, words in shown.items():
+        found = _PROGRAM.search(words)
+        if found:
+            return field, found.group(0)
+    return None

@@ -8,14 +8,20 @@
   columns (a game's trial, a move's flags) are JSON text in both;
 - `codebook.md` and `codebook.csv`: every column of every file written, with its type (read from the data) and
   a one-line description drawn from `DESCRIPTIONS`, the one table of them, so that a column added to a file
-  without its description shows as undescribed (and the tests fail);
+  without its description shows as undescribed (and the tests fail). A question's column says what its stored
+  values mean: each level of the built-in `honesty` and `credulity` in the rubric's words (for each role the
+  participants played, since honesty names a floor or a ceiling), a scale's anchors, a choice's options; and
+  the participants' `cells` column says how the study drew them (between or within, least-filled first,
+  whether a participant's arms were distinct, the order);
 - `payment/bonuses.csv` and `payment/payments.csv`: what paying the participants needs. bonuses.csv is the bulk
   bonus file of Prolific: one `participant_id,amount` line per participant, no header, the amount in the
   study's currency with two decimals (`60ffe5c8371090c7041d43f8,4.25` pays GBP 4.25 in a GBP study), as
   Prolific's "Bulk bonus payment" box and the `csv_bonuses` field of its bonus API (POST
   /api/v1/submissions/bonus-payments/) take it; one line per completed participant whose bonus is above zero
   (an excluded participant completed the study and is paid: exclusion only flags their data). payments.csv,
-  with a header, adds the base payment and the currency, one row per completed participant.
+  with a header, adds the base payment, the currency and the completion code the participant was given (the
+  study's one code, or their own under `completion.per_participant_codes`, to match against the codes the
+  platform shows per submission), one row per completed participant.
 
 Participant ids. In a hashed export (the default when the study's `hash_participant_ids_in_exports` is on, as
 it is unless the file turns it off) every file but the payment files carries the pseudonym
@@ -28,6 +34,7 @@ retention rule cannot be paid through a file any more and is in neither payment 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from datetime import datetime
@@ -37,9 +44,12 @@ from typing import Iterable, Iterator, Mapping
 import pandas as pd
 from sqlalchemy import JSON, select
 
+from bargain.engine.trial import Role
 from bargain.store import GameRow, MoveRow, Store, _inert, write_table
 from bargain.study import records
+from bargain.study.config import Completion
 from bargain.study.records import AnswerRow, ParticipantRow, StudyRow
+from bargain.study.survey import Builtin, builtin_item
 
 TABLES = ("participants", "games", "moves", "surveys_long", "surveys_wide")  # each written as .csv and .parquet
 CODEBOOK = ("codebook.md", "codebook.csv")
@@ -65,12 +75,15 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
                      "(such a participant cannot be paid through the payment files any more)",
         "consent_version": "the version of the consent form agreed to (empty: did not consent)",
         "comprehension_attempts": "tries at the comprehension questions",
-        "cells": "the cell of each game in play order (arm/condition/role), separated by ;",
+        "cells": "the cell of each game in play order (arm/condition/role), separated by ;. How they were drawn: "
+                 "{design}",
         "games_done": "games played to their end",
         "attention_failures": "attention checks answered wrongly",
         "timeouts": "moves not made in time (each counted as a pass), over all games",
         "excluded": "whether an exclusion rule flags the participant's data (the data is kept)",
-        "exclusion_reasons": "the exclusion rules that apply, each as `rule threshold`, separated by ;",
+        "exclusion_reasons": "the exclusion rules that apply, each as `rule threshold` (as the study file writes it, "
+                             "e.g. `first_round_walkaways_over 0`: walked away in round 1 of more games than 0), "
+                             "separated by ;",
         "bonus": "the performance bonus, set at completion by the study's payment rule (empty: not completed)",
         "base_payment": "the study's base payment if the participant completed the study, else 0",
         "total_payment": "base payment plus bonus",
@@ -182,6 +195,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "base": "the base payment, two decimals",
         "bonus": "the performance bonus, two decimals",
         "total": "base plus bonus, two decimals",
+        "completion_code": "the completion code the participant was shown: the study's one code, or with "
+                           "completion.per_participant_codes their own; match it against the code the platform "
+                           "shows for the submission",
     },
 }
 
@@ -361,12 +377,15 @@ def _wide_table(long: pd.DataFrame, people: list[dict], shown: Mapping[int, str]
 
 
 def _payments_table(people: list[dict], studies: list[dict]) -> pd.DataFrame:
-    """Base and bonus per completed participant whose real id is still known, for paying them."""
+    """Base, bonus and completion code per completed participant whose real id is still known, for paying them."""
     payment = {s["version"]: s["config"]["payment"] for s in studies}
+    code = {s["version"]: functools.partial(Completion(**s["config"]["completion"]).code_for, s["salt"])
+            for s in studies}
     rows = [{"participant_id": p["participant"], "currency": payment[p["version"]]["currency"],
-             "base": payment[p["version"]]["base"], "bonus": round(p["bonus"] or 0.0, 2)}
+             "base": payment[p["version"]]["base"], "bonus": round(p["bonus"] or 0.0, 2),
+             "completion_code": code[p["version"]](p["participant"])}
             for p in people if p["stage"] == "completed" and not p["forgotten"]]
-    table = pd.DataFrame(rows, columns=["participant_id", "currency", "base", "bonus"])
+    table = pd.DataFrame(rows, columns=["participant_id", "currency", "base", "bonus", "completion_code"])
     return table.assign(total=(table["base"] + table["bonus"]).round(2))
 
 
@@ -379,26 +398,84 @@ def _bonuses_table(payments: pd.DataFrame) -> pd.DataFrame:
 
 
 def _vocabulary(configs: list[dict], stages: list[str]) -> dict[str, dict[str, str]]:
-    """What each `{...}` of a family of columns ranges over, with the question's text where it has one."""
-    def texts(items: Iterable[dict]) -> dict[str, str]:
-        return {item["id"]: " ".join(item["text"].split()) for item in items}
+    """What each `{...}` of a family of columns ranges over, with the question's text and what its answers mean
+    where it has them."""
+    def texts(config: dict, items: Iterable[dict]) -> dict[str, str]:
+        roles = list(dict.fromkeys(cell["role"] for cell in config["cells"]))
+        return {item["id"]: f"{' '.join(item['text'].split())} ({_answer_key(item, roles)})" for item in items}
 
     return {"stage": dict.fromkeys(stages, ""),
             "game": dict.fromkeys(map(str, range(1, max(c["games_per_participant"] for c in configs) + 1)), ""),
             "attempt": dict.fromkeys(map(str, range(1, max(c["comprehension"]["attempts"] for c in configs) + 1)), ""),
-            "question": {k: v for c in configs for k, v in texts(c["comprehension"]["questions"]).items()},
-            "item": {k: v for c in configs for k, v in texts([*c["surveys"]["per_game"], *c["attention_checks"]]).items()},
-            "final": {k: v for c in configs for k, v in texts(c["surveys"]["final"]).items()}}
+            "question": {k: v for c in configs for k, v in texts(c, c["comprehension"]["questions"]).items()},
+            "item": {k: v for c in configs
+                     for k, v in texts(c, [*c["surveys"]["per_game"], *c["attention_checks"]]).items()},
+            "final": {k: v for c in configs for k, v in texts(c, c["surveys"]["final"]).items()}}
 
 
-def _expanded(descriptions: Mapping[str, str], vocabulary: Mapping[str, Mapping[str, str]]) -> Iterator[tuple[str, str]]:
+def _answer_key(item: dict, roles: list[str]) -> str:
+    """What the stored answers to a question mean: a rubric's levels in its words, a scale's anchors, a choice's
+    options (and the value stored for each where it differs), a right answer."""
+    if "answer" in item:  # a comprehension question or an attention check
+        return f"options: {'; '.join(item['options'])}; right answer: {item['answer']}"
+    if item["builtin"] in NUMERIC_BUILTINS:
+        return _rubric_key(Builtin(item["builtin"]), roles)
+    if item["type"] == "likert":
+        (low, high), (bottom, top) = item["scale"], item["anchors"]
+        return f"scale {low} to {high}: {low} = {bottom}, {high} = {top}"
+    if item["type"] == "choice" and item["values"] != item["options"]:
+        pairs = zip(item["values"], item["options"])
+        return "stored as: " + "; ".join(f"{value} = {option}" for value, option in pairs)
+    if item["type"] == "choice":
+        return f"options: {'; '.join(item['options'])}"
+    return f"free text, at most {item['max_length']} characters"
+
+
+def _rubric_key(kind: Builtin, roles: list[str]) -> str:
+    """A built-in rubric's levels as the participants saw them, once, or for each role where they differ (honesty
+    names the other party's price floor to a buyer and its ceiling to a seller)."""
+    levels = {role: builtin_item(kind, role=Role(role)).options for role in roles}
+
+    def listed(options: tuple[str, ...]) -> str:
+        return "; ".join(f"{level} = {words}" for level, words in enumerate(options))
+
+    if len(set(levels.values())) == 1:
+        return f"the rubric's level, 0-4: {listed(next(iter(levels.values())))}"
+    return " ".join(f"as a {role} saw it, 0-4: {listed(options)}." for role, options in levels.items())
+
+
+def _design_text(configs: list[dict]) -> str:
+    """How the study's cells were drawn for each participant, in words (version by version where they differ)."""
+    told = {config["version"]: _drawn(config) for config in configs}
+    if len(set(told.values())) == 1:
+        return next(iter(told.values()))
+    return " ".join(f"Version {version}: {text}" for version, text in told.items())
+
+
+def _drawn(config: dict) -> str:
+    """How one version of the study drew a participant's cells (bargain.study.records.assign)."""
+    design, games = config["design"], config["games_per_participant"]
+    if design["assignment"] == "between":
+        return (f"between subjects: one cell per participant, drawn at random among the cells with the fewest "
+                f"participants and room left (quota {design['quota_per_cell']} participants per cell), for all "
+                f"{games} of their games.")
+    arms = ("each of a participant's games against a different arm" if design.get("distinct_arms") else
+            "the same arm may come in more than one of a participant's games (in another condition or role)")
+    order = "in random order" if design["order"] == "random" else "in the study's fixed order of cells"
+    return (f"within subjects: {games} games per participant, each in its own cell, drawn at random among the cells "
+            f"with the fewest games and room left (quota {design['quota_per_cell']} games per cell), so that the "
+            f"cells' counts stay within one of each other; {arms}; played {order}.")
+
+
+def _expanded(descriptions: Mapping[str, str], vocabulary: Mapping[str, Mapping[str, str]],
+              design: str) -> Iterator[tuple[str, str]]:
     """(column, description) for every column a file's descriptions name, families expanded."""
     for name, description in descriptions.items():
         keys = re.findall(r"\{(\w+)\}", name)
         for chosen in itertools.product(*(vocabulary[key].items() for key in keys)):
             values = {key: value for key, (value, _) in zip(keys, chosen)}
             text = next((text for _, text in chosen if text), "")
-            yield name.format(**values), description.format(**values, text=text)
+            yield name.format(**values), description.format(**values, text=text, design=design)
 
 
 def _kind(column: pd.Series) -> str:
@@ -421,11 +498,12 @@ def _declared_kinds() -> dict[str, dict[str, str]]:
             for file, model in (("games", GameRow), ("moves", MoveRow))}
 
 
-def _codebook(tables: Mapping[str, pd.DataFrame], vocabulary: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+def _codebook(tables: Mapping[str, pd.DataFrame], vocabulary: Mapping[str, Mapping[str, str]],
+              design: str) -> pd.DataFrame:
     """file, column, type, description for every column of every file written."""
     rows, declared = [], _declared_kinds()
     for file, table in tables.items():
-        described = dict(_expanded(DESCRIPTIONS[file], vocabulary))
+        described = dict(_expanded(DESCRIPTIONS[file], vocabulary, design))
         rows += [{"file": file, "column": column, "type": declared.get(file, {}).get(column) or _kind(table[column]),
                   "description": described.get(column, UNDESCRIBED)} for column in table.columns]
     return pd.DataFrame(rows, columns=["file", "column", "type", "description"])
@@ -476,7 +554,7 @@ def export_study(store: Store, name: str, version: int | None = None, *, out_dir
               "moves": _moves_table(moves, game_table), "surveys_long": long,
               "surveys_wide": _wide_table(long, people, shown, configs)}
     codebook = _codebook({**tables, "bonuses": _bonuses_table(payments), "payments": payments},
-                         _vocabulary(configs, _stages(people)))
+                         _vocabulary(configs, _stages(people)), _design_text(configs))
     directory = Path(out_dir)
     (directory / PAYMENT_DIR).mkdir(parents=True, exist_ok=True)
     written = [path for table_name, table in tables.items() for path in write_table(table, directory, table_name)]

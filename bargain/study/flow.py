@@ -26,7 +26,8 @@ from bargain.arena.controller import TIMEOUT, VIEW_WAIT_S, Arena, ArenaError
 from bargain.arena.inputs import Setup
 from bargain.store import StoreError, utcnow
 from bargain.study import records
-from bargain.study.config import Assignment, Order, Study
+from bargain.engine.game import Action
+from bargain.study.config import Assignment, Conduct, Order, Played, Study
 from bargain.study.records import StageError
 from bargain.study.survey import ItemType, SurveyItem
 
@@ -64,7 +65,7 @@ class StudyRunner:
         for name in self.study.participant_id.parameters:
             value = params.get(name)
             if value:
-                if not isinstance(value, str) or not re.fullmatch(self.study.participant_id.id_pattern, value):
+                if not self.study.participant_id.accepts(name, value):
                     raise StudyStop("The participant id in the link is not valid. Please open the study again from "
                                     "the recruiting platform's link.")
                 return value
@@ -180,7 +181,8 @@ class StudyRunner:
         if stage == "game" and not row["cells"]:
             fixed = [self.study.cell_key(c) for c in self.study.cells] if self.study.design.order is Order.FIXED else None
             cells = await asyncio.to_thread(records.assign, self.arena.store, self.study.name, self.study.version,
-                                            row["id"], self.study.games_per_participant, self.within, fixed)
+                                            row["id"], self.study.games_per_participant, self.within, fixed,
+                                            distinct_arms=self.study.design.distinct_arms)
             if not cells:
                 return await self._page(await self._move(row, "full", expected, answers))
             fields["cells"] = cells
@@ -312,19 +314,28 @@ class StudyRunner:
     # --- the end ----------------------------------------------------------------------------------
 
     async def _complete(self, row: dict) -> dict:
+        """The bonus by the payment rule and the exclusion rules that flag the participant's data (they complete and
+        are paid either way), recorded as they complete."""
         games = [await asyncio.to_thread(self.arena.store.game, game_id) for game_id in row["games"]]
-        played = []
+        scored = []
         for game in games:
             person = game["human_role"]
             timed_out = any(m["actor"] == "human" and m["error"] == TIMEOUT for m in game["moves"])
-            played.append((game[f"{person}_norm_utility"] or 0.0, timed_out))
-        bonus = round(self.study.payment.bonus_for(played), 2)
-        seconds = (utcnow() - row["created_at"]).total_seconds()
-        reasons = [f"{rule.rule.value} {rule.threshold}" for rule in self.study.exclusions
-                   if rule.excludes(row["attention_failures"], row["timeouts"], seconds)]
+            scored.append((game[f"{person}_norm_utility"] or 0.0, timed_out))
+        bonus = round(self.study.payment.bonus_for(scored), 2)
+        conduct = Conduct(row["attention_failures"], row["timeouts"], (utcnow() - row["created_at"]).total_seconds(),
+                          tuple(played(game) for game in games))
+        reasons = [f"{rule.rule.value} {rule.threshold}" for rule in self.study.exclusions if rule.excludes(conduct)]
         row = await self._move(row, "completed", "debrief", bonus=bonus, excluded=bool(reasons),
                                exclusion_reasons=reasons)
         return await self._page(row)
+
+    async def _completion_code(self, row: dict) -> str:
+        """The participant's completion code: the study's, or their own (derived with the study's secret salt)."""
+        completion = self.study.completion
+        salt = (await asyncio.to_thread(records.study_salt, self.arena.store, self.study.name, self.study.version)
+                if completion.per_participant_codes else "")
+        return completion.code_for(salt, row["participant"])
 
     async def release_idle(self) -> None:
         """Drop participants idle past the study's limit and free their slots, and replace the ids of participants
@@ -379,7 +390,8 @@ class StudyRunner:
             page["text"] = study.texts.debrief
             page["debriefs"] = [(await self.arena.view(game_id))["debrief"] for game_id in row["games"]]
         elif stage == "completed":
-            page.update(code=study.completion.code, redirect=study.completion.redirect(study.completion.code))
+            code = await self._completion_code(row)
+            page.update(code=code, redirect=study.completion.redirect(code))
         elif stage == "screened_out":
             code = study.completion.screened_out_code
             page.update(code=code, redirect=study.completion.redirect(code),
@@ -399,6 +411,14 @@ class StudyRunner:
 # own price. Both sides' normalised utilities, the agent's utility and the Nash price each give the other side's
 # reservation price away (u / u_norm is the surplus v_B - v_S; the NBS price is (v_B + v_S) / 2).
 KNOWN_OUTCOME = ("deal", "deal_price", "rounds", "paper_rounds", "your_utility")
+
+
+def played(game: dict) -> Played:
+    """What the participant did in a stored game: their own moves (a move not made in time is the engine's pass, not
+    theirs), how long the game took, and whether they walked away in its first round."""
+    own = [m for m in game["moves"] if m["actor"] == "human" and m["error"] != TIMEOUT]
+    return Played(len(own), (game["finished_at"] - game["created_at"]).total_seconds(),
+                  any(m["round"] == 1 and m["action"] == Action.NO_DEAL for m in own))
 
 
 def blind(view: dict) -> dict:

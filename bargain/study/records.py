@@ -227,11 +227,13 @@ class StageError(StoreError):
 
 
 def assign(store: Store, study: str, version: int, row_id: int, games: int, within: bool,
-           fixed_order: list[str] | None = None, rng: random.Random | None = None) -> list[str]:
+           fixed_order: list[str] | None = None, rng: random.Random | None = None,
+           distinct_arms: bool = False) -> list[str]:
     """Take slots for a participant, exactly and at most once: one cell for all `games` (between-subject), or
     `games` distinct cells (within-subject), always among the cells with the fewest slots taken and a free one
-    (ties broken at random), so that the cells' counts stay within one of each other. The cells' rows are
-    locked for the transaction (SQLite: the write lock; PostgreSQL: row locks), so concurrent arrivals in any
+    (ties broken at random), so that the cells' counts stay within one of each other. With `distinct_arms`
+    (within) the cells are of `games` different arms (`_distinct_arms` says how balance is kept). The cells' rows
+    are locked for the transaction (SQLite: the write lock; PostgreSQL: row locks), so concurrent arrivals in any
     number of processes never overfill a cell. Within subjects the play order is `fixed_order`'s, or random.
     Returns the cells in play order ([] when the quotas are full)."""
     rng = rng or random.SystemRandom()
@@ -244,7 +246,10 @@ def assign(store: Store, study: str, version: int, row_id: int, games: int, with
         open_cells = [c for c in cells if c.filled < c.quota]
         rng.shuffle(open_cells)
         open_cells.sort(key=lambda c: c.filled)  # stable: random among equals
-        chosen = open_cells[:1] if not within else open_cells[:games]
+        if not within:
+            chosen = open_cells[:1]
+        else:
+            chosen = _distinct_arms(cells, open_cells, games, rng) if distinct_arms else open_cells[:games]
         if not chosen or (within and len(chosen) < games):
             return []
         for cell in chosen:
@@ -256,6 +261,30 @@ def assign(store: Store, study: str, version: int, row_id: int, games: int, with
         row.cells = [c.cell for c in chosen] * (games if not within else 1)
         row.updated_at = utcnow()
         return list(row.cells)
+
+
+def _arm(cell: CellRow) -> str:
+    """The arm of a cell named arm/condition/role."""
+    return cell.cell.split("/", 1)[0]
+
+
+def _distinct_arms(cells: list[CellRow], open_cells: list[CellRow], games: int, rng: random.Random) -> list[CellRow]:
+    """`games` open cells of different arms: the arms with the fewest slots taken over all their cells (ties at
+    random), and in each its least-filled open cell (`open_cells` is least-filled first). Picking the g least-loaded
+    of the arms keeps the arms' loads within one of each other, and every arm has the same number of cells (the
+    study crosses arms with conditions and roles), so an arm of load L holds cells of floor(L/k) and ceil(L/k):
+    the cells' counts stay within one of each other as they do without the option. Fewer than `games` arms with
+    room: fewer cells (the caller reads the study as full)."""
+    load: dict[str, int] = {}
+    for cell in cells:
+        load[_arm(cell)] = load.get(_arm(cell), 0) + cell.filled
+    least: dict[str, CellRow] = {}
+    for cell in open_cells:
+        least.setdefault(_arm(cell), cell)
+    arms = list(least)
+    rng.shuffle(arms)
+    arms.sort(key=load.__getitem__)  # stable: random among equals
+    return [least[arm] for arm in arms[:games]]
 
 
 def release_idle(store: Store, study: str, version: int, idle: timedelta, within: bool) -> list[str]:

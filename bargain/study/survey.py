@@ -22,7 +22,8 @@ import enum
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from re import _parser as sre  # the parse tree of a pattern: no public module gives it in Python 3.11
+from typing import Any, Callable, Iterable, Iterator
 
 import yaml
 
@@ -167,12 +168,51 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
     return loader.construct_mapping(node)
 
 
+def _guarded(construct: Callable[[yaml.SafeLoader, yaml.ScalarNode], Any]) -> Callable:
+    """A scalar constructor whose ValueError (a date such as 2025-13-01, an integer of thousands of digits) is a
+    YAML error at the value's place, rather than an exception no one reports in the project's words."""
+    def build(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except ValueError as exc:
+            shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+            raise yaml.constructor.ConstructorError(None, None, f"cannot read {shown!r} ({str(exc)[:80]}); write it "
+                                                                "in quotes if it is text", node.start_mark) from exc
+    return build
+
+
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+for _tag, _construct in (("int", yaml.SafeLoader.construct_yaml_int),
+                         ("timestamp", yaml.SafeLoader.construct_yaml_timestamp)):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _guarded(_construct))
+
+MAX_DEPTH = 10  # mappings and lists inside one another; the deepest field (surveys.per_game[0].anchors) is 5
 
 
 def read_yaml(data: bytes) -> Any:
-    """Parse a YAML document safely, refusing duplicate keys."""
+    """Parse a YAML document safely, refusing duplicate keys and nesting deeper than MAX_DEPTH (Invalid, naming the
+    top-level field): PyYAML builds a document recursively, so thousands of levels would exhaust Python's stack."""
+    _check_depth(data)
     return yaml.load(data, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+
+
+def _check_depth(data: bytes) -> None:
+    """Refuse nesting deeper than MAX_DEPTH, read from the parser's events (made without recursion)."""
+    depth, keyed, nodes, field = 0, False, 0, "(top level)"
+    for event in yaml.parse(data, Loader=_Loader):
+        if isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            continue
+        if depth == 1 and keyed and isinstance(event, yaml.NodeEvent):  # the top mapping's keys and values in turn
+            nodes += 1
+            if nodes % 2 and isinstance(event, yaml.ScalarEvent):
+                field = event.value
+        if isinstance(event, yaml.CollectionStartEvent):
+            keyed = keyed or (depth == 0 and isinstance(event, yaml.MappingStartEvent))
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise Invalid(f"{field}: nested deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1}); "
+                              "no study field needs more than 5: write it as studies/example.yaml does")
 
 
 class Invalid(Exception):
@@ -250,12 +290,16 @@ def of_type(kind: type, what: str) -> Callable[[Any], Any]:
     return check
 
 
-def whole(lo: int, hi: int | None = None) -> Callable[[Any], int]:
-    """A check for a whole number from `lo` to `hi` (no upper bound when None)."""
+MAX_WHOLE = 1_000_000  # no count of the study file's needs more; it keeps every number storable (32-bit columns)
+MAX_AMOUNT = 1_000_000.0  # no payment of a study is more, in any currency
+
+
+def whole(lo: int, hi: int = MAX_WHOLE) -> Callable[[Any], int]:
+    """A check for a whole number from `lo` to `hi` (every number is bounded: a typo of many digits is refused at
+    load, not when the database cannot store it)."""
     def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
-            bounds = f"from {lo} to {hi}" if hi is not None else f"of at least {lo}"
-            raise Invalid(f"must be a whole number {bounds}; got {show(value)}")
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise Invalid(f"must be a whole number from {lo} to {hi}; got {show(value)[:60]}")
         return value
     return check
 
@@ -265,7 +309,7 @@ def text(pattern: str | None = None, what: str = "text") -> Callable[[Any], str]
     def check(value: Any) -> str:
         of_type(str, what)(value)
         if not value.strip() or (pattern and not re.fullmatch(pattern, value)):
-            raise Invalid(f"must be {what}; got {value!r}")
+            raise Invalid(f"must be {what}; got {value[:60]!r}{'...' if len(value) > 60 else ''}")
         return value
     return check
 
@@ -296,21 +340,76 @@ def one_of(names: type[enum.Enum] | tuple[str, ...]) -> Callable[[Any], Any]:
 
 
 def amount(value: Any) -> float:
-    """A check for an amount of money: a finite number of at least 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-        raise Invalid(f"must be an amount of at least 0; got {show(value)}")
+    """A check for an amount of money: a number from 0 to MAX_AMOUNT."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_AMOUNT:
+        raise Invalid(f"must be an amount from 0 to {MAX_AMOUNT:.0f}; got {show(value)[:60]}")
     return float(value)
 
 
+MAX_ID = 128  # the longest participant id the records hold (bargain.study.records.ParticipantRow.participant)
+MAX_SPLITS = 1_000_000  # ways a pattern's repetitions may divide an id: refusing a crafted id takes milliseconds
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+
+
 def regex(value: Any) -> str:
-    """A check for a regular expression that accepts no empty string."""
+    """A check for the pattern a participant id must match: no empty id, none longer than MAX_ID, and no repetition
+    of a part that can itself match in more than one way, such as (a+)+, (a*)*, (a|a)* or ([a-z]?){1,50}.
+
+    Python's matcher backtracks, and on such nested repetition a crafted id (aaaa...!) takes exponential time,
+    in the request that checks it. The pattern is refused at load rather than matched with a time limit: `re`
+    has none, and a timed match would need a thread or another regex engine on every request, for a pattern the
+    researcher can always write flat ([0-9a-f]{24}). The check reads the pattern's parse tree and is conservative
+    (a harmless (ab|cd)+ is refused too: [a-d]{2} or two classes say it flat). Adjacent repetitions cost the
+    product of their ranges ([a-z]{0,20} six times over: 21**6 tries, half a second per id), so that product is
+    bounded by MAX_SPLITS."""
     try:
-        compiled = re.compile(text(what="a regular expression")(value))
+        parsed = sre.parse(text(r".{1,200}", "a regular expression of at most 200 characters")(value))
     except re.error as exc:
         raise Invalid(f"is not a regular expression ({exc}); fix it, e.g. [A-Za-z0-9_-]{{1,64}}") from exc
-    if compiled.fullmatch(""):
+    if _nested_repeat(parsed):
+        raise Invalid("repeats a part that can match in more than one way (as (a+)+, (a*)* or (a|a)* do), which can "
+                      "take exponential time on a crafted id; write one flat repetition, e.g. [A-Za-z0-9_-]{1,64}")
+    if parsed.getwidth()[1] > MAX_ID:
+        raise Invalid(f"accepts ids longer than {MAX_ID} characters, which the records cannot hold; bound every "
+                      "repetition, e.g. [A-Za-z0-9_-]{1,64} rather than [A-Za-z0-9_-]+")
+    if _splits(parsed) > MAX_SPLITS:
+        raise Invalid(f"has repetitions that can divide an id in more than {MAX_SPLITS} ways, which makes a wrong id "
+                      "slow to refuse; use fewer repetitions of variable length, e.g. [A-Za-z0-9_-]{1,64}")
+    if re.fullmatch(value, ""):
         raise Invalid("accepts an empty id; require at least one character, e.g. [A-Za-z0-9_-]{1,64}")
     return value
+
+
+def _parts(argument: Any) -> Iterator[sre.SubPattern]:
+    """The sub-patterns inside one node's argument (a group's, a repeat's, each branch of an alternation...)."""
+    for part in argument if isinstance(argument, (tuple, list)) else (argument,):
+        if isinstance(part, sre.SubPattern):
+            yield part
+        elif isinstance(part, list):
+            yield from (branch for branch in part if isinstance(branch, sre.SubPattern))
+
+
+def _ambiguous(pattern: sre.SubPattern) -> bool:
+    """Whether a part of `pattern` can match in more than one way: a repeat of variable count, or an alternation."""
+    return any(op is sre.BRANCH or (op in _REPEATS and argument[0] != argument[1])
+               or any(_ambiguous(part) for part in _parts(argument)) for op, argument in pattern)
+
+
+def _splits(pattern: sre.SubPattern) -> int:
+    """At most how many ways the repetitions of `pattern` can divide an id: the product of their ranges."""
+    ways = 1
+    for op, argument in pattern:
+        if op in _REPEATS:
+            ways *= argument[1] - argument[0] + 1
+        for part in _parts(argument):
+            ways *= _splits(part)
+    return ways
+
+
+def _nested_repeat(pattern: sre.SubPattern) -> bool:
+    """Whether `pattern` repeats (more than once) a part that can match in more than one way."""
+    return any((op in _REPEATS and argument[1] > 1 and _ambiguous(argument[2]))
+               or any(_nested_repeat(part) for part in _parts(argument)) for op, argument in pattern)
 
 
 FLAG = of_type(bool, "true or false")
@@ -320,9 +419,11 @@ _NEEDS = {ItemType.LIKERT: ("scale", "anchors"), ItemType.CHOICE: ("options",), 
 
 
 def _scale(value: Any) -> tuple[int, int]:
-    if (not isinstance(value, list) or len(value) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+    if (not isinstance(value, list) or len(value) != 2
+            or any(isinstance(v, bool) or not isinstance(v, int) or not -1000 <= v <= 1000 for v in value)
             or not 1 <= value[1] - value[0] <= 10):
-        raise Invalid(f"must be [low, high], two whole numbers 2 to 11 points apart such as [1, 7]; got {show(value)}")
+        raise Invalid("must be [low, high], two whole numbers from -1000 to 1000, 2 to 11 points apart such as "
+                      f"[1, 7]; got {show(value)[:60]}")
     return value[0], value[1]
 
 
@@ -396,7 +497,7 @@ def read_attention_checks(top: Section, games: int | None, per_game: tuple[Surve
     checks = []
     for path, value in top.items("attention_checks"):
         item, fields = _question(top, path, value, ("after_game",))
-        checks.append(AttentionCheck(*fields, item.get("after_game", whole(1, games))))
+        checks.append(AttentionCheck(*fields, item.get("after_game", whole(1, games or MAX_WHOLE))))
     _unique_ids(top, "attention_checks", [check.id for check in checks], taken=[item.id for item in per_game])
     return tuple(checks)
 
