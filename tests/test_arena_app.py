@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import threading
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -162,13 +163,15 @@ def test_the_debrief_and_the_screenshot(server, page, tmp_path):
     results = page.inner_text("body")
     page.get_by_text("Export all games and moves (admin)").click()
     admin(page, "Export CSV and Parquet")
-    # The file list shows each name split into stem and extension: look in the page's HTML.
-    page.wait_for_function("document.documentElement.outerHTML.includes('moves.parquet')", timeout=20000)
-    exported = [name for name in ("games.csv", "games.parquet", "moves.csv", "moves.parquet") if name in page.content()]
+    page.wait_for_selector("text=Download bargain-games.zip", timeout=20000)
+    with page.expect_download() as download:
+        page.get_by_text("Download bargain-games.zip").click()
+    download.value.save_as(tmp_path / "export.zip")
     assert "No deal" in text and "had a reservation price of" in text and "Play again" in text
     assert shot.stat().st_size > 10_000
     assert "finished" in results and "both_unaware" in results
-    assert exported == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+    with zipfile.ZipFile(tmp_path / "export.zip") as archive:
+        assert sorted(archive.namelist()) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
     game_id = Store(f"sqlite:///{server.db}").games_frame()["id"].iloc[0]
     written = server.arena.store.export(tmp_path / "export")
     assert game_id in (tmp_path / "export" / "games.csv").read_text() and len(written) == 4

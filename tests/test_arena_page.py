@@ -245,3 +245,21 @@ def test_the_browser_secret_is_kept_beside_the_database(tmp_path, monkeypatch):
     monkeypatch.setenv("BARGAIN_DATA_DIR", str(tmp_path / "d"))
     other = arena_app.browser_secret(None, "postgresql+psycopg://u:p@h/db")
     assert (tmp_path / "d" / ".browser_secret").read_text().strip() == other
+
+
+def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
+    """An unreadable model reply is kept whole in the record; the debrief shows its start, in a list (no table
+    columns to squeeze on a 390-px screen), and a move not made in time says so."""
+    from bargain.arena.ui import STRATEGY_SHOWN, chat_messages, strategy_markdown
+
+    raw = "I will think about this carefully. " * 200 + "```json {broken"
+    debrief = {"agent_role": "seller", "agent_price": 3.25, "strategy": [
+        {"round": 1, "action": "OFFER", "price": 4.5, "thought": "Start high.", "timed_out": False},
+        {"round": 2, "action": "INVALID", "price": None, "thought": raw, "timed_out": False}]}
+    shown = strategy_markdown(debrief, "The other party")
+    assert "|" not in shown and "- **Round 1**, offers **4.50**: *Start high\\.*" in shown
+    second = shown.split("- **Round 2**")[1]
+    assert "passes (no valid move)" in second and second.endswith(" …*") and len(second) < STRATEGY_SHOWN + 80
+    view = {"transcript": [{"round": 1, "speaker": "you", "action": "INVALID", "price": None, "message": "",
+                            "timed_out": True}]}
+    assert chat_messages(view)[0]["content"] == "*Round 1: passes: time ran out*"

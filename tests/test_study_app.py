@@ -273,3 +273,44 @@ def test_the_study_page_links_to_no_api_and_takes_no_upload(served):
     assert config["footer_links"] == []  # no "Use via API" under a participant's page
     answer = httpx.post(f"{served.url}gradio_api/upload", files={"files": ("big.bin", b"0" * 20_000_000)}, timeout=60)
     assert answer.status_code == 413
+
+
+@pytest.mark.slow
+def test_unanswered_questions_are_named_and_marked_and_a_timeout_is_explained(tmp_path):
+    """A page sent with questions unanswered names each one and marks it; a move not made in time shows as such in
+    the chat, and the page says what it means for the bonus under the study's payment rule."""
+    make_study(tmp_path)
+    yaml = tmp_path / "study.yaml"
+    yaml.write_text(yaml.read_text().replace("move_seconds: 60", "move_seconds: 10"))
+    running = launch(tmp_path / "arena.db", "--study", str(yaml))
+    try:
+        with browser_page(running.url + "?participant=T1", height=1000) as page:
+            page.wait_for_selector("text=We record your moves.", timeout=20000)
+            page.get_by_role("button", name="I agree to take part").click()
+            page.get_by_role("button", name="I have read the instructions").click()
+            page.get_by_role("button", name="Check my answers").click()  # nothing chosen
+            page.wait_for_selector("text=Please check your answers", timeout=20000)
+            assert "No deal pays?: Choose one of the options." in page.inner_text("body")
+            assert page.locator(".needs-answer").count() == 1
+            page.get_by_label("Nothing").check()
+            page.get_by_role("button", name="Check my answers").click()
+            page.wait_for_selector("text=Game 1 of 2", timeout=20000)
+            assert page.locator(".needs-answer").count() == 0
+            # Round 1 passes unplayed: the countdown asks for the page at zero.
+            page.wait_for_selector("text=passes: time ran out", timeout=30000)
+            body = page.inner_text("body")
+            assert "Your time for a move ran out" in body and "earns no bonus" in body
+            page.get_by_role("textbox", name="Price").fill("0.50")
+            page.get_by_role("button", name="Offer", exact=True).click()
+            page.wait_for_selector("text=Game 1 is over", timeout=20000)
+            page.get_by_role("button", name="Submit").first.click()  # the survey sent empty
+            page.wait_for_selector("text=Please check your answers", timeout=20000)
+            body = page.inner_text("body")
+            for question in ("The other party's honesty", "person or a computer program", "Satisfied?"):
+                assert question in body.split("Please check your answers")[1].split("Game 1 is over")[0], question
+            assert page.locator(".needs-answer").count() == 3
+            page.screenshot(path=str(tmp_path / "unanswered.png"), full_page=True)
+    finally:
+        running.demo.close()
+    if os.environ.get("BARGAIN_SCREENSHOTS"):
+        shutil.copy(tmp_path / "unanswered.png", Path(os.environ["BARGAIN_SCREENSHOTS"]) / "study-unanswered.png")

@@ -17,7 +17,9 @@ LAUNCH_DEFAULTS = {
     "show_error": False,
     # The chat's toolbar offers "Clear", which would wipe the transcript from view mid-game: hide it (the
     # page also redraws the transcript if it is ever cleared).
-    "css": '#negotiation button[aria-label="Clear"], #negotiation button[title="Clear"] { display: none !important; }',
+    "css": '#negotiation button[aria-label="Clear"], #negotiation button[title="Clear"] { display: none !important; }'
+           # a question left unanswered (or answered wrongly) on a submitted page
+           ".needs-answer { box-shadow: inset 4px 0 0 #dc2626; background: #fef2f2 !important; }",
 }
 
 

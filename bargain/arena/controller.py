@@ -34,7 +34,7 @@ from bargain.engine import scenarios
 from bargain.agents.agent import Side, agent_factory
 from bargain.arena import inputs
 from bargain.arena.inputs import ArenaError, Setup
-from bargain.arena.views import person_view
+from bargain.arena.views import TIMEOUT, person_view
 from bargain.agents.arms import Arm, catalogue, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.episodes import play
@@ -43,7 +43,6 @@ from bargain.engine.prompts import PromptVersion
 from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, game_findings, game_state, utcnow
 from bargain.engine.trial import Role, Trial
 
-TIMEOUT = "timeout"  # the error of a pass made because the person's time for a move ran out
 # Words by which an agent could give away that it is a program (blinding in studies): flagged in its move record.
 MENTIONS_AI = re.compile(r"\b(?:AI|A\.I\.|artificial intelligence|language models?|LLMs?|chat ?bots?|bots?|"
                          r"neural|algorithms?|Qwen|GPT|ChatGPT|OpenAI|Anthropic|Claude|Gemini|Alibaba|Llama|Mistral|"

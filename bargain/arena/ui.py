@@ -116,19 +116,42 @@ def info_markdown(view: dict) -> str:
     return "\n".join(lines)
 
 
+STRATEGY_SHOWN = 300  # characters of an agent's private strategy a debrief shows (the whole text is in the record)
+
+
+def move_words(turn: dict) -> str:
+    """A move as people read it: "offers **2.40**", "accepts", "walks away", or a pass and why."""
+    if turn.get("timed_out"):
+        return "passes: time ran out"
+    return {"OFFER": f"offers **{money(turn['price'])}**", "DEAL": "accepts", "NO_DEAL": "walks away",
+            "INVALID": "passes (no valid move)"}[turn["action"]]
+
+
 def chat_messages(view: dict, typing: bool = False) -> list[dict]:
     """The transcript as chat messages: the person on the right, the agent on the left."""
     messages = []
     for turn in view["transcript"]:
-        label = {"OFFER": f"offers **{money(turn['price'])}**", "DEAL": "accepts", "NO_DEAL": "walks away",
-                 "INVALID": "passes (no valid move)"}[turn["action"]]
-        text = f"*Round {turn['round']}: {label}*"
+        text = f"*Round {turn['round']}: {move_words(turn)}*"
         if turn["message"]:
             text = f"{plain(turn['message'])}\n\n{text}"
         messages.append({"role": "user" if turn["speaker"] == "you" else "assistant", "content": text})
     if typing:
         messages.append({"role": "assistant", "content": "*the other side is thinking...*"})
     return messages
+
+
+def strategy_markdown(debrief: dict, who: str) -> str:
+    """The other side's reservation price and its private strategy, move by move: a list, which reads on a phone as
+    on a desktop; a strategy (for a reply that could not be read, the whole reply) cut to STRATEGY_SHOWN characters."""
+    def shown(thought: str) -> str:
+        words = " ".join(thought.split())
+        cut = len(words) > STRATEGY_SHOWN
+        words = words[:STRATEGY_SHOWN].rsplit(" ", 1)[0] if cut else words
+        return f"*{plain(words)}{' …' if cut else ''}*" if words else "(no strategy written)"
+
+    moves = "\n".join(f"- **Round {s['round']}**, {move_words(s)}: {shown(s['thought'])}" for s in debrief["strategy"])
+    return (f"{who} ({debrief['agent_role']}) had a reservation price of **{money(debrief['agent_price'])}**. "
+            f"Its private strategy, move by move:\n\n{moves}")
 
 
 def round_markdown(view: dict, thinking_s: float | None = None) -> str:
@@ -172,12 +195,7 @@ def result_markdown(view: dict) -> str:
     table = ("\n\n| | raw utility | normalised |\n|---|---:|---:|\n"
              f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
              f"| agent | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |")
-    strategy = "\n".join(f"| {s['round']} | {s['action']}{' ' + money(s['price']) if s['price'] is not None else ''} "
-                         f"| {plain(' '.join(s['thought'].split())) or '(none)'} |" for s in debrief["strategy"])
-    reveal = (f"\n\n### Debrief\n\nThe agent ({debrief['agent_role']}) had a reservation price of "
-              f"**{money(debrief['agent_price'])}**. Its private strategy, round by round:\n\n"
-              f"| round | move | strategy |\n|---|---|---|\n{strategy}")
-    return head + table + reveal + claims_markdown(debrief["claims"])
+    return head + table + "\n\n### Debrief\n\n" + strategy_markdown(debrief, "The agent") + claims_markdown(debrief["claims"])
 
 
 def claims_markdown(findings: list[dict]) -> str:

@@ -12,6 +12,7 @@ import re
 from bargain.engine.game import GameState, Observation
 from bargain.engine.trial import Role
 
+TIMEOUT = "timeout"  # the error of a pass made because the person's time for a move ran out
 # Why a game's loop stopped before its end, in words for the person (bargain.arena.controller sets the kind).
 FAILURES = {
     "agent": "The other side is unavailable right now; your game is saved and nothing of this round was applied. "
@@ -27,7 +28,8 @@ FAILURES = {
 
 def _transcript(obs: Observation) -> list[dict]:
     return [{"round": t.round, "speaker": "you" if t.role is obs.role else "agent", "role": t.role.value,
-             "action": t.action.value, "price": t.price, "message": t.message} for t in obs.history]
+             "action": t.action.value, "price": t.price, "message": t.message, "timed_out": t.error == TIMEOUT}
+            for t in obs.history]
 
 
 def person_view(game_id: str, obs: Observation, ended: GameState | None, your_turn: bool, failure: str | None,

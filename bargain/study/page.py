@@ -16,15 +16,24 @@ from typing import Any
 import gradio as gr
 
 from bargain.arena.ui import (UNEXPECTED, chat_messages, claims_markdown, export_link, info_markdown, private_export,
-                             refusal, round_markdown)
-from bargain.arena.views import money, plain
+                             refusal, round_markdown, strategy_markdown)
+from bargain.arena.views import money
 from bargain.arena.inputs import ArenaError
 from bargain.store import StoreError
 from bargain.arena.limits import AdminGate
+from bargain.study.config import TimeoutRule
 from bargain.study.flow import StudyRunner, StudyStop
 from bargain.study.survey import ItemType, SurveyItem
 
 log = logging.getLogger(__name__)
+# Said on the game page once a move of the participant's was not made in time, by the study's payment rule.
+TIMED_OUT = {
+    TimeoutRule.NO_BONUS_FOR_TIMED_OUT_GAMES: "Your time for a move ran out, so it counted as a pass (no offer made). "
+                                              "Under this study's payment rule, a game in which a move was not made in "
+                                              "time earns no bonus.",
+    TimeoutRule.BONUS_AS_PLAYED: "Your time for a move ran out, so it counted as a pass (no offer made). The game "
+                                 "still counts towards your bonus as it ends.",
+}
 CANNOT_REACH = "The study's records cannot be read right now. Nothing is lost: reload this page in a minute."
 CANNOT_SAVE = ("The study's records cannot be saved right now, so that step was not taken and nothing is lost: "
                "try again in a minute.")
@@ -64,11 +73,8 @@ def debrief_markdown(page: dict) -> str:
     """The study's debrief, then each game's: the other party's price, its strategy, the claims checked."""
     parts = [page["text"]]
     for number, debrief in enumerate(page["debriefs"], 1):
-        strategy = "\n".join(f"| {s['round']} | {s['action']}{' ' + money(s['price']) if s['price'] is not None else ''} "
-                             f"| {plain(' '.join(s['thought'].split())) or '(none)'} |" for s in debrief["strategy"])
-        parts.append(f"### Game {number}\n\nThe other party ({debrief['agent_role']}) had a reservation price of "
-                     f"**{money(debrief['agent_price'])}**. Its private strategy, round by round:\n\n"
-                     f"| round | move | strategy |\n|---|---|---|\n{strategy}" + claims_markdown(debrief["claims"]))
+        parts.append(f"### Game {number}\n\n" + strategy_markdown(debrief, "The other party")
+                     + claims_markdown(debrief["claims"]))
     return "\n\n".join(parts)
 
 
@@ -80,7 +86,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
     per_game = [*study.surveys.per_game,
                 *(SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
                   for c in study.attention_checks)]
-    with gr.Blocks(title=f"Study: {study.name}", analytics_enabled=False) as demo:
+    with gr.Blocks(title=study.title, analytics_enabled=False) as demo:
         params = gr.State({})
         shown = gr.State("")  # the stage whose section is shown
         view = gr.State(None)  # the game view shown
@@ -163,11 +169,15 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             stage = page["stage"]
             section = stage if stage in SECTIONS else "end"
             errors = page.get("errors") or {}
-            note_text = page.get("note") or ""
-            if errors:
-                note_text = "**Please check your answers:** " + "; ".join(errors.values())
-            values: dict[Any, Any] = {params: query, shown: stage, note: f"**{note_text}**" if note_text else "",
-                                      view: page.get("view")}
+            note_text = f"**{page['note']}**" if page.get("note") else ""
+            if errors:  # each question named, and marked where it stands
+                asked = {q["id"]: q["text"] for q in page.get("questions") or page.get("items") or ()}
+                note_text = "**Please check your answers:**\n" + "\n".join(
+                    f"- *{asked.get(key, key)}*: {error}" for key, error in errors.items())
+            values: dict[Any, Any] = {params: query, shown: stage, note: note_text, view: page.get("view")}
+            if stage == "comprehension":
+                for key, component in questions.items():
+                    values[component] = gr.update(elem_classes=["needs-answer"] if key in errors else [])
             for name, box in boxes.items():
                 values[box] = gr.update(visible=name == section)
             values[consent_text] = page.get("text", "") if stage == "consent" else gr.update()
@@ -185,14 +195,18 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     offer: gr.update(interactive="OFFER" in actions),
                     accept: gr.update(interactive="DEAL" in actions, visible=game["mode"] == "sequential"),
                     walk: gr.update(interactive="NO_DEAL" in actions), again: gr.update(visible=game["retry"])})
-                if game.get("notice") or game.get("error"):
-                    values[note] = f"**{game.get('notice') or game['error']}**"
+                said = [f"**{game.get('notice') or game['error']}**"] if game.get("notice") or game.get("error") else []
+                if any(t["speaker"] == "you" and t["timed_out"] for t in game["transcript"]):
+                    said.append(TIMED_OUT[study.payment.timeout_rule])
+                if said:
+                    values[note] = "\n\n".join(said)
             if stage in ("game_survey", "final_survey"):
                 asked = {item["id"]: item for item in page["items"]}
                 fresh = {} if errors else {"value": None}  # a new survey starts empty; a refused one keeps its answers
                 for item_id, component in fields[stage].items():
                     item = asked.get(item_id)
-                    values[component] = gr.update(visible=item is not None, **fresh, **(
+                    values[component] = gr.update(visible=item is not None, elem_classes=["needs-answer"] if item_id in
+                                                  errors else [], **fresh, **(
                         {"choices": item["options"]} if item and item["type"] == "choice" else {}))
                 if stage == "game_survey":
                     outcome = page["outcome"]
