@@ -192,7 +192,8 @@ def _fill_v4(connection: Connection) -> None:
     """Version 4: the constraints that keep a game whole across processes, on data stored without them. A second
     move of a (round, role) is flagged `duplicate` (the first stored counts); a study's games get their index from
     their participant's list (a game started twice keeps none); of a browser's several active games, all but the
-    newest are abandoned by the person. Then the unique indexes are made."""
+    newest are abandoned by the person. Then the unique indexes are made. (A study's participants also get the column
+    for their browser's token.)"""
     games, moves = GameRow.__table__, MoveRow.__table__
     seen: set[tuple] = set()
     for move_id, game_id, round_, role in connection.execute(
@@ -201,6 +202,8 @@ def _fill_v4(connection: Connection) -> None:
             connection.execute(moves.update().where(moves.c.id == move_id).values(duplicate=True))
         seen.add((game_id, round_, role))
     if inspect(connection).has_table("study_participants"):
+        if "browser" not in {c["name"] for c in inspect(connection).get_columns("study_participants")}:
+            connection.execute(text("ALTER TABLE study_participants ADD COLUMN browser VARCHAR(64)"))
         people = connection.execute(text("SELECT study, participant, games FROM study_participants")).all()
         for study, participant, listed in people:
             listed = json.loads(listed) if isinstance(listed, str) else (listed or [])

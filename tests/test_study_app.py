@@ -314,3 +314,17 @@ def test_unanswered_questions_are_named_and_marked_and_a_timeout_is_explained(tm
         running.demo.close()
     if os.environ.get("BARGAIN_SCREENSHOTS"):
         shutil.copy(tmp_path / "unanswered.png", Path(os.environ["BARGAIN_SCREENSHOTS"]) / "study-unanswered.png")
+
+
+@pytest.mark.slow
+def test_a_browser_back_under_another_id_is_flagged(served):
+    from bargain.study import dashboard
+
+    with browser_page(served.url + "?participant=BACK1") as page:
+        page.wait_for_selector("text=We record your moves.", timeout=20000)
+        page.goto(served.url + "?participant=BACK1b")  # the same browser, a made-up id
+        page.wait_for_selector("text=We record your moves.", timeout=20000)
+    with browser_page(served.url + "?participant=ELSEWHERE") as page:  # another browser
+        page.wait_for_selector("text=We record your moves.", timeout=20000)
+    flagged = dashboard.same_browser(served.arena.store, "flow-test", 1)
+    assert sorted(flagged["participant"]) == ["BACK1", "BACK1b"]

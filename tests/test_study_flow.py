@@ -309,3 +309,26 @@ def test_per_participant_completion_codes_are_shown_sent_back_and_exported_for_p
     export_study(store, "flow-test", out_dir=tmp_path / "out")
     paid = pd.read_csv(tmp_path / "out" / "payment" / "payments.csv")
     assert dict(zip(paid["participant_id"], paid["completion_code"])) == dict(zip(("C1", "C2"), codes))
+
+
+def test_one_browser_under_two_ids_is_flagged_for_the_researcher(tmp_path):
+    """A screened-out participant who comes back under a made-up id from the same browser: both ids are flagged in
+    the dashboard and the export (kept, not refused: people share computers); an id from another browser is not."""
+    from bargain.study import dashboard
+    from bargain.study.export import export_study
+
+    async def scenario():
+        runner = runner_for(tmp_path)
+        await runner.page({"participant": "FIRST"}, browser="a" * 32)
+        await runner.submit({"participant": "FIRST"}, "consent", {"agree": True})
+        await runner.page({"participant": "FIRSTb"}, browser="a" * 32)
+        await runner.page({"participant": "OTHER"}, browser="b" * 32)
+        await runner.page({"participant": "FIRST"}, browser="c" * 32)  # the first browser seen is the one kept
+        return runner.arena.store
+
+    store = asyncio.run(scenario())
+    flagged = dashboard.same_browser(store, "flow-test", 1)
+    assert dict(zip(flagged["participant"], flagged["other_ids_from_this_browser"])) == {"FIRST": 1, "FIRSTb": 1}
+    export_study(store, "flow-test", out_dir=tmp_path / "out", hashed=False)
+    table = pd.read_csv(tmp_path / "out" / "participants.csv")
+    assert dict(zip(table["participant"], table["browser_shared_with"])) == {"FIRST": 1, "FIRSTb": 1, "OTHER": 0}

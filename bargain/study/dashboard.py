@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from bargain.arena.views import plain
 from bargain.store import GameRow, Store
-from bargain.study.records import cell_counts, participants
+from bargain.study.records import cell_counts, participants, shared_browsers
 
 # The funnel's steps: how many participants reached each (a stage reached implies the ones before it).
 FUNNEL = (("arrived", None), ("consented", "instructions"), ("passed the check", "game"),
@@ -58,6 +58,16 @@ def excluded(store: Store, study: str, version: int) -> pd.DataFrame:
     return pd.DataFrame([{"participant": p["participant"], "reasons": "; ".join(p["exclusion_reasons"]),
                           "attention_failures": p["attention_failures"], "timeouts": p["timeouts"]} for p in people],
                         columns=["participant", "reasons", "attention_failures", "timeouts"])
+
+
+def same_browser(store: Store, study: str, version: int) -> pd.DataFrame:
+    """Participants who took part from a browser that another id of the study also came from (a person coming back
+    under a new id, or people sharing a computer): flagged for a look, their data kept."""
+    people = participants(store, study, [version])
+    others = shared_browsers(people)
+    rows = [{"participant": p["participant"], "other_ids_from_this_browser": others[p["id"]], "stage": p["stage"]}
+            for p in people if others[p["id"]]]
+    return pd.DataFrame(rows, columns=["participant", "other_ids_from_this_browser", "stage"])
 
 
 def recent_games(store: Store, study: str, limit: int = 50) -> pd.DataFrame:

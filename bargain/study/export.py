@@ -81,6 +81,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "attention_failures": "attention checks answered wrongly",
         "timeouts": "moves not made in time (each counted as a pass), over all games",
         "excluded": "whether an exclusion rule flags the participant's data (the data is kept)",
+        "browser_shared_with": "how many other participants of the study came from the same browser (a person back "
+                               "under a new id, or a shared computer; 0: none seen)",
         "exclusion_reasons": "the exclusion rules that apply, each as `rule threshold` (as the study file writes it, "
                              "e.g. `first_round_walkaways_over 0`: walked away in round 1 of more games than 0), "
                              "separated by ;",
@@ -252,7 +254,7 @@ def _stages(people: Iterable[dict]) -> list[str]:
     return known + sorted(seen)
 
 
-def _participant_record(person: dict, shown: str, base: float, stages: list[str], hashed: bool) -> dict:
+def _participant_record(person: dict, shown: str, base: float, stages: list[str], hashed: bool, others: int) -> dict:
     """One participant's row."""
     entered = {stage: datetime.fromisoformat(at) for stage, at in person["stage_times"].items()}
 
@@ -264,7 +266,7 @@ def _participant_record(person: dict, shown: str, base: float, stages: list[str]
               "forgotten": person["forgotten"], "consent_version": person["consent_version"],
               "comprehension_attempts": person["comprehension_attempts"], "cells": ";".join(person["cells"]),
               "games_done": person["games_done"], "attention_failures": person["attention_failures"],
-              "timeouts": person["timeouts"], "excluded": person["excluded"],
+              "timeouts": person["timeouts"], "excluded": person["excluded"], "browser_shared_with": others,
               "exclusion_reasons": ";".join(person["exclusion_reasons"]), "bonus": person["bonus"],
               "base_payment": owed, "total_payment": round(owed + (person["bonus"] or 0.0), 2),
               "created_at": person["created_at"], "completed_at": person["completed_at"],
@@ -280,7 +282,8 @@ def _participants_table(people: list[dict], shown: Mapping[int, str], studies: l
     stages = _stages(people)
     columns = [*(key for key in DESCRIPTIONS["participants"] if not key.startswith(("seconds_to_", "source_"))),
                *(f"seconds_to_{stage}" for stage in stages), *(() if hashed else SOURCE_COLUMNS.values())]
-    rows = [_participant_record(p, shown[p["id"]], base[p["version"]], stages, hashed) for p in people]
+    others = records.shared_browsers(people)
+    rows = [_participant_record(p, shown[p["id"]], base[p["version"]], stages, hashed, others[p["id"]]) for p in people]
     timed = {column: float for column in columns if column.startswith("seconds")}
     return pd.DataFrame(rows, columns=columns).astype({**timed, "bonus": float, "completed_at": "datetime64[us]"})
 

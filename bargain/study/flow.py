@@ -75,22 +75,23 @@ class StudyRunner:
     def _source(self, params: Mapping[str, str]) -> dict:
         return {name: str(params[name])[:MAX_PARAMETER] for name in SOURCE_PARAMETERS if params.get(name)}
 
-    async def _arrive(self, params: Mapping[str, str]) -> dict:
-        """The participant's record; their request counts as activity before anyone idle is released."""
+    async def _arrive(self, params: Mapping[str, str], browser: str | None = None) -> dict:
+        """The participant's record (with the token of the browser they came from, if known); their request counts
+        as activity before anyone idle is released."""
         external = self.participant_id(params)
         row = await asyncio.to_thread(records.arrive, self.arena.store, self.study.name, self.study.version,
-                                      self.study.hash, external, self._source(params))
+                                      self.study.hash, external, self._source(params), browser)
         await self.release_idle()
         return row
 
     # --- the pages ------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _turn(self, params: Mapping[str, str]) -> AsyncIterator[dict]:
+    async def _turn(self, params: Mapping[str, str], browser: str | None = None) -> AsyncIterator[dict]:
         """The participant's record, for one request at a time per participant in this process (read again when
         another request of theirs went first here; across processes the database's locks and constraints keep
         each step once)."""
-        row = await self._arrive(params)
+        row = await self._arrive(params, browser)
         lock = self._locks.setdefault(row["id"], asyncio.Lock())
         waited = lock.locked()
         async with lock:
@@ -99,11 +100,13 @@ class StudyRunner:
     async def _reread(self, row: dict) -> dict:
         return await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
 
-    async def page(self, params: Mapping[str, str], retry: bool = False, wait_s: float | None = VIEW_WAIT_S) -> dict:
+    async def page(self, params: Mapping[str, str], retry: bool = False, wait_s: float | None = VIEW_WAIT_S,
+                   browser: str | None = None) -> dict:
         """The page the participant is at (arriving, reloading, or coming back from another tab or process). It
         answers at once: a game whose other side is still thinking is shown so (its view `thinking`: ask again),
-        waiting at most `wait_s`; with `retry`, a round of the game that failed is tried again."""
-        async with self._turn(params) as row:
+        waiting at most `wait_s`; with `retry`, a round of the game that failed is tried again. `browser`: the
+        token the participant's browser keeps (records.ParticipantRow.browser)."""
+        async with self._turn(params, browser) as row:
             try:
                 return await self._page(row, wait_s=wait_s, retry=retry)
             except StageError:  # another process moved this participant on meanwhile: show where they are

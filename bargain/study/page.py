@@ -10,7 +10,11 @@ exist here. Programs (simulated participants, the benchmark) use the two named e
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import re
+import secrets
 from typing import Any
 
 import gradio as gr
@@ -21,6 +25,7 @@ from bargain.arena.views import money
 from bargain.arena.inputs import ArenaError
 from bargain.store import StoreError
 from bargain.arena.limits import AdminGate
+from bargain.study import records
 from bargain.study.config import TimeoutRule
 from bargain.study.flow import StudyRunner, StudyStop
 from bargain.study.survey import ItemType, SurveyItem
@@ -88,6 +93,11 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                   for c in study.attention_checks)]
     with gr.Blocks(title=study.title, analytics_enabled=False) as demo:
         params = gr.State({})
+        # A random token the browser keeps (encrypted with a key of this study's): the same browser coming back under
+        # another id is flagged for the researcher (records.shared_browsers).
+        salt = records.study_salt(runner.arena.store, study.name, study.version)
+        browser = gr.BrowserState("", storage_key=f"bargain-study-{study.name}",
+                                  secret=hmac.new(salt.encode(), b"browser token", hashlib.sha256).hexdigest())
         shown = gr.State("")  # the stage whose section is shown
         view = gr.State(None)  # the game view shown
         note = gr.Markdown()
@@ -147,6 +157,9 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 with gr.Row():
                     times_table = gr.Dataframe(label="Median seconds per page", interactive=False)
                     excluded_table = gr.Dataframe(label="Excluded (data kept, flagged)", interactive=False)
+                browsers_table = gr.Dataframe(label="Ids that came from a browser another id came from (a person "
+                                                    "back under a new id, or a shared computer: data kept, flagged)",
+                                              interactive=False)
                 games_table = gr.Dataframe(label="Recent games", interactive=False)
                 picked_game = gr.Dropdown([], label="Show a game, both sides' private information side by side")
                 transcript = gr.Markdown()
@@ -227,12 +240,12 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
         def stopped(query: dict, text: str) -> list:
             return render(query, {"stage": "end", "text": text})
 
-        async def current(query: dict, note_text: str = "", retry: bool = False):
+        async def current(query: dict, note_text: str = "", retry: bool = False, token: str | None = None):
             """The participant's page as it stands (a load, a reload, the countdown reaching zero; with `retry`, Try
-            again after a round that failed). It answers at once, and while the other side of a game is still
-            thinking the page follows it."""
+            again after a round that failed; `token`: their browser's, on a load). It answers at once, and while the
+            other side of a game is still thinking the page follows it."""
             try:
-                page = await runner.page(query, retry=retry)
+                page = await runner.page(query, retry=retry, browser=token)
                 while page["stage"] == "game" and page["view"]["thinking"]:
                     yield render(query, page)
                     page = await runner.page(query)
@@ -246,14 +259,15 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 log.exception("a study page")
                 yield stopped(query, UNEXPECTED)
 
-        async def on_load(request: gr.Request):
+        async def on_load(kept: str, request: gr.Request):
             query = _query(dict(request.query_params) if request else {})
             if "admin" in (request.query_params if request else {}):  # the researcher's view: no participant here
                 yield [gr.update(visible=component is admin_box) if component in (admin_box, *boxes.values())
-                       else gr.update() for component in outputs]
+                       else gr.update() for component in outputs] + [gr.update()]
                 return
-            async for update in current(query):
-                yield update
+            token = kept if isinstance(kept, str) and re.fullmatch(r"[0-9a-f]{32}", kept) else secrets.token_hex(16)
+            async for update in current(query, token=token):
+                yield update + [token]
 
         def step(stage: str, collect):
             async def handler(query, *values):
@@ -273,7 +287,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     yield update
             return handler
 
-        demo.load(on_load, None, outputs, api_visibility="private")
+        demo.load(on_load, browser, [*outputs, browser], api_visibility="private")
         private = {"api_visibility": "private", "trigger_mode": "once"}
         agree.click(step("consent", lambda: {"agree": True}), [params], outputs, **private)
         decline.click(step("consent", lambda: {"agree": False}), [params], outputs, **private)
@@ -311,11 +325,11 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             games = tables.recent_games(store, name)
             return [gr.update(visible=True), tables.funnel(store, name, version), tables.cells(store, name, version),
                     tables.page_times(store, name, version), tables.excluded(store, name, version),
-                    games, gr.update(choices=[(f"{g.created_at:%Y-%m-%d %H:%M} {g.participant} "
+                    tables.same_browser(store, name, version), games, gr.update(choices=[(f"{g.created_at:%Y-%m-%d %H:%M} {g.participant} "
                                                                      f"({g.status})", g.id) for g in games.itertuples()])]
 
         open_dashboard.click(dashboard, password, [dashboard_box, funnel_table, cells_table, times_table,
-                                                   excluded_table, games_table, picked_game],
+                                                   excluded_table, browsers_table, games_table, picked_game],
                              api_visibility="private", concurrency_limit=2)
 
         def show_game(game_id: str, given: str, request: gr.Request) -> str:

@@ -67,6 +67,9 @@ class ParticipantRow(Base):
     participant: Mapped[str] = mapped_column(String(128))  # the recruiting platform's id
     source: Mapped[dict] = mapped_column(JSON, default=dict)  # STUDY_ID, SESSION_ID as given
     forgotten: Mapped[bool] = mapped_column(Boolean, default=False)  # the id was replaced by its pseudonym (retention)
+    # A random token the participant's browser keeps, from their first page: one browser taking part under several
+    # ids shows here (a flag for the researcher, not proof: people share computers, and storage can be cleared).
+    browser: Mapped[Optional[str]] = mapped_column(String(64), index=True)
     stage: Mapped[str] = mapped_column(String(16), default="consent", index=True)
     consent_version: Mapped[Optional[str]] = mapped_column(String(64))
     comprehension_attempts: Mapped[int] = mapped_column(default=0)
@@ -138,23 +141,29 @@ def participant(store: Store, study: str, external_id: str) -> dict | None:
         return None if row is None else columns_of(row)
 
 
-def arrive(store: Store, study: str, version: int, digest: str, external_id: str, source: dict) -> dict:
+def arrive(store: Store, study: str, version: int, digest: str, external_id: str, source: dict,
+           browser: str | None = None) -> dict:
     """The participant's record, created at their first arrival (a second arrival, from any tab or process,
-    finds the same one: the database's unique constraint decides a race). Every arrival (any request of the
-    participant's: a page, a move, an answer) counts as activity, recorded at most every TOUCH_EVERY."""
+    finds the same one: the database's unique constraint decides a race), with the `browser` token of their first
+    page. Every arrival (any request of the participant's: a page, a move, an answer) counts as activity, recorded
+    at most every TOUCH_EVERY."""
     found = participant(store, study, external_id)
     if found is not None:
         now = utcnow()
-        if now - found["updated_at"] >= TOUCH_EVERY:
+        known = browser is None or found["browser"] is not None
+        if now - found["updated_at"] >= TOUCH_EVERY or not known:
             with store.writing("record a participant's activity in") as session:
                 session.execute(update(ParticipantRow).where(ParticipantRow.id == found["id"],
                                                              ParticipantRow.updated_at < now).values(updated_at=now))
-            found["updated_at"] = now
+                if not known:
+                    session.execute(update(ParticipantRow).where(ParticipantRow.id == found["id"],
+                                                                 ParticipantRow.browser.is_(None)).values(browser=browser))
+            return participant(store, study, external_id)
         return found
     try:
         with store.writing("record a participant in") as session:
             session.add(ParticipantRow(study=study, version=version, study_hash=digest, participant=external_id,
-                                       source=source, stage_times={"consent": utcnow().isoformat()}))
+                                       source=source, stage_times={"consent": utcnow().isoformat()}, browser=browser))
     except StoreError as exc:
         if not isinstance(exc.__cause__, IntegrityError):
             raise
@@ -308,6 +317,15 @@ def release_idle(store: Store, study: str, version: int, idle: timedelta, within
             session.execute(update(GameRow).where(GameRow.id.in_(row.games), GameRow.status == "active")
                             .values(status="abandoned", abandoned_by="idle", updated_at=row.updated_at))
         return [r.participant for r in idle_rows]
+
+
+def shared_browsers(people: list[dict]) -> dict[int, int]:
+    """Participant row id -> how many other participants took part from the same browser (0: none known)."""
+    seen: dict[str, int] = {}
+    for person in people:
+        if person["browser"]:
+            seen[person["browser"]] = seen.get(person["browser"], 0) + 1
+    return {person["id"]: seen.get(person["browser"], 1) - 1 if person["browser"] else 0 for person in people}
 
 
 def pseudonym(salt: str, external_id: str) -> str:
