@@ -262,3 +262,13 @@ def test_the_payment_file_carries_each_participants_completion_code(study_db, tm
     export_study(store, "flow-test", out_dir=tmp_path / "out")
     payments = pd.read_csv(tmp_path / "out" / PAYMENT_DIR / "payments.csv")
     assert payments["completion_code"].tolist() == ["DONE123"] * 3  # the study's one code, by default
+
+
+def test_a_study_nobody_has_joined_yet_exports_its_empty_tables(tmp_path):
+    """The researcher may press Export before the first participant arrives: every file is written, empty."""
+    from test_study_flow import runner_for
+
+    runner = runner_for(tmp_path)
+    written = export_study(runner.arena.store, "flow-test", out_dir=tmp_path / "out")
+    assert {p.name for p in written} >= {"participants.csv", "surveys_wide.csv", "codebook.md"}
+    assert pd.read_csv(tmp_path / "out" / "surveys_wide.csv").empty

@@ -370,8 +370,9 @@ def _wide_table(long: pd.DataFrame, people: list[dict], shown: Mapping[int, str]
     named = long.assign(column=[_wide_name(*key) for key in zip(long["survey"], long["game"], long["item"],
                                                                  long["attempt"])])
     values = named.pivot(index="participant", columns="column", values="value").reindex(columns=list(columns))
-    table = pd.DataFrame({"participant": [shown[p["id"]] for p in people],
+    table = pd.DataFrame({"participant": pd.array([shown[p["id"]] for p in people], dtype=object),
                           "version": pd.array([p["version"] for p in people], dtype="Int64")})
+    values.index = values.index.astype(object)  # no participant yet: both keys empty, of one type
     table = table.join(values, on="participant")
     for column, numeric in columns.items():
         if numeric:
