@@ -145,9 +145,10 @@ def load(participants: int, games: int, think: float, visitors: int, opponent: s
     figures, in milliseconds where timed (the server's time per move includes the opponent's answer)."""
     with tempfile.TemporaryDirectory() as root:
         db = Path(root) / "bench.db"
+        every = str(participants * games + 1)  # every participant calls the API from this one address
         demo, arena = arena_app.build(arena_app.parse_args(
-            ["--db", str(db), "--concurrency", str(participants + 14), "--games-per-hour",
-             str(games + 1), "--games-per-hour-per-address", str(participants * games + 1), *app_args]))
+            ["--db", str(db), "--concurrency", str(participants + 14), "--games-per-hour", every,
+             "--games-per-hour-per-address", every, *app_args]))
         server_times: list[float] = []
         original = Arena.move
 
