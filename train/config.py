@@ -183,18 +183,19 @@ def load(path: str | Path | None = None, overrides: dict | None = None) -> Train
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """One `--field` flag per config field (lists as comma-separated values), all optional."""
+    """One `--field` flag per config field (lists as comma-separated values), all optional. A field's help is
+    prose ("about 45% of the memory"): argparse reads % as formatting, so it is escaped."""
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
-        kind = str(f.type)
+        kind, shown = str(f.type), f.metadata["help"].replace("%", "%%")
         if kind == "bool":
-            parser.add_argument(flag, type=_boolean, metavar="true|false", help=f.metadata["help"])
+            parser.add_argument(flag, type=_boolean, metavar="true|false", help=shown)
         elif kind.startswith("list"):
             parser.add_argument(flag, type=lambda text: [x.strip() for x in text.split(",") if x.strip()],
-                                metavar="A,B", help=f.metadata["help"])
+                                metavar="A,B", help=shown)
         else:
             cast = {"int": int, "float": float}.get(kind, str)
-            parser.add_argument(flag, type=cast, help=f.metadata["help"])
+            parser.add_argument(flag, type=cast, help=shown)
 
 
 def _boolean(text: str) -> bool:
