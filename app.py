@@ -172,6 +172,7 @@ def build(args: argparse.Namespace):
     from bargain.store import Store
     from bargain.study.config import load as load_study
 
+    study = load_study(args.study) if args.study else None  # a study file with a problem stops here, nothing made
     if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
         from bargain.agents.serve import start_in_background
 
@@ -189,7 +190,6 @@ def build(args: argparse.Namespace):
     at_risk = storage_warning(store.url)  # games a restart would lose
     if at_risk:
         logging.getLogger("bargain").warning(at_risk)
-    study = load_study(args.study) if args.study else None
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
     arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes), arms=arms,

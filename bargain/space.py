@@ -101,8 +101,10 @@ def check(readme: Path, environ: Mapping[str, str], data_dir: bool, hardware: st
     else:
         lines.append(Line("missing", "hardware", f"BARGAIN_BACKEND={backend!r}: use none, hf or vllm"))
     if backend in ("hf", "vllm"):
+        where = ("served by the remote server, which has its weights (nothing is downloaded here)" if backend == "vllm"
+                 else "downloaded from the Hub at start-up")
         lines.append(Line("ok", "model", f"{model} (BARGAIN_MODEL)" if "BARGAIN_MODEL" in environ else
-                          f"{model}, downloaded from the Hub at start-up"))
+                          f"{model}, {where}"))
         adapters = environ.get("BARGAIN_ADAPTERS_DIR")
         if backend == "hf":
             lines.append(Line("ok", "adapters", f"from {adapters}" if adapters else

@@ -156,6 +156,9 @@ def test_space_check_of_a_remote_vllm_server(tmp_path):
     assert "hunter2" not in str(found["storage"]) and found["storage"][0][0] == "ok"
     assert ("missing", "BARGAIN_SYNC_TO_HUB needs HF_TOKEN (a token that can write to lab/arena-data)") in found["secrets"]
     assert findings(tmp_path, {"BARGAIN_BACKEND": "vllm"})["hardware"][0][0] == "missing"
+    model = found["model"][0][1]  # the server has the weights: the Space downloads nothing
+    assert "remote server" in model and "downloaded" not in model.replace("nothing is downloaded", "")
+    assert "downloaded from the Hub" in findings(tmp_path, {"BARGAIN_BACKEND": "hf"})["model"][0][1]
 
 
 def test_space_check_command_exits_1_when_something_is_missing(monkeypatch, capsys):

@@ -332,3 +332,32 @@ def test_one_browser_under_two_ids_is_flagged_for_the_researcher(tmp_path):
     export_study(store, "flow-test", out_dir=tmp_path / "out", hashed=False)
     table = pd.read_csv(tmp_path / "out" / "participants.csv")
     assert dict(zip(table["participant"], table["browser_shared_with"])) == {"FIRST": 1, "FIRSTb": 1, "OTHER": 0}
+
+
+def test_the_admins_game_list_names_every_game_apart(tmp_path):
+    from bargain.study import dashboard
+
+    async def scenario():
+        runner = runner_for(tmp_path)
+        page = await runner.submit({"participant": "L1"}, "consent", {"agree": True})
+        await runner.submit({"participant": "L1"}, "instructions", {})
+        page = await runner.submit({"participant": "L1"}, "comprehension", {"no_deal": "Nothing"})
+        page = await play_game(runner, {"participant": "L1"}, page, [])
+        await runner.submit({"participant": "L1"}, "game_survey", answers_for(page))  # game 2 starts, same minute
+        return runner.arena.store
+
+    games = dashboard.recent_games(asyncio.run(scenario()), "flow-test")
+    labels = [dashboard.game_label(g) for g in games.itertuples()]
+    assert len(labels) == 2 and len(set(labels)) == 2 and {"L1 game 1", "L1 game 2"} <= {
+        " ".join(label.split()[2:5]) for label in labels}
+
+
+def test_a_study_file_with_a_problem_leaves_no_database_behind(tmp_path):
+    import app as arena_app
+    from bargain.study.config import StudyError
+
+    (tmp_path / "study.yaml").write_text("name: x\nversion: 1\n")
+    with pytest.raises(StudyError):
+        arena_app.build(arena_app.parse_args(["--db", str(tmp_path / "data" / "arena.db"), "--study",
+                                              str(tmp_path / "study.yaml")]))
+    assert not (tmp_path / "data").exists()

@@ -73,12 +73,18 @@ def same_browser(store: Store, study: str, version: int) -> pd.DataFrame:
 def recent_games(store: Store, study: str, limit: int = 50) -> pd.DataFrame:
     """The study's latest games (newest first) with what a transcript viewer needs to pick one."""
     with store.reading() as session:
-        rows = session.execute(select(GameRow.id, GameRow.created_at, GameRow.participant, GameRow.arm,
-                                      GameRow.condition, GameRow.human_role, GameRow.status, GameRow.deal,
+        rows = session.execute(select(GameRow.id, GameRow.created_at, GameRow.participant, GameRow.game_index,
+                                      GameRow.arm, GameRow.condition, GameRow.human_role, GameRow.status, GameRow.deal,
                                       GameRow.deal_price).where(GameRow.study == study)
                                .order_by(GameRow.created_at.desc()).limit(limit)).mappings().all()
-    return pd.DataFrame(rows, columns=["id", "created_at", "participant", "arm", "condition", "human_role", "status",
-                                       "deal", "deal_price"])
+    return pd.DataFrame(rows, columns=["id", "created_at", "participant", "game_index", "arm", "condition", "human_role",
+                                       "status", "deal", "deal_price"])
+
+
+def game_label(game) -> str:
+    """A game as the admin's list names it, one of a kind: when, whose, which of their games, against what."""
+    which = f"game {int(game.game_index)}" if game.game_index == game.game_index and game.game_index else "game ?"
+    return f"{game.created_at:%Y-%m-%d %H:%M:%S} {game.participant} {which} vs {game.arm} ({game.status}) {game.id[:6]}"
 
 
 def transcript_markdown(store: Store, game_id: str) -> str:

@@ -325,8 +325,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             games = tables.recent_games(store, name)
             return [gr.update(visible=True), tables.funnel(store, name, version), tables.cells(store, name, version),
                     tables.page_times(store, name, version), tables.excluded(store, name, version),
-                    tables.same_browser(store, name, version), games, gr.update(choices=[(f"{g.created_at:%Y-%m-%d %H:%M} {g.participant} "
-                                                                     f"({g.status})", g.id) for g in games.itertuples()])]
+                    tables.same_browser(store, name, version), games,
+                    gr.update(choices=[(tables.game_label(g), g.id) for g in games.itertuples()])]
 
         open_dashboard.click(dashboard, password, [dashboard_box, funnel_table, cells_table, times_table,
                                                    excluded_table, browsers_table, games_table, picked_game],
