@@ -19,6 +19,7 @@ from bargain.store import Store
 
 DEADLINE_S = 1.5
 SLACK_S = 1.0  # scheduling and the database, on a busy two-core machine
+pytestmark = pytest.mark.slow  # each waits out real deadlines (seconds)
 
 
 def arena_on(tmp_path, server: StubServer) -> Arena:

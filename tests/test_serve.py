@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,6 +25,7 @@ def answers(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.slow
 def test_a_killed_serve_stops_its_server(tmp_path):
     """`kill` (SIGTERM), as a script stopping a background `serve` sends it, also stops the server it started:
     otherwise the next `serve` finds the port, and the GPU, taken."""

@@ -86,6 +86,7 @@ def numbers(payload) -> list[float]:
     return [float(payload)] if isinstance(payload, (int, float)) and not isinstance(payload, bool) else []
 
 
+@pytest.mark.slow
 def test_a_changed_study_file_under_the_same_version_is_refused(tmp_path):
     import subprocess
     import sys
@@ -155,6 +156,7 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
             shutil.copy(path, Path(os.environ["BARGAIN_SCREENSHOTS"]) / path.name)
 
 
+@pytest.mark.slow
 def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
     from bargain.study import dashboard
 
