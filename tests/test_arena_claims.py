@@ -6,7 +6,8 @@ import asyncio
 import json
 
 from bargain.arena.controller import Arena, Setup
-from bargain.arena.ui import claims_markdown, per_arm
+from bargain.arena.panel import claims_markdown
+from bargain.arena.ui import per_arm
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend
 from bargain.store import Store

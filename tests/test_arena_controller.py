@@ -770,7 +770,7 @@ def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
         row = arena.store.game(view["game_id"])
         human = [m for m in row["moves"] if m["actor"] == "human"]
         assert [(m["action"], m["error"]) for m in human] == [("INVALID", "timeout"), ("OFFER", None)]
-        assert (row["study"], row["participant"], row["extra"]) == ("s", "P1", {"move_seconds": 0.3})
+        assert (row["study"], row["participant"], row["extra"]) == ("s", "P1", {"move_seconds": 0.3, "scenario_choice": "low"})
         # A rebuilt game (a restart) keeps its time limit.
         again = await Arena(arena.store, Backends()).view(view["game_id"])
         assert again["seconds_left"] is not None and again["seconds_left"] <= 0.3

@@ -15,7 +15,8 @@ import app as arena_app
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import Arena, Setup
-from bargain.arena.ui import Options, build_app, per_arm, results_figure, round_markdown
+from bargain.arena.panel import round_markdown
+from bargain.arena.ui import Options, build_app, per_arm, results_figure
 from bargain.engine.trial import Role
 from bargain.store import Store
 
@@ -148,10 +149,15 @@ def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(ser
         offer(page, "0.50")
         page.wait_for_selector("text=Round 2 of 4", timeout=20000)
         assert "offers 0.50" in page.inner_text("body")  # two decimals
-        # Starting again mid-game asks first; keeping the game changes nothing.
+        # Starting again mid-game asks first, where the person clicked; keeping the game changes nothing.
         open_setup(page)
         page.get_by_role("button", name="Start game").click()
-        page.get_by_role("button", name="Keep playing this game").click()
+        asked = page.get_by_role("button", name="Keep playing this game")
+        asked.wait_for(timeout=10000)
+        below = page.get_by_role("button", name="Start game").bounding_box()
+        box = asked.bounding_box()
+        assert 0 < box["y"] - below["y"] < 250  # right under the Start button, not at the bottom of the page
+        asked.click()
         page.wait_for_timeout(500)
         assert "Round 2 of 4" in page.inner_text("body")
         store = Store(f"sqlite:///{server.db}")
@@ -250,7 +256,7 @@ def test_the_browser_secret_is_kept_beside_the_database(tmp_path, monkeypatch):
 def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
     """An unreadable model reply is kept whole in the record; the debrief shows its start, in a list (no table
     columns to squeeze on a 390-px screen), and a move not made in time says so."""
-    from bargain.arena.ui import STRATEGY_SHOWN, chat_messages, strategy_markdown
+    from bargain.arena.panel import STRATEGY_SHOWN, chat_messages, strategy_markdown
 
     raw = "I will think about this carefully. " * 200 + "```json {broken"
     debrief = {"agent_role": "seller", "agent_price": 3.25, "strategy": [
@@ -263,3 +269,27 @@ def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
     view = {"transcript": [{"round": 1, "speaker": "you", "action": "INVALID", "price": None, "message": "",
                             "timed_out": True}]}
     assert chat_messages(view)[0]["content"] == "*Round 1: passes: time ran out*"
+
+
+@pytest.mark.slow
+def test_the_form_shows_the_resumed_games_settings_and_play_again_uses_them(server):
+    """After a reload the setup shows the game being played, not the defaults; Play again starts a game with the
+    finished game's settings whatever the form says."""
+    with browser_page(server.url) as page:
+        open_setup(page)
+        page.get_by_role("radio", name="seller").first.check()
+        start_game(page, "tactic:boulware", sequential=True, wait="You are the SELLER")
+        page.reload()
+        page.wait_for_selector("text=You are the SELLER", timeout=20000)
+        open_setup(page)
+        assert page.get_by_role("radio", name="seller").first.is_checked()
+        assert page.get_by_role("radio", name="sequential").is_checked()
+        assert page.get_by_label("Opponent").input_value() == "tactic:boulware"
+        page.get_by_role("radio", name="buyer").first.check()  # changed, and then not started
+        page.get_by_role("button", name="Walk away").click()
+        page.wait_for_selector("text=Debrief", timeout=20000)
+        page.get_by_role("button", name="Play again (same settings)").click()
+        page.wait_for_selector("text=You are the SELLER", timeout=20000)
+    games = Store(f"sqlite:///{server.db}").games_frame()
+    assert list(games["human_role"]) == ["seller", "seller"] and list(games["arm"]) == ["tactic:boulware"] * 2
+    assert list(games["mode"]) == ["sequential", "sequential"]

@@ -250,7 +250,8 @@ class Arena:
                 prompt_version=side.prompt_version.value, parsing=side.parsing.value,
                 sampling=side.sampling.to_dict() if arm.kind != "tactic" else None, backend=backend,
                 out_of_distribution=bool(reasons), ood_reasons=reasons, study=study, participant=participant,
-                game_index=game_index, extra={"move_seconds": move_seconds} if move_seconds else {},
+                game_index=game_index, extra={"scenario_choice": setup.scenario,
+                                              **({"move_seconds": move_seconds} if move_seconds else {})},
                 driver=self.process, generation=1, replace_active=replace)
         except AlreadyStarted as exc:
             if study is None:
@@ -434,11 +435,14 @@ class Arena:
 
     async def move(self, game_id: object, round_: object, action: object, price: object = None,
                    message: object = "") -> dict:
-        """Apply the person's move for `round_` and return the new view. A move for a round already played (sent
-        twice, from another tab or to another process) changes nothing: the view is the game as stored, with a
-        notice. If another process moved the game on while this one played the round, the round is refused by the
+        """Check a move as a caller sent it (action, price and message as given) and play it (see `play`)."""
+        return await self.play(game_id, round_, inputs.human_move(action, price, message))
+
+    async def play(self, game_id: object, round_: object, move: Move) -> dict:
+        """Apply the person's checked move for `round_` and return the new view. A move for a round already played
+        (sent twice, from another tab or to another process) changes nothing: the view is the game as stored, with
+        a notice. If another process moved the game on while this one played the round, the round is refused by the
         database and the move is tried again on the game as stored (a few times, then the person is asked to)."""
-        move = inputs.human_move(action, price, message)
         round_ = inputs.whole_number("the round", round_, 1, 10 * inputs.MAX_ROUNDS)
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
         for _ in range(3):
@@ -471,6 +475,21 @@ class Arena:
             raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
         if move.price is not None and move.price > ABSURD_FACTOR * _largest_price(live.state.trial):
             raise ArenaError(f"{move.price:,.2f} is far more than anything in this game is worth: check the number")
+
+    async def setup_of(self, game_id: object) -> Setup:
+        """The setup a game was started with (its seed aside): what "play again" starts anew."""
+        game_id = inputs.game_id(game_id)
+        try:
+            row = await asyncio.to_thread(self.store.game, game_id)
+        except StoreError as exc:
+            log.error("game %s could not be read: %s", game_id, exc)
+            raise ArenaError("The server cannot read games right now: try again in a minute.") from None
+        if row is None:
+            raise ArenaError("no such game: start a new one")
+        trial = Trial.from_dict(row["trial"])
+        return Setup(role=Role(row["human_role"]), arm=row["arm"], condition=trial.condition, mode=trial.mode,
+                     rounds=trial.max_rounds, scenario=(row["extra"] or {}).get("scenario_choice", trial.scenario.tier),
+                     prompt_version=PromptVersion(row["prompt_version"]), first_actor=trial.first_actor)
 
     async def view(self, game_id: object, wait_s: float | None = None, retry: bool = True) -> dict:
         """The person's current view of a game (resuming it, and with `retry` retrying a failed round). With

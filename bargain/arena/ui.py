@@ -29,9 +29,10 @@ import pandas as pd
 
 from bargain.arena import inputs
 from bargain.arena.controller import VIEW_WAIT_S, Arena, ArenaError, GameInProgress
-from bargain.arena.inputs import SOURCES
+from bargain.arena.inputs import SOURCES, Setup
 from bargain.arena.limits import AdminGate, StartLimits
-from bargain.arena.views import money, plain
+from bargain.arena.panel import GamePanel, chat_messages
+from bargain.arena.views import money
 from bargain.agents.arms import resolve
 from bargain.engine.prompts import PromptVersion
 from bargain.store import StoreError
@@ -85,138 +86,6 @@ class Options:
     trusted_proxies: int = 0  # proxies in front of the app that append to X-Forwarded-For (see client_address)
     public_results: bool = True  # show everyone's aggregate results (off for a study)
     storage_warning: str = ""  # for the admin: games that a restart would lose (a Space without persistent storage)
-
-
-# --- rendering views ----------------------------------------------------------------------------
-
-
-def info_markdown(view: dict) -> str:
-    """The item, the person's persona and price, and exactly what their condition tells them."""
-    other = "seller" if view["role"] == "buyer" else "buyer"
-    lines = [f"### {view['item']}", view["description"], "",
-             f"**You are the {view['role'].upper()}.** {view['persona']}",
-             f"**Your reservation price: {money(view['your_price'])}** (you can always "
-             f"{'buy from' if view['role'] == 'buyer' else 'sell to'} the market at this price).", ""]
-    if view["their_price"] is not None:
-        lines.append(f"You know the {other}'s reservation price: **{money(view['their_price'])}**.")
-    else:
-        lo, hi = view["their_price_prior"]
-        lines.append(f"You do not know the {other}'s reservation price; it is uniformly distributed between "
-                     f"{money(lo)} and {money(hi)}.")
-    if view["your_price_prior"] is not None:
-        lo, hi = view["your_price_prior"]
-        lines.append(f"The {other} does not know your price; to them it is uniformly distributed between "
-                     f"{money(lo)} and {money(hi)}.")
-    else:
-        lines.append(f"The {other} knows your reservation price.")
-    lines.append(f"\n*Mode: {view['mode']}; {view['max_rounds']} rounds. "
-                 + ("Both sides move at once each round; crossing offers close at their midpoint.*"
-                    if view["mode"] == Mode.SIMULTANEOUS else "Sides alternate, one move a round; Accept takes the "
-                    "other's last offer.*"))
-    return "\n".join(lines)
-
-
-STRATEGY_SHOWN = 300  # characters of an agent's private strategy a debrief shows (the whole text is in the record)
-
-
-def move_words(turn: dict) -> str:
-    """A move as people read it: "offers **2.40**", "accepts", "walks away", or a pass and why."""
-    if turn.get("timed_out"):
-        return "passes: time ran out"
-    return {"OFFER": f"offers **{money(turn['price'])}**", "DEAL": "accepts", "NO_DEAL": "walks away",
-            "INVALID": "passes (no valid move)"}[turn["action"]]
-
-
-def chat_messages(view: dict, typing: bool = False) -> list[dict]:
-    """The transcript as chat messages: the person on the right, the agent on the left."""
-    messages = []
-    for turn in view["transcript"]:
-        text = f"*Round {turn['round']}: {move_words(turn)}*"
-        if turn["message"]:
-            text = f"{plain(turn['message'])}\n\n{text}"
-        messages.append({"role": "user" if turn["speaker"] == "you" else "assistant", "content": text})
-    if typing:
-        messages.append({"role": "assistant", "content": "*the other side is thinking...*"})
-    return messages
-
-
-def strategy_markdown(debrief: dict, who: str) -> str:
-    """The other side's reservation price and its private strategy, move by move: a list, which reads on a phone as
-    on a desktop; a strategy (for a reply that could not be read, the whole reply) cut to STRATEGY_SHOWN characters."""
-    def shown(thought: str) -> str:
-        words = " ".join(thought.split())
-        cut = len(words) > STRATEGY_SHOWN
-        words = words[:STRATEGY_SHOWN].rsplit(" ", 1)[0] if cut else words
-        return f"*{plain(words)}{' …' if cut else ''}*" if words else "(no strategy written)"
-
-    moves = "\n".join(f"- **Round {s['round']}**, {move_words(s)}: {shown(s['thought'])}" for s in debrief["strategy"])
-    return (f"{who} ({debrief['agent_role']}) had a reservation price of **{money(debrief['agent_price'])}**. "
-            f"Its private strategy, move by move:\n\n{moves}")
-
-
-def round_markdown(view: dict, thinking_s: float | None = None) -> str:
-    """`Round r of R`, the rounds left and what is special about this one; or the end. `thinking_s`: the
-    other side is thinking about its move (for that long)."""
-    if view["status"] != "active":
-        return "### Game over"
-    if thinking_s is not None:
-        waiting = f" (the other side is thinking... {thinking_s:.0f} s)"
-    else:
-        waiting = "" if view["your_turn"] or view.get("error") else " (waiting for the other side)"
-    round_, last = view["round"], view["max_rounds"]
-    left = last - round_ + 1
-    lines = [f"### Round {round_} of {last}{waiting}",
-             "This is the last round." if left == 1 else f"{left} rounds left, this one included."]
-    if view["your_turn"] and thinking_s is None:
-        if view["mode"] == Mode.SIMULTANEOUS and left == 1:
-            lines.append("**Last round:** if your offers do not cross now, the game ends without a deal.")
-        elif view["mode"] == Mode.SEQUENTIAL and left == 1:
-            lines.append("**Last move of the game:** it ends after yours. An offer now can no longer be accepted: "
-                         "accept their offer, or the game ends without a deal.")
-        elif view["mode"] == Mode.SEQUENTIAL and left == 2:
-            lines.append("**Your last offer:** the game ends after the other side's next move, which can accept "
-                         "it or not.")
-    return "\n\n".join(lines)
-
-
-def result_markdown(view: dict) -> str:
-    """Outcome and debrief of a finished game (empty while it runs)."""
-    outcome, debrief = view["outcome"], view["debrief"]
-    if outcome is None:
-        return ""
-    if outcome["deal"]:
-        nbs = outcome["nbs_price"]
-        side = "your" if (outcome["deal_price"] - nbs) * (1 if view["role"] == "seller" else -1) > 0 else "the agent's"
-        head = (f"## Deal at {money(outcome['deal_price'])} in round {outcome['rounds']}\n\n"
-                f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: "
-                f"the deal is {money(abs(outcome['deal_price'] - nbs))} on {side} side of it.")
-    else:
-        head = "## No deal\n\nBoth sides fall back on the market: nobody gains."
-    table = ("\n\n| | raw utility | normalised |\n|---|---:|---:|\n"
-             f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
-             f"| agent | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |")
-    return head + table + "\n\n### Debrief\n\n" + strategy_markdown(debrief, "The agent") + claims_markdown(debrief["claims"])
-
-
-def claims_markdown(findings: list[dict]) -> str:
-    """The claim checker's findings in plain words: what each side said about a price limit, and the truth."""
-    if not findings:
-        return "\n\n### Claims\n\nNeither side stated a price limit or called an offer final."
-    lines = []
-    for f in findings:
-        who, whose = ("You", "your") if f["speaker"] == "you" else ("The agent", "its")
-        limit = "ceiling" if f["about"] == "buyer" else "floor"
-        if f["kind"] == "final_offer":
-            said = f" ({money(f['said'])})" if f["said"] is not None else ""
-            verdict = "and then improved on it: a bluff" if f["bluff"] else "and kept to it"
-            lines.append(f"- Round {f['round']}: {who} called an offer final{said} {verdict}.")
-            continue
-        subject = f"{whose} {limit}" if f["kind"] == "own_limit" else (
-            f"the {f['about']}'s {limit}" if f["speaker"] == "you" else f"your {limit}")
-        verdict = f": **a misstatement in {whose} favour**" if f["misrepresentation"] else ""
-        lines.append(f"- Round {f['round']}: {who} said {subject} was {money(f['said'])}; it was "
-                     f"{money(f['truth'])}{verdict}.")
-    return "\n\n### Claims\n\n" + "\n".join(lines)
 
 
 # --- what a browser keeps -----------------------------------------------------------------------
@@ -323,7 +192,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     opponent = gr.Dropdown(choices, value=offered[0] if "tactic:linear" not in offered else "tactic:linear",
                                            label="Opponent")
                     condition = gr.Dropdown([(label, c.value) for c, label in CONDITION_LABELS.items()],
-                                            value=Condition.BOTH_UNAWARE.value, label="Information condition")
+                                            value=Condition.BOTH_UNAWARE.value, label="Information condition",
+                                            elem_classes=["long-choice"])
                 with gr.Row():
                     mode = gr.Radio([m.value for m in Mode], value=Mode.SIMULTANEOUS.value, label="Mode")
                     opener = gr.Radio([r.value for r in Role], value=Role.BUYER.value, label="Who opens (sequential)")
@@ -338,34 +208,21 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     picked = gr.Dropdown([], value=None, label="Chosen scenario", allow_custom_value=False)
                 badge = gr.Markdown()
                 start = gr.Button("Start game", variant="primary")
-            info = gr.Markdown()
-            status = gr.Markdown()
-            chat = gr.Chatbot(label="Negotiation", height=380, feedback_options=None, buttons=[], allow_tags=False,
-                              sanitize_html=True, latex_delimiters=[], elem_id="negotiation")
-            with gr.Row():
-                message = gr.Textbox(label="Your message (optional)", max_lines=3, scale=3, max_length=inputs.MAX_MESSAGE)
-                price = gr.Textbox(label="Price", placeholder="e.g. 2.40", scale=1, max_length=inputs.MAX_PRICE_TEXT)
-            with gr.Row():
-                offer = gr.Button("Offer", variant="primary", interactive=False)
-                accept = gr.Button("Accept their offer", interactive=False, visible=False)
-                walk = gr.Button("Walk away", variant="stop", interactive=False)
-                retry = gr.Button("Try again", visible=False)
-            feedback = gr.Markdown()
-            result = gr.Markdown()
+                start_note = gr.Markdown()  # what refused a start, beside the button that asked
+                with gr.Group(visible=False) as confirm_box:  # asked here, where the person clicked Start
+                    gr.Markdown("**Your game is still going on.** Start a new one and leave this one? It will be "
+                                "recorded as abandoned by you.")
+                    with gr.Row():
+                        leave = gr.Button("Leave it and start a new game", variant="stop")
+                        stay = gr.Button("Keep playing this game")
+            panel = GamePanel.build()
             again = gr.Button("Play again (same settings)", visible=False)
-            with gr.Group(visible=False) as confirm_box:
-                gr.Markdown("**Your game is still going on.** Start a new one and leave this one? It will be recorded "
-                            "as abandoned by you.")
-                with gr.Row():
-                    leave = gr.Button("Leave it and start a new game", variant="stop")
-                    stay = gr.Button("Keep playing this game")
         with gr.Tab("Results") as results_tab:
             refresh = gr.Button("Refresh")
-            mine = gr.Dataframe(label="Your games (newest first)", interactive=False)
+            mine = gr.Dataframe(label="Your games (newest first)", interactive=False, elem_classes=["results-table"])
             table = gr.Dataframe(label="Everyone's finished games on this server, per opponent and condition",
-                                 interactive=False, visible=options.public_results)
-            plot = gr.Plot(label="Your side's mean normalised utility, by opponent and condition (everyone's games; "
-                                 "bars: 95% intervals)", visible=False)
+                                 interactive=False, visible=options.public_results, elem_classes=["results-table"])
+            plot = gr.Plot(show_label=False, visible=False)  # its title is in the figure: a label would cover it
             with gr.Accordion("Export all games and moves (admin)", open=False):
                 if options.storage_warning:
                     gr.Markdown("**" + options.storage_warning.replace("_", "\\_") + "**")  # variable names, not emphasis
@@ -373,34 +230,28 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 export = gr.Button("Export CSV and Parquet")
                 files = export_link()
 
-        game_outputs = [current, saved, info, status, chat, offer, accept, walk, retry, feedback, result, again,
-                        setup_box, confirm_box, message, price]
+        form = [role, opponent, condition, mode, opener, rounds, version, source, picked]
+        game_outputs = [current, saved, *panel.components, again, setup_box, start_note, confirm_box, *form]
 
         def render(view: dict | None, ids: dict, note: str = "", thinking_s: float | None = None,
-                   clear: bool = False) -> list:
-            """Every output of the page for a view (or for no game), so that no path returns fewer. `thinking_s`:
-            the person's move is shown and the other side is thinking; `clear` empties the message and price
-            boxes (after a move was played; what was refused stays for correcting)."""
-            fields = [gr.update(value=""), gr.update(value="")] if clear else [gr.update(), gr.update()]
-            if view is None:
-                return [None, keep(secret, ids["player"], None), "", "", [], gr.update(interactive=False),
-                        gr.update(interactive=False, visible=False), gr.update(interactive=False),
-                        gr.update(visible=False), note, "", gr.update(visible=False), gr.update(open=True),
-                        gr.update(visible=False), *fields]
-            live = view["status"] == "active"
-            thinking = thinking_s is not None
-            actions = view["actions"] if live and view["your_turn"] and not thinking else []
+                   clear: bool = False, setup: Setup | None = None) -> dict:
+            """The page for a view (or for no game): the panel, what the browser keeps, and with `setup` the form
+            showing the game's settings (a resumed game, or one started again)."""
+            updates = panel.show(view, note, thinking_s, clear)
             # A finished game stays kept (and shown after a reload) until the person starts another.
-            return [view, keep(secret, ids["player"], view["game_id"]), info_markdown(view),
-                    round_markdown(view, thinking_s), chat_messages(view, thinking),
-                    gr.update(interactive="OFFER" in actions),
-                    gr.update(interactive="DEAL" in actions, visible=view["mode"] == Mode.SEQUENTIAL),
-                    gr.update(interactive="NO_DEAL" in actions),
-                    gr.update(visible=bool(view.get("retry")) and not thinking),
-                    note or (f"**{view['notice']}**" if view.get("notice") else
-                             f"**{view['error']}**" if view["error"] and not thinking else ""),
-                    result_markdown(view), gr.update(visible=not live), gr.update(open=False),
-                    gr.update(visible=False), *fields]
+            updates.update({current: view, saved: keep(secret, ids["player"], view["game_id"] if view else None),
+                            again: gr.update(visible=view is not None and view["status"] != "active"),
+                            setup_box: gr.update(open=view is None), start_note: "",
+                            confirm_box: gr.update(visible=False)})
+            if setup is not None:
+                updates.update(dict(zip(form, [setup.role.value, setup.arm, setup.condition.value, setup.mode.value,
+                                               setup.first_actor.value, setup.rounds, setup.prompt_version.value])))
+                chosen = ":" in setup.scenario  # one product, as found by a search
+                updates[source] = inputs.DEFAULT_SOURCE if chosen else setup.scenario
+                updates[picked] = gr.update(choices=[(arena.source.get(setup.scenario).product_name + f" "
+                                                      f"({setup.scenario})", setup.scenario)] if chosen else [],
+                                            value=setup.scenario if chosen else None)
+            return updates
 
         def describe_choice(arm_spec: str, role_value: str, condition_value: str, mode_value: str, rounds_value: int) -> str:
             from bargain.engine.scenarios import bundled
@@ -420,8 +271,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             reasons = resolve(arm_spec).out_of_distribution(agent_role, probe)
             return ("**Outside training conditions** (out of distribution): " + "; ".join(reasons)) if reasons else ""
 
-        chat.clear(lambda view: chat_messages(view) if isinstance(view, dict) and "transcript" in view else [],
-                   current, chat, api_visibility="private", queue=False)
+        panel.chat.clear(lambda view: chat_messages(view) if isinstance(view, dict) and "transcript" in view else [],
+                         current, panel.chat, api_visibility="private", queue=False)
 
         setup_inputs = [opponent, role, condition, mode, rounds]
         for control in setup_inputs:
@@ -435,41 +286,38 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         search.change(find, search, picked, api_visibility="private", queue=False)
 
-        def starter(leaving: bool):
+        def starter(leaving: bool = False, same: bool = False):
+            """Start a game from the form (`leaving`: the person chose to leave the one going on; `same`: Play again,
+            with the finished game's settings)."""
             async def on_start(view, saved_value, role_value, arm_spec, condition_value, mode_value, opener_value,
                                rounds_value, version_value, source_value, picked_value, request: gr.Request):
                 ids = kept(secret, saved_value)
                 active = isinstance(view, dict) and view.get("status") == "active" and "game_id" in view
-                if active and not leaving:  # ask first: the game in progress would be left
-                    return [gr.update()] * (len(game_outputs) - 3) + [gr.update(visible=True), gr.update(), gr.update()]
+                if active and not leaving:  # ask first, beside the button: the game in progress would be left
+                    return {confirm_box: gr.update(visible=True)}
                 try:
-                    setup = inputs.setup(role_value, arm_spec, condition_value, mode_value, rounds_value,
-                                         picked_value or source_value, version_value, opener_value)
+                    if same and isinstance(view, dict) and "game_id" in view:
+                        setup = await arena.setup_of(view["game_id"])
+                    else:
+                        setup = inputs.setup(role_value, arm_spec, condition_value, mode_value, rounds_value,
+                                             picked_value or source_value, version_value, opener_value)
                     options.limits.check(ids["player"], address(request))
-                except ArenaError as exc:  # nothing changes: a game in progress goes on
-                    note = f"**{exc}**"
-                    return render(None, ids, note=note) if not active else (
-                        [gr.update()] * 9 + [note] + [gr.update()] * 3 + [gr.update(visible=False)] + [gr.update()] * 2)
-                try:
                     new = await arena.start(setup, player=ids["player"], replace=leaving)
                 except GameInProgress:  # going on in another tab (or sent twice): ask, as for the game shown
-                    return [gr.update()] * (len(game_outputs) - 3) + [gr.update(visible=True), gr.update(), gr.update()]
-                except ArenaError as exc:
-                    return render(None, ids, note=f"**{exc}**")
+                    return {confirm_box: gr.update(visible=True)}
+                except ArenaError as exc:  # nothing changes: a game in progress goes on
+                    return {start_note: f"**{exc}**", confirm_box: gr.update(visible=False)}
                 except Exception:
                     log.exception("starting a game")
-                    return render(None, ids, note=f"**{UNEXPECTED}**")
-                return render(new, ids, clear=True)
+                    return {start_note: f"**{UNEXPECTED}**", confirm_box: gr.update(visible=False)}
+                return render(new, ids, clear=True, setup=setup)
             return on_start
 
-        start_inputs = [current, saved, role, opponent, condition, mode, opener, rounds, version, source, picked]
-        for button in (start, again):
-            button.click(starter(False), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
-        leave.click(starter(True), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
+        start_inputs = [current, saved, *form]
+        start.click(starter(), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
+        again.click(starter(same=True), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
+        leave.click(starter(leaving=True), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
         stay.click(lambda: gr.update(visible=False), None, confirm_box, api_visibility="private", queue=False)
-
-        def lock():
-            return [gr.update(interactive=False)] * 4
 
         def submitter(action: str):
             async def submit(view, saved_value, message_value, price_value):
@@ -478,7 +326,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     yield render(None, ids, note="**Start a game first.**")
                     return
                 try:
-                    move = inputs.human_move(action, price_value, message_value)
+                    move = inputs.human_move(action, price_value, message_value)  # read once, here
                 except ArenaError as exc:  # refused at once: nothing sent, what was typed stays
                     yield render(view, ids, note=f"**{exc}**")
                     return
@@ -487,8 +335,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     "round": view["round"], "speaker": "you", "role": view["role"], "action": move.action.value,
                     "price": move.price, "message": move.message}]}
                 began = time.monotonic()
-                work = asyncio.ensure_future(arena.move(view["game_id"], view["round"], action, price_value,
-                                                        message_value))
+                work = asyncio.ensure_future(arena.play(view["game_id"], view["round"], move))
                 while not work.done():
                     yield render(pending, ids, thinking_s=time.monotonic() - began)
                     await asyncio.wait({work}, timeout=1.0)
@@ -505,27 +352,28 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 yield render(new, ids, clear=new["error"] is None)
             return submit
 
-        for button, action in ((offer, "OFFER"), (accept, "DEAL"), (walk, "NO_DEAL")):
-            button.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(
-                submitter(action), [current, saved, message, price], game_outputs, api_visibility="private",
-                trigger_mode="once", show_progress="hidden")
+        for button, action in ((panel.offer, "OFFER"), (panel.accept, "DEAL"), (panel.walk, "NO_DEAL")):
+            button.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
+                submitter(action), [current, saved, panel.message, panel.price], game_outputs,
+                api_visibility="private", trigger_mode="once", show_progress="hidden")
 
         async def follow(saved_value, retry: bool):
-            """The kept game: resumed if it is on, shown with its outcome and debrief if it has ended; or the page
-            ready for a new one. It answers at once: while the other side is still thinking (a model move, bounded by
-            the arena's deadline) the page shows so and follows it. With `retry`, a round that failed is tried again;
-            without (a reload), it is shown as failed."""
+            """The kept game: resumed if it is on, shown with its outcome and debrief if it has ended, the form
+            showing its settings; or the page ready for a new one. It answers at once: while the other side is still
+            thinking (a model move, bounded by the arena's deadline) the page shows so and follows it. With `retry`,
+            a round that failed is tried again; without (a reload), it is shown as failed."""
             ids = kept(secret, saved_value)
             if not ids["game"]:
                 yield render(None, ids)
                 return
             began = time.monotonic()
             try:
+                setup = await arena.setup_of(ids["game"])
                 view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S, retry=retry)
                 while view["thinking"]:
-                    yield render(view, ids, thinking_s=time.monotonic() - began)
+                    yield render(view, ids, thinking_s=time.monotonic() - began, setup=setup)
                     view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S, retry=False)
-                yield render(view, ids)
+                yield render(view, ids, setup=setup)
             except ArenaError as exc:
                 yield render(None, ids, note=f"**{exc}**" if "no such game" not in str(exc) else "")
             except Exception:
@@ -543,17 +391,17 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 yield update
 
         demo.load(resume, saved, game_outputs, api_visibility="private")
-        retry.click(lock, None, [offer, accept, walk, retry], api_visibility="private", queue=False).then(
+        panel.retry.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
             try_again, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden")
 
         def results(saved_value):
             player = kept(secret, saved_value)["player"]
             try:
                 if not options.public_results:
-                    return [my_games(arena, player), gr.update(), gr.update(visible=False)]
+                    return [readable(my_games(arena, player)), gr.update(), gr.update(visible=False)]
                 table_value = per_arm(arena)
                 figure = results_figure(table_value)
-                return [my_games(arena, player), table_value.drop(columns=["your_ci95"]),
+                return [readable(my_games(arena, player)), readable(table_value.drop(columns=["your_ci95"])),
                         gr.update(value=figure, visible=figure is not None)]
             except StoreError as exc:
                 log.error("reading the results: %s", exc)
@@ -629,6 +477,15 @@ def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
                         your_norm_utility=games["your_norm_utility"].astype(float).round(3))
 
 
+SHORT_HEADERS = {"your_norm_utility": "you (norm.)", "agent_norm_utility": "agent (norm.)",
+                 "agent_misrepresentation_rate": "agent misstated", "deal_rate": "deals", "deal_price": "price"}
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as the page shows it: short headers in words, so that a phone shows most of its columns."""
+    return table.rename(columns=lambda name: SHORT_HEADERS.get(name, name.replace("_", " ")))
+
+
 def per_arm(arena: Arena) -> pd.DataFrame:
     """Per opponent and condition (finished games): games, deal rate, mean normalised utility of the person (with
     the half-width of its 95% interval) and of the agent, and how often the agent misstated a price limit in its
@@ -659,7 +516,7 @@ def results_figure(table: pd.DataFrame):
     opponents = list(dict.fromkeys(table["opponent"]))
     conditions = [c.value for c in Condition if c.value in set(table["condition"])]
     width = 0.8 / len(conditions)
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(opponents) + 2), 3.6))
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(opponents) + 2), 4.2))
     for k, condition in enumerate(conditions):
         cells = table[table["condition"] == condition].set_index("opponent")
         xs = [i - 0.4 + width * (k + 0.5) for i, o in enumerate(opponents) if o in cells.index]
@@ -672,7 +529,11 @@ def results_figure(table: pd.DataFrame):
     axes.set_xticks(range(len(opponents)), opponents, rotation=20, ha="right", fontsize=8)
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_ylabel("your normalised utility")
-    axes.legend(fontsize=7, title="condition", title_fontsize=7)
-    figure.tight_layout()
+    figure.suptitle("Your side's mean normalised utility, by opponent and condition\n(everyone's games; bars: 95% "
+                    "intervals)", fontsize=9)
+    # The legend below the axes: inside, it covered bars.
+    figure.legend(*axes.get_legend_handles_labels(), loc="lower center", ncol=min(4, len(conditions)), fontsize=7,
+                  title="condition", title_fontsize=7, frameon=False)
+    figure.tight_layout(rect=(0, 0.12, 1, 1))
     plt.close(figure)
     return figure

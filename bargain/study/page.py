@@ -19,8 +19,8 @@ from typing import Any
 
 import gradio as gr
 
-from bargain.arena.ui import (UNEXPECTED, chat_messages, claims_markdown, export_link, info_markdown, private_export,
-                             refusal, round_markdown, strategy_markdown)
+from bargain.arena.panel import GamePanel, claims_markdown, strategy_markdown
+from bargain.arena.ui import UNEXPECTED, export_link, private_export, refusal
 from bargain.arena.views import money
 from bargain.arena.inputs import ArenaError
 from bargain.store import StoreError
@@ -44,16 +44,6 @@ CANNOT_SAVE = ("The study's records cannot be saved right now, so that step was 
                "try again in a minute.")
 MAX_PARAMETERS, MAX_VALUE = 16, 256  # what a study link may carry
 SECTIONS = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "end")
-# A countdown kept by the browser between answers (no request a second); at zero it asks the server for the page.
-COUNTDOWN_JS = """
-const tick = () => {
-  const left = Number(props.value);
-  if (!Number.isFinite(left) || left <= 0) return;
-  props.value = left - 1;
-  if (left - 1 <= 0) trigger('click');
-};
-setInterval(tick, 1000);
-"""
 
 
 def _query(params: Any) -> dict[str, str]:
@@ -116,21 +106,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             check = gr.Button("Check my answers", variant="primary")
         with gr.Column(visible=False) as boxes["game"]:
             game_head = gr.Markdown()
-            info = gr.Markdown()
-            status = gr.Markdown()
-            countdown = gr.HTML(None, js_on_load=COUNTDOWN_JS, elem_id="countdown",
-                                html_template="${value == null || value === '' ? '' : "
-                                              "'<b>' + value + ' s</b> left for this move'}")
-            chat = gr.Chatbot(label="Negotiation", height=340, feedback_options=None, buttons=[], allow_tags=False,
-                              sanitize_html=True, latex_delimiters=[], elem_id="negotiation")
-            with gr.Row():
-                message = gr.Textbox(label="Your message (optional)", max_lines=3, scale=3, max_length=500)
-                price = gr.Textbox(label="Price", placeholder="e.g. 2.40", scale=1, max_length=40)
-            with gr.Row():
-                offer = gr.Button("Offer", variant="primary")
-                accept = gr.Button("Accept their offer", visible=False)
-                walk = gr.Button("Walk away", variant="stop")
-                again = gr.Button("Try again", visible=False)
+            panel = GamePanel.build(countdown=True, result=False)  # the outcome and debrief wait for the debrief page
         with gr.Column(visible=False) as boxes["game_survey"]:
             survey_head = gr.Markdown()
             fields["game_survey"] = {item.id: _component(item) for item in per_game}
@@ -174,8 +150,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
 
         survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
         outputs = [params, shown, view, note, admin_box, *boxes.values(), consent_text, instructions_text, comprehension_head,
-                   *questions.values(), game_head, info, status, countdown, chat, message, price, offer, accept, walk,
-                   again, survey_head, *survey_fields, debrief_text, end_text, redirect]
+                   *questions.values(), game_head, *panel.components, survey_head, *survey_fields, debrief_text,
+                   end_text, redirect]
 
         def render(query: dict, page: dict) -> list:
             """Every output for a page, so that no path returns fewer."""
@@ -200,19 +176,13 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                                               f"({page['attempts_left']} attempt(s) left).")
             if stage == "game":
                 game = page["view"]
-                actions = game["actions"] if game["your_turn"] else []
-                values.update({
-                    game_head: f"## Game {page['game']} of {page['games']}, against {page['opponent']}",
-                    info: info_markdown(game), status: round_markdown(game), chat: chat_messages(game),
-                    countdown: None if game["seconds_left"] is None else round(game["seconds_left"]),
-                    offer: gr.update(interactive="OFFER" in actions),
-                    accept: gr.update(interactive="DEAL" in actions, visible=game["mode"] == "sequential"),
-                    walk: gr.update(interactive="NO_DEAL" in actions), again: gr.update(visible=game["retry"])})
-                said = [f"**{game.get('notice') or game['error']}**"] if game.get("notice") or game.get("error") else []
+                said = []
                 if any(t["speaker"] == "you" and t["timed_out"] for t in game["transcript"]):
                     said.append(TIMED_OUT[study.payment.timeout_rule])
-                if said:
-                    values[note] = "\n\n".join(said)
+                if game.get("notice") or game.get("error"):
+                    said.insert(0, f"**{game.get('notice') or game['error']}**")
+                values[game_head] = f"## Game {page['game']} of {page['games']}, against {page['opponent']}"
+                values.update(panel.show(game, note="\n\n".join(said)))
             if stage in ("game_survey", "final_survey"):
                 asked = {item["id"]: item for item in page["items"]}
                 fresh = {} if errors else {"value": None}  # a new survey starts empty; a refused one keeps its answers
@@ -294,17 +264,19 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
         read.click(step("instructions", lambda: {}), [params], outputs, **private)
         check.click(step("comprehension", lambda *v: dict(zip(questions, v))), [params, *questions.values()], outputs,
                     **private)
-        for button, action in ((offer, "OFFER"), (accept, "DEAL"), (walk, "NO_DEAL")):
-            button.click(step("game", lambda shown_view, said, typed, action=action: {
-                "round": (shown_view or {}).get("round"), "action": action, "price": typed, "message": said}),
-                [params, view, message, price], outputs, show_progress="hidden", **private)
-        countdown.click(current, [params], outputs, **private)
+        for button, action in ((panel.offer, "OFFER"), (panel.accept, "DEAL"), (panel.walk, "NO_DEAL")):
+            button.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
+                step("game", lambda shown_view, said, typed, action=action: {
+                    "round": (shown_view or {}).get("round"), "action": action, "price": typed, "message": said}),
+                [params, view, panel.message, panel.price], outputs, show_progress="hidden", **private)
+        panel.countdown.click(current, [params], outputs, **private)
 
         async def try_again(query: dict):
             async for update in current(query, retry=True):
                 yield update
 
-        again.click(try_again, [params], outputs, **private)
+        panel.retry.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
+            try_again, [params], outputs, **private)
         survey_done.click(step("game_survey", lambda *v: dict(zip(fields["game_survey"], v))),
                           [params, *fields["game_survey"].values()], outputs, **private)
         final_done.click(step("final_survey", lambda *v: dict(zip(fields["final_survey"], v))),
