@@ -103,16 +103,13 @@ def test_evaluate_plays_every_game_through_vllm(server, small, tmp_path):
 def test_an_adapter_hot_loaded_in_place_replaces_the_served_one(server, small):
     """What the trainer does after every step: the name keeps serving, with the new weights."""
     from bargain.agents.backends.build import build_backend
+    from train.trainer import replace_adapter
 
     model, adapters = small
     backend = build_backend("vllm", base_url=server, model=str(model))
     before, seller = (c.text for c in complete_all(backend, ["buyer-grpo", "seller-grpo"]))
     assert before != seller
-    body = json.dumps({"lora_name": "buyer-grpo", "lora_path": str(adapters / "seller-grpo"), "load_inplace": True})
-    request = urllib.request.Request(f"{server.removesuffix('/v1')}/v1/load_lora_adapter", data=body.encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=120) as response:
-        assert response.status == 200
+    replace_adapter(server, "buyer-grpo", adapters / "seller-grpo")  # as the trainer does after every step
     backend = build_backend("vllm", base_url=server, model=str(model))
     (after,) = (c.text for c in complete_all(backend, ["buyer-grpo"]))
     assert after == seller

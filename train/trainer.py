@@ -266,17 +266,29 @@ def latest_checkpoint(path: Path) -> Path:
 
 
 def hot_load(cfg: TrainConfig, checkpoint: Path) -> None:
-    """Load the saved adapter into every vLLM server in place (runtime LoRA updating)."""
+    """Serve the saved adapter on every vLLM server of the run (runtime LoRA updating)."""
+    replace_adapter(cfg.base_url, adapter_name(cfg), (checkpoint / adapter_name(cfg)).resolve())
+
+
+def replace_adapter(base_url: str, name: str, path: Path) -> None:
+    """Serve the adapter at `path` under `name` on every vLLM server of `base_url` (replicas comma-separated):
+    unload what each serves under that name (nothing, the first time), then load the new weights. A single load with
+    `load_inplace` would replace it too, but vLLM 0.31 keeps that flag on the adapter and reads it from disk again at
+    every engine step that uses it (vLLM issue 33791): a disk read per step of every rollout."""
     import httpx
 
     from bargain.agents.backends.replicas import split_urls
 
-    body = {"lora_name": adapter_name(cfg), "lora_path": str((checkpoint / adapter_name(cfg)).resolve()),
-            "load_inplace": True}
-    for url in split_urls(cfg.base_url):
-        response = httpx.post(url.removesuffix("/v1") + "/v1/load_lora_adapter", json=body, timeout=600)
-        if response.status_code != 200:
-            raise BackendError(f"vLLM at {url} refused the adapter ({response.status_code}: {response.text[:300]}); "
+    for url in split_urls(base_url):
+        root = url.removesuffix("/v1")
+        try:
+            unloaded = httpx.post(f"{root}/v1/unload_lora_adapter", json={"lora_name": name}, timeout=600)
+            loaded = (httpx.post(f"{root}/v1/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)},
+                                 timeout=600) if unloaded.status_code < 500 else unloaded)  # 4xx: none served yet
+        except httpx.HTTPError as exc:
+            raise BackendError(f"vLLM at {url} could not be reached to load the adapter ({exc})") from exc
+        if loaded.status_code != 200:
+            raise BackendError(f"vLLM at {url} refused the adapter ({loaded.status_code}: {loaded.text[:300]}); "
                                "start it with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora "
                                "--max-lora-rank 32")
 

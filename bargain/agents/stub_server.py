@@ -2,7 +2,8 @@
 
 It answers POST /v1/chat/completions after a delay (fixed, or drawn per request) with a canned
 valid reply (or a reply function of the request), lists models on GET /v1/models, accepts
-runtime LoRA loads on POST /v1/load_lora_adapter (recording them), records every request body,
+runtime LoRA loads and unloads on POST /v1/load_lora_adapter and /v1/unload_lora_adapter (recording
+them), records every request body,
 and can be told to fail the first N requests with an HTTP status (to exercise retries). Each request
 is served on its own thread, so concurrent requests overlap as they would on vLLM.
 """
@@ -34,6 +35,7 @@ class StubServer:
         self.requests: list[dict] = []
         self.authorizations: list[str | None] = []  # the Authorization header of each chat request
         self.adapter_loads: list[dict] = []  # bodies of POST /v1/load_lora_adapter
+        self.adapter_unloads: list[str] = []  # names asked of POST /v1/unload_lora_adapter (served or not)
         self.load_delay_s, self.loading = load_delay_s, False  # a load takes time, as in vLLM
         self.dead = False  # after kill()
         self.connections: set[socket.socket] = set()
@@ -107,6 +109,15 @@ class StubServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self.path.rstrip("/").endswith("/unload_lora_adapter"):  # vLLM's: 4xx for a name not served
+                    with server.lock:
+                        server.adapter_unloads.append(body.get("lora_name"))
+                        served = body.get("lora_name") in server.models
+                        if served:
+                            server.models.remove(body["lora_name"])
+                    self._send(200 if served else 404, {"status": "ok"} if served else
+                               {"error": {"message": f"the lora adapter {body.get('lora_name')!r} cannot be found"}})
+                    return
                 if self.path.rstrip("/").endswith("/load_lora_adapter"):  # vLLM's runtime LoRA loading
                     with server.lock:
                         server.loading = True
