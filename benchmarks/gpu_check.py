@@ -52,6 +52,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
+if __name__ == "__main__" and not __package__:  # `python benchmarks/gpu_check.py`: import as `-m` would
+    # Run as a script, Python puts benchmarks/ first on the path, where benchmarks/train.py hides the train package.
+    sys.path[:] = [str(ROOT)] + [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "benchmarks"]
 PARTS = ("serve", "arena", "hf", "train", "pytest")
 GPU_SHARE = 0.45  # of the GPU's memory for vLLM: the hf backend and the trainer run beside it
 SERVER_START_S = 900

@@ -112,3 +112,16 @@ def test_serving_without_vllm_fails_at_once_with_the_reason(tmp_path):
         with serving(tmp_path / "model", tmp_path / "adapters", tmp_path / "serve.log", 0.45, 60):
             pytest.fail("no server can answer here")
     assert "vLLM is not installed" in (tmp_path / "serve.log").read_text()
+
+
+@pytest.mark.slow
+def test_run_as_a_script_it_finds_the_train_package(tmp_path, tiny_model, tiny_adapters):
+    """`python benchmarks/gpu_check.py` (as the README names it): run as a script, benchmarks/ comes first on the
+    path, where benchmarks/train.py would hide the train package from the train part."""
+    root = Path(gpu_check.__file__).resolve().parents[1]
+    done = subprocess.run(["python", "benchmarks/gpu_check.py", "--dry-run", "--parts", "train", "--out", str(tmp_path),
+                           "--model", str(tiny_model), "--adapters-dir", str(tiny_adapters)], cwd=root,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert json.loads((tmp_path / "gpu_check.json").read_text())["parts"]["train"]["status"] == "passed"
