@@ -22,16 +22,17 @@ class PretendGPU:
     """What `spaces.GPU` does on ZeroGPU, as far as the arena can tell: a GPU exists only inside the function."""
 
     def __init__(self):
-        self.attached, self.durations, self.calls = False, [], 0
+        self.attached, self.durations, self.calls, self.asked = False, [], 0, []
 
     def module(self) -> types.ModuleType:
         spaces = types.ModuleType("spaces")
 
-        def GPU(duration: int):
+        def GPU(duration):  # seconds, or a function of the call's arguments (ZeroGPU's dynamic duration)
             self.durations.append(duration)
 
             def decorate(function):
                 def run(*args, **kwargs):
+                    self.asked.append(duration(*args, **kwargs) if callable(duration) else duration)
                     self.attached, self.calls = True, self.calls + 1
                     try:
                         return function(*args, **kwargs)
@@ -58,7 +59,7 @@ def test_on_zero_gpu_every_generation_runs_with_the_gpu_attached_and_games_still
     from bargain.agents.backends.hf import BASE_ADAPTER, HFBackend
 
     backend = HFBackend(str(tiny_model), {n: tiny_adapters / n for n in ADAPTERS}, device="cpu")
-    assert zero_gpu.durations == [hardware.GPU_SECONDS]  # one decorated function, registered at start-up
+    assert zero_gpu.durations == [hardware.batch_seconds]  # one decorated function, registered at start-up
     generated = []
     original = backend.model.generate
 
@@ -78,6 +79,17 @@ def test_on_zero_gpu_every_generation_runs_with_the_gpu_attached_and_games_still
     assert generated and all(attached for attached, _ in generated)  # never without the GPU
     assert sum(rows for _, rows in generated) == len(models) and len(generated) < len(models)  # shared forward passes
     assert zero_gpu.calls == len(generated)
+    # Each batch asked for what its 6-token cap needs, not a fixed two minutes of the visitor's quota.
+    assert zero_gpu.asked and all(hardware.PREFILL_S < asked <= 10 for asked in zero_gpu.asked)
+
+
+def test_a_batch_asks_zero_gpu_for_what_its_reply_cap_needs():
+    def asked(games: int, tokens: int) -> int:
+        return hardware.batch_seconds([object()] * games, Sampling(max_tokens=tokens))
+
+    assert (asked(1, 256), asked(1, 1024), asked(32, 1024)) == (22, 61, 111)
+    assert asked(64, 1024) == hardware.GPU_SECONDS  # never more than the longest a slice is held
+    assert asked(1, 256) < asked(8, 256) < asked(32, 256) <= hardware.GPU_SECONDS
 
 
 def test_off_zero_gpu_the_decorator_changes_nothing(monkeypatch, tiny_model):

@@ -2,8 +2,11 @@
 
 ZeroGPU attaches a GPU to a Space only while a function decorated with `spaces.GPU` runs: the
 model is placed on `cuda` at start-up (the `spaces` package defers the move), and each batched
-generation step runs inside such a function, for at most `GPU_SECONDS`, so that concurrent games
-still share one forward pass. Off ZeroGPU the function runs as it is.
+generation step runs inside such a function, so that concurrent games still share one forward
+pass. Each call asks for what its batch needs (`batch_seconds`, at most `GPU_SECONDS`): ZeroGPU
+refuses a call that asks for more than the visitor's quota has left (about 2 minutes a day for an
+anonymous visitor, 3.5 for a free account), though it charges only the seconds used, so asking for a
+fixed two minutes would give such a visitor one batch a day. Off ZeroGPU the function runs as it is.
 
 On a dedicated GPU the model, its adapters and the KV cache of the games generated together must
 fit the card: `games_that_fit` works it out from the model's shape before a request can fail
@@ -13,6 +16,7 @@ half-way, and the backend caps its batch to it (or says plainly that the card is
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import dataclass
 from typing import Callable, Mapping, TypeVar
@@ -22,6 +26,9 @@ from bargain.agents.backends import BackendError
 log = logging.getLogger(__name__)
 
 GPU_SECONDS = 120  # the longest one batched generation holds a ZeroGPU slice (replies of up to 1,024 tokens)
+# What a batch asks for: the prompt's prefill, then one decode step per token of the reply cap, each slower as the
+# batch grows (an 8B model in bf16 through peft's LoRA layers, with room to spare).
+PREFILL_S, SECONDS_PER_TOKEN, BATCH_KNEE = 8.0, 0.05, 32
 TOKENS_PER_GAME = 4096  # a four-round game's longest prompt (about 3,000 tokens) and a 1,024-token reply
 HEADROOM = 0.9  # of the free memory: the rest for activations, logits and the allocator's fragments
 
@@ -44,14 +51,22 @@ def prepare_zero_gpu() -> None:
                                "Space's requirements (see the README, \"Deploying as a Space\")") from None
 
 
-def gpu_function(function: F, duration_s: int = GPU_SECONDS) -> F:
-    """`function`, run with a GPU attached: through `spaces.GPU` on ZeroGPU, unchanged elsewhere."""
+def batch_seconds(requests: list, sampling) -> int:
+    """The seconds a batched generation of `requests` asks ZeroGPU for: enough for its reply cap, at most
+    GPU_SECONDS (a 256-token cap asks 22 s for one game, a 1,024-token cap 61 s)."""
+    need = PREFILL_S + sampling.max_tokens * SECONDS_PER_TOKEN * (1 + len(requests) / BATCH_KNEE)
+    return min(GPU_SECONDS, math.ceil(need))
+
+
+def gpu_function(function: F, duration: Callable[..., int] | int = GPU_SECONDS) -> F:
+    """`function`, run with a GPU attached: through `spaces.GPU` on ZeroGPU, unchanged elsewhere. `duration`: the
+    seconds to ask for, or a function of the call's arguments that says how many (ZeroGPU calls it per call)."""
     if not on_zero_gpu():
         return function
     prepare_zero_gpu()
     import spaces
 
-    return spaces.GPU(duration=duration_s)(function)
+    return spaces.GPU(duration=duration)(function)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Mapping
 
 from bargain.agents.backends import BackendError, Completion, Request, Sampling
-from bargain.agents.backends.hardware import fit_batch, gpu_function, on_zero_gpu, plan, prepare_zero_gpu
+from bargain.agents.backends.hardware import (batch_seconds, fit_batch, gpu_function, on_zero_gpu, plan,
+                                             prepare_zero_gpu)
 
 BASE_ADAPTER = "__base__"  # peft's name for "no adapter" in a mixed batch
 
@@ -120,7 +121,8 @@ class HFBackend:
                                self.tokenizer.eos_token_id})
         self.max_batch = max_batch
         self._torch = torch
-        self._generate = gpu_function(self.generate_batch)  # on ZeroGPU, with a GPU attached while it runs
+        # On ZeroGPU, with a GPU attached while it runs, for what each batch needs.
+        self._generate = gpu_function(self.generate_batch, duration=batch_seconds)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- the Backend interface ---------------------------------------------------------------
