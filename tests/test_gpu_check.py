@@ -125,3 +125,15 @@ def test_run_as_a_script_it_finds_the_train_package(tmp_path, tiny_model, tiny_a
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert json.loads((tmp_path / "gpu_check.json").read_text())["parts"]["train"]["status"] == "passed"
+
+
+def test_the_pytest_part_collects_every_gpu_test_and_nothing_else():
+    """The GPU machine lacks the app's packages: the check's pytest part collects only the files holding GPU tests,
+    and every GPU test is in one of them."""
+    import re
+
+    root = Path(gpu_check.__file__).resolve().parents[1]
+    marked = {p.relative_to(root).as_posix() for p in (root / "tests").glob("test_*.py")
+              if re.search(r"pytest\.mark\.gpu\b", p.read_text())}
+    for sizes in gpu_check.SIZES.values():
+        assert set(sizes.tests) == marked == {"tests/test_gpu.py"}
