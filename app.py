@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import secrets
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -36,7 +37,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     on_space = running_on_space()  # serve on every interface there, behind Hugging Face's proxy
     parser.add_argument("--host", default=env("BARGAIN_HOST", "0.0.0.0" if on_space else "127.0.0.1"),
                         help="address to serve on (env BARGAIN_HOST; 0.0.0.0 on a Space)")
-    parser.add_argument("--port", type=int, default=int(env("BARGAIN_PORT", env("PORT", "7860"))), help="port (env BARGAIN_PORT)")
+    parser.add_argument("--port", type=number(int, 1, 65535), default=env("BARGAIN_PORT", env("PORT", "7860")),
+                        help="port (env BARGAIN_PORT)")
     parser.add_argument("--db", default=env("BARGAIN_DB_URL"), help="SQLAlchemy URL or SQLite file path (env BARGAIN_DB_URL; "
                         "default: data/bargain.db, or /data/bargain.db where /data exists)")
     parser.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
@@ -49,29 +51,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="adapter repository revision")
     parser.add_argument("--device", default=env("BARGAIN_DEVICE"), help="hf backend device (env BARGAIN_DEVICE)")
     parser.add_argument("--dtype", default=env("BARGAIN_DTYPE"), help="hf backend dtype (env BARGAIN_DTYPE)")
-    parser.add_argument("--max-in-flight", type=int, default=int(env("BARGAIN_MAX_IN_FLIGHT", "64")), help="vllm: requests in flight (env BARGAIN_MAX_IN_FLIGHT)")
-    parser.add_argument("--max-reply-tokens", type=int, default=int(env("BARGAIN_MAX_REPLY_TOKENS", str(PRESETS["trained"].max_tokens))),
+    parser.add_argument("--max-in-flight", type=number(int, 1), default=env("BARGAIN_MAX_IN_FLIGHT", "64"),
+                        help="vllm: requests in flight (env BARGAIN_MAX_IN_FLIGHT)")
+    parser.add_argument("--max-reply-tokens", type=number(int, 1),
+                        default=env("BARGAIN_MAX_REPLY_TOKENS", str(PRESETS["trained"].max_tokens)),
                         help="longest model reply in tokens (env BARGAIN_MAX_REPLY_TOKENS; default %(default)s, as trained): "
                              "a lower cap bounds a person's wait for a model that rambles; a reply cut short is an "
                              "invalid move")
-    parser.add_argument("--move-deadline", type=float, default=float(env("BARGAIN_MOVE_DEADLINE", str(MOVE_DEADLINE_S))),
-                        metavar="SECONDS",
+    parser.add_argument("--move-deadline", type=number(float, 1, 3600),
+                        default=env("BARGAIN_MOVE_DEADLINE", f"{MOVE_DEADLINE_S:g}"), metavar="SECONDS",
                         help="the longest a model's move may take, retries included (env BARGAIN_MOVE_DEADLINE; default "
-                             "%(default)g): past it the person is told, nothing of the round is applied, and the round "
+                             "%(default)s): past it the person is told, nothing of the round is applied, and the round "
                              "can be tried again")
-    parser.add_argument("--concurrency", type=int, default=int(env("BARGAIN_CONCURRENCY", "64")),
+    parser.add_argument("--concurrency", type=number(int, 1), default=env("BARGAIN_CONCURRENCY", "64"),
                         help="events handled at once (env BARGAIN_CONCURRENCY; handlers wait on the model, not the CPU)")
-    parser.add_argument("--idle-minutes", type=float, default=float(env("BARGAIN_IDLE_MINUTES", "120")),
+    parser.add_argument("--idle-minutes", type=number(float, 1), default=env("BARGAIN_IDLE_MINUTES", "120"),
                         help="an untouched game is marked abandoned after this long (env BARGAIN_IDLE_MINUTES)")
     parser.add_argument("--remote-model", action="append", default=_listed(env("BARGAIN_REMOTE_MODELS")),
                         metavar="openai:MODEL@URL",
                         help="also offer this OpenAI-compatible model as an opponent; repeatable (env BARGAIN_REMOTE_MODELS, "
                              "comma-separated). Its key is OPENAI_API_KEY; only these endpoints are ever called")
-    parser.add_argument("--games-per-hour", type=int, default=int(env("BARGAIN_GAMES_PER_HOUR", "60")),
+    parser.add_argument("--games-per-hour", type=number(int, 1), default=env("BARGAIN_GAMES_PER_HOUR", "60"),
                         help="games one browser (an API caller: one address) may start per hour (env "
                              "BARGAIN_GAMES_PER_HOUR)")
-    parser.add_argument("--games-per-hour-per-address", type=int,
-                        default=int(env("BARGAIN_GAMES_PER_HOUR_PER_ADDRESS", "600")),
+    parser.add_argument("--games-per-hour-per-address", type=number(int, 1),
+                        default=env("BARGAIN_GAMES_PER_HOUR_PER_ADDRESS", "600"),
                         help="games one network address may start per hour (env BARGAIN_GAMES_PER_HOUR_PER_ADDRESS)")
     parser.add_argument("--admin-password", default=env("BARGAIN_ADMIN_PASSWORD"), help="enables the export of all data (env BARGAIN_ADMIN_PASSWORD)")
     parser.add_argument("--browser-secret", default=env("BARGAIN_BROWSER_SECRET"),
@@ -88,10 +92,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="keep a copy of the data in this private Hugging Face dataset while the app runs: a "
                              "study's export without its payment files, or free play's games and moves; needs a token "
                              "(HF_TOKEN) (env BARGAIN_SYNC_TO_HUB)")
-    parser.add_argument("--sync-minutes", type=float, default=float(env("BARGAIN_SYNC_MINUTES", "30")),
+    parser.add_argument("--sync-minutes", type=number(float, 1), default=env("BARGAIN_SYNC_MINUTES", "30"),
                         help="minutes between two copies with --sync-to-hub (env BARGAIN_SYNC_MINUTES; default 30)")
-    parser.add_argument("--trusted-proxies", type=int, metavar="N",
-                        default=int(env("BARGAIN_TRUSTED_PROXIES", "1" if on_space else "0")),
+    parser.add_argument("--trusted-proxies", type=number(int, 0, 10), metavar="N",
+                        default=env("BARGAIN_TRUSTED_PROXIES", "1" if on_space else "0"),
                         help="proxies in front of the app that append to X-Forwarded-For: the client's address, "
                              "which rate limits count, is the N-th entry from the right; 0 ignores the header (env "
                              "BARGAIN_TRUSTED_PROXIES; default 1 on a Space, else 0)")
@@ -99,14 +103,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the same as --trusted-proxies 1 (Hugging Face's proxy; the default on a Space)")
     parser.add_argument("--no-behind-proxy", dest="trusted_proxies", action="store_const", const=0,
                         help="the same as --trusted-proxies 0")
-    args = parser.parse_args(argv)
-    if args.max_reply_tokens < 1:
-        parser.error("--max-reply-tokens must be at least 1")
-    if not 1 <= args.move_deadline <= 3600:
-        parser.error("--move-deadline must be between 1 and 3600 seconds")
-    if args.trusted_proxies < 0:
-        parser.error("--trusted-proxies must be 0 or more")
-    return args
+    return parser.parse_args(argv)
+
+
+def number(kind: type, low: float, high: float | None = None) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` (int or float) from `low` (to `high`). argparse reads a flag's string
+    default through its type too, so a bad environment variable is refused in the same one line as a bad flag."""
+    what = "a whole number" if kind is int else "a number"
+    bounds = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
+
+    def read(text: str) -> float:
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (set by the flag or its environment "
+                                             "variable)") from None
+        if not math.isfinite(value) or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {what} {bounds}; got {text!r}")
+        return value
+    return read
 
 
 def _listed(value: str | None) -> list[str]:
