@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import urllib.request
 from pathlib import Path
 
@@ -50,9 +51,12 @@ vllm_only = pytest.mark.skipif(vllm_missing() is not None, reason="needs vLLM (p
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> tuple[Path, Path]:
-    """A random two-layer model with attention heads vLLM's kernels take, and the eight adapters on it."""
+    """A random two-layer model with attention heads vLLM's kernels take, and the eight adapters on it (or, under
+    `benchmarks.gpu_check`, the model and adapters its server already serves)."""
     from bargain.agents import tiny
 
+    if os.environ.get("BARGAIN_GPU_SERVER"):
+        return Path(os.environ["BARGAIN_GPU_MODEL"]), Path(os.environ["BARGAIN_GPU_ADAPTERS"])
     root = tmp_path_factory.mktemp("small")
     model = tiny.build_model(root / "model", shape="small")
     return model, tiny.build_adapters(model, root / "adapters", {n: a.lora_rank for n, a in ADAPTERS.items()})
@@ -60,9 +64,13 @@ def small(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def server(small, tmp_path_factory):
-    """`python -m bargain serve` of the small model and its adapters, runtime adapter loading on; its URL."""
+    """`python -m bargain serve` of the small model and its adapters, runtime adapter loading on; its URL. Under
+    `benchmarks.gpu_check`, the server it runs (BARGAIN_GPU_SERVER): one vLLM server on the GPU, not two."""
     from bargain.agents.serve import serving
 
+    if os.environ.get("BARGAIN_GPU_SERVER"):
+        yield os.environ["BARGAIN_GPU_SERVER"]
+        return
     with serving(*small, tmp_path_factory.mktemp("vllm") / "serve.log", 0.25, 600) as url:
         yield url
 

@@ -14,7 +14,7 @@ import app
 from bargain import cli
 
 BENCHMARKS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")
-                    if p.stem != "__init__")
+                    if 'if __name__ == "__main__"' in p.read_text())  # the runnable ones, not their helpers
 
 
 def subcommands(parser: argparse.ArgumentParser) -> list[str]:
@@ -52,3 +52,10 @@ def test_the_app_answers_help(capsys):
 def test_every_benchmark_answers_help(name, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", [f"benchmarks/{name}.py", "--help"])
     assert "usage: " in helps(lambda: runpy.run_module(f"benchmarks.{name}", run_name="__main__"), capsys)
+
+
+@pytest.mark.parametrize("tool", ["bundle", "rehearse"])
+def test_the_gpu_checks_tools_answer_help(tool, capsys):
+    from benchmarks import gpu_check
+
+    assert f"usage: python -m benchmarks.gpu_check {tool}" in helps(lambda: gpu_check.main([tool, "--help"]), capsys)
