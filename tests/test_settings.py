@@ -44,3 +44,30 @@ def test_good_values_arrive_typed(monkeypatch):
     args = app.parse_args(["--games-per-hour", "3"])
     assert (args.port, args.move_deadline, args.games_per_hour) == (8123, 12.5, 3)
     assert isinstance(args.idle_minutes, float) and args.max_reply_tokens == 1024
+
+
+def test_the_training_config_checks_every_fields_type_from_a_file(tmp_path):
+    """YAML reads `1e-6` as a string: a float field takes it as the number it is; a wrong type anywhere is one
+    sentence per field, naming the file."""
+    from train import config
+
+    preset = tmp_path / "run.yaml"
+    preset.write_text("learning_rate: 1e-6\nsteps: 3\n")
+    assert config.load(preset).learning_rate == 1e-6
+    preset.write_text("learning_rate: fast\nbatch_size: 96.5\nroles: buyer\nbf16: 'yes'\nsteps: '300'\nbase_url: null\n")
+    with pytest.raises(ValueError) as refusal:
+        config.load(preset)
+    assert str(refusal.value) == (
+        f"{preset}: bad training configuration: roles must be a list of names, got 'buyer'; learning_rate must be a "
+        "number, got 'fast'; batch_size must be a whole number, got 96.5; steps must be a whole number, got '300'; "
+        "bf16 must be true or false, got 'yes'")
+
+
+@pytest.mark.parametrize("override, said", [({"epochs": True}, "epochs must be a whole number, got True"),
+                                            ({"clip": float("inf")}, "clip must be a number, got inf"),
+                                            ({"model": 8}, "model must be a text, got 8")])
+def test_the_training_config_checks_types_from_code_and_flags_too(override, said):
+    from train import config
+
+    with pytest.raises(ValueError, match=said):
+        config.load(None, override)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,9 @@ class TrainConfig:
     log_with: list[str] = _help("accelerate trackers, e.g. [tensorboard] or [wandb]", default_factory=list)
 
     def __post_init__(self) -> None:
-        problems = []
+        problems = self._typed()
+        if problems:  # the value checks below assume the types
+            raise ValueError("bad training configuration: " + "; ".join(problems))
         if not self.roles or any(r not in (Role.BUYER, Role.SELLER) for r in self.roles):
             problems.append(f"roles must be buyer and/or seller, got {self.roles}")
         if self.loss not in LOSSES:
@@ -137,6 +140,31 @@ class TrainConfig:
                             "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True; see the README)")
         if problems:
             raise ValueError("bad training configuration: " + "; ".join(problems))
+
+    def _typed(self) -> list[str]:
+        """Check each field's type, from a file, a flag or code alike; what is wrong, one sentence per field. YAML
+        reads `1e-6` (no dot) as a string: a float field takes a string that is a number, as a number."""
+        problems = []
+        for f in dataclasses.fields(self):
+            value, kind = getattr(self, f.name), str(f.type)
+            if kind == "float" and isinstance(value, str):
+                try:
+                    value = float(value)
+                    setattr(self, f.name, value)
+                except ValueError:
+                    pass
+            if value is None and kind.endswith("| None"):
+                continue
+            wanted = {"int": "a whole number", "float": "a number", "bool": "true or false", "list[str]": "a list of "
+                      "names", "str": "a text", "str | None": "a text"}[kind]
+            fits = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+                    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+                    "bool": lambda v: isinstance(v, bool),
+                    "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)}.get(
+                        kind, lambda v: isinstance(v, str))
+            if not fits(value):
+                problems.append(f"{f.name} must be {wanted}, got {value!r}")
+        return problems
 
     def to_dict(self) -> dict:
         """Plain values, as in the YAML files."""
@@ -179,7 +207,10 @@ def load(path: str | Path | None = None, overrides: dict | None = None) -> Train
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"unknown config keys {unknown}; known keys: {', '.join(sorted(known))}")
-    return TrainConfig(**values)
+    try:
+        return TrainConfig(**values)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}" if path is not None else str(exc)) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
