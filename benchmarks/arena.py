@@ -37,7 +37,7 @@ from pathlib import Path
 
 from gradio_client import Client
 
-import app as arena_app
+from bargain import app as arena_app
 from bargain.arena import launch_settings
 from bargain.arena.controller import Arena
 from bargain.arena.ui import my_games, per_arm

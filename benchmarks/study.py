@@ -118,7 +118,7 @@ def serve(argv: list[str], timings: Path) -> None:
     """An app process (`app.py` with these flags) that times the study's flow; when its standard input closes, it
     writes the timings to `timings` as JSON ({"times": [[kind, seconds], ...], "cpu_s": CPU seconds since it was
     ready}) and exits."""
-    import app as arena_app
+    from bargain import app as arena_app
     from bargain.arena import launch_settings
     from bargain.study.flow import StudyRunner
 

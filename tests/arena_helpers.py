@@ -12,7 +12,7 @@ from typing import Iterator
 import pytest
 from gradio_client import Client
 
-import app as arena_app
+from bargain import app as arena_app
 from bargain.arena import launch_settings
 from bargain.store import Store
 

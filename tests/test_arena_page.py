@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from arena_helpers import browser_page, launch, serve
 
-import app as arena_app
+from bargain import app as arena_app
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import Arena, Setup

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import app
+from bargain import app
 from bargain import cli
 
 BENCHMARKS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")

@@ -13,7 +13,7 @@ import pytest
 from arena_helpers import launch
 from starlette.requests import Request
 
-import app as arena_app
+from bargain import app as arena_app
 from bargain.arena.controller import ArenaError
 from bargain.arena.limits import AdminGate
 from bargain.arena.ui import client_address

@@ -186,7 +186,7 @@ def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
 def test_the_arena_caps_model_replies_at_the_operators_length(tmp_path):
     """`--max-reply-tokens` (a Space on a small GPU bounds a person's wait) reaches every model request; the default
     is the trained preset's length."""
-    import app as arena_app
+    from bargain import app as arena_app
     from bargain.arena.controller import Setup
     from bargain.engine.trial import Condition, Role
 

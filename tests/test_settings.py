@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import app
+from bargain import app
 
 NUMBERS = {"--port": "BARGAIN_PORT", "--max-in-flight": "BARGAIN_MAX_IN_FLIGHT",
            "--max-reply-tokens": "BARGAIN_MAX_REPLY_TOKENS", "--move-deadline": "BARGAIN_MOVE_DEADLINE",

@@ -184,7 +184,7 @@ def test_space_check_command_exits_1_when_something_is_missing(monkeypatch, caps
 
 
 def test_the_admin_is_warned_on_a_space_whose_games_would_be_lost(tmp_path, monkeypatch):
-    import app as arena_app
+    from bargain import app as arena_app
     from bargain.space import NO_STORAGE, storage_warning
 
     assert storage_warning("sqlite:////data/bargain.db", {"SPACE_ID": "lab/arena"}) == ""

@@ -21,7 +21,7 @@ from bargain.study import config
 from bargain.study.config import Assignment, Cell, ExclusionRule, Order, StudyError, TimeoutRule
 from bargain.study.survey import Builtin, ItemType, builtin_item
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "studies" / "example.yaml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "bargain" / "studies" / "example.yaml"
 JUDGE = json.loads((Path(config.__file__).parents[1] / "data" / "judge_instrument.json").read_text(encoding="utf-8"))
 
 

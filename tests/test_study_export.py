@@ -219,7 +219,7 @@ def test_a_running_study_keeps_a_private_copy_in_step_on_the_hub(study_db):
 
 
 def test_the_app_will_not_start_a_sync_it_cannot_make(tmp_path):
-    import app as arena_app
+    from bargain import app as arena_app
 
     make_study(tmp_path)
     started = run_main(arena_app.main, "--db", str(tmp_path / "a.db"), "--study", str(tmp_path / "study.yaml"),

@@ -353,7 +353,7 @@ def test_the_admins_game_list_names_every_game_apart(tmp_path):
 
 
 def test_a_study_file_with_a_problem_leaves_no_database_behind(tmp_path):
-    import app as arena_app
+    from bargain import app as arena_app
     from bargain.study.config import StudyError
 
     (tmp_path / "study.yaml").write_text("name: x\nversion: 1\n")

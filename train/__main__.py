@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(prog="python -m train", description="Train a bargaining adapter with GRPO or CISPO "
                                      "(docs/TRAINING.md). Every config field can be overridden by its flag.")
-    parser.add_argument("--config", help="a YAML preset, e.g. train/configs/buyer-grpo.yaml")
+    parser.add_argument("--config", help="a YAML file, or a preset by name (buyer-grpo, ..., joint-cispo: "
+                        "train/configs/NAME.yaml)")
     parser.add_argument("--resume", help="a run directory or checkpoint to continue from")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     configuration.add_arguments(parser)

@@ -21,6 +21,7 @@ from bargain.engine.trial import Condition, Role
 LOSSES = ("grpo", "cispo")
 TRANSFORMS = ("rank", "none")
 OLD_LOGPROBS = ("before_epochs", "first_visit")
+PRESETS = Path(__file__).resolve().parent / "configs"  # the eight variants
 
 
 def _help(text: str, **kwargs) -> Any:
@@ -196,8 +197,14 @@ def batch_layout(cfg: TrainConfig, world_size: int) -> BatchLayout:
 
 
 def load(path: str | Path | None = None, overrides: dict | None = None) -> TrainConfig:
-    """A config from a YAML file (unknown keys are errors) with overrides applied."""
+    """A config from a YAML file, or a preset by its name (e.g. buyer-grpo: train/configs/buyer-grpo.yaml, installed
+    with the package), with overrides applied. Unknown keys are errors."""
     values: dict = {}
+    if path is not None and not Path(path).exists():
+        if not (PRESETS / f"{path}.yaml").exists():
+            names = ", ".join(sorted(p.stem for p in PRESETS.glob("*.yaml")))
+            raise ValueError(f"{path}: no such file, and no preset of that name (the presets: {names})")
+        path = PRESETS / f"{path}.yaml"
     if path is not None:
         values = yaml.safe_load(Path(path).read_text()) or {}
         if not isinstance(values, dict):

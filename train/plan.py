@@ -42,7 +42,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m train plan", conflict_handler="resolve",
                                      description="Print, one JSON object per line, the training groups of the first "
                                      "steps and every validation game of a config, without loading a model.")
-    parser.add_argument("--config", help="a YAML preset, e.g. train/configs/buyer-grpo.yaml")
+    parser.add_argument("--config", help="a YAML file, or a preset by name (buyer-grpo, ..., joint-cispo: "
+                        "train/configs/NAME.yaml)")
     configuration.add_arguments(parser)
     # replaces the config's --steps (the run's length, which changes nothing listed here)
     parser.add_argument("--steps", dest="plan_steps", type=int, default=1, metavar="N",

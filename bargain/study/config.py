@@ -7,7 +7,7 @@ is checked as a whole: every problem is reported at once, one per line, each nam
 field path (`surveys.per_game[2].options`) and what to write instead, so that a study never runs
 half-configured. `Study.hash` fingerprints the file and the Markdown texts it names, so the data
 collected stays tied to the exact study that produced it, and a file changed under the same name
-and version can be refused. Pure: no database, no network. `studies/example.yaml` is the
+and version can be refused. Pure: no database, no network. `bargain/studies/example.yaml` (`--study example`) is the
 annotated reference.
 
 The file may be careless or hostile, and loading it never raises anything but a StudyError of one line per
@@ -48,6 +48,7 @@ from bargain.study.survey import (FLAG, MISSING, AttentionCheck, Builtin, Compre
                                   read_yaml, regex, text, texts, whole)
 
 log = logging.getLogger(__name__)
+EXAMPLE = Path(__file__).resolve().parents[1] / "studies" / "example.yaml"  # shipped in the package
 TEXTS = ("consent", "instructions", "debrief")  # hashed after the YAML file, in this order
 SPLITS = ("train", "val", "test")
 DEFAULT_LABEL = "the other party"
@@ -338,9 +339,10 @@ _TOP = tuple(field.name for field in dataclasses.fields(Study) if field.name not
 
 
 def load(path: str | Path) -> Study:
-    """Read and check a study file and the texts it names; every problem found is raised in one StudyError, and what
-    participants are told that disagrees is logged as a warning (`disclosure_warnings`)."""
-    path = Path(path)
+    """Read and check a study file and the texts it names (`example`: the annotated example that ships with the
+    package, EXAMPLE); every problem found is raised in one StudyError, and what participants are told that
+    disagrees is logged as a warning (`disclosure_warnings`)."""
+    path = EXAMPLE if str(path) == "example" else Path(path)
     try:
         raw = read_bounded(path, "the study file")
         document = read_yaml(raw)
@@ -356,7 +358,7 @@ def load(path: str | Path) -> Study:
     if errors or study is None:
         order = {str(key): i for i, key in enumerate(top.data)}  # report in the order the file is written
         errors.sort(key=lambda line: order.get(re.split(r"[.\[:]", line[len(f"{path}: "):])[0], len(order)))
-        raise StudyError(errors or [f"{path}: (top level): the study file is empty; start from studies/example.yaml"])
+        raise StudyError(errors or [f"{path}: (top level): the study file is empty; start from the example, bargain/studies/example.yaml"])
     for warning in disclosure_warnings(study):
         log.warning(warning)
     return study
@@ -584,7 +586,7 @@ def disclosure_warnings(study: Study) -> list[str]:
     if hidden:
         warnings.append(f"{study.path}: texts.debrief: says participants were not told what the other party is "
                         f"({hidden.group(0)!r}), but {field} tells them it is a program ({word!r}); make the two "
-                        "agree (studies/example.yaml explains a disclosed and a deception design)")
+                        "agree (bargain/studies/example.yaml explains a disclosed and a deception design)")
     for which in ("per_game", "final"):
         for i, item in enumerate(getattr(study.surveys, which)):
             if item.builtin is Builtin.PERSON_OR_PROGRAM:

@@ -212,7 +212,7 @@ def _check_depth(data: bytes) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 raise Invalid(f"{field}: nested deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1}); "
-                              "no study field needs more than 5: write it as studies/example.yaml does")
+                              "no study field needs more than 5: write it as bargain/studies/example.yaml does")
 
 
 class Invalid(Exception):
