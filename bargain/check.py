@@ -59,7 +59,8 @@ def _check_outcome(state: GameState) -> None:
     last = [t for t in state.turns if t.round == outcome.rounds]
     if trial.mode is Mode.SIMULTANEOUS:
         b, s = (next(t.price for t in last if t.role is r) for r in ROLES)
-        _require(b >= s and outcome.deal_price == (b + s) / 2, f"{where}: a deal must be the midpoint of crossing offers")
+        _require(b is not None and s is not None and b >= s and outcome.deal_price == (b + s) / 2,
+                 f"{where}: a deal must be the midpoint of crossing offers")
     else:
         accepter = state.turns[-1].role
         _require(state.turns[-1].action is Action.DEAL and outcome.deal_price == state.last_offer(accepter.other),
@@ -78,8 +79,8 @@ def _hidden(trial: Trial) -> list[tuple[Role, Trial]]:
     for role in ROLES:
         if not trial.condition.knows_other_price(role):
             other = role.other
-            moved = {"buyer_price" if other is Role.BUYER else "seller_price": trial.reservation(other) + 0.37}
-            twins.append((role, replace(trial, **moved)))
+            twins.append((role, replace(trial, buyer_price=trial.buyer_price + 0.37) if other is Role.BUYER else
+                          replace(trial, seller_price=trial.seller_price + 0.37)))
     return twins
 
 

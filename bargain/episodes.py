@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Iterable
+from typing import Awaitable, Callable, Iterable, cast
 
 from tqdm import tqdm
 
@@ -46,6 +46,8 @@ async def both(first: Awaitable[Move], second: Awaitable[Move]) -> tuple[Move, M
     in a round that will never be applied)."""
     other = asyncio.ensure_future(second)
     this = asyncio.current_task()
+    if this is None:
+        raise RuntimeError("both() runs inside a task: the episode loop's")
     waiting = True
 
     def stop_waiting(task: asyncio.Future) -> None:  # the second side failed while the first is still awaited
@@ -56,9 +58,10 @@ async def both(first: Awaitable[Move], second: Awaitable[Move]) -> tuple[Move, M
     try:
         move = await first
     except asyncio.CancelledError:
-        if other.done() and not other.cancelled() and other.exception() is not None:
+        failure = other.exception() if other.done() and not other.cancelled() else None
+        if failure is not None:
             this.uncancel()  # our own cancellation, to stop waiting: raise the second side's failure instead
-            raise other.exception() from None
+            raise failure from None
         other.cancel()
         raise
     except BaseException:
@@ -114,10 +117,10 @@ async def play_many(trials: Iterable[Trial], agents_for: AgentsFor, names: tuple
         # Each worker takes the next trial the moment its game ends: no batch barriers.
         for index, trial in queue:
             state = new_initial_state(trial, sanity_check)
-            error, agents = None, ()
+            error, agents = None, cast(tuple[Agent, ...], ())
             try:
-                agents = agents_for(trial)
-                await play(state, *agents)
+                buyer, seller = agents = agents_for(trial)
+                await play(state, buyer, seller)
             except Exception as exc:  # recorded per game; the grid goes on
                 error = f"{type(exc).__name__}: {exc}"
             records = [r for agent in agents for r in getattr(agent, "records", ())]
@@ -131,4 +134,4 @@ async def play_many(trials: Iterable[Trial], agents_for: AgentsFor, names: tuple
         await asyncio.gather(*(worker() for _ in range(min(concurrency, len(trials)))))
     finally:
         bar.close()
-    return episodes
+    return cast(list[Episode], episodes)  # every slot was filled: a worker that fails raises out of gather

@@ -125,12 +125,13 @@ def judge_db(url: str, spec: str, backend: Backend, sampling: Sampling = judge_s
 
     store = existing_store(url)  # a mistyped URL is an error, not a new empty database with nothing to judge
     games = store.games_frame()
-    todo = [] if games.empty else games[(games["status"] == "finished") & (games["condition"] != Condition.FULL.value)]
+    todo = games if games.empty else games[(games["status"] == "finished") & (games["condition"] != Condition.FULL.value)]
     states, ids = [], {}
-    for _, row in (todo.iterrows() if len(todo) else []):
-        if "judge" in (row["extra"] or {}):
+    for _, row in todo.iterrows():
+        game = store.game(row["id"])
+        if "judge" in (row["extra"] or {}) or game is None:
             continue
-        state = game_state(store.game(row["id"]))
+        state = game_state(game)
         states.append(state)
         ids[id(state)] = row["id"]
     usage = asyncio.run(_judge_all(states, backend, backend.model_name(resolve(spec)), sampling, concurrency,

@@ -293,7 +293,7 @@ def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, 
                 totals["flushed"] = now
             totals["deals"] += int(episode.finished and episode.state.outcome().deal)
             totals["tokens"] += sum(r["completion_tokens"] for r in episode.records)
-            shown = {"deals": totals["deals"]}
+            shown: dict[str, object] = {"deals": totals["deals"]}
             if totals["tokens"]:
                 shown["tok/s"] = f"{totals['tokens'] / (now - start):.0f}"
             return shown

@@ -483,11 +483,10 @@ class Report:
 def build(root: Path, shape: str) -> tuple[Path, Path]:
     """The random model and its eight adapters."""
     from bargain.agents import tiny
-    from bargain.agents.arms import ADAPTERS
 
     model = tiny.build_model(root / "model", shape=shape)
     release()
-    return model, tiny.build_adapters(model, root / "adapters", {n: a.lora_rank for n, a in ADAPTERS.items()})
+    return model, tiny.build_adapters(model, root / "adapters")
 
 
 def main(argv: list[str] | None = None) -> int:

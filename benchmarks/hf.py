@@ -31,7 +31,7 @@ from bargain.episodes import play_many
 def build(shape: str, root: Path) -> tuple[Path, Path]:
     """A random model of the given shape and eight random adapters, saved under `root`."""
     model_dir = tiny.build_model(root / "model", shape=shape)
-    adapters = tiny.build_adapters(model_dir, root / "adapters", {n: a.lora_rank for n, a in ADAPTERS.items()})
+    adapters = tiny.build_adapters(model_dir, root / "adapters")
     return model_dir, adapters
 
 

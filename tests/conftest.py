@@ -28,10 +28,8 @@ def tiny_model(tmp_path_factory):
 def tiny_adapters(tiny_model, tmp_path_factory):
     """All eight arms as random LoRA adapters on the tiny model, laid out like the released repository."""
     from bargain.agents import tiny
-    from bargain.agents.arms import ADAPTERS
 
-    return tiny.build_adapters(tiny_model, tmp_path_factory.mktemp("tiny-adapters"),
-                               {name: arm.lora_rank for name, arm in ADAPTERS.items()})
+    return tiny.build_adapters(tiny_model, tmp_path_factory.mktemp("tiny-adapters"))
 
 
 @pytest.fixture(scope="session")

@@ -59,7 +59,7 @@ def small(tmp_path_factory) -> tuple[Path, Path]:
         return Path(os.environ["BARGAIN_GPU_MODEL"]), Path(os.environ["BARGAIN_GPU_ADAPTERS"])
     root = tmp_path_factory.mktemp("small")
     model = tiny.build_model(root / "model", shape="small")
-    return model, tiny.build_adapters(model, root / "adapters", {n: a.lora_rank for n, a in ADAPTERS.items()})
+    return model, tiny.build_adapters(model, root / "adapters")
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import asyncio
 import copy
 import dataclasses
 import math
-import random
 from pathlib import Path
 from types import SimpleNamespace
 

@@ -119,10 +119,12 @@ def with_adapter(base, cfg: TrainConfig):
     return get_peft_model(base, lora, adapter_name=adapter_name(cfg))
 
 
-def pad_right_aligned(rows: list[torch.Tensor], width: int, device) -> torch.Tensor:
+def pad_right_aligned(rows: list[torch.Tensor | None], width: int, device) -> torch.Tensor:
     """Stack per-sample vectors into (B, width), each aligned to the right (as the completions are)."""
     out = torch.zeros((len(rows), width), device=device)
     for i, row in enumerate(rows):
+        if row is None:
+            raise RuntimeError("a sample reached the optimiser before its log-probs were computed")
         out[i, width - len(row):] = row.to(device)
     return out
 
@@ -267,6 +269,8 @@ def latest_checkpoint(path: Path) -> Path:
 
 def hot_load(cfg: TrainConfig, checkpoint: Path) -> None:
     """Serve the saved adapter on every vLLM server of the run (runtime LoRA updating)."""
+    if cfg.base_url is None:
+        raise ModelError("hot loading needs the vLLM server's URL (base_url)")
     replace_adapter(cfg.base_url, adapter_name(cfg), (checkpoint / adapter_name(cfg)).resolve())
 
 
@@ -381,7 +385,7 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
     unwrapped = accelerator.unwrap_model(model)
     backends = build_backends(cfg, unwrapped, tokenizer, trained)
     players = rollouts.Players(cfg, backends, trained)
-    if cfg.rollout_backend == "vllm" and accelerator.is_main_process:
+    if cfg.rollout_backend == "vllm" and cfg.base_url and accelerator.is_main_process:
         from bargain.agents.backends.replicas import split_urls
         from bargain.agents.serve import wait_until_ready
 

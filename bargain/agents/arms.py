@@ -89,6 +89,7 @@ ADAPTERS: dict[str, Arm] = {a.name: a for a in (
     _adapter("joint-grpo", _BOTH, _ALL, "GRPO", "rank", 32, 11),
     _adapter("joint-cispo", _BOTH, _ALL, "CISPO", "rank", 32, 11),
 )}
+RANKS: dict[str, int] = {name: arm.lora_rank for name, arm in ADAPTERS.items() if arm.lora_rank is not None}
 BASE = Arm(name="base", kind="base", roles=_BOTH, conditions=_ALL)
 
 

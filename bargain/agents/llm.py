@@ -87,7 +87,7 @@ class LLMAgent:
                 import asyncio  # loaded by the running event loop already; at the top it slows every CLI start
 
                 move = await asyncio.to_thread(parse_reply, text, self.parsing)
-            replies.append(move.raw)
+            replies.append(move.raw if move.raw is not None else text)
             if move.action is not Action.INVALID or len(spent) > self.reask:
                 break
             chat += [{"role": "assistant", "content": move.raw},

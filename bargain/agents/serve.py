@@ -23,7 +23,7 @@ import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from bargain.agents.arms import ADAPTER_REPO, BASE_MODEL
 from bargain.agents.backends import BackendError
@@ -31,7 +31,7 @@ from bargain.agents.backends import BackendError
 MAX_LORA_RANK = 32
 
 
-def vllm_command(model: str, adapters: dict[str, Path | str], host: str = "127.0.0.1", port: int = 8000,
+def vllm_command(model: str, adapters: Mapping[str, Path | str], host: str = "127.0.0.1", port: int = 8000,
                  max_model_len: int = 8192, gpu_memory_utilization: float = 0.90,
                  tensor_parallel_size: int = 1, data_parallel_size: int = 1) -> list[str]:
     """The `vllm serve` command line for the base model and the given adapters."""

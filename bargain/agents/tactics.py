@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from bargain.engine.game import Action, Move, Observation
 from bargain.engine.trial import Mode, Role
 
+if TYPE_CHECKING:  # the protocol the tactics meet; agent.py imports this module
+    from bargain.agents.agent import Agent
+
 
 def anchor(obs: Observation) -> float:
     """The opening price: the other's reservation price if known, else the favourable prior bound."""
-    if obs.other_price is not None:
-        return obs.other_price
-    lo, hi = obs.other_prior
+    lo, hi = obs.other_bounds
     return lo if obs.role is Role.BUYER else hi
 
 
@@ -121,7 +122,7 @@ _LINEAR = _concession("Linear", 1.0, "concede evenly")
 _CONCEDER = _concession("Conceder", 2.0, "concede early")
 _HARDLINER, _TIT_FOR_TAT = Hardliner(), TitForTat()
 
-TACTICS: dict[str, Callable[[int], object]] = {
+TACTICS: dict[str, Callable[[int], Agent]] = {
     "boulware": lambda seed: _BOULWARE,
     "linear": lambda seed: _LINEAR,
     "conceder": lambda seed: _CONCEDER,

@@ -147,8 +147,10 @@ def build_model(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Pa
     return directory
 
 
-def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str, int], seed: int = 0) -> Path:
-    """Save one random LoRA adapter per name (value: rank, alpha = 2 x rank) as `directory/<name>/`.
+def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str, int] | None = None,
+                   seed: int = 0) -> Path:
+    """Save one random LoRA adapter per name (value: rank, alpha = 2 x rank; by default the eight released arms at
+    their ranks) as `directory/<name>/`.
 
     LoRA's B matrices start at zero, which would make every adapter a no-op: here they are drawn
     at random so that each adapter really changes the model's output (A as PEFT draws it). The
@@ -163,9 +165,11 @@ def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str
     from peft import LoraConfig, get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM
 
+    from bargain.agents.arms import RANKS
+
     directory = Path(directory)
     config = AutoConfig.from_pretrained(str(model_dir))
-    for i, (name, rank) in enumerate(names.items()):
+    for i, (name, rank) in enumerate((RANKS if names is None else names).items()):
         generator = torch.Generator().manual_seed(seed + i + 1)
         with init_empty_weights():
             base = AutoModelForCausalLM.from_config(config)
@@ -253,7 +257,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformers.utils import logging
 
-    from bargain.agents.arms import ADAPTERS
 
     parser = argparse.ArgumentParser(
         prog="python -m bargain.agents.tiny",
@@ -277,8 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         model = build_model(args.dir, seed=args.seed)
     print(f"tiny model written to {model}")
     if args.adapters_dir:
-        adapters = build_adapters(model, args.adapters_dir, {name: arm.lora_rank for name, arm in ADAPTERS.items()},
-                                  seed=args.seed)
+        adapters = build_adapters(model, args.adapters_dir, seed=args.seed)
         print(f"eight adapters written to {adapters}")
     return 0
 

@@ -27,11 +27,11 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Iterable
+from typing import Iterable, cast
 
 from bargain.arena import MOVE_DEADLINE_S
 from bargain.engine import scenarios
-from bargain.agents.agent import Side, agent_factory
+from bargain.agents.agent import Agent, Side, agent_factory
 from bargain.arena import inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import TIMEOUT, person_view
@@ -96,13 +96,13 @@ class HumanAgent:
     @property
     def seconds_left(self) -> float | None:
         """Time left for the move being waited for (None without a limit or a turn)."""
-        if self.move_seconds is None or not self.waiting:
+        if self.move_seconds is None or self.asked_at is None or not self.waiting:
             return None
         return max(0.0, self.move_seconds - (time.monotonic() - self.asked_at))
 
     def submit(self, move: Move) -> None:
         """Hand over the person's move for the turn being waited for."""
-        if not self.waiting:
+        if not self.waiting or self._move is None:
             raise ArenaError("it is not your turn")
         self._move.set_result(move)
 
@@ -126,7 +126,7 @@ class Deadline:
     whole move, so that a server that takes connections and never answers costs the person that long, not the
     client's timeout times its retries."""
 
-    agent: object
+    agent: Agent
     seconds: float
 
     @property
@@ -167,7 +167,7 @@ class LiveGame:
     async def settled(self, wait_s: float | None = None) -> None:
         """Wait until the person is asked to move again, or the game's loop has stopped (at most `wait_s`)."""
         deadline = None if wait_s is None else time.monotonic() + wait_s
-        while not self.is_settled:
+        while self.task is not None and not self.is_settled:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return
@@ -356,7 +356,7 @@ class Arena:
         turns, trial = list(live.state.turns), live.state.trial
 
         def commit() -> list[dict]:
-            outcome, findings = None, []
+            outcome, findings = None, cast(list[dict], [])
             if ended is not None:
                 findings, misstated = game_findings(
                     {"human_role": live.human_role.value, "buyer_price": trial.buyer_price,

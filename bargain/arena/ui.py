@@ -274,7 +274,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         panel.chat.clear(lambda view: chat_messages(view) if isinstance(view, dict) and "transcript" in view else [],
                          current, panel.chat, api_visibility="private", queue=False)
 
-        setup_inputs = [opponent, role, condition, mode, rounds]
+        setup_inputs: list[gr.Dropdown | gr.Radio | gr.Slider] = [opponent, role, condition, mode, rounds]
         for control in setup_inputs:
             control.change(describe_choice, setup_inputs, badge, api_visibility="private", queue=False)
 
@@ -438,7 +438,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         async def start_game(role: str = "buyer", opponent: str = "tactic:linear", condition: str = "both_unaware",
                              mode: str = "simultaneous", rounds: int = 4, scenario: str = "low",
                              prompt_version: str = "train", player: str | None = None, first_actor: str = "buyer",
-                             request: gr.Request = None) -> dict:
+                             request: gr.Request | None = None) -> dict:
             """Start a game against one of the offered opponents and return your view of it (keep `game_id`)."""
             async def work():
                 setup = inputs.setup(role, opponent, condition, mode, rounds, scenario, prompt_version, first_actor)

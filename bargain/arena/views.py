@@ -8,6 +8,7 @@ Errors are the project's own sentences: what went wrong inside goes to the serve
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from bargain.engine.game import GameState, Observation
 from bargain.engine.trial import Role
@@ -43,7 +44,7 @@ def person_view(game_id: str, obs: Observation, ended: GameState | None, your_tu
     stopped = failure is not None and status == "active"
     your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active"
     retry = "Make your move again" if your_turn else "Press Try again"
-    view = {
+    view: dict[str, Any] = {
         "game_id": game_id,
         "status": status,
         "role": obs.role.value,
@@ -64,7 +65,7 @@ def person_view(game_id: str, obs: Observation, ended: GameState | None, your_tu
         "retry": stopped and not your_turn,
         "thinking": thinking and status == "active" and not stopped and not your_turn,
         "notice": None,
-        "error": (FAILURES[failure].format(retry=retry) if stopped else
+        "error": (FAILURES[failure].format(retry=retry) if failure is not None and stopped else
                   "This game was abandoned after being left idle: start a new one." if status == "abandoned" else None),
         "outcome": None,
         "debrief": None,

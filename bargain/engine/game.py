@@ -172,6 +172,16 @@ class Observation(NamedTuple):
     terminal: bool
     deal_price: float | None
 
+    @property
+    def other_bounds(self) -> tuple[float, float]:
+        """Where the other side's reservation price lies as far as this side knows: the price itself (as both
+        bounds) when it is told, else the prior's range."""
+        if self.other_price is not None:
+            return self.other_price, self.other_price
+        if self.other_prior is None:
+            raise GameError("an observation tells either the other side's price or a prior on it")
+        return self.other_prior
+
     def last_offer_from(self, role: Role) -> float | None:
         """The latest valid offer price of `role` in this view, if any."""
         for turn in reversed(self.history):
@@ -253,7 +263,7 @@ class GameState:
 
     def outcome(self) -> Outcome:
         """Utilities and benchmarks of the ended game (docs/PROTOCOL.md §8)."""
-        if not self.is_terminal():
+        if self.end_round is None:
             raise GameError("the game has not ended yet; outcome() is only defined at the end")
         invalid = {r: sum(1 for t in self.turns if t.role is r and t.action is Action.INVALID) for r in ROLES}
         return settle(self.trial, self.deal_price, self.end_round, invalid[Role.BUYER], invalid[Role.SELLER])
@@ -276,8 +286,9 @@ class GameState:
             raise OutOfTurnError(f"a simultaneous round needs a move from both sides, got {sorted(moves)}")
         buyer = self._record(Role.BUYER, moves[Role.BUYER])
         seller = self._record(Role.SELLER, moves[Role.SELLER])
-        if buyer.action is Action.OFFER and seller.action is Action.OFFER and buyer.price >= seller.price:
-            self._end((buyer.price + seller.price) / 2, self.round)
+        bid, ask = buyer.price, seller.price  # a price is there exactly when the move is an OFFER
+        if bid is not None and ask is not None and bid >= ask:
+            self._end((bid + ask) / 2, self.round)
         elif Action.NO_DEAL in (buyer.action, seller.action):
             self._end(None, self.trial.max_rounds)
         else:
@@ -318,7 +329,7 @@ class GameState:
 
     def _sanity_checked(self, move: Move) -> Move:
         """Training-time check (docs/PROTOCOL.md §7): an implausible offer becomes INVALID."""
-        if move.action is not Action.OFFER:
+        if move.price is None:  # not an OFFER
             return move
         lo, hi = self.trial.seller_price / SANITY_FACTOR, self.trial.buyer_price * SANITY_FACTOR
         if move.price > 0 and lo <= move.price <= hi:

@@ -51,7 +51,7 @@ class Outcome:
     @property
     def nbs_deviation(self) -> float:
         """p - (v_B + v_S) / 2 on a deal; NaN without one."""
-        return self.deal_price - self.true_nbs_price if self.deal else math.nan
+        return self.deal_price - self.true_nbs_price if self.deal_price is not None else math.nan
 
     @property
     def nbs_deviation_share(self) -> float:
@@ -72,8 +72,8 @@ def settle(trial: Trial, deal_price: float | None, rounds: int, buyer_invalid: i
     v_b, v_s = trial.buyer_price, trial.seller_price
     surplus = v_b - v_s
     deal = deal_price is not None
-    u_b = v_b - deal_price if deal else 0.0
-    u_s = deal_price - v_s if deal else 0.0
+    u_b = v_b - deal_price if deal_price is not None else 0.0
+    u_s = deal_price - v_s if deal_price is not None else 0.0
     normalise = deal and surplus > 0
     true_nbs = (v_b + v_s) / 2
     if trial.condition is Condition.FULL:

@@ -47,7 +47,7 @@ def condition_lines(obs: Observation) -> str:
     if obs.other_price is not None:
         lines = f"You know the {other}'s reservation price is {obs.other_price}.\n"
     else:
-        lo, hi = obs.other_prior
+        lo, hi = obs.other_bounds
         lines = f"Your prior on the {other}'s reservation price is ~ Uniform[{lo}, {hi}].\n"
     if obs.prior_on_me is not None:
         lo, hi = obs.prior_on_me

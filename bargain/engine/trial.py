@@ -25,7 +25,7 @@ class Role(enum.StrEnum):
         return _OTHER[self]
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]  # a role's name, where str.title would capitalise a value
         """`Buyer` or `Seller`, as the per-turn user messages name the opponent."""
         return _TITLE[self]
 

@@ -331,8 +331,8 @@ class Study:
 
     def to_dict(self) -> dict:
         """The study as JSON-ready data (enums as their values, tuples as lists), e.g. to store beside its records."""
-        plain = dataclasses.replace(self, arms=dict(self.arms), path=str(self.path))
-        return json.loads(json.dumps(dataclasses.asdict(plain)))
+        plain = dataclasses.asdict(dataclasses.replace(self, arms=dict(self.arms))) | {"path": str(self.path)}
+        return json.loads(json.dumps(plain))
 
 
 _TOP = tuple(field.name for field in dataclasses.fields(Study) if field.name not in ("path", "hash"))
@@ -486,7 +486,8 @@ def _texts_and_hash(top: Section, path: Path, raw: bytes) -> tuple[Texts, str]:
         digest.update(len(data).to_bytes(8, "big") + data)
     version = section.get("consent_version", text(r".{1,64}", 'text of at most 64 characters naming the consent '
                                                               'form\'s version, e.g. "1.0"'))
-    return Texts(*(loaded.get(field, "") for field in TEXTS), version), digest.hexdigest()
+    consent, instructions, debrief = (loaded.get(field, "") for field in TEXTS)
+    return Texts(consent, instructions, debrief, version), digest.hexdigest()
 
 
 def _scenarios(top: Section) -> ScenarioPool:

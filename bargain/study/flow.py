@@ -98,7 +98,8 @@ class StudyRunner:
             yield (await self._reread(row)) if waited else row
 
     async def _reread(self, row: dict) -> dict:
-        return await asyncio.to_thread(records.participant, self.arena.store, self.study.name, row["participant"])
+        return stored(await asyncio.to_thread(records.participant, self.arena.store, self.study.name,
+                                              row["participant"]), "a participant")
 
     async def page(self, params: Mapping[str, str], retry: bool = False, wait_s: float | None = VIEW_WAIT_S,
                    browser: str | None = None) -> dict:
@@ -268,8 +269,8 @@ class StudyRunner:
         """Once the current game has ended: its survey (the game counted as done)."""
         if view["status"] == "active":
             return await self._page(row, view=view)
-        stored = await asyncio.to_thread(self.arena.store.game, view["game_id"])
-        timeouts = sum(m["actor"] == "human" and m["error"] == TIMEOUT for m in stored["moves"])
+        game = stored(await asyncio.to_thread(self.arena.store.game, view["game_id"]), "a played game")
+        timeouts = sum(m["actor"] == "human" and m["error"] == TIMEOUT for m in game["moves"])
         row = await self._move(row, "game_survey", "game", games_done=row["games_done"] + 1,
                                timeouts=row["timeouts"] + timeouts)
         return await self._page(row, view=view)
@@ -319,7 +320,8 @@ class StudyRunner:
     async def _complete(self, row: dict) -> dict:
         """The bonus by the payment rule and the exclusion rules that flag the participant's data (they complete and
         are paid either way), recorded as they complete."""
-        games = [await asyncio.to_thread(self.arena.store.game, game_id) for game_id in row["games"]]
+        games = [stored(await asyncio.to_thread(self.arena.store.game, game_id), "a played game")
+                 for game_id in row["games"]]
         scored = []
         for game in games:
             person = game["human_role"]
@@ -378,8 +380,8 @@ class StudyRunner:
             if view is None or view["game_id"] != game_id:
                 view = await self.arena.view(game_id, wait_s, retry)
             if view["status"] != "active":
-                return await self._after_game(await asyncio.to_thread(
-                    records.participant, self.arena.store, study.name, row["participant"]), view)
+                return await self._after_game(stored(await asyncio.to_thread(
+                    records.participant, self.arena.store, study.name, row["participant"]), "a participant"), view)
             page.update(game=row["games_done"] + 1, opponent=study.label(study.cell_by_key(
                 row["cells"][row["games_done"]]).arm), view=blind(view))
         elif stage in ("game_survey", "final_survey"):
@@ -442,11 +444,18 @@ def item_dict(item: SurveyItem) -> dict:
             "anchors": list(item.anchors) if item.anchors else None, "max_length": item.max_length}
 
 
+def stored(row: dict | None, what: str) -> dict:
+    """A row that was written moments ago (the participant's, a game they played): missing, the database lost it."""
+    if row is None:
+        raise StoreError(f"{what} is missing from the database")
+    return row
+
+
 def read_answer(item: SurveyItem, given: object) -> tuple[str | None, str | None]:
     """(the value to store, or None for an optional item left empty; the error, if the answer cannot be taken)."""
     if given is None or given == "":
         return None, ("Please answer this question." if item.required else None)
-    if item.type is ItemType.LIKERT:
+    if item.type is ItemType.LIKERT and item.scale is not None:  # a Likert item always has its scale
         low, high = item.scale
         if isinstance(given, bool) or not isinstance(given, (int, float, str)) or str(given).strip() not in {
                 str(v) for v in range(low, high + 1)}:

@@ -54,7 +54,7 @@ def _query(params: Any) -> dict[str, str]:
 
 
 def _component(item: SurveyItem) -> gr.components.Component:
-    if item.type is ItemType.LIKERT:
+    if item.type is ItemType.LIKERT and item.scale is not None:  # a Likert item always has its scale
         low, high = item.scale
         label = f"{item.text} ({low}: {item.anchors[0]}; {high}: {item.anchors[1]})" if item.anchors else item.text
         return gr.Radio([str(v) for v in range(low, high + 1)], label=label)
@@ -165,8 +165,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     f"- *{asked.get(key, key)}*: {error}" for key, error in errors.items())
             values: dict[Any, Any] = {params: query, shown: stage, note: note_text, view: page.get("view")}
             if stage == "comprehension":
-                for key, component in questions.items():
-                    values[component] = gr.update(elem_classes=["needs-answer"] if key in errors else [])
+                for key, question in questions.items():
+                    values[question] = gr.update(elem_classes=["needs-answer"] if key in errors else [])
             for name, box in boxes.items():
                 values[box] = gr.update(visible=name == section)
             values[consent_text] = page.get("text", "") if stage == "consent" else gr.update()
@@ -258,7 +258,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             return handler
 
         demo.load(on_load, browser, [*outputs, browser], api_visibility="private")
-        private = {"api_visibility": "private", "trigger_mode": "once"}
+        private: dict[str, Any] = {"api_visibility": "private", "trigger_mode": "once"}
         agree.click(step("consent", lambda: {"agree": True}), [params], outputs, **private)
         decline.click(step("consent", lambda: {"agree": False}), [params], outputs, **private)
         read.click(step("instructions", lambda: {}), [params], outputs, **private)
@@ -269,6 +269,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 step("game", lambda shown_view, said, typed, action=action: {
                     "round": (shown_view or {}).get("round"), "action": action, "price": typed, "message": said}),
                 [params, view, panel.message, panel.price], outputs, show_progress="hidden", **private)
+        if panel.countdown is None:
+            raise RuntimeError("the study's game panel is built with its countdown")
         panel.countdown.click(current, [params], outputs, **private)
 
         async def try_again(query: dict):

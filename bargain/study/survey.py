@@ -22,7 +22,7 @@ import enum
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from re import _parser as sre  # the parse tree of a pattern: no public module gives it in Python 3.11
+from re import _parser as sre  # type: ignore[attr-defined]  # a pattern's parse tree: no public module gives it
 from typing import Any, Callable, Iterable, Iterator
 
 import yaml
@@ -62,7 +62,7 @@ class SurveyItem:
     max_length: int | None = None
     builtin: Builtin | None = None
 
-    def for_role(self, role: Role) -> "SurveyItem":
+    def for_role(self, role: Role | None) -> "SurveyItem":
         """The item as a participant playing `role` sees it (only built-in honesty depends on the role)."""
         return builtin_item(self.builtin, self.id, self.required, role) if self.builtin else self
 
@@ -472,7 +472,8 @@ def _read_survey(surveys: Section, which: str) -> tuple[SurveyItem, ...]:
     return tuple(items)
 
 
-def _question(section: Section, path: str, value: Any, extra: tuple[str, ...] = ()) -> tuple[Section, tuple]:
+def _question(section: Section, path: str, value: Any,
+              extra: tuple[str, ...] = ()) -> tuple[Section, tuple[Any, Any, Any, Any]]:
     """A question's mapping and its (id, text, options, answer); `extra` names further fields it may have."""
     item = Section(section.errors, section.file, value, path, ("id", "text", "options", "answer", *extra))
     options = item.get("options", texts(2, "option"))

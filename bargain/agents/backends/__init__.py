@@ -9,6 +9,7 @@ inside the backend that needs them.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields, replace
 from typing import Iterable, Protocol, Sequence
 
@@ -51,7 +52,7 @@ class Sampling:
             if not sep or key not in types:
                 raise ValueError(f"bad sampling override {item!r}: use KEY=VALUE with KEY one of {', '.join(types)}")
             changes[key] = int(value) if types[key] in ("int", int) else float(value)
-        return replace(self, **changes)
+        return replace(self, **changes)  # type: ignore[arg-type]  # each value was cast to its field's type
 
 
 PRESETS = {
@@ -106,9 +107,15 @@ class Backend(Protocol):
         ...
 
 
-class ListsModels:
+class ListsModels(ABC):
     """`check` and `available` for a backend whose `served_models()` asks a server which models it serves and
     whose `model_name(arm)` says under which name it serves an arm."""
+
+    @abstractmethod
+    def model_name(self, arm) -> str: ...
+
+    @abstractmethod
+    async def served_models(self) -> set[str]: ...
 
     async def check(self) -> str | None:
         """None when the server lists its models, else why not (one sentence, for a start-up warning).

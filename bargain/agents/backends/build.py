@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from bargain.agents.adapters import adapter_paths
-from bargain.agents.arms import ADAPTERS, BASE_MODEL
+from bargain.agents.arms import ADAPTER_REPO, ADAPTERS, BASE_MODEL
 from bargain.agents.backends import Backend, BackendError
 
 KINDS = ("none", "vllm", "hf")
@@ -51,8 +51,6 @@ def build_backend(kind: str, *, base_url: str | None = None, model: str | None =
             names = [n for n in ADAPTERS if (Path(adapters_dir) / n / "adapter_config.json").is_file()]
         else:
             names = list(ADAPTERS)
-        options = {"adapters_dir": adapters_dir, "revision": adapter_revision}
-        if adapter_repo:
-            options["repo"] = adapter_repo
-        return HFBackend(model or BASE_MODEL, adapter_paths(names, **options), device=device, dtype=dtype)
+        paths = adapter_paths(names, adapters_dir, adapter_repo or ADAPTER_REPO, adapter_revision)
+        return HFBackend(model or BASE_MODEL, paths, device=device, dtype=dtype)
     raise BackendError(f"unknown backend {kind!r}; choose from {', '.join(KINDS)}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from bargain.agents.backends import BackendError, Completion, Request, Sampling
 from bargain.agents.backends.hardware import (batch_seconds, fit_batch, gpu_function, on_zero_gpu, plan,
@@ -31,7 +31,7 @@ def presence_penalty_processor(penalty: float, prompt_length: int):
     from transformers import LogitsProcessor
 
     class PresencePenalty(LogitsProcessor):
-        def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.Tensor:
             generated = input_ids[:, prompt_length:]  # (B, T_new); prompts are left-padded to one length
             if generated.shape[1] == 0:
                 return scores
@@ -83,9 +83,10 @@ class HFBackend:
             from peft import PeftModel
 
             (first, path), *rest = adapters.items()
-            loaded = PeftModel.from_pretrained(base, str(path), adapter_name=first)
+            peft = PeftModel.from_pretrained(base, str(path), adapter_name=first)
             for name, path in rest:
-                loaded.load_adapter(str(path), adapter_name=name)
+                peft.load_adapter(str(path), adapter_name=name)
+            loaded: Any = peft
         else:
             loaded = base
         if device.startswith("cuda") and not on_zero_gpu():  # ZeroGPU's slice is attached later, and is large
@@ -124,6 +125,7 @@ class HFBackend:
         # On ZeroGPU, with a GPU attached while it runs, for what each batch needs.
         self._generate = gpu_function(self.generate_batch, duration=batch_seconds)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[tuple[Request, asyncio.Future]] = asyncio.Queue()  # remade for each event loop
 
     # --- the Backend interface ---------------------------------------------------------------
 
