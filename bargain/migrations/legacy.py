@@ -6,7 +6,8 @@ schema on an empty database, and `adopt`s an older one in place: the missing ste
 SQL as it was, their data fills written out here in plain SQL), then the tables, indexes and study columns a
 database of the time could lack. Nothing is deleted. The claim checker's findings that the version 2 step used to
 compute are not: they depend on the checker of the day, and `python -m bargain rescore` records them with the
-checker's version.
+checker's version. The steps' SQL is kept as it ran: a database adopted from version 1 has `games.generation` and
+`moves.flags` nullable, as the program of version 4 left it (its old moves hold no flags).
 
 `bargain_meta` stays, its version set to RETIRED: a program from before Alembic reads "schema version 5, newer
 than this program's 4: upgrade bargain" and refuses the database, instead of writing to a schema it does not know.
@@ -212,8 +213,9 @@ STEPS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
 ]
 
 # Columns the study tables gained while they were made outside any version (a study's pseudonym salt, retention's
-# flag, the browser token): added where missing, with what a new row would get.
-STUDY_COLUMNS = (("studies", "salt", "VARCHAR(32)"), ("study_participants", "forgotten", "BOOLEAN NOT NULL DEFAULT FALSE"),
+# flag, the browser token): added where missing, with what a new row would get (each study then a salt of its own).
+STUDY_COLUMNS = (("studies", "salt", "VARCHAR(32) NOT NULL DEFAULT ''"),
+                 ("study_participants", "forgotten", "BOOLEAN NOT NULL DEFAULT FALSE"),
                  ("study_participants", "browser", "VARCHAR(64)"))
 
 
