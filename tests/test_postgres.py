@@ -24,9 +24,9 @@ def store():
 
 
 def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
-    from bargain.arena.controller import Arena, Setup
-    from bargain.agents.backends import Backends
     from bargain import migrations
+    from bargain.agents.backends import Backends
+    from bargain.arena.controller import Arena, Setup
 
     assert store.revision() == migrations.head()
 

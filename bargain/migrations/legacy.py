@@ -19,8 +19,28 @@ import json
 import secrets
 from typing import Callable
 
-from sqlalchemy import (JSON, Boolean, Column, Connection, DateTime, Double, Float, ForeignKey, Index, Integer, MetaData,
-                        String, Table, Text, UniqueConstraint, false, func, inspect, select, text)
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Connection,
+    DateTime,
+    Double,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    false,
+    func,
+    inspect,
+    select,
+    text,
+)
 
 from bargain.migrations import SchemaError
 
