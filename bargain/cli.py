@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     dbs = sub.add_parser("db", help=text, description=f"{text}. The app upgrades its database when it starts; these "
                          "commands do it, or check, beforehand (a database versioned by hand before Alembic, schema "
                          "version 1 to 4, is adopted in place).")
-    actions = dbs.add_subparsers(dest="action", required=True)
+    actions = dbs.add_subparsers(dest="action", required=True, help="what to do")
     for name, text in (("upgrade", "create the schema, or upgrade it to this program's revision (once, however "
                                     "many processes ask at the same time)"),
                        ("current", "the schema revision the database is at, changing nothing")):
