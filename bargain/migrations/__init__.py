@@ -12,6 +12,7 @@ find the database at its head and have nothing to do.
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -26,6 +27,7 @@ from sqlalchemy.engine import Connection, Engine
 SCRIPTS = Path(__file__).resolve().parent
 LOCK = 0x62617267  # the PostgreSQL advisory lock held while a process upgrades the schema ("barg")
 UPGRADE_WAIT_S = 600  # SQLite: how long an upgrade waits for another process's upgrade (or write) to end
+_ALEMBIC = threading.Lock()  # Alembic's `context` and `op` are process-wide: one thread runs revisions at a time
 
 
 class SchemaError(RuntimeError):
@@ -53,16 +55,22 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
     """Bring the database to this program's schema, exactly once however many processes ask at the same time; the
     revisions it was at before and is at now. A database at a revision this program does not know (written by a
     newer one) is refused."""
-    known = {script.revision for script in ScriptDirectory.from_config(config()).walk_revisions()}
-    with engine.connect() as connection, _waiting_long(connection):
-        with connection.execution_options(writing=True).begin():  # SQLite: BEGIN IMMEDIATE (bargain.store)
+    scripts = ScriptDirectory.from_config(config())
+    newest = scripts.get_current_head()
+    with engine.connect() as connection:
+        at = current(connection)
+        connection.rollback()
+        if at == newest:  # the usual opening: nothing to do, and no lock to wait for (a schema never goes back)
+            return at, at
+        with _waiting_long(connection), connection.execution_options(writing=True).begin():  # SQLite: BEGIN IMMEDIATE
             if connection.dialect.name == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK})
-            before = current(connection)
-            if before is not None and before not in known:
+            before = current(connection)  # another process may have upgraded it meanwhile
+            if before is not None and before not in {script.revision for script in scripts.walk_revisions()}:
                 raise SchemaError(f"the database is at schema revision {before}, which this program does not know "
                                   "(a newer bargain made it): upgrade bargain")
-            command.upgrade(config(connection), "head")
+            with _ALEMBIC:
+                command.upgrade(config(connection), "head")
             return before, current(connection)
 
 
