@@ -202,6 +202,10 @@ def build(args: argparse.Namespace):
     backends = Backends(local, remote=[arm.base_url for arm in remote if arm.base_url])
     store = Store(database_url(args.db))
     store.check_writable()  # a read-only file or a full disk is found now, not at the first move
+    unscored = store.unscored()  # e.g. games of a database adopted from before Alembic: their findings stay as made
+    if unscored:
+        logging.getLogger("bargain").warning("%d finished games hold claim findings of no recorded checker version: "
+                                             "bargain rescore --db ... remakes them", unscored)
     sweep_exports()  # what a crashed process's export left behind
     at_risk = storage_warning(store.url)  # games a restart would lose
     if at_risk:

@@ -236,6 +236,28 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--to-hub", metavar="ORG/NAME", help="also push the tables and codebook (never payment/) to this "
                      "private Hugging Face dataset")
 
+    text = "the database's schema: upgrade it to this program's revision, or say which revision it is at"
+    dbs = sub.add_parser("db", help=text, description=f"{text}. The app upgrades its database when it starts; these "
+                         "commands do it, or check, beforehand (a database versioned by hand before Alembic, schema "
+                         "version 1 to 4, is adopted in place).")
+    actions = dbs.add_subparsers(dest="action", required=True, help="what to do")
+    for name, text in (("upgrade", "create the schema, or upgrade it to this program's revision (once, however "
+                                    "many processes ask at the same time)"),
+                       ("current", "the schema revision the database is at, changing nothing")):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument("--db", required=True, help="the database (SQLite file path or SQLAlchemy URL, as "
+                            "`app.py --db`)")
+
+    text = "remake the claim checker's findings of finished games, recording the checker's version with them"
+    res = sub.add_parser("rescore", help=text, description=f"{text} (and the rescore itself, in the rescores table). "
+                         "By default only the games whose findings this version of the checker did not make: those "
+                         "of an older version, and those of a database adopted from before Alembic, which keeps the "
+                         "findings it had (a database from schema version 1 had none).")
+    res.add_argument("--db", required=True, help="the arena's database (SQLite file path or SQLAlchemy URL, as "
+                     "`app.py --db`)")
+    res.add_argument("--all", dest="every", action="store_true", help="every finished game, whichever checker made "
+                     "its findings")
+
     par = sub.add_parser("parse", help="parse one model reply read from standard input")
     par.add_argument("--lenient", action="store_true", help="accept currency strings and any-case actions")
     return parser
@@ -514,6 +536,34 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db(args: argparse.Namespace) -> int:
+    """Upgrade the database's schema, or say where it is."""
+    from bargain.database import database_url, schema_state
+    from bargain.store import Store
+
+    url = database_url(args.db)
+    if args.action == "current":
+        print(schema_state(url))
+        return 0
+    before, now = Store(url).upgraded
+    if before == now:
+        print(f"schema revision {now}: already this program's")
+    else:
+        print(f"schema revision {now}: " + (f"upgraded from {before}" if before else "created, or adopted from the "
+                                                                                     "schema versioned by hand"))
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Remake the claim findings of finished games and say how many."""
+    from bargain.analysis.claims import CHECKER_VERSION
+    from bargain.database import database_url, existing_store
+
+    count = existing_store(database_url(args.db)).rescore(args.every)
+    print(f"{count} finished games scored by claim checker version {CHECKER_VERSION}")
+    return 0
+
+
 def cmd_claims(args: argparse.Namespace) -> int:
     """Print the claims of one message (standard input) as JSON."""
     from bargain.analysis.claims import claims_json
@@ -541,7 +591,7 @@ def cmd_space_check(args: argparse.Namespace) -> int:
 COMMANDS = {"simulate": cmd_play, "evaluate": cmd_play, "arms": cmd_arms, "serve": cmd_serve,
             "metrics": cmd_metrics, "prompt": cmd_prompt, "parse": cmd_parse, "judge": cmd_judge,
             "report": cmd_report, "claims": cmd_claims, "export": cmd_export, "merge": cmd_merge,
-            "space-check": cmd_space_check}
+            "space-check": cmd_space_check, "db": cmd_db, "rescore": cmd_rescore}
 
 
 def reported(exc: Exception) -> bool:

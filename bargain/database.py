@@ -26,6 +26,47 @@ def existing_store(url: str) -> Store:
     Judging and reporting work on games already played: a mistyped --db must be reported as such,
     not answered with a new empty database (which `Store` would create) and nothing to do.
     """
+    shown, tables = _existing_tables(url)
+    if "bargain_meta" not in tables:
+        raise StoreError(f"the database at {shown} is not a bargain arena database (it has no bargain_meta table): "
+                         "check the --db URL")
+    return Store(url)
+
+
+def schema_state(url: str) -> str:
+    """What `python -m bargain db current` says of the database at `url`, changing nothing: the schema revision it
+    is at and whether that is this program's, or the hand-made version it awaits adoption from, or that it is
+    empty."""
+    from sqlalchemy import create_engine
+
+    from bargain import migrations
+    from bargain.migrations import legacy
+
+    shown, _ = _existing_tables(url)
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            revision, version = migrations.current(connection), None
+            if revision is None:
+                version = legacy.hand_version(connection)
+    except migrations.SchemaError as exc:
+        raise StoreError(f"the database at {shown}: {exc}") from None
+    finally:
+        engine.dispose()
+    head = migrations.head()
+    if revision == head:
+        return f"{shown}: schema revision {revision} (head, this program's)"
+    if revision is not None:
+        return f"{shown}: schema revision {revision}; this program's is {head} (python -m bargain db upgrade)"
+    if version is not None:
+        return (f"{shown}: schema version {version}, versioned by hand before Alembic; python -m bargain db upgrade "
+                f"(or starting the app) adopts it as revision {head}")
+    return f"{shown}: empty; python -m bargain db upgrade (or starting the app) creates revision {head}"
+
+
+def _existing_tables(url: str) -> tuple[str, set[str]]:
+    """The database at `url`, shown without its password, and its tables; a StoreError for a missing SQLite file or
+    a database that cannot be read."""
     from sqlalchemy import create_engine, inspect
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
@@ -43,13 +84,9 @@ def existing_store(url: str) -> Store:
     try:
         engine = create_engine(location)
         try:
-            tables = set(inspect(engine).get_table_names())
+            return shown, set(inspect(engine).get_table_names())
         finally:
             engine.dispose()
     except (SQLAlchemyError, ImportError) as exc:  # ImportError: the URL's database driver is not installed
         reason = " ".join(str(getattr(exc, "orig", None) or exc).split())  # drivers' messages span lines
         raise StoreError(f"cannot read the database at {shown}: {reason}; check the --db URL") from exc
-    if "bargain_meta" not in tables:
-        raise StoreError(f"the database at {shown} is not a bargain arena database (it has no bargain_meta table): "
-                         "check the --db URL")
-    return Store(url)

@@ -6,8 +6,8 @@ sampling, the out-of-distribution flag, timestamps, status, outcome); a move row
 side's move with the agent's raw reply, thought, prompt messages, latency and tokens. Each
 round's moves (and, at the end, the outcome and the claim checker's findings) are committed in one
 transaction before the game goes on. `participant`, `study` and `extra` leave room for study
-mode (consent, recruitment ids, surveys) without a rewrite. The schema carries a version
-number; opening a database creates it or upgrades an old one step by step.
+mode (consent, recruitment ids, surveys) without a rewrite. Alembic keeps the schema (bargain.migrations):
+opening a database creates it, or upgrades it to this program's revision, once however many processes open it.
 
 Several app processes may write one game (a person's requests reach any of them, twice at times), so
 the database, not timing, keeps a game whole: at most one counted move per (game, round, role) and at
@@ -30,17 +30,17 @@ import threading
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import pandas as pd
-from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Index, Integer, String, Table, Text, case,
-                        create_engine, event, false, func, inspect, select, text)
+from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, case, create_engine, event,
+                        false, func, or_, select, text)
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
-SCHEMA_VERSION = 4
-SCHEMA_LOCK = 0x62617267  # PostgreSQL advisory lock held while a process creates or upgrades tables ("barg")
+from bargain import migrations
+
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
 CSV_FLOAT_FORMAT = "%.10g"  # CSV numbers: 10 significant digits drop float noise (2.3200000000000003 -> 2.32)
@@ -57,7 +57,8 @@ class Base(DeclarativeBase):
 
 
 class Meta(Base):
-    """One row: the schema version of this database."""
+    """One row, from the time the program versioned its schema by hand: schema_version, now past those versions
+    (bargain.migrations.legacy.RETIRED), so that a program from before Alembic refuses the database."""
 
     __tablename__ = "bargain_meta"
     key: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -115,6 +116,7 @@ class GameRow(Base):
     buyer_norm_utility: Mapped[Optional[float]]
     seller_norm_utility: Mapped[Optional[float]]
     claims: Mapped[Optional[list]] = mapped_column(JSON)  # the claim checker's findings, made when the game ended
+    claims_checker: Mapped[Optional[str]] = mapped_column(String(32))  # the checker's version that made them
     agent_misstated: Mapped[Optional[bool]]  # whether the agent misstated a price limit in its favour
     extra: Mapped[dict] = mapped_column(JSON, default=dict)
     moves: Mapped[list["MoveRow"]] = relationship(back_populates="game", order_by="MoveRow.seq",
@@ -152,6 +154,16 @@ class MoveRow(Base):
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
 
+class RescoreRow(Base):
+    """One run of `Store.rescore`: the claim checker's version, when, and how many games it scored."""
+
+    __tablename__ = "rescores"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    checker: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    games: Mapped[int]
+
+
 class StoreError(RuntimeError):
     """The database cannot be used (the message says why and what to do)."""
 
@@ -168,71 +180,6 @@ class AlreadyStarted(StoreError):
     def __init__(self, message: str, game_id: str):
         super().__init__(message)
         self.game_id = game_id
-
-
-def _fill_v2(connection: Connection) -> None:
-    """Version 2, for games stored before it: the claim findings of finished games, the paper's rounds
-    metric in its own column and `rounds` as the round in which the game ended, and who abandoned a game.
-    Plain SQL over the columns of version 2, so that later versions of the models cannot change what it reads."""
-    games, moves = GameRow.__table__, MoveRow.__table__
-    connection.execute(games.update().where(games.c.status == "abandoned").values(abandoned_by="idle"))
-    finished = connection.execute(select(games.c.id, games.c.human_role, games.c.buyer_price, games.c.seller_price,
-                                         games.c.rounds)
-                                  .where(games.c.status == "finished")).mappings().all()
-    for game in finished:
-        turns = connection.execute(select(moves.c["round", "role", "action", "price", "message"])
-                                   .where(moves.c.game_id == game["id"]).order_by(moves.c.seq)).mappings().all()
-        found, misstated = game_findings(dict(game), [dict(t) for t in turns])
-        connection.execute(games.update().where(games.c.id == game["id"]).values(
-            claims=found, agent_misstated=misstated, paper_rounds=game["rounds"],
-            rounds=turns[-1]["round"] if turns else game["rounds"]))
-
-
-def _fill_v4(connection: Connection) -> None:
-    """Version 4: the constraints that keep a game whole across processes, on data stored without them. A second
-    move of a (round, role) is flagged `duplicate` (the first stored counts); a study's games get their index from
-    their participant's list (a game started twice keeps none); of a browser's several active games, all but the
-    newest are abandoned by the person. Then the unique indexes are made. (A study's participants also get the column
-    for their browser's token.)"""
-    games, moves = GameRow.__table__, MoveRow.__table__
-    seen: set[tuple] = set()
-    for move_id, game_id, round_, role in connection.execute(
-            select(moves.c.id, moves.c.game_id, moves.c["round"], moves.c.role).order_by(moves.c.game_id, moves.c.seq)):
-        if (game_id, round_, role) in seen:
-            connection.execute(moves.update().where(moves.c.id == move_id).values(duplicate=True))
-        seen.add((game_id, round_, role))
-    if inspect(connection).has_table("study_participants"):
-        if "browser" not in {c["name"] for c in inspect(connection).get_columns("study_participants")}:
-            connection.execute(text("ALTER TABLE study_participants ADD COLUMN browser VARCHAR(64)"))
-        people = connection.execute(text("SELECT study, participant, games FROM study_participants")).all()
-        for study, participant, listed in people:
-            listed = json.loads(listed) if isinstance(listed, str) else (listed or [])
-            for index, game_id in enumerate(listed, 1):
-                connection.execute(games.update().where(games.c.id == game_id, games.c.study == study,
-                                                        games.c.participant == participant).values(game_index=index))
-    newest: dict[str, str] = {}
-    for game_id, player in connection.execute(select(games.c.id, games.c.player).where(
-            games.c.status == ACTIVE, games.c.player.is_not(None)).order_by(games.c.created_at.desc())):
-        if player in newest:
-            connection.execute(games.update().where(games.c.id == game_id).values(status="abandoned",
-                                                                                  abandoned_by="person"))
-        newest.setdefault(player, game_id)
-    for index in (*games.indexes, *moves.indexes):
-        if index.unique:
-            index.create(connection, checkfirst=True)
-
-
-# Upgrades from each older version to the next: (version reached, SQL statements, then a Python step or None).
-MIGRATIONS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
-    (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN",
-         "ALTER TABLE games ADD COLUMN paper_rounds INTEGER", "ALTER TABLE games ADD COLUMN abandoned_by VARCHAR(16)",
-         "ALTER TABLE moves ADD COLUMN flags JSON", "ALTER TABLE games ADD COLUMN driver VARCHAR(32)",
-         "ALTER TABLE games ADD COLUMN generation INTEGER DEFAULT 0"],
-     _fill_v2),
-    (3, ["ALTER TABLE moves ADD COLUMN endpoint VARCHAR(512)"], None),
-    (4, ["ALTER TABLE games ADD COLUMN game_index INTEGER", "ALTER TABLE moves ADD COLUMN duplicate BOOLEAN NOT NULL "
-         "DEFAULT FALSE"], _fill_v4),
-]
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -269,14 +216,16 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
             event.listen(self.engine, "begin", _sqlite_begin)
         with self._failing_as_store_error("open"):
-            self._migrate()
+            self.upgraded: tuple[str | None, str] = migrations.upgrade(self.engine)  # the revisions before, after
+        if self.upgraded[0] != self.upgraded[1]:
+            log.info("the database at %s was upgraded from schema revision %s to %s", _shown(url), *self.upgraded)
 
     @contextmanager
     def _failing_as_store_error(self, doing: str) -> Iterator[None]:
         """Any database failure (locked, full, read-only, unreachable) as a StoreError naming what was being done."""
         try:
             yield
-        except (SQLAlchemyError, OSError) as exc:  # drivers' messages span lines: one line here
+        except (SQLAlchemyError, OSError, migrations.SchemaError) as exc:  # drivers' messages span lines: one line
             reason = " ".join(str(getattr(exc, "orig", None) or exc).split())
             raise StoreError(f"cannot {doing} the database at {self.engine.url!r}: {reason}") from exc
 
@@ -304,47 +253,10 @@ class Store:
                                .values(value=Meta.value))
             transaction.rollback()
 
-    @staticmethod
-    def _one_at_a_time(connection: Connection) -> None:
-        """On PostgreSQL, wait until no other process is creating or upgrading tables (released when this
-        transaction ends): app processes started together on an empty database would otherwise all create the
-        same tables, and all but one fail."""
-        if connection.dialect.name == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
-
-    def create_tables(self, tables: list[Table]) -> None:
-        """Create those of `tables` this database lacks (a module's tables, when the store was opened before the
-        module was imported)."""
-        with self._failing_as_store_error("create tables in"), self.engine.begin() as connection:
-            self._one_at_a_time(connection)
-            Base.metadata.create_all(connection, tables=tables)
-
-    def _migrate(self) -> None:
-        with self.engine.begin() as connection:
-            self._one_at_a_time(connection)
-            Base.metadata.create_all(connection)
-            row = connection.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar()
-            version = int(row) if row is not None else None
-            if version is None:
-                connection.execute(Meta.__table__.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-                return
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"the database at {self.url} has schema version {version}, newer than this "
-                                 f"program's {SCHEMA_VERSION}: upgrade bargain")
-            for reached, statements, step in MIGRATIONS:
-                if reached > version:
-                    log.info("upgrading the database at %s to schema version %d", self.engine.url, reached)
-                    for statement in statements:
-                        connection.execute(text(statement))
-                    if step is not None:
-                        step(connection)
-                    connection.execute(Meta.__table__.update().where(Meta.key == "schema_version")
-                                       .values(value=str(reached)))
-
-    def schema_version(self) -> int:
-        """The version this database is at."""
-        with self.reading() as session:
-            return int(session.get(Meta, "schema_version").value)
+    def revision(self) -> str | None:
+        """The schema revision this database is at."""
+        with self._failing_as_store_error("read"), self.engine.connect() as connection:
+            return migrations.current(connection)
 
     # --- writes ------------------------------------------------------------------------------
 
@@ -453,7 +365,31 @@ class Store:
                 game.status, game.abandoned_by = "abandoned", "idle"
             return [g.id for g in games]
 
+    def rescore(self, every: bool = False) -> int:
+        """Remake the claim checker's findings (and agent_misstated) of the finished games whose findings this
+        version of the checker did not make (`every`: of all finished games), each stored with the checker's
+        version, and record the rescore; one transaction. Returns how many games were scored."""
+        from bargain.analysis.claims import CHECKER_VERSION
+
+        query = select(GameRow).where(GameRow.status == "finished").order_by(GameRow.created_at)
+        if not every:
+            query = query.where(or_(GameRow.claims_checker.is_(None), GameRow.claims_checker != CHECKER_VERSION))
+        with self.writing("rescore the games in") as session:
+            games = session.scalars(query).all()
+            for game in games:
+                counted = [columns_of(m) for m in game.moves if not m.duplicate]
+                for key, value in game_findings(columns_of(game), counted).items():
+                    setattr(game, key, value)
+            session.add(RescoreRow(checker=CHECKER_VERSION, games=len(games)))
+            return len(games)
+
     # --- reads -------------------------------------------------------------------------------
+
+    def unscored(self) -> int:
+        """How many finished games hold no claim findings of a known checker version (`rescore` makes them)."""
+        with self.reading() as session:
+            return session.execute(select(func.count()).where(GameRow.status == "finished",
+                                                              GameRow.claims_checker.is_(None))).scalar()
 
     def game(self, game_id: str) -> dict | None:
         """A game with its counted moves in order, as plain dicts (None if unknown)."""
@@ -542,14 +478,16 @@ def game_state(row: dict):
     return replay(Trial.from_dict(row["trial"]), turns)
 
 
-def game_findings(game: dict, moves: list[dict]) -> tuple[list[dict], bool]:
-    """The claim checker's findings of a finished game (bargain.analysis.claims.findings) and whether the agent
-    misstated a price limit in its favour: what the debrief and the results tables show."""
-    from bargain.analysis.claims import findings
+def game_findings(game: dict, moves: list[dict]) -> dict:
+    """What the claim checker (bargain.analysis.claims.findings) makes of a finished game, as the game's columns: its
+    findings, whether the agent misstated a price limit in its favour (what the debrief and the results tables show),
+    and the checker's version."""
+    from bargain.analysis.claims import CHECKER_VERSION, findings
 
     found = findings(moves, game["buyer_price"], game["seller_price"])
     agent = "seller" if game["human_role"] == "buyer" else "buyer"
-    return found, any(f["role"] == agent and f["misrepresentation"] for f in found)
+    return {"claims": found, "agent_misstated": any(f["role"] == agent and f["misrepresentation"] for f in found),
+            "claims_checker": CHECKER_VERSION}
 
 
 def private_file(path: Path) -> Path:

@@ -34,7 +34,7 @@ from bargain.arena.views import plain
 from bargain.agents.arms import resolve
 from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
-from bargain.store import SCHEMA_VERSION, Store, StoreError
+from bargain.store import Store, StoreError
 from bargain.engine.trial import Mode, Role
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -818,35 +818,33 @@ async def _view(arena, game_id):
     return await Arena(arena.store, Backends()).view(game_id)
 
 
-def test_an_old_database_gets_its_findings_on_upgrade(tmp_path):
+def test_an_old_database_gets_its_findings_from_rescore(tmp_path):
+    """A database of hand version 1 had no findings; its adoption makes none (they would depend on the checker of
+    the day), `rescore` does, recording the checker's version."""
+    from databases import back_to_hand_version
+
+    from bargain.analysis.claims import CHECKER_VERSION
+
     url = f"sqlite:///{tmp_path / 'a.db'}"
 
     async def scenario():
         arena = Arena(Store(url), Backends())
         view = await arena.start(Setup(role=Role.SELLER, arm="tactic:hardliner", rounds=1))
         await arena.move(view["game_id"], 1, "OFFER", "99", "I can't go below 50, final offer.")
+        arena.store.engine.dispose()
         return view["game_id"]
 
     game_id = asyncio.run(scenario())
-    with sqlite3.connect(tmp_path / "a.db") as db:  # back to version 1: no findings stored
-        for index in ("one_move_per_round", "one_active_game_per_player", "one_game_per_index"):
-            db.execute(f"DROP INDEX {index}")
-        db.execute("ALTER TABLE games DROP COLUMN game_index")
-        db.execute("ALTER TABLE moves DROP COLUMN duplicate")
-        db.execute("ALTER TABLE games DROP COLUMN claims")
-        db.execute("ALTER TABLE games DROP COLUMN agent_misstated")
-        db.execute("ALTER TABLE games DROP COLUMN paper_rounds")
-        db.execute("ALTER TABLE games DROP COLUMN abandoned_by")
-        db.execute("ALTER TABLE moves DROP COLUMN flags")
-        db.execute("ALTER TABLE games DROP COLUMN driver")
-        db.execute("ALTER TABLE games DROP COLUMN generation")
-        db.execute("ALTER TABLE moves DROP COLUMN endpoint")
+    back_to_hand_version(url, 1)
+    with sqlite3.connect(tmp_path / "a.db") as db:
         db.execute("UPDATE games SET rounds = 4")  # version 1 stored the paper's metric
-        db.execute("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'")
     upgraded = Store(url)
     row = upgraded.game(game_id)
-    assert upgraded.schema_version() == SCHEMA_VERSION == 4 and row["agent_misstated"] is False
+    assert row["claims"] is None and row["agent_misstated"] is None
     assert (row["rounds"], row["paper_rounds"]) == (1, 4)  # the round it ended in, and the paper's metric
+    assert upgraded.rescore() == 1
+    row = upgraded.game(game_id)
+    assert row["agent_misstated"] is False and row["claims_checker"] == CHECKER_VERSION
     assert [(c["role"], c["kind"], c["said"]) for c in row["claims"]][:1] == [("seller", "own_limit", 50.0)]
 
 

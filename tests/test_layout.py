@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "bargain"
-LAYERS = {"engine": 0, "agents": 1, "analysis": 2, "store": 3}  # anything else is on top (4)
+LAYERS = {"engine": 0, "agents": 1, "analysis": 2, "store": 3, "migrations": 3}  # anything else is on top (4)
 HEAVY = ("torch", "transformers", "peft", "vllm", "gradio", "accelerate")
 
 

@@ -16,22 +16,19 @@ pytestmark = pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL t
 @pytest.fixture
 def store():
     """A fresh schema in the scratch database: whatever an earlier run of any version left is dropped."""
-    from sqlalchemy import create_engine
+    from databases import emptied
 
-    from bargain.store import Base, Store
+    from bargain.store import Store
 
-    engine = create_engine(URL)
-    Base.metadata.drop_all(engine)
-    engine.dispose()
-    return Store(URL)
+    return Store(emptied(URL))
 
 
 def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
-    from bargain.arena.controller import Arena, Setup
+    from bargain import migrations
     from bargain.agents.backends import Backends
-    from bargain.store import SCHEMA_VERSION
+    from bargain.arena.controller import Arena, Setup
 
-    assert store.schema_version() == SCHEMA_VERSION
+    assert store.revision() == migrations.head()
 
     async def game():
         arena = Arena(store, Backends(), idle_timeout=timedelta(hours=1))
@@ -49,10 +46,12 @@ def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
     assert final["game_id"] in (tmp_path / "games.csv").read_text() and len(written) == 4
 
 
-def test_a_version_1_database_is_upgraded_in_postgres(store):
+def test_a_version_1_database_is_adopted_in_postgres_and_rescored(store):
+    from databases import back_to_hand_version
     from sqlalchemy import text
 
-    from bargain.store import SCHEMA_VERSION, Store
+    from bargain import migrations
+    from bargain.store import Store
 
     game = {"id": "g1", "player": "p", "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3", "seed": 7,
             "condition": "full", "mode": "simultaneous", "max_rounds": 4, "first_actor": "buyer", "buyer_price": 7.25,
@@ -60,20 +59,18 @@ def test_a_version_1_database_is_upgraded_in_postgres(store):
     store.create_game(**game)
     store.add_moves("g1", [{"round": 1, "role": "buyer", "actor": "human", "action": "NO_DEAL", "price": None,
                             "message": "my budget is 3"}])
-    with store.engine.begin() as connection:  # back to version 1, finished with the paper's rounds
-        for column in ("claims", "agent_misstated", "paper_rounds", "abandoned_by", "driver", "generation",
-                       "game_index"):
-            connection.execute(text(f"ALTER TABLE games DROP COLUMN {column}"))
-        for column in ("flags", "endpoint", "duplicate"):
-            connection.execute(text(f"ALTER TABLE moves DROP COLUMN {column}"))
-        connection.execute(text("DROP INDEX one_active_game_per_player"))
+    store.engine.dispose()
+    back_to_hand_version(URL, 1)
+    with store.engine.begin() as connection:  # finished with the paper's rounds
         connection.execute(text("UPDATE games SET status = 'finished', rounds = 4, deal = false"))
-        connection.execute(text("UPDATE bargain_meta SET value = '1' WHERE key = 'schema_version'"))
     store.engine.dispose()
     upgraded = Store(URL)
     row = upgraded.game("g1")
-    assert upgraded.schema_version() == SCHEMA_VERSION
-    assert (row["rounds"], row["paper_rounds"]) == (1, 4) and row["agent_misstated"] is False
+    assert upgraded.upgraded == (None, migrations.head())
+    assert (row["rounds"], row["paper_rounds"]) == (1, 4) and row["claims"] is None  # findings: only by rescore
+    assert upgraded.rescore() == 1
+    row = upgraded.game("g1")
+    assert row["agent_misstated"] is False
     assert [(c["role"], c["kind"], c["said"]) for c in row["claims"]] == [("buyer", "own_limit", 3.0)]
 
 
@@ -82,13 +79,13 @@ def test_processes_starting_together_on_an_empty_database_all_open_it_and_regist
     none fails on another's CREATE, and the study is recorded once."""
     import threading
 
+    from databases import emptied
     from sqlalchemy import create_engine, func, select
 
-    from bargain.store import Base, Store
+    from bargain.store import Store
     from bargain.study import records
 
-    engine = create_engine(URL)
-    Base.metadata.drop_all(engine)
+    engine = create_engine(emptied(URL))
     errors: list[str] = []
     start = threading.Barrier(8)
 

@@ -1,14 +1,16 @@
-"""The arena's records (bargain.store): schema and its versions, games and moves, idle games, exports."""
+"""The arena's records (bargain.store): schema, games and moves, idle games, exports."""
 
 import json
 from datetime import timedelta
 
 import pandas as pd
 import pytest
+from databases import back_to_hand_version
 from sqlalchemy import inspect, text, update
 from sqlalchemy.orm import Session
 
 import bargain.store as store_module
+from bargain import migrations
 from bargain.store import GameRow, MoveRow, Store, StoreError, default_url, utcnow
 
 TRIAL = {"trial_id": 1, "scenario": {"tier": "low", "index": 3, "product_name": "mug"}, "condition": "full"}
@@ -32,99 +34,37 @@ def move(round_, role, actor, action="OFFER", price=6.0, message="", **extra):
             **extra}
 
 
-def set_version(url, value):
-    store = Store(url)
-    with store.engine.begin() as connection:
-        connection.execute(text("UPDATE bargain_meta SET value = :v WHERE key = 'schema_version'"), {"v": str(value)})
-    store.engine.dispose()
+# --- schema ------------------------------------------------------------------------------------------------------
+# (its revisions, the adoption of databases versioned by hand, and concurrent upgrades: tests/test_migrations.py)
 
 
-# --- schema and versions -----------------------------------------------------------------------
-
-
-def test_a_new_database_gets_every_table_and_the_current_schema_version(tmp_path):
+def test_a_new_database_gets_every_table_and_the_current_schema_revision(tmp_path):
     store = Store(url_in(tmp_path))
     inspector = inspect(store.engine)
-    assert {"bargain_meta", "games", "moves"} <= set(inspector.get_table_names())
+    assert {"bargain_meta", "alembic_version", "games", "moves", "studies"} <= set(inspector.get_table_names())
     assert {c["name"] for c in inspector.get_columns("games")} == set(GameRow.__table__.columns.keys())
     assert {c["name"] for c in inspector.get_columns("moves")} == set(MoveRow.__table__.columns.keys())
-    assert store.schema_version() == store_module.SCHEMA_VERSION
+    assert store.revision() == migrations.head()
     assert (tmp_path / "arena.db").is_file()
 
 
 def test_the_directory_of_a_sqlite_file_is_created(tmp_path):
     store = Store(url_in(tmp_path / "deep" / "er", "x.db"))
-    assert store.schema_version() == store_module.SCHEMA_VERSION
+    assert store.revision() == migrations.head()
     assert (tmp_path / "deep" / "er" / "x.db").is_file()
 
 
-def test_opening_again_keeps_data_and_version(tmp_path):
+def test_opening_again_keeps_data_and_revision(tmp_path):
     url = url_in(tmp_path)
     first = Store(url)
     first.create_game(**game_fields("g1"))
     first.add_moves("g1", [move(1, "buyer", "human", message="hello")])
     first.engine.dispose()
     again = Store(url)
-    assert again.schema_version() == store_module.SCHEMA_VERSION
+    assert again.upgraded == (migrations.head(), migrations.head())
     game = again.game("g1")
     assert game["trial"] == TRIAL and [m["message"] for m in game["moves"]] == ["hello"]
     assert len(again.games_frame()) == 1
-
-
-def test_a_database_newer_than_the_program_is_refused_with_upgrade_advice(tmp_path):
-    url = url_in(tmp_path)
-    set_version(url, store_module.SCHEMA_VERSION + 1)
-    with pytest.raises(StoreError, match=r"upgrade") as error:
-        Store(url)
-    assert str(store_module.SCHEMA_VERSION + 1) in str(error.value)
-
-
-NEXT = store_module.SCHEMA_VERSION + 1
-MIGRATION_NEXT = ["ALTER TABLE games ADD COLUMN note VARCHAR(40)",
-                  "INSERT INTO bargain_meta (key, value) VALUES ('migrated', 'yes')"]
-
-
-def test_an_old_database_is_upgraded_once(tmp_path, monkeypatch):
-    url = url_in(tmp_path)
-    old = Store(url)  # the version the program is at now
-    old.create_game(**game_fields("g1"))
-    old.add_moves("g1", [move(1, "buyer", "human"), move(1, "seller", "agent", price=9.0)])
-    old.engine.dispose()
-
-    steps = []
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NEXT)
-    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, (NEXT, MIGRATION_NEXT, steps.append)])
-    upgraded = Store(url)
-    assert upgraded.schema_version() == NEXT and len(steps) == 1  # the Python step ran once, in the upgrade
-    assert "note" in {c["name"] for c in inspect(upgraded.engine).get_columns("games")}
-    with upgraded.engine.connect() as connection:
-        assert connection.execute(text("SELECT value FROM bargain_meta WHERE key = 'migrated'")).scalar() == "yes"
-    game = upgraded.game("g1")
-    assert game["buyer_price"] == 7.25 and [m["price"] for m in game["moves"]] == [6.0, 9.0]
-    upgraded.engine.dispose()
-
-    # The next start finds the new version and applies nothing (both statements would fail if re-run).
-    again = Store(url)
-    assert again.schema_version() == NEXT and len(steps) == 1
-    assert again.game("g1")["moves"][1]["actor"] == "agent"
-
-
-def test_a_new_database_starts_at_the_latest_version_without_migrating(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NEXT)
-    monkeypatch.setattr(store_module, "MIGRATIONS", [(NEXT, ["SELECT * FROM a_table_that_does_not_exist"], None)])
-    assert Store(url_in(tmp_path)).schema_version() == NEXT
-
-
-def test_a_failed_migration_leaves_the_database_as_it_was(tmp_path, monkeypatch):
-    url = url_in(tmp_path)
-    Store(url).engine.dispose()
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NEXT)
-    monkeypatch.setattr(store_module, "MIGRATIONS",
-                        [(NEXT, ["ALTER TABLE games ADD COLUMN note TEXT", "SELECT * FROM no_such_table"], None)])
-    with pytest.raises(StoreError):
-        Store(url)
-    monkeypatch.setattr(store_module, "MIGRATIONS", [(NEXT, ["ALTER TABLE games ADD COLUMN note TEXT"], None)])
-    assert Store(url).schema_version() == NEXT  # fixed program, same database: the upgrade goes through
 
 
 # --- games and moves ---------------------------------------------------------------------------
@@ -378,7 +318,7 @@ def test_a_browser_has_one_active_game_and_a_participant_one_game_per_index(tmp_
     store.create_game(**game_fields("s3", **{**study, "game_index": 2}))
 
 
-def test_a_version_3_database_with_a_round_stored_twice_is_upgraded_and_loads(tmp_path):
+def test_a_version_3_database_with_a_round_stored_twice_is_adopted_and_loads(tmp_path):
     """Data stored before the constraints: a round stored twice still loads (the first stored move of a round and
     side counts, the later one is flagged and exported as such), a participant's games get their index from their
     list, a browser's extra active games are abandoned, and the constraints hold from then on."""
@@ -398,19 +338,16 @@ def test_a_version_3_database_with_a_round_stored_twice_is_upgraded_and_loads(tm
                                         study="s" if participant else None, trial=full))
     records.move_to(store, person["id"], "game", games=["s1"])
     store.add_moves("g1", [move(1, "buyer", "human", price=6.0, message="first"), move(1, "seller", "agent", price=7.0)])
-    with store.engine.begin() as connection:  # back to version 3: no constraints, no flag, no index of games
-        for index in ("one_move_per_round", "one_active_game_per_player", "one_game_per_index"):
-            connection.execute(text(f"DROP INDEX {index}"))
-        connection.execute(text("ALTER TABLE games DROP COLUMN game_index"))
-        connection.execute(text("ALTER TABLE moves DROP COLUMN duplicate"))
+    store.engine.dispose()
+    back_to_hand_version(url, 3)  # no constraints, no flag, no index of games
+    with store.engine.begin() as connection:
         connection.execute(text("INSERT INTO moves (game_id, seq, round, role, actor, action, price, message, thought, "
                                 "flags, created_at) VALUES ('g1', 2, 1, 'buyer', 'human', 'OFFER', 6.5, 'again', '', "
                                 "'[]', '2026-01-01')"))
         connection.execute(text("UPDATE games SET status = 'active' WHERE id = 'g0'"))  # alice: two games going on
-        connection.execute(text("UPDATE bargain_meta SET value = '3' WHERE key = 'schema_version'"))
     store.engine.dispose()
     upgraded = Store(url)
-    assert upgraded.schema_version() == store_module.SCHEMA_VERSION == 4
+    assert upgraded.upgraded == (None, migrations.head())
     game = upgraded.game("g1")
     assert [(m["round"], m["role"], m["message"]) for m in game["moves"]] == [(1, "buyer", "first"), (1, "seller", "")]
     assert store_module.game_state(game).round == 2  # it replays: the round as first stored

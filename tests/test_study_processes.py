@@ -27,15 +27,9 @@ FAULTS = Faults(duplicate=0.3, reload=0.2, kill_every=6.0)
 
 def fresh_postgres() -> str:
     """The scratch database, emptied of whatever an earlier run of any version left."""
-    from sqlalchemy import create_engine
+    from databases import emptied
 
-    from bargain.store import Base
-    from bargain.study import records  # noqa: F401 (its tables are dropped too)
-
-    engine = create_engine(URL)
-    Base.metadata.drop_all(engine)
-    engine.dispose()
-    return URL
+    return emptied(URL)
 
 
 def assert_clean(result, participants: int) -> None:

@@ -9,6 +9,7 @@ import threading
 from datetime import timedelta
 
 import pytest
+from databases import emptied
 from sqlalchemy import update
 
 from bargain.store import Store, StoreError, utcnow
@@ -24,15 +25,7 @@ def sqlite_url(tmp_path):
 
 
 def fresh(url: str) -> Store:
-    if url.startswith("postgresql"):
-        from sqlalchemy import create_engine
-
-        from bargain.store import Base
-
-        engine = create_engine(url)
-        Base.metadata.drop_all(engine)
-        engine.dispose()
-    return Store(url)
+    return Store(emptied(url) if url.startswith("postgresql") else url)
 
 
 def study(store: Store, quotas=CELLS, digest="h1") -> None:

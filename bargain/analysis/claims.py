@@ -45,6 +45,7 @@ from bargain.analysis.price_mentions import Price, find_prices
 from bargain.engine.trial import Role
 
 KINDS = ("own_limit", "final_offer", "other_limit")
+CHECKER_VERSION = "1"  # raised whenever the findings of a message change: stored with them (bargain rescore)
 
 _EPS = 1e-9
 

@@ -358,15 +358,14 @@ class Arena:
         def commit() -> list[dict]:
             outcome, findings = None, cast(list[dict], [])
             if ended is not None:
-                findings, misstated = game_findings(
-                    {"human_role": live.human_role.value, "buyer_price": trial.buyer_price,
-                     "seller_price": trial.seller_price}, turns)
+                checked = game_findings({"human_role": live.human_role.value, "buyer_price": trial.buyer_price,
+                                         "seller_price": trial.seller_price}, turns)
                 outcome = {"deal": ended.deal, "deal_price": ended.deal_price, "rounds": turns[-1].round,
                            "paper_rounds": ended.rounds,
                            "buyer_utility": ended.buyer_utility, "seller_utility": ended.seller_utility,
                            "buyer_norm_utility": ended.buyer_norm_utility,
-                           "seller_norm_utility": ended.seller_norm_utility,
-                           "claims": findings, "agent_misstated": misstated}
+                           "seller_norm_utility": ended.seller_norm_utility, **checked}
+                findings = checked["claims"]
             # A person's move is played wherever it arrives, once: the write names the moves it was based on. A
             # pass made because time ran out comes only from the process driving the game now (its generation).
             timed_out = any(turn.error == TIMEOUT and turn.role is live.human_role for turn in new)

@@ -136,6 +136,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "seller_norm_utility": "the seller's utility as a share of the surplus v_B - v_S",
         "claims": "the claim checker's findings on the public messages, as JSON",
         "agent_misstated": "whether the agent misstated a price limit in its favour (claim checker)",
+        "claims_checker": "the claim checker's version that made claims and agent_misstated (empty: not recorded, "
+                          "python -m bargain rescore remakes them)",
         "extra": "further records as JSON (the time allowed per move, the judge's scores)",
         "version": "the version of the study file the participant took part in",
         "game_index": "the game's place among the participant's games, from 1 (empty: a game started twice from two "

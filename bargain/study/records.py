@@ -1,13 +1,12 @@
 """Study mode's records: the study as served, its cells and their quotas, participants, their answers.
 
-They live in the arena's database beside games and moves (the same declarative base, created by
-`Store` with the rest), so one transaction can assign a participant and one export can join a
-participant's games, answers and payment. Every operation is a named function taking the store:
-each is one committed transaction, and the ones that must be exact under concurrency (taking a
-slot in a cell, saving a page and moving on) lock the participant's row at their start and say which
-stage they were based on: a request sent twice, or to two processes at once, changes things once.
-A page's answers and the stage it leads to are saved together, so a process that dies between them
-leaves nothing half-done.
+They live in the arena's database beside games and moves (the same declarative base; the schema's revisions,
+bargain.migrations, create and upgrade them with the rest), so one transaction can assign a participant and one
+export can join a participant's games, answers and payment. Every operation is a named function taking the store:
+each is one committed transaction, and the ones that must be exact under concurrency (taking a slot in a cell,
+saving a page and moving on) lock the participant's row at their start and say which stage they were based on: a
+request sent twice, or to two processes at once, changes things once. A page's answers and the stage it leads to
+are saved together, so a process that dies between them leaves nothing half-done.
 """
 
 from __future__ import annotations
@@ -108,10 +107,8 @@ class StudyConflict(StoreError):
 
 
 def register(store: Store, name: str, version: int, digest: str, config: dict, quotas: dict[str, int]) -> None:
-    """Record the study and its cells once; refuse a changed file under the same name and version. (The tables
-    are made here if this database has none yet: a store opened before this module was imported lacks them.)
-    Processes starting together: one records the study, the others find it (the primary key decides)."""
-    store.create_tables([StudyRow.__table__, CellRow.__table__, ParticipantRow.__table__, AnswerRow.__table__])
+    """Record the study and its cells once; refuse a changed file under the same name and version. Processes
+    starting together: one records the study, the others find it (the primary key decides)."""
     try:
         _record_study(store, name, version, digest, config, quotas)
     except StoreError as exc:
