@@ -199,7 +199,7 @@ def build(args: argparse.Namespace):
     local = build_backend(args.backend, base_url=args.base_url, model=args.model, adapters_dir=args.adapters_dir,
                           adapter_revision=args.adapter_revision, device=args.device, dtype=args.dtype,
                           max_in_flight=args.max_in_flight, sticky=True)  # a game keeps its replica
-    backends = Backends(local, remote=[arm.base_url for arm in remote if arm.base_url])
+    backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
     store.check_writable()  # a read-only file or a full disk is found now, not at the first move
     unscored = store.unscored()  # e.g. games of a database adopted from before Alembic: their findings stay as made

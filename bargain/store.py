@@ -30,11 +30,11 @@ import threading
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 import pandas as pd
 from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, case, create_engine, event,
-                        false, func, or_, select, text)
+                        false, func, or_, select, text, update)
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
@@ -249,8 +249,7 @@ class Store:
         """Raise StoreError unless a write can be made now (a read-only file, a full disk...); writes nothing."""
         with self._failing_as_store_error("write to"), self.engine.connect() as connection:
             transaction = connection.begin()
-            connection.execute(Meta.__table__.update().where(Meta.key == "schema_version")
-                               .values(value=Meta.value))
+            connection.execute(update(Meta).where(Meta.key == "schema_version").values(value=Meta.value))
             transaction.rollback()
 
     def revision(self) -> str | None:
@@ -267,7 +266,7 @@ class Store:
         try:
             with self.writing("create a game in") as session:
                 if replace_active and fields.get("player") is not None:
-                    session.execute(GameRow.__table__.update().where(
+                    session.execute(update(GameRow).where(
                         GameRow.player == fields["player"], GameRow.status == ACTIVE).values(
                         status="abandoned", abandoned_by="person", updated_at=utcnow()))
                 session.add(GameRow(**fields))
@@ -354,6 +353,8 @@ class Store:
         """Store `value` under `key` in a game's `extra` record (e.g. the judge's scores)."""
         with self.writing("update a game in") as session:
             game = session.get(GameRow, game_id)
+            if game is None:
+                raise StoreError(f"no game {game_id} to update")
             game.extra = {**(game.extra or {}), key: value}
 
     def abandon_idle(self, idle: timedelta) -> list[str]:
@@ -389,7 +390,7 @@ class Store:
         """How many finished games hold no claim findings of a known checker version (`rescore` makes them)."""
         with self.reading() as session:
             return session.execute(select(func.count()).where(GameRow.status == "finished",
-                                                              GameRow.claims_checker.is_(None))).scalar()
+                                                              GameRow.claims_checker.is_(None))).scalar_one()
 
     def game(self, game_id: str) -> dict | None:
         """A game with its counted moves in order, as plain dicts (None if unknown)."""
@@ -478,7 +479,7 @@ def game_state(row: dict):
     return replay(Trial.from_dict(row["trial"]), turns)
 
 
-def game_findings(game: dict, moves: list[dict]) -> dict:
+def game_findings(game: dict, moves: Iterable[Any]) -> dict:
     """What the claim checker (bargain.analysis.claims.findings) makes of a finished game, as the game's columns: its
     findings, whether the agent misstated a price limit in its favour (what the debrief and the results tables show),
     and the checker's version."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from alembic import command
 from alembic.config import Config
@@ -43,7 +43,10 @@ def config(connection: Connection | None = None) -> Config:
 
 def head() -> str:
     """The revision this program's schema is at."""
-    return ScriptDirectory.from_config(config()).get_current_head()
+    newest = ScriptDirectory.from_config(config()).get_current_head()
+    if newest is None:
+        raise SchemaError("the package holds no schema revisions: reinstall bargain")
+    return newest
 
 
 def current(connection: Connection) -> str | None:
@@ -56,7 +59,7 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
     revisions it was at before and is at now. A database at a revision this program does not know (written by a
     newer one) is refused."""
     scripts = ScriptDirectory.from_config(config())
-    newest = scripts.get_current_head()
+    newest = head()
     with engine.connect() as connection:
         at = current(connection)
         connection.rollback()
@@ -71,7 +74,7 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
                                   "(a newer bargain made it): upgrade bargain")
             with _ALEMBIC:
                 command.upgrade(config(connection), "head")
-            return before, current(connection)
+            return before, newest
 
 
 @contextmanager
@@ -81,7 +84,7 @@ def _waiting_long(connection: Connection) -> Iterator[None]:
     if connection.dialect.name != "sqlite":
         yield
         return
-    raw = connection.connection.driver_connection
+    raw: Any = connection.connection.driver_connection
     before = raw.execute("PRAGMA busy_timeout").fetchone()[0]
     raw.execute(f"PRAGMA busy_timeout = {UPGRADE_WAIT_S * 1000}")
     try:

@@ -98,8 +98,7 @@ class StudyRunner:
             yield (await self._reread(row)) if waited else row
 
     async def _reread(self, row: dict) -> dict:
-        return stored(await asyncio.to_thread(records.participant, self.arena.store, self.study.name,
-                                              row["participant"]), "a participant")
+        return await asyncio.to_thread(records.arrived, self.arena.store, self.study.name, row["participant"])
 
     async def page(self, params: Mapping[str, str], retry: bool = False, wait_s: float | None = VIEW_WAIT_S,
                    browser: str | None = None) -> dict:
@@ -380,8 +379,8 @@ class StudyRunner:
             if view is None or view["game_id"] != game_id:
                 view = await self.arena.view(game_id, wait_s, retry)
             if view["status"] != "active":
-                return await self._after_game(stored(await asyncio.to_thread(
-                    records.participant, self.arena.store, study.name, row["participant"]), "a participant"), view)
+                return await self._after_game(await asyncio.to_thread(
+                    records.arrived, self.arena.store, study.name, row["participant"]), view)
             page.update(game=row["games_done"] + 1, opponent=study.label(study.cell_by_key(
                 row["cells"][row["games_done"]]).arm), view=blind(view))
         elif stage in ("game_survey", "final_survey"):
@@ -445,7 +444,7 @@ def item_dict(item: SurveyItem) -> dict:
 
 
 def stored(row: dict | None, what: str) -> dict:
-    """A row that was written moments ago (the participant's, a game they played): missing, the database lost it."""
+    """A game the participant played (written moments ago): missing, the database lost it."""
     if row is None:
         raise StoreError(f"{what} is missing from the database")
     return row

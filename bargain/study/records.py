@@ -16,7 +16,7 @@ import random
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence, TypeVar
 
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
 from sqlalchemy.exc import IntegrityError
@@ -130,6 +130,25 @@ def _record_study(store: Store, name: str, version: int, digest: str, config: di
                                 "version number, or restore the file as it was")
 
 
+Row = TypeVar("Row", bound=Base)
+
+
+def _must(session: Any, kind: type[Row], key: Any, **options: Any) -> Row:
+    """A row the caller holds the key of: missing, the database lost it (one StoreError, as any failure of it)."""
+    row = session.get(kind, key, **options)
+    if row is None:
+        raise StoreError(f"{kind.__tablename__} {key!r} is missing from the database")
+    return row
+
+
+def arrived(store: Store, study: str, external_id: str) -> dict:
+    """The record of a participant just written: `participant`, which must find it."""
+    found = participant(store, study, external_id)
+    if found is None:
+        raise StoreError(f"participant {external_id!r} of {study} is missing from the database")
+    return found
+
+
 def participant(store: Store, study: str, external_id: str) -> dict | None:
     """A participant's record, as a plain dict (None if they never arrived)."""
     with store.reading() as session:
@@ -155,7 +174,7 @@ def arrive(store: Store, study: str, version: int, digest: str, external_id: str
                 if not known:
                     session.execute(update(ParticipantRow).where(ParticipantRow.id == found["id"],
                                                                  ParticipantRow.browser.is_(None)).values(browser=browser))
-            return participant(store, study, external_id)
+            return arrived(store, study, external_id)
         return found
     try:
         with store.writing("record a participant in") as session:
@@ -164,7 +183,7 @@ def arrive(store: Store, study: str, version: int, digest: str, external_id: str
     except StoreError as exc:
         if not isinstance(exc.__cause__, IntegrityError):
             raise
-    return participant(store, study, external_id)
+    return arrived(store, study, external_id)
 
 
 @dataclass(frozen=True)
@@ -185,7 +204,7 @@ def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, 
     twice). An answer already stored under the same key (a page saved by a process that died before it moved
     the participant on) is kept as it was."""
     with store.writing("update a participant in") as session:
-        row = session.get(ParticipantRow, row_id, with_for_update=True)
+        row = _must(session, ParticipantRow, row_id, with_for_update=True)
         if expected is not None and row.stage != expected:
             raise StageError(f"participant {row.participant} is at {row.stage!r}, not {expected!r}")
         for page in answers:
@@ -222,7 +241,7 @@ def record_game(store: Store, row_id: int, index: int, game_id: str) -> list[str
     """Note the participant's game number `index` (from 1), once: the database holds one game per participant and
     index, so a second request that started it finds the same one. Returns the participant's games."""
     with store.writing("record a participant's game in") as session:
-        row = session.get(ParticipantRow, row_id, with_for_update=True)
+        row = _must(session, ParticipantRow, row_id, with_for_update=True)
         if len(row.games) == index - 1:
             row.games = [*row.games, game_id]
         return list(row.games)
@@ -244,7 +263,7 @@ def assign(store: Store, study: str, version: int, row_id: int, games: int, with
     Returns the cells in play order ([] when the quotas are full)."""
     rng = rng or random.SystemRandom()
     with store.writing("assign a participant in") as session:
-        row = session.get(ParticipantRow, row_id, with_for_update=True)
+        row = _must(session, ParticipantRow, row_id, with_for_update=True)
         if row.cells:  # assigned already (another tab, another process): the same assignment
             return list(row.cells)
         cells = session.scalars(select(CellRow).where(CellRow.study == study, CellRow.version == version)
@@ -274,7 +293,7 @@ def _arm(cell: CellRow) -> str:
     return cell.cell.split("/", 1)[0]
 
 
-def _distinct_arms(cells: list[CellRow], open_cells: list[CellRow], games: int, rng: random.Random) -> list[CellRow]:
+def _distinct_arms(cells: Sequence[CellRow], open_cells: list[CellRow], games: int, rng: random.Random) -> list[CellRow]:
     """`games` open cells of different arms: the arms with the fewest slots taken over all their cells (ties at
     random), and in each its least-filled open cell (`open_cells` is least-filled first). Picking the g least-loaded
     of the arms keeps the arms' loads within one of each other, and every arm has the same number of cells (the
@@ -333,7 +352,7 @@ def pseudonym(salt: str, external_id: str) -> str:
 def study_salt(store: Store, name: str, version: int) -> str:
     """The salt of a study's pseudonyms."""
     with store.reading() as session:
-        return session.get(StudyRow, (name, version)).salt
+        return _must(session, StudyRow, (name, version)).salt
 
 
 def forget_identifiers(store: Store, name: str, version: int, days: int) -> int:
@@ -342,7 +361,7 @@ def forget_identifiers(store: Store, name: str, version: int, days: int) -> int:
     returns how many were replaced."""
     cutoff = utcnow() - timedelta(days=days)
     with store.writing("forget participant ids in") as session:
-        salt = session.get(StudyRow, (name, version)).salt
+        salt = _must(session, StudyRow, (name, version)).salt
         rows = session.scalars(select(ParticipantRow).where(
             ParticipantRow.study == name, ParticipantRow.version == version, ParticipantRow.created_at < cutoff,
             ParticipantRow.forgotten.is_(False))).all()

@@ -153,11 +153,11 @@ class Backends:
     (OPENAI_API_KEY unless `api_key` is given). An arm naming any other URL is refused before anything is sent.
     """
 
-    def __init__(self, local: Backend | None = None, remote: Iterable[str] = (), api_key: str | None = None):
+    def __init__(self, local: Backend | None = None, remote: Iterable[str | None] = (), api_key: str | None = None):
         import os
 
         self.local = local
-        self.remote = frozenset(url.rstrip("/") for url in remote)
+        self.remote = frozenset(url.rstrip("/") for url in remote if url)  # None: an arm without a URL
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self._remote: dict[str, Backend] = {}
 
