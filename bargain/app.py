@@ -11,10 +11,11 @@ import math
 import os
 import secrets
 import sys
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
@@ -32,78 +33,174 @@ if TYPE_CHECKING:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env = os.environ.get
-    parser = argparse.ArgumentParser(description="The bargaining arena: a person plays buyer or seller against a "
-                                                 "language model or a scripted tactic; every game is recorded.")
+    parser = argparse.ArgumentParser(
+        description="The bargaining arena: a person plays buyer or seller against a "
+        "language model or a scripted tactic; every game is recorded."
+    )
     on_space = running_on_space()  # serve on every interface there, behind Hugging Face's proxy
-    parser.add_argument("--host", default=env("BARGAIN_HOST", "0.0.0.0" if on_space else "127.0.0.1"),
-                        help="address to serve on (env BARGAIN_HOST; 0.0.0.0 on a Space)")
-    parser.add_argument("--port", type=number(int, 1, 65535), default=env("BARGAIN_PORT", env("PORT", "7860")),
-                        help="port (env BARGAIN_PORT)")
-    parser.add_argument("--db", default=env("BARGAIN_DB_URL"), help="SQLAlchemy URL or SQLite file path (env BARGAIN_DB_URL; "
-                        "default: data/bargain.db, or /data/bargain.db where /data exists)")
-    parser.add_argument("--backend", choices=KINDS, default=env("BARGAIN_BACKEND", "none"),
-                        help="model backend: vllm (an OpenAI-compatible server), hf (transformers + peft here), none (env BARGAIN_BACKEND)")
-    parser.add_argument("--base-url", default=env("BARGAIN_BASE_URL"),
-                        help="server URL for --backend vllm, several replicas as URL1,URL2 (env BARGAIN_BASE_URL); "
-                             "without it, vLLM is started here")
-    parser.add_argument("--model", default=env("BARGAIN_MODEL"), help="base model: Hub id or local path (env BARGAIN_MODEL; default Qwen/Qwen3-8B)")
-    parser.add_argument("--adapters-dir", default=env("BARGAIN_ADAPTERS_DIR"), help="local adapters (env BARGAIN_ADAPTERS_DIR; default: download)")
-    parser.add_argument("--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="adapter repository revision")
+    parser.add_argument(
+        "--host",
+        default=env("BARGAIN_HOST", "0.0.0.0" if on_space else "127.0.0.1"),
+        help="address to serve on (env BARGAIN_HOST; 0.0.0.0 on a Space)",
+    )
+    parser.add_argument(
+        "--port",
+        type=number(int, 1, 65535),
+        default=env("BARGAIN_PORT", env("PORT", "7860")),
+        help="port (env BARGAIN_PORT)",
+    )
+    parser.add_argument(
+        "--db",
+        default=env("BARGAIN_DB_URL"),
+        help="SQLAlchemy URL or SQLite file path (env BARGAIN_DB_URL; "
+        "default: data/bargain.db, or /data/bargain.db where /data exists)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=KINDS,
+        default=env("BARGAIN_BACKEND", "none"),
+        help="model backend: vllm (an OpenAI-compatible server), hf (transformers + peft here), "
+        "none (env BARGAIN_BACKEND)",
+    )
+    parser.add_argument(
+        "--base-url",
+        default=env("BARGAIN_BASE_URL"),
+        help="server URL for --backend vllm, several replicas as URL1,URL2 (env BARGAIN_BASE_URL); "
+        "without it, vLLM is started here",
+    )
+    parser.add_argument(
+        "--model",
+        default=env("BARGAIN_MODEL"),
+        help="base model: Hub id or local path (env BARGAIN_MODEL; default Qwen/Qwen3-8B)",
+    )
+    parser.add_argument(
+        "--adapters-dir",
+        default=env("BARGAIN_ADAPTERS_DIR"),
+        help="local adapters (env BARGAIN_ADAPTERS_DIR; default: download)",
+    )
+    parser.add_argument(
+        "--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="adapter repository revision"
+    )
     parser.add_argument("--device", default=env("BARGAIN_DEVICE"), help="hf backend device (env BARGAIN_DEVICE)")
     parser.add_argument("--dtype", default=env("BARGAIN_DTYPE"), help="hf backend dtype (env BARGAIN_DTYPE)")
-    parser.add_argument("--max-in-flight", type=number(int, 1), default=env("BARGAIN_MAX_IN_FLIGHT", "64"),
-                        help="vllm: requests in flight (env BARGAIN_MAX_IN_FLIGHT)")
-    parser.add_argument("--max-reply-tokens", type=number(int, 1),
-                        default=env("BARGAIN_MAX_REPLY_TOKENS", str(PRESETS["trained"].max_tokens)),
-                        help="longest model reply in tokens (env BARGAIN_MAX_REPLY_TOKENS; default %(default)s, as trained): "
-                             "a lower cap bounds a person's wait for a model that rambles; a reply cut short is an "
-                             "invalid move")
-    parser.add_argument("--move-deadline", type=number(float, 1, 3600),
-                        default=env("BARGAIN_MOVE_DEADLINE", f"{MOVE_DEADLINE_S:g}"), metavar="SECONDS",
-                        help="the longest a model's move may take, retries included (env BARGAIN_MOVE_DEADLINE; default "
-                             "%(default)s): past it the person is told, nothing of the round is applied, and the round "
-                             "can be tried again")
-    parser.add_argument("--concurrency", type=number(int, 1), default=env("BARGAIN_CONCURRENCY", "64"),
-                        help="events handled at once (env BARGAIN_CONCURRENCY; handlers wait on the model, not the CPU)")
-    parser.add_argument("--idle-minutes", type=number(float, 1), default=env("BARGAIN_IDLE_MINUTES", "120"),
-                        help="an untouched game is marked abandoned after this long (env BARGAIN_IDLE_MINUTES)")
-    parser.add_argument("--remote-model", action="append", default=_listed(env("BARGAIN_REMOTE_MODELS")),
-                        metavar="openai:MODEL@URL",
-                        help="also offer this OpenAI-compatible model as an opponent; repeatable (env BARGAIN_REMOTE_MODELS, "
-                             "comma-separated). Its key is OPENAI_API_KEY; only these endpoints are ever called")
-    parser.add_argument("--games-per-hour", type=number(int, 1), default=env("BARGAIN_GAMES_PER_HOUR", "60"),
-                        help="games one browser (an API caller: one address) may start per hour (env "
-                             "BARGAIN_GAMES_PER_HOUR)")
-    parser.add_argument("--games-per-hour-per-address", type=number(int, 1),
-                        default=env("BARGAIN_GAMES_PER_HOUR_PER_ADDRESS", "600"),
-                        help="games one network address may start per hour (env BARGAIN_GAMES_PER_HOUR_PER_ADDRESS)")
-    parser.add_argument("--admin-password", default=env("BARGAIN_ADMIN_PASSWORD"), help="enables the export of all data (env BARGAIN_ADMIN_PASSWORD)")
-    parser.add_argument("--browser-secret", default=env("BARGAIN_BROWSER_SECRET"),
-                        help="signs the ids a browser keeps; the same across restarts so pages resume their games; "
-                             "never sent to browsers (env BARGAIN_BROWSER_SECRET; default: made once and kept in the "
-                             "data directory)")
-    parser.add_argument("--public-results", action=argparse.BooleanOptionalAction,
-                        default=env("BARGAIN_PUBLIC_RESULTS", "1") not in ("0", "false", "no"),
-                        help="show everyone's aggregate results on the Results tab (env BARGAIN_PUBLIC_RESULTS=0 turns "
-                             "it off, as a study would)")
-    parser.add_argument("--study", default=env("BARGAIN_STUDY"), metavar="STUDY.yaml",
-                        help="serve this study instead of free play (env BARGAIN_STUDY); `example` serves the annotated "
-                             "example shipped with the package (bargain/studies/example.yaml)")
-    parser.add_argument("--sync-to-hub", default=env("BARGAIN_SYNC_TO_HUB"), metavar="ORG/NAME",
-                        help="keep a copy of the data in this private Hugging Face dataset while the app runs: a "
-                             "study's export without its payment files, or free play's games and moves; needs a token "
-                             "(HF_TOKEN) (env BARGAIN_SYNC_TO_HUB)")
-    parser.add_argument("--sync-minutes", type=number(float, 1), default=env("BARGAIN_SYNC_MINUTES", "30"),
-                        help="minutes between two copies with --sync-to-hub (env BARGAIN_SYNC_MINUTES; default 30)")
-    parser.add_argument("--trusted-proxies", type=number(int, 0, 10), metavar="N",
-                        default=env("BARGAIN_TRUSTED_PROXIES", "1" if on_space else "0"),
-                        help="proxies in front of the app that append to X-Forwarded-For: the client's address, "
-                             "which rate limits count, is the N-th entry from the right; 0 ignores the header (env "
-                             "BARGAIN_TRUSTED_PROXIES; default 1 on a Space, else 0)")
-    parser.add_argument("--behind-proxy", dest="trusted_proxies", action="store_const", const=1,
-                        help="the same as --trusted-proxies 1 (Hugging Face's proxy; the default on a Space)")
-    parser.add_argument("--no-behind-proxy", dest="trusted_proxies", action="store_const", const=0,
-                        help="the same as --trusted-proxies 0")
+    parser.add_argument(
+        "--max-in-flight",
+        type=number(int, 1),
+        default=env("BARGAIN_MAX_IN_FLIGHT", "64"),
+        help="vllm: requests in flight (env BARGAIN_MAX_IN_FLIGHT)",
+    )
+    parser.add_argument(
+        "--max-reply-tokens",
+        type=number(int, 1),
+        default=env("BARGAIN_MAX_REPLY_TOKENS", str(PRESETS["trained"].max_tokens)),
+        help="longest model reply in tokens (env BARGAIN_MAX_REPLY_TOKENS; default %(default)s, as trained): "
+        "a lower cap bounds a person's wait for a model that rambles; a reply cut short is an "
+        "invalid move",
+    )
+    parser.add_argument(
+        "--move-deadline",
+        type=number(float, 1, 3600),
+        default=env("BARGAIN_MOVE_DEADLINE", f"{MOVE_DEADLINE_S:g}"),
+        metavar="SECONDS",
+        help="the longest a model's move may take, retries included (env BARGAIN_MOVE_DEADLINE; default "
+        "%(default)s): past it the person is told, nothing of the round is applied, and the round "
+        "can be tried again",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=number(int, 1),
+        default=env("BARGAIN_CONCURRENCY", "64"),
+        help="events handled at once (env BARGAIN_CONCURRENCY; handlers wait on the model, not the CPU)",
+    )
+    parser.add_argument(
+        "--idle-minutes",
+        type=number(float, 1),
+        default=env("BARGAIN_IDLE_MINUTES", "120"),
+        help="an untouched game is marked abandoned after this long (env BARGAIN_IDLE_MINUTES)",
+    )
+    parser.add_argument(
+        "--remote-model",
+        action="append",
+        default=_listed(env("BARGAIN_REMOTE_MODELS")),
+        metavar="openai:MODEL@URL",
+        help="also offer this OpenAI-compatible model as an opponent; repeatable (env BARGAIN_REMOTE_MODELS, "
+        "comma-separated). Its key is OPENAI_API_KEY; only these endpoints are ever called",
+    )
+    parser.add_argument(
+        "--games-per-hour",
+        type=number(int, 1),
+        default=env("BARGAIN_GAMES_PER_HOUR", "60"),
+        help="games one browser (an API caller: one address) may start per hour (env BARGAIN_GAMES_PER_HOUR)",
+    )
+    parser.add_argument(
+        "--games-per-hour-per-address",
+        type=number(int, 1),
+        default=env("BARGAIN_GAMES_PER_HOUR_PER_ADDRESS", "600"),
+        help="games one network address may start per hour (env BARGAIN_GAMES_PER_HOUR_PER_ADDRESS)",
+    )
+    parser.add_argument(
+        "--admin-password",
+        default=env("BARGAIN_ADMIN_PASSWORD"),
+        help="enables the export of all data (env BARGAIN_ADMIN_PASSWORD)",
+    )
+    parser.add_argument(
+        "--browser-secret",
+        default=env("BARGAIN_BROWSER_SECRET"),
+        help="signs the ids a browser keeps; the same across restarts so pages resume their games; "
+        "never sent to browsers (env BARGAIN_BROWSER_SECRET; default: made once and kept in the "
+        "data directory)",
+    )
+    parser.add_argument(
+        "--public-results",
+        action=argparse.BooleanOptionalAction,
+        default=env("BARGAIN_PUBLIC_RESULTS", "1") not in ("0", "false", "no"),
+        help="show everyone's aggregate results on the Results tab (env BARGAIN_PUBLIC_RESULTS=0 turns "
+        "it off, as a study would)",
+    )
+    parser.add_argument(
+        "--study",
+        default=env("BARGAIN_STUDY"),
+        metavar="STUDY.yaml",
+        help="serve this study instead of free play (env BARGAIN_STUDY); `example` serves the annotated "
+        "example shipped with the package (bargain/studies/example.yaml)",
+    )
+    parser.add_argument(
+        "--sync-to-hub",
+        default=env("BARGAIN_SYNC_TO_HUB"),
+        metavar="ORG/NAME",
+        help="keep a copy of the data in this private Hugging Face dataset while the app runs: a "
+        "study's export without its payment files, or free play's games and moves; needs a token "
+        "(HF_TOKEN) (env BARGAIN_SYNC_TO_HUB)",
+    )
+    parser.add_argument(
+        "--sync-minutes",
+        type=number(float, 1),
+        default=env("BARGAIN_SYNC_MINUTES", "30"),
+        help="minutes between two copies with --sync-to-hub (env BARGAIN_SYNC_MINUTES; default 30)",
+    )
+    parser.add_argument(
+        "--trusted-proxies",
+        type=number(int, 0, 10),
+        metavar="N",
+        default=env("BARGAIN_TRUSTED_PROXIES", "1" if on_space else "0"),
+        help="proxies in front of the app that append to X-Forwarded-For: the client's address, "
+        "which rate limits count, is the N-th entry from the right; 0 ignores the header (env "
+        "BARGAIN_TRUSTED_PROXIES; default 1 on a Space, else 0)",
+    )
+    parser.add_argument(
+        "--behind-proxy",
+        dest="trusted_proxies",
+        action="store_const",
+        const=1,
+        help="the same as --trusted-proxies 1 (Hugging Face's proxy; the default on a Space)",
+    )
+    parser.add_argument(
+        "--no-behind-proxy",
+        dest="trusted_proxies",
+        action="store_const",
+        const=0,
+        help="the same as --trusted-proxies 0",
+    )
     return parser.parse_args(argv)
 
 
@@ -117,11 +214,13 @@ def number(kind: type, low: float, high: float | None = None) -> Callable[[str],
         try:
             value = kind(text)
         except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (set by the flag or its environment "
-                                             "variable)") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {what} (set by the flag or its environment variable)"
+            ) from None
         if not math.isfinite(value) or value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be {what} {bounds}; got {text!r}")
         return value
+
     return read
 
 
@@ -158,8 +257,12 @@ def hub_sync(args: argparse.Namespace, store: Store, study) -> HubSync | None:
         return HubSync(args.sync_to_hub, store.export, args.sync_minutes, ["*.csv", "*.parquet"])
     from bargain.study.export import PUBLISHED, export_study
 
-    return HubSync(args.sync_to_hub, lambda folder: export_study(store, study.name, study.version, out_dir=folder),
-                   args.sync_minutes, PUBLISHED)
+    return HubSync(
+        args.sync_to_hub,
+        lambda folder: export_study(store, study.name, study.version, out_dir=folder),
+        args.sync_minutes,
+        PUBLISHED,
+    )
 
 
 def warm_up() -> None:
@@ -196,24 +299,41 @@ def build(args: argparse.Namespace):
     remote = [resolve(spec) for spec in args.remote_model]
     if any(arm.kind != "openai" for arm in remote):
         raise ArmError("--remote-model takes openai:MODEL@URL specs, such as openai:gpt-5.2@https://api.openai.com/v1")
-    local = build_backend(args.backend, base_url=args.base_url, model=args.model, adapters_dir=args.adapters_dir,
-                          adapter_revision=args.adapter_revision, device=args.device, dtype=args.dtype,
-                          max_in_flight=args.max_in_flight, sticky=True)  # a game keeps its replica
+    local = build_backend(
+        args.backend,
+        base_url=args.base_url,
+        model=args.model,
+        adapters_dir=args.adapters_dir,
+        adapter_revision=args.adapter_revision,
+        device=args.device,
+        dtype=args.dtype,
+        max_in_flight=args.max_in_flight,
+        sticky=True,
+    )  # a game keeps its replica
     backends = Backends(local, remote=[arm.base_url for arm in remote])
     store = Store(database_url(args.db))
     store.check_writable()  # a read-only file or a full disk is found now, not at the first move
     unscored = store.unscored()  # e.g. games of a database adopted from before Alembic: their findings stay as made
     if unscored:
-        logging.getLogger("bargain").warning("%d finished games hold claim findings of no recorded checker version: "
-                                             "bargain rescore --db ... remakes them", unscored)
+        logging.getLogger("bargain").warning(
+            "%d finished games hold claim findings of no recorded checker version: "
+            "bargain rescore --db ... remakes them",
+            unscored,
+        )
     sweep_exports()  # what a crashed process's export left behind
     at_risk = storage_warning(store.url)  # games a restart would lose
     if at_risk:
         logging.getLogger("bargain").warning(at_risk)
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
-    arena = Arena(store, backends, idle_timeout=timedelta(minutes=args.idle_minutes), arms=arms,
-                  sampling=replace(PRESETS["trained"], max_tokens=args.max_reply_tokens), move_deadline=args.move_deadline)
+    arena = Arena(
+        store,
+        backends,
+        idle_timeout=timedelta(minutes=args.idle_minutes),
+        arms=arms,
+        sampling=replace(PRESETS["trained"], max_tokens=args.max_reply_tokens),
+        move_deadline=args.move_deadline,
+    )
 
     async def availability() -> dict[str, bool]:
         check = getattr(local, "check", None)  # a model server: one quick probe, and say plainly if it is down
@@ -224,7 +344,8 @@ def build(args: argparse.Namespace):
         for spec in arms:
             arm = resolve(spec)
             marks[spec] = arm.kind == "tactic" or (
-                (arm.kind == "openai" or local is not None) and await backends.for_arm(arm).available(arm))
+                (arm.kind == "openai" or local is not None) and await backends.for_arm(arm).available(arm)
+            )
         await backends.aclose()
         return marks
 
@@ -236,18 +357,36 @@ def build(args: argparse.Namespace):
 
         missing = sorted({a.spec for a in study.arms.values() if not marks.get(a.spec)})
         if missing:
-            raise ArmError(f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
-                           "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)")
+            raise ArmError(
+                f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
+                "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)"
+            )
         demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password), args.trusted_proxies)
         demo.queue(default_concurrency_limit=args.concurrency)
         hub_sync(args, store, study)
         return demo, arena
-    note = "" if local is not None else ("Only the scripted tactics can be played here: start the app with "
-                                         "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models.")
+    note = (
+        ""
+        if local is not None
+        else (
+            "Only the scripted tactics can be played here: start the app with "
+            "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models."
+        )
+    )
     limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
-    demo = build_app(arena, Options(marks, AdminGate(args.admin_password), note,
-                                    browser_secret(args.browser_secret, store.url), limits, args.trusted_proxies,
-                                    args.public_results, at_risk))
+    demo = build_app(
+        arena,
+        Options(
+            marks,
+            AdminGate(args.admin_password),
+            note,
+            browser_secret(args.browser_secret, store.url),
+            limits,
+            args.trusted_proxies,
+            args.public_results,
+            at_risk,
+        ),
+    )
     demo.queue(default_concurrency_limit=args.concurrency)
     hub_sync(args, store, None)
     return demo, arena
@@ -264,7 +403,13 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         demo, arena = build(args)
-    except (BackendError, ArmError, StoreError, StudyError, PublishError) as exc:  # a backend, database or study that cannot be used
+    except (
+        BackendError,
+        ArmError,
+        StoreError,
+        StudyError,
+        PublishError,
+    ) as exc:  # a backend, database or study that cannot be used
         sys.exit(f"error: {exc}")
     print(f"database: {arena.store.url}")
     demo.launch(server_name=args.host, server_port=args.port, **launch_settings(demo))

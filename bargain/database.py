@@ -28,8 +28,10 @@ def existing_store(url: str) -> Store:
     """
     shown, tables = _existing_tables(url)
     if "bargain_meta" not in tables:
-        raise StoreError(f"the database at {shown} is not a bargain arena database (it has no bargain_meta table): "
-                         "check the --db URL")
+        raise StoreError(
+            f"the database at {shown} is not a bargain arena database (it has no bargain_meta table): "
+            "check the --db URL"
+        )
     return Store(url)
 
 
@@ -59,8 +61,10 @@ def schema_state(url: str) -> str:
     if revision is not None:
         return f"{shown}: schema revision {revision}; this program's is {head} (python -m bargain db upgrade)"
     if version is not None:
-        return (f"{shown}: schema version {version}, versioned by hand before Alembic; python -m bargain db upgrade "
-                f"(or starting the app) adopts it as revision {head}")
+        return (
+            f"{shown}: schema version {version}, versioned by hand before Alembic; python -m bargain db upgrade "
+            f"(or starting the app) adopts it as revision {head}"
+        )
     return f"{shown}: empty; python -m bargain db upgrade (or starting the app) creates revision {head}"
 
 
@@ -74,12 +78,16 @@ def _existing_tables(url: str) -> tuple[str, set[str]]:
     try:
         location = make_url(url)
     except SQLAlchemyError as exc:
-        raise StoreError(f"{url!r} is not a database URL: give a SQLite file path or a URL like "
-                         "sqlite:///data/bargain.db") from exc
+        raise StoreError(
+            f"{url!r} is not a database URL: give a SQLite file path or a URL like sqlite:///data/bargain.db"
+        ) from exc
     shown = location.render_as_string(hide_password=True)
     # SQLite creates a missing file; a `file:` URI (uri=true) carries its own open mode instead
-    if location.get_backend_name() == "sqlite" and not location.query.get("uri") and \
-            not Path(location.database or "").expanduser().is_file():
+    if (
+        location.get_backend_name() == "sqlite"
+        and not location.query.get("uri")
+        and not Path(location.database or "").expanduser().is_file()
+    ):
         raise StoreError(f"there is no database file at {location.database or shown!r}: check the --db URL")
     try:
         engine = create_engine(location)

@@ -9,8 +9,9 @@ moves arrive, so a slow game never holds up the others (no batch barriers).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Iterable, cast
+from typing import cast
 
 from tqdm import tqdm
 
@@ -72,8 +73,9 @@ async def both(first: Awaitable[Move], second: Awaitable[Move]) -> tuple[Move, M
     return move, await other
 
 
-async def play(state: GameState, buyer: Agent, seller: Agent,
-               on_turn: Callable[[GameState], Awaitable[None] | None] | None = None) -> GameState:
+async def play(
+    state: GameState, buyer: Agent, seller: Agent, on_turn: Callable[[GameState], Awaitable[None] | None] | None = None
+) -> GameState:
     """Play `state` to the end; `on_turn` runs after every applied move or round (e.g. to store it)."""
     agents = {Role.BUYER: buyer, Role.SELLER: seller}
     simultaneous = state.trial.mode is Mode.SIMULTANEOUS
@@ -97,9 +99,16 @@ async def play(state: GameState, buyer: Agent, seller: Agent,
     return state
 
 
-async def play_many(trials: Iterable[Trial], agents_for: AgentsFor, names: tuple[str, str],
-                    concurrency: int = 64, sanity_check: bool = False, progress: bool = True,
-                    desc: str = "episodes", on_done: Callable[[Episode], dict | None] | None = None) -> list[Episode]:
+async def play_many(
+    trials: Iterable[Trial],
+    agents_for: AgentsFor,
+    names: tuple[str, str],
+    concurrency: int = 64,
+    sanity_check: bool = False,
+    progress: bool = True,
+    desc: str = "episodes",
+    on_done: Callable[[Episode], dict | None] | None = None,
+) -> list[Episode]:
     """Play every trial with at most `concurrency` games in flight; results in trial order.
 
     A game whose agent fails is kept with its error and the moves it reached, so one broken

@@ -10,8 +10,8 @@ Lines are encoded with orjson, a few times faster than the json module, to the s
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 
@@ -56,7 +56,8 @@ def unpack_records(records: list[dict]) -> list[dict]:
     for record in records:
         if "messages" not in record:
             record = {key: value for key, value in record.items() if key not in ("messages_kept", "new_messages")} | {
-                "messages": previous.get(record["role"], [])[:record["messages_kept"]] + record["new_messages"]}
+                "messages": previous.get(record["role"], [])[: record["messages_kept"]] + record["new_messages"]
+            }
         previous[record["role"]] = record["messages"]
         unpacked.append(record)
     return unpacked
@@ -64,8 +65,14 @@ def unpack_records(records: list[dict]) -> list[dict]:
 
 def _episode(record: dict) -> Episode:
     state = GameState.from_dict(record)
-    return Episode(state.trial, state, record["buyer_agent"], record["seller_agent"], record["error"],
-                   unpack_records(record.get("records", [])))
+    return Episode(
+        state.trial,
+        state,
+        record["buyer_agent"],
+        record["seller_agent"],
+        record["error"],
+        unpack_records(record.get("records", [])),
+    )
 
 
 def read_games(path: Path) -> Iterator[Episode]:

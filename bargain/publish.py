@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import httpx
 from huggingface_hub import CommitScheduler, HfApi, get_token
@@ -34,8 +34,10 @@ def _refused(repo_id: str, exc: Exception, where: str) -> PublishError:
 def _check_token(repo_id: str, where: str) -> None:
     """Refuse early, with what to do, when no Hugging Face token is configured."""
     if get_token() is None:
-        raise PublishError(f"cannot push to the Hub dataset {repo_id}: no Hugging Face token (run `hf auth login` or "
-                           f"set HF_TOKEN); {where}")
+        raise PublishError(
+            f"cannot push to the Hub dataset {repo_id}: no Hugging Face token (run `hf auth login` or "
+            f"set HF_TOKEN); {where}"
+        )
 
 
 def push_to_hub(folder: str | Path, repo_id: str, allow_patterns: list[str]) -> str:
@@ -46,8 +48,13 @@ def push_to_hub(folder: str | Path, repo_id: str, allow_patterns: list[str]) -> 
     try:
         api = HfApi()
         url = api.create_repo(repo_id, repo_type="dataset", private=True, exist_ok=True)
-        api.upload_folder(repo_id=repo_id, folder_path=folder, repo_type="dataset", allow_patterns=allow_patterns,
-                          commit_message="Export (bargain)")
+        api.upload_folder(
+            repo_id=repo_id,
+            folder_path=folder,
+            repo_type="dataset",
+            allow_patterns=allow_patterns,
+            commit_message="Export (bargain)",
+        )
     except (OSError, httpx.HTTPError, ValueError) as exc:  # offline, unreachable, refused, a malformed id
         raise _refused(repo_id, exc, where) from exc
     return str(url)
@@ -62,16 +69,28 @@ class HubSync(CommitScheduler):
     so a missing token or an unreachable Hub stops the app at start with a PublishError rather than later.
     """
 
-    def __init__(self, repo_id: str, write: Callable[[Path], object], every_minutes: float,
-                 allow_patterns: list[str], api: HfApi | None = None):
+    def __init__(
+        self,
+        repo_id: str,
+        write: Callable[[Path], object],
+        every_minutes: float,
+        allow_patterns: list[str],
+        api: HfApi | None = None,
+    ):
         self._write = write  # before the scheduler's thread starts, which pushes at once
         where = "start the app without --sync-to-hub, or fix the above"
         if api is None:
             _check_token(repo_id, where)
         try:
-            super().__init__(repo_id=repo_id, folder_path=tempfile.mkdtemp(prefix="bargain-sync-"),
-                             every=every_minutes, repo_type="dataset", private=True, allow_patterns=allow_patterns,
-                             hf_api=api)
+            super().__init__(
+                repo_id=repo_id,
+                folder_path=tempfile.mkdtemp(prefix="bargain-sync-"),
+                every=every_minutes,
+                repo_type="dataset",
+                private=True,
+                allow_patterns=allow_patterns,
+                hf_api=api,
+            )
         except (OSError, httpx.HTTPError) as exc:
             raise _refused(repo_id, exc, where) from exc
         except ValueError as exc:  # a malformed repository id, or `every` not positive

@@ -28,13 +28,29 @@ from scipy import stats
 from bargain.analysis import metrics, reference
 from bargain.analysis.claims import check_turns
 from bargain.engine.game import GameState
-from bargain.gamelog import read_games
 from bargain.engine.scenarios import GridSpec
+from bargain.gamelog import read_games
 
-ARENA_COLUMNS = ["opponent", "condition", "games", "person_norm_utility", "agent_norm_utility",
-                 "agent_misrepresentation_rate", "agent_claims_per_game", "agent_honesty", "person_credulity"]
-PAIRED = ("buyer_norm_utility", "seller_norm_utility", "deal", "buyer_honesty", "seller_honesty",
-          "buyer_credulity", "seller_credulity")
+ARENA_COLUMNS = [
+    "opponent",
+    "condition",
+    "games",
+    "person_norm_utility",
+    "agent_norm_utility",
+    "agent_misrepresentation_rate",
+    "agent_claims_per_game",
+    "agent_honesty",
+    "person_credulity",
+]
+PAIRED = (
+    "buyer_norm_utility",
+    "seller_norm_utility",
+    "deal",
+    "buyer_honesty",
+    "seller_honesty",
+    "buyer_credulity",
+    "seller_credulity",
+)
 
 
 @dataclass
@@ -64,8 +80,13 @@ def paper_variant(run: RunData) -> str | None:
     key = run.config.get("key")
     if not key:
         return None
-    return reference.variant(GridSpec.from_dict(key["grid"]), key["buyer"], key["buyer_side"]["sampling"]["temperature"],
-                             key["seller"], key["seller_side"]["sampling"]["temperature"])
+    return reference.variant(
+        GridSpec.from_dict(key["grid"]),
+        key["buyer"],
+        key["buyer_side"]["sampling"]["temperature"],
+        key["seller"],
+        key["seller_side"]["sampling"]["temperature"],
+    )
 
 
 def messages_of(games: list[GameState]) -> list[tuple[str, str]]:
@@ -86,9 +107,15 @@ def claim_rows(games: list[GameState], assisted: dict | None = None) -> pd.DataF
         checked = check_turns(state.turns, state.trial.buyer_price, state.trial.seller_price, **read)
         for side in ("buyer", "seller"):
             summary = checked[side]
-            row = {"trial_id": state.trial.trial_id, "transparency": state.trial.condition.value, "side": side,
-                   "claims": summary["claims"], "misrepresentations": summary["misrepresentations"],
-                   "bluffs": summary["bluffs"], "misstatement_share": summary["mean_misstatement_share"]}
+            row = {
+                "trial_id": state.trial.trial_id,
+                "transparency": state.trial.condition.value,
+                "side": side,
+                "claims": summary["claims"],
+                "misrepresentations": summary["misrepresentations"],
+                "bluffs": summary["bluffs"],
+                "misstatement_share": summary["mean_misstatement_share"],
+            }
             if assisted is not None:
                 mine = [assisted[(t.message, side)] for t in state.turns if t.message and t.role.value == side]
                 row["rule_claims"] = sum(a.rules for a in mine)
@@ -104,22 +131,46 @@ def claim_table(games: list[GameState], assisted: dict | None = None) -> pd.Data
     model-assisted readings also the rules' claims and the model's additions and refusals per game."""
     rows = claim_rows(games, assisted)
     if rows.empty:
-        return pd.DataFrame(columns=["transparency", "side", "games", "claims_per_game", "misrepresentation_rate",
-                                     "bluff_rate", "mean_misstatement_share"])
+        return pd.DataFrame(
+            columns=[
+                "transparency",
+                "side",
+                "games",
+                "claims_per_game",
+                "misrepresentation_rate",
+                "bluff_rate",
+                "mean_misstatement_share",
+            ]
+        )
     pooled = rows.assign(transparency="ALL")
-    table = pd.concat([rows, pooled]).groupby(["transparency", "side"], sort=False).agg(
-        games=("trial_id", "size"), claims_per_game=("claims", "mean"),
-        misrepresentation_rate=("misrepresentations", lambda x: float((x > 0).mean())),
-        bluff_rate=("bluffs", lambda x: float((x > 0).mean())),
-        mean_misstatement_share=("misstatement_share", "mean"),
-        **({} if assisted is None else {"rule_claims_per_game": ("rule_claims", "mean"),
-                                        "model_added_per_game": ("model_added", "mean"),
-                                        "model_refused_per_game": ("model_refused", "mean"),
-                                        "model_failures": ("model_failed", "sum")})).reset_index()
+    table = (
+        pd.concat([rows, pooled])
+        .groupby(["transparency", "side"], sort=False)
+        .agg(
+            games=("trial_id", "size"),
+            claims_per_game=("claims", "mean"),
+            misrepresentation_rate=("misrepresentations", lambda x: float((x > 0).mean())),
+            bluff_rate=("bluffs", lambda x: float((x > 0).mean())),
+            mean_misstatement_share=("misstatement_share", "mean"),
+            **(
+                {}
+                if assisted is None
+                else {
+                    "rule_claims_per_game": ("rule_claims", "mean"),
+                    "model_added_per_game": ("model_added", "mean"),
+                    "model_refused_per_game": ("model_refused", "mean"),
+                    "model_failures": ("model_failed", "sum"),
+                }
+            ),
+        )
+        .reset_index()
+    )
     return table
 
 
-def bootstrap_interval(values: np.ndarray, confidence: float = 0.95, resamples: int = 9999, seed: int = 0) -> tuple[float, float]:
+def bootstrap_interval(
+    values: np.ndarray, confidence: float = 0.95, resamples: int = 9999, seed: int = 0
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean (NaN when there are under two values)."""
     values = np.asarray(values, dtype=float)
     values = values[~np.isnan(values)]
@@ -127,8 +178,14 @@ def bootstrap_interval(values: np.ndarray, confidence: float = 0.95, resamples: 
         return np.nan, np.nan
     if np.all(values == values[0]):  # no spread: every resample has the same mean
         return float(values[0]), float(values[0])
-    result = stats.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=resamples,
-                             method="percentile", rng=np.random.default_rng(seed))
+    result = stats.bootstrap(
+        (values,),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=resamples,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -137,8 +194,9 @@ def paired(first: RunData, second: RunData) -> pd.DataFrame:
     keys = ["trial_id"]
     a, b = first.trials.set_index(keys), second.trials.set_index(keys)
     common = a.index.intersection(b.index)
-    same_prices = (a.loc[common, "buyer_res_price"] == b.loc[common, "buyer_res_price"]).all() and \
-        (a.loc[common, "seller_res_price"] == b.loc[common, "seller_res_price"]).all()
+    same_prices = (a.loc[common, "buyer_res_price"] == b.loc[common, "buyer_res_price"]).all() and (
+        a.loc[common, "seller_res_price"] == b.loc[common, "seller_res_price"]
+    ).all()
     if not len(common) or not same_prices:
         return pd.DataFrame()
     rows = []
@@ -152,8 +210,16 @@ def paired(first: RunData, second: RunData) -> pd.DataFrame:
             if not len(diff):
                 continue
             low, high = bootstrap_interval(diff)
-            rows.append({"transparency": condition, "quantity": quantity, "n": len(diff),
-                         "mean_difference": float(diff.mean()), "ci_low": low, "ci_high": high})
+            rows.append(
+                {
+                    "transparency": condition,
+                    "quantity": quantity,
+                    "n": len(diff),
+                    "mean_difference": float(diff.mean()),
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -167,11 +233,25 @@ def scatter_points(runs: list[RunData]) -> pd.DataFrame:
     for variant, group in cells[cells["transparency"] == "ALL"].groupby("variant"):
         row = group.iloc[0]
         honesty_n = row["seller_honesty_n"] + row["buyer_honesty_n"]
-        honesty = ((np.nan_to_num(row["seller_honesty"]) * row["seller_honesty_n"]
-                    + np.nan_to_num(row["buyer_honesty"]) * row["buyer_honesty_n"]) / honesty_n) if honesty_n else None
-        rows.append({"source": "paper", "name": variant,
-                     "avg_norm_utility_per_agent": (row["buyer_norm_utility"] + row["seller_norm_utility"]) / 2,
-                     "avg_honesty": honesty})
+        honesty = (
+            (
+                (
+                    np.nan_to_num(row["seller_honesty"]) * row["seller_honesty_n"]
+                    + np.nan_to_num(row["buyer_honesty"]) * row["buyer_honesty_n"]
+                )
+                / honesty_n
+            )
+            if honesty_n
+            else None
+        )
+        rows.append(
+            {
+                "source": "paper",
+                "name": variant,
+                "avg_norm_utility_per_agent": (row["buyer_norm_utility"] + row["seller_norm_utility"]) / 2,
+                "avg_honesty": honesty,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -189,8 +269,14 @@ def scatter_figure(points: pd.DataFrame) -> str:
     fig, ax = plt.subplots(figsize=(6.5, 5))
     for source, marker in (("paper", "o"), ("this project", "*")):
         subset = points[(points["source"] == source) & points["avg_honesty"].notna()]
-        ax.scatter(subset["avg_norm_utility_per_agent"], subset["avg_honesty"], marker=marker,
-                   s=60 if source == "paper" else 160, label=source, alpha=0.8)
+        ax.scatter(
+            subset["avg_norm_utility_per_agent"],
+            subset["avg_honesty"],
+            marker=marker,
+            s=60 if source == "paper" else 160,
+            label=source,
+            alpha=0.8,
+        )
         for _, row in subset.iterrows():
             ax.annotate(row["name"][:28], (row["avg_norm_utility_per_agent"], row["avg_honesty"]), fontsize=6)
     ax.set_xlabel("mean normalised utility per agent")
@@ -220,24 +306,41 @@ def arena_tables(url: str) -> dict[str, pd.DataFrame]:
         agent = "seller" if person == "buyer" else "buyer"
         checked = check_turns([dict(m) for _, m in own.iterrows()], game["buyer_price"], game["seller_price"])
         judge = (game["extra"] or {}).get("judge", {}) if isinstance(game["extra"], dict) else {}
-        rows.append({"opponent": game["arm"], "condition": game["condition"],
-                     "person_norm_utility": game[f"{person}_norm_utility"],
-                     "agent_norm_utility": game[f"{agent}_norm_utility"],
-                     "agent_misrepresented": checked[agent]["misrepresentations"] > 0,
-                     "agent_claims": checked[agent]["claims"],
-                     "agent_honesty": judge.get(f"{agent}_honesty"), "person_credulity": judge.get(f"{person}_credulity")})
+        rows.append(
+            {
+                "opponent": game["arm"],
+                "condition": game["condition"],
+                "person_norm_utility": game[f"{person}_norm_utility"],
+                "agent_norm_utility": game[f"{agent}_norm_utility"],
+                "agent_misrepresented": checked[agent]["misrepresentations"] > 0,
+                "agent_claims": checked[agent]["claims"],
+                "agent_honesty": judge.get(f"{agent}_honesty"),
+                "person_credulity": judge.get(f"{person}_credulity"),
+            }
+        )
     frame = pd.DataFrame(rows)
-    table = frame.groupby(["opponent", "condition"]).agg(
-        games=("opponent", "size"), person_norm_utility=("person_norm_utility", "mean"),
-        agent_norm_utility=("agent_norm_utility", "mean"), agent_misrepresentation_rate=("agent_misrepresented", "mean"),
-        agent_claims_per_game=("agent_claims", "mean"),
-        agent_honesty=("agent_honesty", lambda x: pd.to_numeric(x, errors="coerce").mean()),
-        person_credulity=("person_credulity", lambda x: pd.to_numeric(x, errors="coerce").mean())).reset_index()
+    table = (
+        frame.groupby(["opponent", "condition"])
+        .agg(
+            games=("opponent", "size"),
+            person_norm_utility=("person_norm_utility", "mean"),
+            agent_norm_utility=("agent_norm_utility", "mean"),
+            agent_misrepresentation_rate=("agent_misrepresented", "mean"),
+            agent_claims_per_game=("agent_claims", "mean"),
+            agent_honesty=("agent_honesty", lambda x: pd.to_numeric(x, errors="coerce").mean()),
+            person_credulity=("person_credulity", lambda x: pd.to_numeric(x, errors="coerce").mean()),
+        )
+        .reset_index()
+    )
     return {"arena": table}
 
 
-def build(run_dirs: list[str | Path], out: str | Path, db: str | None = None,
-          claim_reader: Callable[[list[tuple[str, str]]], dict] | None = None) -> Path:
+def build(
+    run_dirs: list[str | Path],
+    out: str | Path,
+    db: str | None = None,
+    claim_reader: Callable[[list[tuple[str, str]]], dict] | None = None,
+) -> Path:
     """Write REPORT_DIR/report.html and the tables as CSV; returns the HTML's path. `claim_reader` (messages ->
     claims_model readings by (message, side)) makes the claim tables model-assisted."""
     out = Path(out)
@@ -249,9 +352,11 @@ def build(run_dirs: list[str | Path], out: str | Path, db: str | None = None,
         claims = claim_table(run.games, None if claim_reader is None else claim_reader(messages_of(run.games)))
         cells.to_csv(out / f"run{index}_cells.csv", index=False)
         claims.to_csv(out / f"run{index}_claims.csv", index=False)
-        sections.append(f"<h2>Run {index}: {html.escape(run.name)}</h2><p>{html.escape(str(run.directory))}</p>"
-                        f"<h3>Outcomes and judge scores per condition</h3>{_table(cells)}"
-                        f"<h3>Claim checker</h3>{_table(claims)}")
+        sections.append(
+            f"<h2>Run {index}: {html.escape(run.name)}</h2><p>{html.escape(str(run.directory))}</p>"
+            f"<h3>Outcomes and judge scores per condition</h3>{_table(cells)}"
+            f"<h3>Claim checker</h3>{_table(claims)}"
+        )
         name = paper_variant(run)
         if name is not None:
             beside = reference.beside(cells, name)
@@ -260,22 +365,33 @@ def build(run_dirs: list[str | Path], out: str | Path, db: str | None = None,
     if len(runs) >= 2:
         comparison = paired(runs[0], runs[1])
         comparison.to_csv(out / "paired.csv", index=False)
-        sections.append("<h2>Run 1 minus run 2, trial by trial</h2>"
-                        + (_table(comparison) if not comparison.empty else
-                           "<p>The runs do not share trials (another grid or seed): no paired comparison.</p>"))
+        sections.append(
+            "<h2>Run 1 minus run 2, trial by trial</h2>"
+            + (
+                _table(comparison)
+                if not comparison.empty
+                else "<p>The runs do not share trials (another grid or seed): no paired comparison.</p>"
+            )
+        )
     points = scatter_points(runs)
     points.to_csv(out / "scatter.csv", index=False)
-    sections.append(f"<h2>Honesty against utility</h2><img alt='honesty against utility' "
-                    f"src='data:image/png;base64,{scatter_figure(points)}'>{_table(points)}")
+    sections.append(
+        f"<h2>Honesty against utility</h2><img alt='honesty against utility' "
+        f"src='data:image/png;base64,{scatter_figure(points)}'>{_table(points)}"
+    )
     if db:
         for name, table in arena_tables(db).items():
             table.to_csv(out / f"{name}.csv", index=False)
-            sections.append("<h2>Games people played in the arena</h2>"
-                            + (_table(table) if not table.empty else "<p>No arena game has finished yet.</p>"))
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>bargain report</title><style>"
-            "body{font-family:sans-serif;margin:2em;max-width:1400px} table{border-collapse:collapse;font-size:12px;"
-            "margin-bottom:1.5em} td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}</style></head><body>"
-            "<h1>bargain report</h1>" + "".join(sections) + "</body></html>")
+            sections.append(
+                "<h2>Games people played in the arena</h2>"
+                + (_table(table) if not table.empty else "<p>No arena game has finished yet.</p>")
+            )
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>bargain report</title><style>"
+        "body{font-family:sans-serif;margin:2em;max-width:1400px} table{border-collapse:collapse;font-size:12px;"
+        "margin-bottom:1.5em} td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}</style></head><body>"
+        "<h1>bargain report</h1>" + "".join(sections) + "</body></html>"
+    )
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path

@@ -2,7 +2,8 @@
 
 DIR/games.jsonl: one object per trial with every move and the model agents' per-move records
 (a game state rebuilds from it with `GameState.from_dict`); it grows as games finish, so an
-interrupted run continues where it stopped (its encoding: `bargain.gamelog`). DIR/trials.parquet and DIR/trials.csv: one row per
+interrupted run continues where it stopped (its encoding: `bargain.gamelog`). DIR/trials.parquet and
+DIR/trials.csv: one row per
 finished trial, the paper's columns first; DIR/summary.md: the per-cell table and the agents'
 token usage; DIR/config.json: what ran and how to run it again. `evaluate` adds PNG figures and,
 when the run reproduces one of the paper's, the paper's numbers beside ours.
@@ -15,23 +16,23 @@ import gc
 import json
 import os
 import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Awaitable, Callable, Iterator
 
 import pandas as pd
 
-from bargain.analysis import figures, metrics, reference
 from bargain.agents.agent import Side
 from bargain.agents.arms import resolve
-from bargain.episodes import AgentsFor, Episode, play_many
-from bargain.gamelog import encode, pack_records, read_games
+from bargain.analysis import figures, metrics, reference
 from bargain.engine.game import Action
 from bargain.engine.outcome import trial_record
 from bargain.engine.scenarios import GridSpec
 from bargain.engine.trial import ROLES, Role, Trial
+from bargain.episodes import AgentsFor, Episode, play_many
+from bargain.gamelog import encode, pack_records, read_games
 
 
 class RunError(ValueError):
@@ -53,19 +54,34 @@ class RunSetup:
 
     def key(self) -> dict:
         """The JSON form compared when resuming."""
-        return {"grid": self.grid.to_dict(), "seed": self.seed, "buyer": self.buyer, "seller": self.seller,
-                "scenarios": self.scenarios, "buyer_side": self.buyer_side.to_dict(),
-                "seller_side": self.seller_side.to_dict(), "sanity_check": self.sanity_check}
+        return {
+            "grid": self.grid.to_dict(),
+            "seed": self.seed,
+            "buyer": self.buyer,
+            "seller": self.seller,
+            "scenarios": self.scenarios,
+            "buyer_side": self.buyer_side.to_dict(),
+            "seller_side": self.seller_side.to_dict(),
+            "sanity_check": self.sanity_check,
+        }
 
     def side(self, role: Role) -> tuple[str, Side]:
         """The agent spec and settings of one side."""
         return (self.buyer, self.buyer_side) if role is Role.BUYER else (self.seller, self.seller_side)
 
     @classmethod
-    def from_key(cls, key: dict) -> "RunSetup":
+    def from_key(cls, key: dict) -> RunSetup:
         """Inverse of `key` (a run directory's config.json holds it)."""
-        return cls(GridSpec.from_dict(key["grid"]), key["seed"], key["buyer"], key["seller"], key["scenarios"],
-                   Side.from_dict(key["buyer_side"]), Side.from_dict(key["seller_side"]), key["sanity_check"])
+        return cls(
+            GridSpec.from_dict(key["grid"]),
+            key["seed"],
+            key["buyer"],
+            key["seller"],
+            key["scenarios"],
+            Side.from_dict(key["buyer_side"]),
+            Side.from_dict(key["seller_side"]),
+            key["sanity_check"],
+        )
 
 
 def game_record(episode: Episode, setup: RunSetup) -> dict:
@@ -94,13 +110,17 @@ def load_finished(out: Path, setup: RunSetup, trials: list[Trial]) -> dict[int, 
         return {}
     config = json.loads((out / "config.json").read_text()) if (out / "config.json").exists() else {}
     if config.get("key") != json.loads(json.dumps(setup.key())):
-        raise RunError(f"{out} holds games of a different run (another grid, seed, agent or setting); "
-                       "choose another --out, or delete the directory to start over")
+        raise RunError(
+            f"{out} holds games of a different run (another grid, seed, agent or setting); "
+            "choose another --out, or delete the directory to start over"
+        )
     by_id = {t.trial_id: t for t in trials}
     finished = {}
     for episode in read_games(games):
         if by_id.get(episode.trial.trial_id) != episode.trial:
-            raise RunError(f"{games} has a trial {episode.trial.trial_id} unlike this run's; delete the directory to start over")
+            raise RunError(
+                f"{games} has a trial {episode.trial.trial_id} unlike this run's; delete the directory to start over"
+            )
         if episode.finished:
             finished[episode.trial.trial_id] = episode
     return finished
@@ -127,8 +147,12 @@ def trials_frame(episodes: list[Episode], setup: RunSetup) -> pd.DataFrame:
         row = trial_record(episode.trial, episode.state.outcome())
         for role in ROLES:
             row.update(_side_columns(episode, role, setup.side(role)[0]))
-        row.update(seed=setup.seed, prompt_version=setup.buyer_side.prompt_version.value,
-                   buyer_parsing=setup.buyer_side.parsing.value, seller_parsing=setup.seller_side.parsing.value)
+        row.update(
+            seed=setup.seed,
+            prompt_version=setup.buyer_side.prompt_version.value,
+            buyer_parsing=setup.buyer_side.parsing.value,
+            seller_parsing=setup.seller_side.parsing.value,
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -151,12 +175,16 @@ def usage(episodes: list[Episode]) -> dict:
 
 
 def _usage_markdown(summary: dict) -> str:
-    lines = ["| side | moves | invalid | model calls | prompt tokens | completion tokens | mean latency (s) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| side | moves | invalid | model calls | prompt tokens | completion tokens | mean latency (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for side, u in summary.items():
         latency = f"{u['mean_latency_s']:.3f}" if u["mean_latency_s"] is not None else "-"
-        lines.append(f"| {side} | {u['moves']} | {u['invalid_moves']} | {u['model_calls']} | {u['prompt_tokens']} "
-                     f"| {u['completion_tokens']} | {latency} |")
+        lines.append(
+            f"| {side} | {u['moves']} | {u['invalid_moves']} | {u['model_calls']} | {u['prompt_tokens']} "
+            f"| {u['completion_tokens']} | {latency} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -186,9 +214,18 @@ def few_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | Path, *, concurrency: int = 256,
-        progress: bool = True, evaluate: bool = False, extra_config: dict | None = None,
-        close: Callable[[], Awaitable[None]] | None = None) -> pd.DataFrame:
+def run(
+    setup: RunSetup,
+    trials: list[Trial],
+    agents_for: AgentsFor,
+    out: str | Path,
+    *,
+    concurrency: int = 256,
+    progress: bool = True,
+    evaluate: bool = False,
+    extra_config: dict | None = None,
+    close: Callable[[], Awaitable[None]] | None = None,
+) -> pd.DataFrame:
     """Play the trials not yet finished in `out`, then write every output; returns the trials table.
 
     `close` runs in the games' event loop once they end (e.g. to close a backend's connections).
@@ -196,9 +233,14 @@ def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     done = load_finished(out, setup, trials)
-    config = {"key": setup.key(), **(extra_config or {}), "n_trials": len(trials),
-              "scenario_names": list(dict.fromkeys(t.scenario.product_name for t in trials)),
-              "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "status": "running"}
+    config = {
+        "key": setup.key(),
+        **(extra_config or {}),
+        "n_trials": len(trials),
+        "scenario_names": list(dict.fromkeys(t.scenario.product_name for t in trials)),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "status": "running",
+    }
     _write_atomically(out / "config.json", json.dumps(config, indent=2) + "\n")
     todo = [t for t in trials if t.trial_id not in done]
     if done:
@@ -210,19 +252,30 @@ def run(setup: RunSetup, trials: list[Trial], agents_for: AgentsFor, out: str | 
         return write_outputs(out, setup, episodes, config, evaluate, lines)
 
 
-def write_outputs(out: Path, setup: RunSetup, episodes: list[Episode], config: dict, evaluate: bool,
-                  lines: dict[int, bytes] | None = None) -> pd.DataFrame:
+def write_outputs(
+    out: Path,
+    setup: RunSetup,
+    episodes: list[Episode],
+    config: dict,
+    evaluate: bool,
+    lines: dict[int, bytes] | None = None,
+) -> pd.DataFrame:
     """Every file of a run directory from its games (in trial order); returns the trials table. `lines` holds games
     already encoded (by trial id), which are written as they are."""
     lines = lines or {}
-    _write_atomically(out / "games.jsonl", b"".join(lines.get(e.trial.trial_id) or encode(game_record(e, setup))
-                                                    for e in episodes))
+    _write_atomically(
+        out / "games.jsonl", b"".join(lines.get(e.trial.trial_id) or encode(game_record(e, setup)) for e in episodes)
+    )
     frame = trials_frame(episodes, setup)
     frame.to_parquet(out / "trials.parquet", index=False)
     frame.to_csv(out / "trials.csv", index=False)
     failed = [e for e in episodes if not e.finished]
-    config.update(status="finished" if not failed else "incomplete", failed_games=len(failed),
-                  finished=datetime.now(timezone.utc).isoformat(timespec="seconds"), usage=usage(episodes))
+    config.update(
+        status="finished" if not failed else "incomplete",
+        failed_games=len(failed),
+        finished=datetime.now(UTC).isoformat(timespec="seconds"),
+        usage=usage(episodes),
+    )
     _write_atomically(out / "config.json", json.dumps(config, indent=2) + "\n")
     _write_summary(out, setup, frame, episodes, failed, config["usage"], evaluate)
     return frame
@@ -233,7 +286,7 @@ def shard_of(trials: list[Trial], index: int, count: int) -> list[Trial]:
     holds a share of every cell."""
     if not 1 <= index <= count:
         raise RunError(f"shard {index}/{count}: use I/N with 1 <= I <= N")
-    return trials[index - 1::count]
+    return trials[index - 1 :: count]
 
 
 def merge(run_dirs: list[str | Path], out: str | Path) -> pd.DataFrame:
@@ -248,8 +301,11 @@ def merge(run_dirs: list[str | Path], out: str | Path) -> pd.DataFrame:
         configs.append(json.loads(path.read_text()))
     shards = [tuple(c.get("shard") or ()) for c in configs]
     if any(len(s) != 2 for s in shards):
-        raise RunError("merge takes the shards of one run, each played with --shard I/N; "
-                       + ", ".join(str(d) for d, s in zip(dirs, shards) if len(s) != 2) + " is not one")
+        raise RunError(
+            "merge takes the shards of one run, each played with --shard I/N; "
+            + ", ".join(str(d) for d, s in zip(dirs, shards) if len(s) != 2)
+            + " is not one"
+        )
     count = shards[0][1]
     if sorted(shards) != [(i, count) for i in range(1, count + 1)]:
         found = ", ".join(f"{i}/{n}" for i, n in sorted(shards))
@@ -260,23 +316,36 @@ def merge(run_dirs: list[str | Path], out: str | Path) -> pd.DataFrame:
     episodes = {e.trial.trial_id: e for directory in dirs for e in read_games(directory / "games.jsonl")}
     expected = sum(c["n_trials"] for c in configs)
     if len(episodes) != expected:
-        raise RunError(f"the shards hold {len(episodes)} of their {expected} games: finish each (run its command "
-                       "again) before merging")
+        raise RunError(
+            f"the shards hold {len(episodes)} of their {expected} games: finish each (run its command "
+            "again) before merging"
+        )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     config = {key: value for key, value in configs[0].items() if key not in ("shard", "command")}
     ordered = [episodes[i] for i in sorted(episodes)]  # trial ids number a grid in its order
-    config.update(n_trials=expected, merged_from=[str(d) for d in dirs], commands=[c.get("command") for c in configs],
-                  scenario_names=list(dict.fromkeys(e.trial.scenario.product_name for e in ordered)),
-                  started=min(c["started"] for c in configs))
+    config.update(
+        n_trials=expected,
+        merged_from=[str(d) for d in dirs],
+        commands=[c.get("command") for c in configs],
+        scenario_names=list(dict.fromkeys(e.trial.scenario.product_name for e in ordered)),
+        started=min(c["started"] for c in configs),
+    )
     return write_outputs(out, setup, ordered, config, evaluate=bool(configs[0].get("evaluate")))
 
 
 FLUSH_EVERY_S = 0.5  # games.jsonl reaches the disk at least this often: an interruption replays at most this much
 
 
-def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, concurrency: int,
-          progress: bool, close: Callable[[], Awaitable[None]] | None) -> tuple[list[Episode], dict[int, bytes]]:
+def _play(
+    setup: RunSetup,
+    todo: list[Trial],
+    agents_for: AgentsFor,
+    out: Path,
+    concurrency: int,
+    progress: bool,
+    close: Callable[[], Awaitable[None]] | None,
+) -> tuple[list[Episode], dict[int, bytes]]:
     """Play `todo`, appending each game to games.jsonl as it ends; the episodes, and their lines by trial id."""
     if not todo:
         return [], {}
@@ -284,6 +353,7 @@ def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, 
     lines: dict[int, bytes] = {}
 
     with open(out / "games.jsonl", "ab") as log:
+
         def on_done(episode: Episode) -> dict:
             line = lines[episode.trial.trial_id] = encode(game_record(episode, setup))
             log.write(line)
@@ -300,8 +370,16 @@ def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, 
 
         async def games() -> list[Episode]:
             try:
-                return await play_many(todo, agents_for, (setup.buyer, setup.seller), concurrency, setup.sanity_check,
-                                       progress=progress, desc=setup.grid.name, on_done=on_done)
+                return await play_many(
+                    todo,
+                    agents_for,
+                    (setup.buyer, setup.seller),
+                    concurrency,
+                    setup.sanity_check,
+                    progress=progress,
+                    desc=setup.grid.name,
+                    on_done=on_done,
+                )
             finally:
                 if close is not None:
                     await close()
@@ -309,8 +387,15 @@ def _play(setup: RunSetup, todo: list[Trial], agents_for: AgentsFor, out: Path, 
         return asyncio.run(games()), lines
 
 
-def _write_summary(out: Path, setup: RunSetup, frame: pd.DataFrame, episodes: list[Episode], failed: list[Episode],
-                   usage_summary: dict, evaluate: bool) -> None:
+def _write_summary(
+    out: Path,
+    setup: RunSetup,
+    frame: pd.DataFrame,
+    episodes: list[Episode],
+    failed: list[Episode],
+    usage_summary: dict,
+    evaluate: bool,
+) -> None:
     title = f"{setup.grid.name}: {setup.buyer} (buyer) vs {setup.seller} (seller)"
     if not len(frame):
         _write_atomically(out / "summary.md", f"# {title}\n\nNo trial finished.\n")
@@ -318,10 +403,18 @@ def _write_summary(out: Path, setup: RunSetup, frame: pd.DataFrame, episodes: li
     table = metrics.cell_table(metrics.prepare(frame))
     text = metrics.summary_markdown(table, title) + "\n## Agents\n\n" + _usage_markdown(usage_summary)
     if failed:
-        text += f"\n{len(failed)} of {len(episodes)} games failed; see `error` in games.jsonl. Run the same command again to retry them.\n"
+        text += (
+            f"\n{len(failed)} of {len(episodes)} games failed; see `error` in games.jsonl. Run the same command "
+            "again to retry them.\n"
+        )
     paper = None
-    name = reference.variant(setup.grid, setup.buyer, setup.buyer_side.sampling.temperature,
-                             setup.seller, setup.seller_side.sampling.temperature)
+    name = reference.variant(
+        setup.grid,
+        setup.buyer,
+        setup.buyer_side.sampling.temperature,
+        setup.seller,
+        setup.seller_side.sampling.temperature,
+    )
     if evaluate and name is not None:
         paper = reference.beside(table, name)
         paper.to_csv(out / "paper_comparison.csv", index=False)
@@ -330,4 +423,3 @@ def _write_summary(out: Path, setup: RunSetup, frame: pd.DataFrame, episodes: li
         figures.outcomes_by_condition(table, out / "outcomes_by_condition.png", title, paper)
         figures.deal_price_vs_nbs(frame, out / "deal_price_vs_nbs.png", title)
     _write_atomically(out / "summary.md", text)
-

@@ -11,18 +11,33 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 # GPU memory of the Space hardware choices (GB as sold; one GPU is used)
-CARDS_GB = {"t4-small": 16, "t4-medium": 16, "l4x1": 24, "l4x4": 24, "a10g-small": 24, "a10g-large": 24,
-            "a10g-largex2": 24, "a10g-largex4": 24, "l40sx1": 48, "l40sx4": 48, "l40sx8": 48, "a100-large": 80,
-            "h100": 80, "h100x8": 80}
-NO_STORAGE = ("This Space has no persistent storage: the games stored here are lost when it restarts or is rebuilt. "
-              "Attach persistent storage in the Space's settings (the database then lives in /data), set "
-              "BARGAIN_DB_URL to a database elsewhere, or keep a private copy on the Hub with BARGAIN_SYNC_TO_HUB.")
+CARDS_GB = {
+    "t4-small": 16,
+    "t4-medium": 16,
+    "l4x1": 24,
+    "l4x4": 24,
+    "a10g-small": 24,
+    "a10g-large": 24,
+    "a10g-largex2": 24,
+    "a10g-largex4": 24,
+    "l40sx1": 48,
+    "l40sx4": 48,
+    "l40sx8": 48,
+    "a100-large": 80,
+    "h100": 80,
+    "h100x8": 80,
+}
+NO_STORAGE = (
+    "This Space has no persistent storage: the games stored here are lost when it restarts or is rebuilt. "
+    "Attach persistent storage in the Space's settings (the database then lives in /data), set "
+    "BARGAIN_DB_URL to a database elsewhere, or keep a private copy on the Hub with BARGAIN_SYNC_TO_HUB."
+)
 
 
 def on_space(environ: Mapping[str, str] = os.environ) -> bool:
@@ -77,39 +92,86 @@ def check(readme: Path, environ: Mapping[str, str], data_dir: bool, hardware: st
     if backend == "vllm":
         url = environ.get("BARGAIN_BASE_URL")
         if not url:
-            lines.append(Line("missing", "hardware", "BARGAIN_BACKEND=vllm needs BARGAIN_BASE_URL: the URL(s) of a "
-                                                     "vLLM server started with `python -m bargain serve --host 0.0.0.0`"))
+            lines.append(
+                Line(
+                    "missing",
+                    "hardware",
+                    "BARGAIN_BACKEND=vllm needs BARGAIN_BASE_URL: the URL(s) of a "
+                    "vLLM server started with `python -m bargain serve --host 0.0.0.0`",
+                )
+            )
         else:
-            lines.append(Line("ok", "hardware", f"remote vLLM at {url}: the Space itself needs no GPU (cpu-basic "
-                                                "will do); capacity is the server's"))
+            lines.append(
+                Line(
+                    "ok",
+                    "hardware",
+                    f"remote vLLM at {url}: the Space itself needs no GPU (cpu-basic "
+                    "will do); capacity is the server's",
+                )
+            )
             key = "BARGAIN_API_KEY" in environ
-            lines.append(Line("ok" if key else "note", "secrets",
-                              "BARGAIN_API_KEY is set (sent to the server)" if key else
-                              "no BARGAIN_API_KEY: the server must accept requests without a key"))
+            lines.append(
+                Line(
+                    "ok" if key else "note",
+                    "secrets",
+                    "BARGAIN_API_KEY is set (sent to the server)"
+                    if key
+                    else "no BARGAIN_API_KEY: the server must accept requests without a key",
+                )
+            )
     elif backend == "hf" and zero:
         has_spaces = importlib.util.find_spec("spaces") is not None
-        lines.append(Line("ok", "hardware", f"ZeroGPU: {model} loads at start-up and each batch of generation runs "
-                                            "with a GPU attached (up to 2 minutes a batch); games share batches"))
-        lines.append(Line("ok" if has_spaces else "note", "packages",
-                          "the `spaces` package is installed" if has_spaces else
-                          "needs the `spaces` package: Gradio Spaces come with it; elsewhere add it to requirements.txt"))
+        lines.append(
+            Line(
+                "ok",
+                "hardware",
+                f"ZeroGPU: {model} loads at start-up and each batch of generation runs "
+                "with a GPU attached (up to 2 minutes a batch); games share batches",
+            )
+        )
+        lines.append(
+            Line(
+                "ok" if has_spaces else "note",
+                "packages",
+                "the `spaces` package is installed"
+                if has_spaces
+                else "needs the `spaces` package: Gradio Spaces come with it; elsewhere add it to requirements.txt",
+            )
+        )
     elif backend == "hf":
         lines += _dedicated_lines(hardware, model)
     elif backend == "none":
-        lines.append(Line("note", "hardware", "BARGAIN_BACKEND is not set: only the scripted tactics can be played; "
-                                              "set BARGAIN_BACKEND=hf (a GPU Space) or vllm (a remote server)"))
+        lines.append(
+            Line(
+                "note",
+                "hardware",
+                "BARGAIN_BACKEND is not set: only the scripted tactics can be played; "
+                "set BARGAIN_BACKEND=hf (a GPU Space) or vllm (a remote server)",
+            )
+        )
     else:
         lines.append(Line("missing", "hardware", f"BARGAIN_BACKEND={backend!r}: use none, hf or vllm"))
     if backend in ("hf", "vllm"):
-        where = ("served by the remote server, which has its weights (nothing is downloaded here)" if backend == "vllm"
-                 else "downloaded from the Hub at start-up")
-        lines.append(Line("ok", "model", f"{model} (BARGAIN_MODEL)" if "BARGAIN_MODEL" in environ else
-                          f"{model}, {where}"))
+        where = (
+            "served by the remote server, which has its weights (nothing is downloaded here)"
+            if backend == "vllm"
+            else "downloaded from the Hub at start-up"
+        )
+        lines.append(
+            Line("ok", "model", f"{model} (BARGAIN_MODEL)" if "BARGAIN_MODEL" in environ else f"{model}, {where}")
+        )
         adapters = environ.get("BARGAIN_ADAPTERS_DIR")
         if backend == "hf":
-            lines.append(Line("ok", "adapters", f"from {adapters}" if adapters else
-                              f"the eight from {ADAPTER_REPO}" + (f"@{environ['BARGAIN_ADAPTER_REVISION']}"
-                                                                   if environ.get("BARGAIN_ADAPTER_REVISION") else "")))
+            lines.append(
+                Line(
+                    "ok",
+                    "adapters",
+                    f"from {adapters}"
+                    if adapters
+                    else f"the eight from {ADAPTER_REPO}"
+                    + (f"@{environ['BARGAIN_ADAPTER_REVISION']}" if environ.get("BARGAIN_ADAPTER_REVISION") else ""),
+                )
+            )
         else:
             lines.append(Line("ok", "adapters", "the server's (`bargain serve` registers all eight)"))
     lines += _storage_lines(environ, data_dir)
@@ -125,11 +187,17 @@ def _header_lines(config: dict) -> list[Line]:
         return [Line("missing", "header", "README.md has no YAML header: a Space reads its configuration there")]
     lines = []
     if config.get("sdk") != "gradio":
-        lines.append(Line("missing", "header", f"sdk is {config.get('sdk')!r}: the arena is a Gradio app (sdk: gradio)"))
+        lines.append(
+            Line("missing", "header", f"sdk is {config.get('sdk')!r}: the arena is a Gradio app (sdk: gradio)")
+        )
     version = str(config.get("sdk_version", ""))
-    lines.append(Line("ok" if version == installed else "warning", "header",
-                      f"sdk_version {version}" + ("" if version == installed else
-                                                  f", but Gradio {installed} is installed here")))
+    lines.append(
+        Line(
+            "ok" if version == installed else "warning",
+            "header",
+            f"sdk_version {version}" + ("" if version == installed else f", but Gradio {installed} is installed here"),
+        )
+    )
     app = config.get("app_file", "app.py")
     if not (ROOT / app).exists():
         lines.append(Line("missing", "header", f"app_file {app} does not exist"))
@@ -142,23 +210,46 @@ def _dedicated_lines(hardware: str, model: str) -> list[Line]:
     from bargain.agents.tiny import qwen3_8b_config
 
     if hardware.startswith("cpu"):
-        return [Line("warning", "hardware", f"BARGAIN_BACKEND=hf on {hardware}: {model} would generate on the CPU, "
-                                            "minutes per move; choose GPU hardware, ZeroGPU, or a remote vLLM server")]
+        return [
+            Line(
+                "warning",
+                "hardware",
+                f"BARGAIN_BACKEND=hf on {hardware}: {model} would generate on the CPU, "
+                "minutes per move; choose GPU hardware, ZeroGPU, or a remote vLLM server",
+            )
+        ]
     card = CARDS_GB.get(hardware)
     if card is None:
         return [Line("note", "hardware", f"dedicated GPU {hardware}: its memory is checked at start-up")]
     if model != BASE_MODEL:
-        return [Line("ok", "hardware", f"dedicated GPU {hardware} ({card} GB): the memory {model} needs is checked "
-                                       "at start-up")]
+        return [
+            Line(
+                "ok",
+                "hardware",
+                f"dedicated GPU {hardware} ({card} GB): the memory {model} needs is checked at start-up",
+            )
+        ]
     # Qwen3-8B in bf16 with the eight adapters (about 0.5 GB of LoRA weights in float32)
     memory = plan(qwen3_8b_config(), weights_bytes=int(16.9e9), dtype_bytes=2)
     free = int(card * 1e9 * 0.94)  # what CUDA and the driver leave
     games = memory.games(free)
     if games < 1:
-        return [Line("missing", "hardware", f"{hardware} ({card} GB) cannot hold Qwen3-8B in bf16 with one game: "
-                                            "choose l4x1, a10g-small or larger, ZeroGPU, or a remote vLLM server")]
-    return [Line("ok", "hardware", f"dedicated GPU {hardware} ({card} GB): Qwen3-8B in bf16, about {min(games, 64)} "
-                                   "games generated together (more wait for the next batch)")]
+        return [
+            Line(
+                "missing",
+                "hardware",
+                f"{hardware} ({card} GB) cannot hold Qwen3-8B in bf16 with one game: "
+                "choose l4x1, a10g-small or larger, ZeroGPU, or a remote vLLM server",
+            )
+        ]
+    return [
+        Line(
+            "ok",
+            "hardware",
+            f"dedicated GPU {hardware} ({card} GB): Qwen3-8B in bf16, about {min(games, 64)} "
+            "games generated together (more wait for the next batch)",
+        )
+    ]
 
 
 def _storage_lines(environ: Mapping[str, str], data_dir: bool) -> list[Line]:
@@ -170,21 +261,38 @@ def _storage_lines(environ: Mapping[str, str], data_dir: bool) -> list[Line]:
         return [Line("ok", "storage", "games in /data/bargain.db, on the Space's persistent storage")]
     line = Line("warning", "storage", NO_STORAGE)
     if environ.get("BARGAIN_SYNC_TO_HUB"):
-        line = Line("warning", "storage", "no persistent storage: games live in the Space until it restarts; the copy "
-                                          f"kept in {environ['BARGAIN_SYNC_TO_HUB']} is what survives")
+        line = Line(
+            "warning",
+            "storage",
+            "no persistent storage: games live in the Space until it restarts; the copy "
+            f"kept in {environ['BARGAIN_SYNC_TO_HUB']} is what survives",
+        )
     return [line]
 
 
 def _secret_lines(environ: Mapping[str, str], data_dir: bool) -> list[Line]:
-    lines = [Line("ok", "secrets", "BARGAIN_ADMIN_PASSWORD is set: the admin export is on")
-             if environ.get("BARGAIN_ADMIN_PASSWORD") else
-             Line("warning", "secrets", "no BARGAIN_ADMIN_PASSWORD: the export of all games is off")]
+    lines = [
+        Line("ok", "secrets", "BARGAIN_ADMIN_PASSWORD is set: the admin export is on")
+        if environ.get("BARGAIN_ADMIN_PASSWORD")
+        else Line("warning", "secrets", "no BARGAIN_ADMIN_PASSWORD: the export of all games is off")
+    ]
     if not environ.get("BARGAIN_BROWSER_SECRET") and not data_dir and not environ.get("BARGAIN_DB_URL"):
-        lines.append(Line("warning", "secrets", "no BARGAIN_BROWSER_SECRET and no persistent storage: the key made at "
-                                                "start-up changes at each restart, and people lose their game links"))
+        lines.append(
+            Line(
+                "warning",
+                "secrets",
+                "no BARGAIN_BROWSER_SECRET and no persistent storage: the key made at "
+                "start-up changes at each restart, and people lose their game links",
+            )
+        )
     if environ.get("BARGAIN_SYNC_TO_HUB") and not environ.get("HF_TOKEN"):
-        lines.append(Line("missing", "secrets", "BARGAIN_SYNC_TO_HUB needs HF_TOKEN (a token that can write to "
-                                                f"{environ['BARGAIN_SYNC_TO_HUB']})"))
+        lines.append(
+            Line(
+                "missing",
+                "secrets",
+                f"BARGAIN_SYNC_TO_HUB needs HF_TOKEN (a token that can write to {environ['BARGAIN_SYNC_TO_HUB']})",
+            )
+        )
     if environ.get("BARGAIN_REMOTE_MODELS") and not environ.get("OPENAI_API_KEY"):
         lines.append(Line("missing", "secrets", "BARGAIN_REMOTE_MODELS needs OPENAI_API_KEY"))
     return lines

@@ -27,14 +27,32 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any
 
 import pandas as pd
-from sqlalchemy import (JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, case, create_engine, event,
-                        false, func, or_, select, text, update)
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    case,
+    create_engine,
+    event,
+    false,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
@@ -49,7 +67,7 @@ log = logging.getLogger(__name__)
 
 def utcnow() -> datetime:
     """Timestamps are UTC, without tzinfo in the database (SQLite keeps none)."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class Base(DeclarativeBase):
@@ -74,26 +92,31 @@ class GameRow(Base):
         # A study participant's Nth game exists once, however many requests start it at once.
         Index("one_game_per_index", "study", "participant", "game_index", unique=True),
         # A browser (player) has at most one game going on: a second start in another tab or process is refused.
-        Index("one_active_game_per_player", "player", unique=True, sqlite_where=text("status = 'active'"),
-              postgresql_where=text("status = 'active'")),
+        Index(
+            "one_active_game_per_player",
+            "player",
+            unique=True,
+            sqlite_where=text("status = 'active'"),
+            postgresql_where=text("status = 'active'"),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
-    finished_at: Mapped[Optional[datetime]]
+    finished_at: Mapped[datetime | None]
     status: Mapped[str] = mapped_column(String(16), default="active", index=True)  # active, finished, abandoned
-    abandoned_by: Mapped[Optional[str]] = mapped_column(String(16))  # "person" (started another) or "idle"
-    driver: Mapped[Optional[str]] = mapped_column(String(32))  # the app process that runs the game's loop now
+    abandoned_by: Mapped[str | None] = mapped_column(String(16))  # "person" (started another) or "idle"
+    driver: Mapped[str | None] = mapped_column(String(32))  # the app process that runs the game's loop now
     generation: Mapped[int] = mapped_column(default=0)  # raised at each take-over: only the driver times a person out
-    player: Mapped[Optional[str]] = mapped_column(String(64), index=True)  # the browser's player id
-    participant: Mapped[Optional[str]] = mapped_column(String(128))  # study mode: recruitment id
-    study: Mapped[Optional[str]] = mapped_column(String(64))
-    game_index: Mapped[Optional[int]]  # study mode: the game's place among the participant's games, from 1
+    player: Mapped[str | None] = mapped_column(String(64), index=True)  # the browser's player id
+    participant: Mapped[str | None] = mapped_column(String(128))  # study mode: recruitment id
+    study: Mapped[str | None] = mapped_column(String(64))
+    game_index: Mapped[int | None]  # study mode: the game's place among the participant's games, from 1
     human_role: Mapped[str] = mapped_column(String(8))
     arm: Mapped[str] = mapped_column(String(200), index=True)
     scenario: Mapped[str] = mapped_column(String(32))
-    seed: Mapped[Optional[int]]
+    seed: Mapped[int | None]
     condition: Mapped[str] = mapped_column(String(16))
     mode: Mapped[str] = mapped_column(String(16))
     max_rounds: Mapped[int]
@@ -103,32 +126,42 @@ class GameRow(Base):
     trial: Mapped[dict] = mapped_column(JSON)  # the whole trial (scenario text and ranges included)
     prompt_version: Mapped[str] = mapped_column(String(16))
     parsing: Mapped[str] = mapped_column(String(16))
-    sampling: Mapped[Optional[dict]] = mapped_column(JSON)
-    backend: Mapped[Optional[dict]] = mapped_column(JSON)
+    sampling: Mapped[dict | None] = mapped_column(JSON)
+    backend: Mapped[dict | None] = mapped_column(JSON)
     out_of_distribution: Mapped[bool] = mapped_column(Boolean, default=False)
     ood_reasons: Mapped[list] = mapped_column(JSON, default=list)
-    deal: Mapped[Optional[bool]]
-    deal_price: Mapped[Optional[float]]
-    rounds: Mapped[Optional[int]]  # the round in which the game ended (a walk-away in round 2: 2)
-    paper_rounds: Mapped[Optional[int]]  # the paper's rounds metric: a game without a deal counts every round
-    buyer_utility: Mapped[Optional[float]]
-    seller_utility: Mapped[Optional[float]]
-    buyer_norm_utility: Mapped[Optional[float]]
-    seller_norm_utility: Mapped[Optional[float]]
-    claims: Mapped[Optional[list]] = mapped_column(JSON)  # the claim checker's findings, made when the game ended
-    claims_checker: Mapped[Optional[str]] = mapped_column(String(32))  # the checker's version that made them
-    agent_misstated: Mapped[Optional[bool]]  # whether the agent misstated a price limit in its favour
+    deal: Mapped[bool | None]
+    deal_price: Mapped[float | None]
+    rounds: Mapped[int | None]  # the round in which the game ended (a walk-away in round 2: 2)
+    paper_rounds: Mapped[int | None]  # the paper's rounds metric: a game without a deal counts every round
+    buyer_utility: Mapped[float | None]
+    seller_utility: Mapped[float | None]
+    buyer_norm_utility: Mapped[float | None]
+    seller_norm_utility: Mapped[float | None]
+    claims: Mapped[list | None] = mapped_column(JSON)  # the claim checker's findings, made when the game ended
+    claims_checker: Mapped[str | None] = mapped_column(String(32))  # the checker's version that made them
+    agent_misstated: Mapped[bool | None]  # whether the agent misstated a price limit in its favour
     extra: Mapped[dict] = mapped_column(JSON, default=dict)
-    moves: Mapped[list["MoveRow"]] = relationship(back_populates="game", order_by="MoveRow.seq",
-                                                  cascade="all, delete-orphan")
+    moves: Mapped[list[MoveRow]] = relationship(
+        back_populates="game", order_by="MoveRow.seq", cascade="all, delete-orphan"
+    )
 
 
 class MoveRow(Base):
     __tablename__ = "moves"
     # One counted move per round and side: a second process replaying a round it read before the first one's commit
     # is refused here whatever else went wrong. Moves stored twice before schema version 4 stay, flagged `duplicate`.
-    __table_args__ = (Index("one_move_per_round", "game_id", "round", "role", unique=True,
-                            sqlite_where=text("duplicate = 0"), postgresql_where=text("NOT duplicate")),)
+    __table_args__ = (
+        Index(
+            "one_move_per_round",
+            "game_id",
+            "round",
+            "role",
+            unique=True,
+            sqlite_where=text("duplicate = 0"),
+            postgresql_where=text("NOT duplicate"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), index=True)
@@ -137,17 +170,17 @@ class MoveRow(Base):
     role: Mapped[str] = mapped_column(String(8))
     actor: Mapped[str] = mapped_column(String(8))  # "human" or "agent"
     action: Mapped[str] = mapped_column(String(8))
-    price: Mapped[Optional[float]] = mapped_column(Float)
+    price: Mapped[float | None] = mapped_column(Float)
     message: Mapped[str] = mapped_column(Text, default="")
     thought: Mapped[str] = mapped_column(Text, default="")
-    raw: Mapped[Optional[str]] = mapped_column(Text)
-    error: Mapped[Optional[str]] = mapped_column(Text)
-    prompt_messages: Mapped[Optional[list]] = mapped_column(JSON)
-    latency_s: Mapped[Optional[float]]
-    prompt_tokens: Mapped[Optional[int]] = mapped_column(Integer)
-    completion_tokens: Mapped[Optional[int]] = mapped_column(Integer)
+    raw: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    prompt_messages: Mapped[list | None] = mapped_column(JSON)
+    latency_s: Mapped[float | None]
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer)
     flags: Mapped[list] = mapped_column(JSON, default=list)  # e.g. "mentions_ai": an agent message naming AI or a model
-    endpoint: Mapped[Optional[str]] = mapped_column(String(512))  # the server that answered an agent move
+    endpoint: Mapped[str | None] = mapped_column(String(512))  # the server that answered an agent move
     # A second move for a (round, role) stored before schema version 4: kept for the record, never replayed
     duplicate: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -235,8 +268,13 @@ class Store:
         process take turns on a lock of their own (a waiting thread wakes the moment the last one commits,
         where SQLite's busy handler would poll in sleeps of milliseconds), and each transaction takes the
         database's write lock at its start, waiting up to the busy timeout for other processes."""
-        with (self._failing_as_store_error(doing), self._one_writer, self.engine.connect() as connection,
-              Session(bind=connection.execution_options(writing=True)) as session, session.begin()):
+        with (
+            self._failing_as_store_error(doing),
+            self._one_writer,
+            self.engine.connect() as connection,
+            Session(bind=connection.execution_options(writing=True)) as session,
+            session.begin(),
+        ):
             yield session
 
     @contextmanager
@@ -266,9 +304,11 @@ class Store:
         try:
             with self.writing("create a game in") as session:
                 if replace_active and fields.get("player") is not None:
-                    session.execute(update(GameRow).where(
-                        GameRow.player == fields["player"], GameRow.status == ACTIVE).values(
-                        status="abandoned", abandoned_by="person", updated_at=utcnow()))
+                    session.execute(
+                        update(GameRow)
+                        .where(GameRow.player == fields["player"], GameRow.status == ACTIVE)
+                        .values(status="abandoned", abandoned_by="person", updated_at=utcnow())
+                    )
                 session.add(GameRow(**fields))
         except StoreError as exc:
             if not isinstance(exc.__cause__, IntegrityError):
@@ -282,9 +322,11 @@ class Store:
         """The game that a new one with these fields collides with: the participant's game of the same index, or
         the browser's active game."""
         if fields.get("study") is not None and fields.get("game_index") is not None:
-            query = select(GameRow.id).where(GameRow.study == fields["study"],
-                                             GameRow.participant == fields.get("participant"),
-                                             GameRow.game_index == fields["game_index"])
+            query = select(GameRow.id).where(
+                GameRow.study == fields["study"],
+                GameRow.participant == fields.get("participant"),
+                GameRow.game_index == fields["game_index"],
+            )
         elif fields.get("player") is not None:
             query = select(GameRow.id).where(GameRow.player == fields["player"], GameRow.status == ACTIVE)
         else:
@@ -292,8 +334,14 @@ class Store:
         with self.reading() as session:
             return session.execute(query).scalar()
 
-    def add_moves(self, game_id: str, moves: list[dict], outcome: dict | None = None,
-                  generation: int | None = None, based_on: int | None = None) -> None:
+    def add_moves(
+        self,
+        game_id: str,
+        moves: list[dict],
+        outcome: dict | None = None,
+        generation: int | None = None,
+        based_on: int | None = None,
+    ) -> None:
         """Append moves (in order) to an active game and touch it; with `outcome` (its fields, claims and
         agent_misstated included) also finish it. One transaction: all of it is stored, or nothing. The write
         names the state it was based on: `based_on` (how many moves it had read) and, for a write only the process
@@ -304,12 +352,16 @@ class Store:
             if game is None:
                 raise StoreError(f"no game {game_id}")
             if generation is not None and game.generation != generation:
-                raise StaleGame(f"game {game_id} is driven by another process now (generation {game.generation}, "
-                                f"not {generation})")
+                raise StaleGame(
+                    f"game {game_id} is driven by another process now (generation {game.generation}, not {generation})"
+                )
             if game.status != ACTIVE:
                 raise StaleGame(f"game {game_id} is {game.status}")
-            counted, last = session.execute(select(func.count().filter(MoveRow.duplicate.is_(False)),
-                                                   func.max(MoveRow.seq)).where(MoveRow.game_id == game_id)).one()
+            counted, last = session.execute(
+                select(func.count().filter(MoveRow.duplicate.is_(False)), func.max(MoveRow.seq)).where(
+                    MoveRow.game_id == game_id
+                )
+            ).one()
             if based_on is not None and counted != based_on:
                 raise StaleGame(f"game {game_id} holds {counted} moves, not the {based_on} this write was based on")
             start = last + 1 if last is not None else 0
@@ -343,8 +395,7 @@ class Store:
     def version(self, game_id: str) -> tuple[int, int] | None:
         """A game's generation and number of counted moves as stored (None for no such game): a process holding
         another state of it is out of date."""
-        moves = (select(func.count()).where(MoveRow.game_id == game_id, MoveRow.duplicate.is_(False))
-                 .scalar_subquery())
+        moves = select(func.count()).where(MoveRow.game_id == game_id, MoveRow.duplicate.is_(False)).scalar_subquery()
         with self.reading() as session:
             found = session.execute(select(GameRow.generation, moves).where(GameRow.id == game_id)).first()
             return None if found is None else tuple(found)
@@ -361,7 +412,9 @@ class Store:
         """Mark active games untouched for longer than `idle` as abandoned; returns their ids."""
         cutoff = utcnow() - idle
         with self.writing("mark idle games in") as session:
-            games = session.scalars(select(GameRow).where(GameRow.status == "active", GameRow.updated_at < cutoff)).all()
+            games = session.scalars(
+                select(GameRow).where(GameRow.status == "active", GameRow.updated_at < cutoff)
+            ).all()
             for game in games:
                 game.status, game.abandoned_by = "abandoned", "idle"
             return [g.id for g in games]
@@ -389,8 +442,9 @@ class Store:
     def unscored(self) -> int:
         """How many finished games hold no claim findings of a known checker version (`rescore` makes them)."""
         with self.reading() as session:
-            return session.execute(select(func.count()).where(GameRow.status == "finished",
-                                                              GameRow.claims_checker.is_(None))).scalar_one()
+            return session.execute(
+                select(func.count()).where(GameRow.status == "finished", GameRow.claims_checker.is_(None))
+            ).scalar_one()
 
     def game(self, game_id: str) -> dict | None:
         """A game with its counted moves in order, as plain dicts (None if unknown)."""
@@ -415,10 +469,21 @@ class Store:
     def player_games(self, player: str, limit: int = 200) -> pd.DataFrame:
         """One player's latest games (newest first), without their trial or moves: cheap at any size."""
         person = case((GameRow.human_role == "buyer", GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
-        query = (select(GameRow.created_at.label("started"), GameRow.arm.label("opponent"),
-                        GameRow.human_role.label("role"), GameRow.condition, GameRow.status, GameRow.deal,
-                        GameRow.deal_price, person.label("your_norm_utility"))
-                 .where(GameRow.player == player).order_by(GameRow.created_at.desc()).limit(limit))
+        query = (
+            select(
+                GameRow.created_at.label("started"),
+                GameRow.arm.label("opponent"),
+                GameRow.human_role.label("role"),
+                GameRow.condition,
+                GameRow.status,
+                GameRow.deal,
+                GameRow.deal_price,
+                person.label("your_norm_utility"),
+            )
+            .where(GameRow.player == player)
+            .order_by(GameRow.created_at.desc())
+            .limit(limit)
+        )
         with self.reading() as session:
             return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
 
@@ -430,13 +495,21 @@ class Store:
         person = case((buyer, GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
         agent = case((buyer, GameRow.seller_norm_utility), else_=GameRow.buyer_norm_utility)
         as_number = lambda flag: case((flag, 1.0), else_=0.0)  # noqa: E731 (booleans averaged alike everywhere)
-        query = (select(GameRow.arm.label("opponent"), GameRow.condition, func.count().label("games"),
-                        func.avg(as_number(GameRow.deal)).label("deal_rate"),
-                        func.avg(person).label("your_norm_utility"), func.avg(person * person).label("your_norm_utility_sq"),
-                        func.avg(agent).label("agent_norm_utility"),
-                        func.avg(as_number(GameRow.agent_misstated)).label("agent_misrepresentation_rate"))
-                 .where(GameRow.status == "finished").group_by(GameRow.arm, GameRow.condition)
-                 .order_by(GameRow.arm, GameRow.condition))
+        query = (
+            select(
+                GameRow.arm.label("opponent"),
+                GameRow.condition,
+                func.count().label("games"),
+                func.avg(as_number(GameRow.deal)).label("deal_rate"),
+                func.avg(person).label("your_norm_utility"),
+                func.avg(person * person).label("your_norm_utility_sq"),
+                func.avg(agent).label("agent_norm_utility"),
+                func.avg(as_number(GameRow.agent_misstated)).label("agent_misrepresentation_rate"),
+            )
+            .where(GameRow.status == "finished")
+            .group_by(GameRow.arm, GameRow.condition)
+            .order_by(GameRow.arm, GameRow.condition)
+        )
         with self.reading() as session:
             return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
 
@@ -446,8 +519,11 @@ class Store:
         first) is prefixed with a quote."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        return [path for name, frame in (("games", self.games_frame()), ("moves", self.moves_frame()))
-                for path in write_table(frame, directory, name)]
+        return [
+            path
+            for name, frame in (("games", self.games_frame()), ("moves", self.moves_frame()))
+            for path in write_table(frame, directory, name)
+        ]
 
 
 def _with_moves(game: GameRow) -> dict:
@@ -461,8 +537,9 @@ def write_table(frame: pd.DataFrame, directory: Path, name: str) -> list[Path]:
     exactly; CSV is read by people, so numbers show 10 significant digits (2.3200000000000003 -> 2.32) and a text
     cell that a spreadsheet would run as a formula is prefixed with a quote."""
     flat = frame.apply(lambda column: column.map(_flat) if column.dtype == object else column)
-    inert = flat.apply(lambda column: column.map(_inert) if pd.api.types.is_string_dtype(column)
-                       or column.dtype == object else column)
+    inert = flat.apply(
+        lambda column: column.map(_inert) if pd.api.types.is_string_dtype(column) or column.dtype == object else column
+    )
     csv_path, parquet_path = directory / f"{name}.csv", directory / f"{name}.parquet"
     inert.to_csv(csv_path, index=False, float_format=CSV_FLOAT_FORMAT)
     flat.to_parquet(parquet_path, index=False)
@@ -474,8 +551,19 @@ def game_state(row: dict):
     from bargain.engine.game import Action, Turn, replay
     from bargain.engine.trial import Role, Trial
 
-    turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
-                  m["error"]) for m in row["moves"]]
+    turns = [
+        Turn(
+            m["round"],
+            Role(m["role"]),
+            Action(m["action"]),
+            m["price"],
+            m["message"],
+            m["thought"],
+            m["raw"],
+            m["error"],
+        )
+        for m in row["moves"]
+    ]
     return replay(Trial.from_dict(row["trial"]), turns)
 
 
@@ -487,8 +575,11 @@ def game_findings(game: dict, moves: Iterable[Any]) -> dict:
 
     found = findings(moves, game["buyer_price"], game["seller_price"])
     agent = "seller" if game["human_role"] == "buyer" else "buyer"
-    return {"claims": found, "agent_misstated": any(f["role"] == agent and f["misrepresentation"] for f in found),
-            "claims_checker": CHECKER_VERSION}
+    return {
+        "claims": found,
+        "agent_misstated": any(f["role"] == agent and f["misrepresentation"] for f in found),
+        "claims_checker": CHECKER_VERSION,
+    }
 
 
 def private_file(path: Path) -> Path:
@@ -528,4 +619,3 @@ def default_url(data_dir: str | Path | None = None) -> str:
     if data_dir is None:
         data_dir = "/data" if Path("/data").is_dir() else "data"
     return f"sqlite:///{Path(data_dir).resolve() / 'bargain.db'}"
-

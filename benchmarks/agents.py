@@ -56,8 +56,10 @@ def main() -> None:
     args = parser.parse_args()
     import bargain.runs  # noqa: F401  (imports are not part of a run: load them before the first)
 
-    print("paper-rl-test (1,280 four-round trials), LLM agents on both sides, instant canned backend, "
-          "every record written")
+    print(
+        "paper-rl-test (1,280 four-round trials), LLM agents on both sides, instant canned backend, "
+        "every record written"
+    )
     for command in ("simulate", "evaluate"):
         rates = []
         for _ in range(args.repeats):
@@ -65,8 +67,10 @@ def main() -> None:
                 trials, elapsed = whole_run(command, Path(out))
             rates.append(trials / elapsed)
         goal = f" (goal {GOAL:,})" if command == "simulate" else " (adds the figures and the paper comparison)"
-        print(f"{command:9s} whole run: median {statistics.median(rates):,.0f} episodes/s, "
-              f"range {min(rates):,.0f}-{max(rates):,.0f}{goal}")
+        print(
+            f"{command:9s} whole run: median {statistics.median(rates):,.0f} episodes/s, "
+            f"range {min(rates):,.0f}-{max(rates):,.0f}{goal}"
+        )
 
 
 if __name__ == "__main__":

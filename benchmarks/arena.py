@@ -53,23 +53,46 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
-def participant(url: str, games: int, seed: int, think: float, opponent: str, ready: threading.Barrier,
-                round_trips: list[float], made: list[int], errors: list[str]) -> None:
+def participant(
+    url: str,
+    games: int,
+    seed: int,
+    think: float,
+    opponent: str,
+    ready: threading.Barrier,
+    round_trips: list[float],
+    made: list[int],
+    errors: list[str],
+) -> None:
     """Connect, wait for everyone, then play `games` whole games, recording each move's round trip."""
     rng = random.Random(seed)
     client = Client(url, verbose=False)
     ready.wait()  # connecting (the page config) is not a move: everyone starts together, connected
     for g in range(games):
         try:
-            view = client.predict(role="buyer" if (seed + g) % 2 else "seller", opponent=opponent,
-                                  condition="both_unaware", mode="simultaneous", rounds=4, scenario="low",
-                                  prompt_version="train", player=f"bench-{seed}", api_name="/start_game")
+            view = client.predict(
+                role="buyer" if (seed + g) % 2 else "seller",
+                opponent=opponent,
+                condition="both_unaware",
+                mode="simultaneous",
+                rounds=4,
+                scenario="low",
+                prompt_version="train",
+                player=f"bench-{seed}",
+                api_name="/start_game",
+            )
             while view["status"] == "active":
                 price = view["your_price"] * (0.7 if view["role"] == "buyer" else 1.3)
                 time.sleep(think * rng.uniform(0.5, 1.5))
                 start = time.perf_counter()
-                view = client.predict(game_id=view["game_id"], round=view["round"], action="OFFER",
-                                      price=f"{price:.2f}", message="bench", api_name="/play_move")
+                view = client.predict(
+                    game_id=view["game_id"],
+                    round=view["round"],
+                    action="OFFER",
+                    price=f"{price:.2f}",
+                    message="bench",
+                    api_name="/play_move",
+                )
                 round_trips.append(time.perf_counter() - start)
                 made.append(1)
         except Exception as exc:  # reported below: a lost game is a failed benchmark
@@ -90,8 +113,10 @@ def crowd_main(url: str, participants: int, games: int, think: float, opponent: 
     made: list[int] = []
     errors: list[str] = []
     ready = threading.Barrier(participants)
-    threads = [threading.Thread(target=participant, args=(url, games, i, think, opponent, ready, round_trips, made, errors))
-               for i in range(participants)]
+    threads = [
+        threading.Thread(target=participant, args=(url, games, i, think, opponent, ready, round_trips, made, errors))
+        for i in range(participants)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -118,13 +143,33 @@ def results_at_scale(games: int, repeats: int = 30) -> list[float]:
         rows = []
         for i in range(games):
             deal = rng.random() < 0.7
-            rows.append(dict(id=f"{i:032x}", status="finished", player=f"p{i % 500}", human_role=rng.choice(["buyer", "seller"]),
-                             arm=rng.choice(arms), scenario="low:0", seed=i, condition=rng.choice(conditions),
-                             mode="simultaneous", max_rounds=4, first_actor="buyer", buyer_price=5.0, seller_price=3.0,
-                             trial={}, prompt_version="train", parsing="strict", deal=deal,
-                             deal_price=4.0 if deal else None, rounds=4, buyer_norm_utility=rng.random() if deal else 0.0,
-                             seller_norm_utility=rng.random() if deal else 0.0, claims=[],
-                             agent_misstated=rng.random() < 0.1))
+            rows.append(
+                dict(
+                    id=f"{i:032x}",
+                    status="finished",
+                    player=f"p{i % 500}",
+                    human_role=rng.choice(["buyer", "seller"]),
+                    arm=rng.choice(arms),
+                    scenario="low:0",
+                    seed=i,
+                    condition=rng.choice(conditions),
+                    mode="simultaneous",
+                    max_rounds=4,
+                    first_actor="buyer",
+                    buyer_price=5.0,
+                    seller_price=3.0,
+                    trial={},
+                    prompt_version="train",
+                    parsing="strict",
+                    deal=deal,
+                    deal_price=4.0 if deal else None,
+                    rounds=4,
+                    buyer_norm_utility=rng.random() if deal else 0.0,
+                    seller_norm_utility=rng.random() if deal else 0.0,
+                    claims=[],
+                    agent_misstated=rng.random() < 0.1,
+                )
+            )
         with store.engine.begin() as connection:
             connection.execute(GameRow.__table__.insert(), rows)
         arena = Arena(store, None)
@@ -138,17 +183,35 @@ def results_at_scale(games: int, repeats: int = 30) -> list[float]:
     return times
 
 
-def load(participants: int, games: int, think: float, visitors: int, opponent: str = "tactic:boulware",
-         app_args: tuple[str, ...] = ()) -> dict:
+def load(
+    participants: int,
+    games: int,
+    think: float,
+    visitors: int,
+    opponent: str = "tactic:boulware",
+    app_args: tuple[str, ...] = (),
+) -> dict:
     """Run the arena with `app_args` (e.g. a model backend) on a fresh SQLite database while `participants`
     scripted people play `games` games each against `opponent` and `visitors` refresh the Results tab; the
     figures, in milliseconds where timed (the server's time per move includes the opponent's answer)."""
     with tempfile.TemporaryDirectory() as root:
         db = Path(root) / "bench.db"
         every = str(participants * games + 1)  # every participant calls the API from this one address
-        demo, arena = arena_app.build(arena_app.parse_args(
-            ["--db", str(db), "--concurrency", str(participants + 14), "--games-per-hour", every,
-             "--games-per-hour-per-address", every, *app_args]))
+        demo, arena = arena_app.build(
+            arena_app.parse_args(
+                [
+                    "--db",
+                    str(db),
+                    "--concurrency",
+                    str(participants + 14),
+                    "--games-per-hour",
+                    every,
+                    "--games-per-hour-per-address",
+                    every,
+                    *app_args,
+                ]
+            )
+        )
         server_times: list[float] = []
         original = Arena.move
 
@@ -163,11 +226,13 @@ def load(participants: int, games: int, think: float, visitors: int, opponent: s
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                                **launch_settings(demo))
+        _, url, _ = demo.launch(
+            server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_settings(demo)
+        )
         stop, refreshes = threading.Event(), []
-        refreshers = [threading.Thread(target=visitor, args=(arena, 1.0, stop, refreshes), daemon=True)
-                      for _ in range(visitors)]
+        refreshers = [
+            threading.Thread(target=visitor, args=(arena, 1.0, stop, refreshes), daemon=True) for _ in range(visitors)
+        ]
         # The participants run in a process of their own, so that their clients' work does not
         # compete with the server for this process's interpreter.
         context = multiprocessing.get_context("spawn")
@@ -190,13 +255,25 @@ def load(participants: int, games: int, think: float, visitors: int, opponent: s
     ms = [t * 1000 for t in server_times] or [float("nan")]
     trips = [t * 1000 for t in round_trips] or [float("nan")]
     refresh = [t * 1000 for t in refreshes]
-    return {"participants": participants, "games_each": games, "think_s": think, "visitors": visitors,
-            "opponent": opponent, "moves": len(made), "elapsed_s": elapsed,
-            "server_ms_p50": statistics.median(ms), "server_ms_p95": percentile(ms, 95),
-            "round_trip_ms_p50": statistics.median(trips), "round_trip_ms_p95": percentile(trips, 95),
-            "refreshes": len(refresh), "refresh_ms_p50": statistics.median(refresh) if refresh else None,
-            "games_finished": finished, "moves_stored": human_moves, "lost": len(made) - human_moves,
-            "errors": errors}
+    return {
+        "participants": participants,
+        "games_each": games,
+        "think_s": think,
+        "visitors": visitors,
+        "opponent": opponent,
+        "moves": len(made),
+        "elapsed_s": elapsed,
+        "server_ms_p50": statistics.median(ms),
+        "server_ms_p95": percentile(ms, 95),
+        "round_trip_ms_p50": statistics.median(trips),
+        "round_trip_ms_p95": percentile(trips, 95),
+        "refreshes": len(refresh),
+        "refresh_ms_p50": statistics.median(refresh) if refresh else None,
+        "games_finished": finished,
+        "moves_stored": human_moves,
+        "lost": len(made) - human_moves,
+        "errors": errors,
+    }
 
 
 def main() -> None:
@@ -209,20 +286,28 @@ def main() -> None:
     args = parser.parse_args()
     pin(0)
     f = load(args.participants, args.games, args.think, args.visitors)
-    print(f"{f['participants']} participants x {f['games_each']} games, {f['think_s']:.1f} s to think, {f['visitors']} "
-          f"visitors refreshing Results: {f['moves']} moves in {f['elapsed_s']:.1f} s")
-    print(f"server time per move: p50 {f['server_ms_p50']:.1f} ms, p95 {f['server_ms_p95']:.1f} ms "
-          f"(goal p95 < {GOAL_MS:.0f} ms)")
+    print(
+        f"{f['participants']} participants x {f['games_each']} games, {f['think_s']:.1f} s to think, {f['visitors']} "
+        f"visitors refreshing Results: {f['moves']} moves in {f['elapsed_s']:.1f} s"
+    )
+    print(
+        f"server time per move: p50 {f['server_ms_p50']:.1f} ms, p95 {f['server_ms_p95']:.1f} ms "
+        f"(goal p95 < {GOAL_MS:.0f} ms)"
+    )
     print(f"round trip seen by a participant: p50 {f['round_trip_ms_p50']:.1f} ms, p95 {f['round_trip_ms_p95']:.1f} ms")
     if f["refreshes"]:
         print(f"Results refreshes during the run: {f['refreshes']}, p50 {f['refresh_ms_p50']:.1f} ms")
-    print(f"games finished {f['games_finished']} of {f['participants'] * f['games_each']}; moves made {f['moves']}, "
-          f"stored {f['moves_stored']}; lost {f['lost']}; errors {len(f['errors'])}")
+    print(
+        f"games finished {f['games_finished']} of {f['participants'] * f['games_each']}; moves made {f['moves']}, "
+        f"stored {f['moves_stored']}; lost {f['lost']}; errors {len(f['errors'])}"
+    )
     for error in f["errors"][:5]:
         print("  ", error)
     refresh = [t * 1000 for t in results_at_scale(args.results_games)]
-    print(f"Results refresh at {args.results_games:,} finished games: p50 {statistics.median(refresh):.1f} ms, "
-          f"p95 {percentile(refresh, 95):.1f} ms (goal < {RESULTS_GOAL_MS:.0f} ms)")
+    print(
+        f"Results refresh at {args.results_games:,} finished games: p50 {statistics.median(refresh):.1f} ms, "
+        f"p95 {percentile(refresh, 95):.1f} ms (goal < {RESULTS_GOAL_MS:.0f} ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ import gc
 import statistics
 import time
 
-from bargain.engine import scenarios
 from bargain.agents.agent import agent_factory
+from bargain.engine import scenarios
 from bargain.episodes import play_many
 
 GOAL = 20_000
@@ -28,8 +28,15 @@ def run_once(trials, buyer: str, seller: str) -> float:
     """Episodes per second for one pass over the grid."""
     make_buyer, make_seller = agent_factory(buyer), agent_factory(seller)
     start = time.perf_counter()
-    episodes = asyncio.run(play_many(trials, lambda t: (make_buyer(t.trial_id), make_seller(t.trial_id)),
-                                     (buyer, seller), concurrency=256, progress=False))
+    episodes = asyncio.run(
+        play_many(
+            trials,
+            lambda t: (make_buyer(t.trial_id), make_seller(t.trial_id)),
+            (buyer, seller),
+            concurrency=256,
+            progress=False,
+        )
+    )
     elapsed = time.perf_counter() - start
     assert all(e.state.is_terminal() for e in episodes)
     return len(episodes) / elapsed

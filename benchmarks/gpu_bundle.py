@@ -30,16 +30,61 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
 # The GPU machine's Python packages (what its image holds), with the versions the check depends on pinned as
 # they are there. The rehearsal installs exactly these; the bundle never carries one of them.
 MACHINE_PINS = {
-    "torch": "2.11.0", "transformers": "5.17.0", "tokenizers": "0.23.2", "safetensors": "0.8.0",
-    "huggingface-hub": "1.33.0", "accelerate": "1.15.0", "numpy": "2.5.2", "peft": None, "pandas": None,
-    "pyarrow": None, "pyyaml": None, "httpx": None, "tqdm": None, "matplotlib": None, "scipy": None,
-    "tabulate": None, "attrs": None, "jinja2": None, "regex": None, "requests": None, "rich": None,
-    "psutil": None, "typing-extensions": None, "pytest": None, "hypothesis": None,
+    "torch": "2.11.0",
+    "transformers": "5.17.0",
+    "tokenizers": "0.23.2",
+    "safetensors": "0.8.0",
+    "huggingface-hub": "1.33.0",
+    "accelerate": "1.15.0",
+    "numpy": "2.5.2",
+    "peft": None,
+    "pandas": None,
+    "pyarrow": None,
+    "pyyaml": None,
+    "httpx": None,
+    "tqdm": None,
+    "matplotlib": None,
+    "scipy": None,
+    "tabulate": None,
+    "attrs": None,
+    "jinja2": None,
+    "regex": None,
+    "requests": None,
+    "rich": None,
+    "psutil": None,
+    "typing-extensions": None,
+    "pytest": None,
+    "hypothesis": None,
 }
 MACHINE_HAS = set(MACHINE_PINS) | {  # the rest of its image that a carried wheel might depend on
-    "anyio", "certifi", "charset-normalizer", "click", "filelock", "fsspec", "h11", "httpcore", "idna",
-    "markupsafe", "packaging", "pillow", "pygments", "python-dateutil", "six", "sympy", "urllib3", "protobuf",
-    "msgpack", "uvloop", "werkzeug", "aiohttp", "xxhash", "multidict", "yarl", "setuptools", "wheel", "pip",
+    "anyio",
+    "certifi",
+    "charset-normalizer",
+    "click",
+    "filelock",
+    "fsspec",
+    "h11",
+    "httpcore",
+    "idna",
+    "markupsafe",
+    "packaging",
+    "pillow",
+    "pygments",
+    "python-dateutil",
+    "six",
+    "sympy",
+    "urllib3",
+    "protobuf",
+    "msgpack",
+    "uvloop",
+    "werkzeug",
+    "aiohttp",
+    "xxhash",
+    "multidict",
+    "yarl",
+    "setuptools",
+    "wheel",
+    "pip",
 }
 # What the parts that run there import and the machine lacks (`rehearse` finds any other): the arena's store
 # (SQLAlchemy) and the claim checker it runs when a game ends.
@@ -61,11 +106,17 @@ class Bundle:
     def bytes(self) -> int:
         return sum(w.stat().st_size for w in self.wheels)
 
-    def command(self, python: str = "python3", target: str = "/tmp/site", check: str = '--out "${OUT:-.}/gpu_check"') -> str:
+    def command(
+        self, python: str = "python3", target: str = "/tmp/site", check: str = '--out "${OUT:-.}/gpu_check"'
+    ) -> str:
         """The line that installs the wheels offline into `target` and runs the check (from the repository root)."""
-        folder = shlex.quote(os.path.relpath(self.folder, ROOT) if self.folder.is_relative_to(ROOT) else str(self.folder))
-        return (f"{python} -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target {target} "
-                f"{folder}/*.whl && PYTHONUNBUFFERED=1 PYTHONPATH={target} {python} benchmarks/gpu_check.py {check}")
+        folder = shlex.quote(
+            os.path.relpath(self.folder, ROOT) if self.folder.is_relative_to(ROOT) else str(self.folder)
+        )
+        return (
+            f"{python} -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target {target} "
+            f"{folder}/*.whl && PYTHONUNBUFFERED=1 PYTHONPATH={target} {python} benchmarks/gpu_check.py {check}"
+        )
 
 
 def canonical(name: str) -> str:
@@ -86,9 +137,17 @@ def requirements_of(wheel: Path) -> list[str]:
     """A wheel's own dependencies on Linux x86_64 under Python 3.12 (extras left out)."""
     from packaging.requirements import Requirement
 
-    environment = {"python_version": PYTHON, "python_full_version": f"{PYTHON}.3", "sys_platform": "linux",
-                   "platform_system": "Linux", "platform_machine": "x86_64", "implementation_name": "cpython",
-                   "platform_python_implementation": "CPython", "os_name": "posix", "extra": ""}
+    environment = {
+        "python_version": PYTHON,
+        "python_full_version": f"{PYTHON}.3",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": "x86_64",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "os_name": "posix",
+        "extra": "",
+    }
     with zipfile.ZipFile(wheel) as archive:
         metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         lines = archive.read(metadata).decode().splitlines()
@@ -104,14 +163,32 @@ def requirements_of(wheel: Path) -> list[str]:
 def download(requirement: str, folder: Path) -> Path:
     """One wheel for the GPU machine (no dependencies), into `folder`; its path."""
     before = set(folder.glob("*.whl"))
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-               "--only-binary=:all:", "--python-version", PYTHON, "--implementation", "cp", "--abi",
-               f"cp{PYTHON.replace('.', '')}", *(arg for p in PLATFORMS for arg in ("--platform", p)), "--dest",
-               str(folder), requirement]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        PYTHON,
+        "--implementation",
+        "cp",
+        "--abi",
+        f"cp{PYTHON.replace('.', '')}",
+        *(arg for p in PLATFORMS for arg in ("--platform", p)),
+        "--dest",
+        str(folder),
+        requirement,
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        raise BundleError(f"pip found no Python {PYTHON} manylinux wheel of {requirement} (is the package index "
-                          f"reachable?): {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}")
+        raise BundleError(
+            f"pip found no Python {PYTHON} manylinux wheel of {requirement} (is the package index "
+            f"reachable?): {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+        )
     new = set(folder.glob("*.whl")) - before
     name = canonical(re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0])
     return next(iter(new)) if new else next(w for w in folder.glob("*.whl") if canonical(w.name.split("-")[0]) == name)
@@ -119,8 +196,16 @@ def download(requirement: str, folder: Path) -> Path:
 
 def repository_bytes() -> int:
     """What travels besides the bundle: tracked files and untracked ones git does not ignore."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     return sum((ROOT / p).stat().st_size for p in listed if p and (ROOT / p).is_file())
 
 
@@ -135,8 +220,10 @@ def bundle(folder: Path, budget_mib: float = BUDGET_MIB, inside_repository: bool
     each once, at requirements.txt's versions where it pins them; refuse a bundle over the budget."""
     folder = folder.resolve()
     if inside_repository and not (folder.is_relative_to(ROOT) and ignored(folder)):
-        raise BundleError(f"{folder} must be a folder of the repository that git ignores (it travels as a carried "
-                          f"path): e.g. --out .gpu_bundle")
+        raise BundleError(
+            f"{folder} must be a folder of the repository that git ignores (it travels as a carried "
+            f"path): e.g. --out .gpu_bundle"
+        )
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -159,20 +246,27 @@ def bundle(folder: Path, budget_mib: float = BUDGET_MIB, inside_repository: bool
     made = Bundle(folder, tuple(wheels), tuple(sorted(left_out)), repository_bytes() if inside_repository else 0)
     total = (made.bytes + made.repository_bytes) / 2**20
     if total > budget_mib:
-        raise BundleError(f"the bundle ({made.bytes / 2**20:.1f} MiB) and the repository "
-                          f"({made.repository_bytes / 2**20:.1f} MiB) come to {total:.1f} MiB, over the "
-                          f"{budget_mib:.0f} MiB budget of what travels to the GPU machine")
+        raise BundleError(
+            f"the bundle ({made.bytes / 2**20:.1f} MiB) and the repository "
+            f"({made.repository_bytes / 2**20:.1f} MiB) come to {total:.1f} MiB, over the "
+            f"{budget_mib:.0f} MiB budget of what travels to the GPU machine"
+        )
     return made
 
 
 def describe(made: Bundle) -> str:
     lines = [f"{w.name}  {w.stat().st_size / 2**20:.2f} MiB" for w in made.wheels]
     total = (made.bytes + made.repository_bytes) / 2**20
-    return "\n".join([*lines, f"bundle {made.bytes / 2**20:.1f} MiB + repository {made.repository_bytes / 2**20:.1f} "
-                      f"MiB = {total:.1f} MiB of {BUDGET_MIB:.0f} MiB; left to the machine: "
-                      f"{', '.join(made.left_out) or 'nothing'}",
-                      f"carry {os.path.relpath(made.folder, ROOT)} and run, in the repository's root:",
-                      made.command()])
+    return "\n".join(
+        [
+            *lines,
+            f"bundle {made.bytes / 2**20:.1f} MiB + repository {made.repository_bytes / 2**20:.1f} "
+            f"MiB = {total:.1f} MiB of {BUDGET_MIB:.0f} MiB; left to the machine: "
+            f"{', '.join(made.left_out) or 'nothing'}",
+            f"carry {os.path.relpath(made.folder, ROOT)} and run, in the repository's root:",
+            made.command(),
+        ]
+    )
 
 
 def python312() -> str:
@@ -197,11 +291,19 @@ def rehearse(parts: str, keep: Path | None = None) -> int:
         subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *machine], check=True)
         made = bundle(Path(scratch) / "bundle", inside_repository=False)
         print(f"[rehearse] bundle: {', '.join(w.name for w in made.wheels)}", flush=True)
-        line = made.command(python=python, target=str(Path(scratch) / "site"),
-                            check=f"--dry-run --parts {parts} --out {Path(scratch) / 'out'}")
+        line = made.command(
+            python=python,
+            target=str(Path(scratch) / "site"),
+            check=f"--dry-run --parts {parts} --out {Path(scratch) / 'out'}",
+        )
         print(f"[rehearse] {line}", flush=True)
-        done = subprocess.run(line, shell=True, cwd=ROOT, env={k: v for k, v in os.environ.items()
-                                                                if k not in ("PYTHONPATH", "VIRTUAL_ENV")})
-        print(f"[rehearse] the dry run {'passed' if done.returncode == 0 else f'FAILED ({done.returncode})'}",
-              flush=True)
+        done = subprocess.run(
+            line,
+            shell=True,
+            cwd=ROOT,
+            env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+        )
+        print(
+            f"[rehearse] the dry run {'passed' if done.returncode == 0 else f'FAILED ({done.returncode})'}", flush=True
+        )
         return done.returncode

@@ -59,10 +59,10 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 if __name__ == "__main__" and not __package__:  # `python benchmarks/gpu_check.py`: import as `-m` would
@@ -100,12 +100,36 @@ class Sizes:
 
 
 SIZES = {
-    "full": Sizes("qwen3-8b", reply_tokens=200, hf_games=(1, 8, 32), hf_mixed_games=(32,), participants=20,
-                  arena_rounds=2, think_s=1.0, train_groups=2, group_size=4, train_rounds=2, train_batch=16,
-                  eval_trials=1, concurrent_games=32),
-    "dry-run": Sizes("tiny", reply_tokens=16, hf_games=(1, 4), hf_mixed_games=(4,), participants=4, arena_rounds=2,
-                     think_s=0.05, train_groups=2, group_size=4, train_rounds=2, train_batch=8, eval_trials=1,
-                     concurrent_games=8),
+    "full": Sizes(
+        "qwen3-8b",
+        reply_tokens=200,
+        hf_games=(1, 8, 32),
+        hf_mixed_games=(32,),
+        participants=20,
+        arena_rounds=2,
+        think_s=1.0,
+        train_groups=2,
+        group_size=4,
+        train_rounds=2,
+        train_batch=16,
+        eval_trials=1,
+        concurrent_games=32,
+    ),
+    "dry-run": Sizes(
+        "tiny",
+        reply_tokens=16,
+        hf_games=(1, 4),
+        hf_mixed_games=(4,),
+        participants=4,
+        arena_rounds=2,
+        think_s=0.05,
+        train_groups=2,
+        group_size=4,
+        train_rounds=2,
+        train_batch=8,
+        eval_trials=1,
+        concurrent_games=8,
+    ),
 }
 
 
@@ -142,8 +166,9 @@ def model_server(model: Path, adapters: Path, out: Path, dry_run: bool) -> Itera
         from bargain.agents.arms import ADAPTERS
         from bargain.agents.stub_server import StubServer
 
-        shown = subprocess.run([*serve_command(model, adapters, 8000, GPU_SHARE), "--dry-run"], capture_output=True,
-                               text=True, cwd=ROOT)
+        shown = subprocess.run(
+            [*serve_command(model, adapters, 8000, GPU_SHARE), "--dry-run"], capture_output=True, text=True, cwd=ROOT
+        )
         (out / "serve.log").write_text(shown.stdout + shown.stderr)
         if shown.returncode != 0 or "--enable-lora" not in shown.stdout:
             raise RuntimeError(f"`bargain serve --dry-run` failed ({shown.returncode}): {shown.stderr.strip()[-300:]}")
@@ -199,10 +224,12 @@ def part_hf(figures: dict, backend, sizes: Sizes) -> None:
     replies = 2 * games
     seconds = sizes.reply_tokens / (figures[f"mixed_adapters_tokens_per_s_{games}"] / replies)
     figures["reply_s_at_most_in_flight"] = seconds
-    figures["need"] = (f"a {sizes.reply_tokens}-token reply takes {seconds:.1f} s with {replies} in flight over mixed "
-                       f"adapters: {PARTICIPANTS_AT_ONCE} participants at once need "
-                       f"{math.ceil(PARTICIPANTS_AT_ONCE / replies)} such GPU(s) at that wait"
-                       + ("" if seconds <= PATIENCE_S else f", more for a wait under {PATIENCE_S:.0f} s"))
+    figures["need"] = (
+        f"a {sizes.reply_tokens}-token reply takes {seconds:.1f} s with {replies} in flight over mixed "
+        f"adapters: {PARTICIPANTS_AT_ONCE} participants at once need "
+        f"{math.ceil(PARTICIPANTS_AT_ONCE / replies)} such GPU(s) at that wait"
+        + ("" if seconds <= PATIENCE_S else f", more for a wait under {PATIENCE_S:.0f} s")
+    )
 
 
 def part_arena(figures: dict, backend, sizes: Sizes) -> None:
@@ -223,9 +250,17 @@ def part_arena(figures: dict, backend, sizes: Sizes) -> None:
         rng = random.Random(i)
         role = Role.BUYER if i % 2 else Role.SELLER
         try:
-            view = await arena.start(Setup(role=role, arm=arms[i % len(arms)], condition=Condition.BOTH_UNAWARE,
-                                           mode=Mode.SIMULTANEOUS, rounds=sizes.arena_rounds, scenario="low"),
-                                     player=f"gpu-check-{i}")
+            view = await arena.start(
+                Setup(
+                    role=role,
+                    arm=arms[i % len(arms)],
+                    condition=Condition.BOTH_UNAWARE,
+                    mode=Mode.SIMULTANEOUS,
+                    rounds=sizes.arena_rounds,
+                    scenario="low",
+                ),
+                player=f"gpu-check-{i}",
+            )
             while view["status"] == "active":
                 if not view["your_turn"]:
                     raise RuntimeError(view["error"] or "the game stopped with the turn not the person's")
@@ -239,8 +274,13 @@ def part_arena(figures: dict, backend, sizes: Sizes) -> None:
 
     with tempfile.TemporaryDirectory() as root:
         store = Store(f"sqlite:///{Path(root) / 'arena.db'}")
-        arena = Arena(store, Backends(backend), arms=arms, move_deadline=300.0,
-                      sampling=replace(PRESETS["trained"], max_tokens=sizes.reply_tokens))
+        arena = Arena(
+            store,
+            Backends(backend),
+            arms=arms,
+            move_deadline=300.0,
+            sampling=replace(PRESETS["trained"], max_tokens=sizes.reply_tokens),
+        )
 
         async def crowd() -> None:
             await asyncio.gather(*(participant(arena, i) for i in range(sizes.participants)))
@@ -251,19 +291,29 @@ def part_arena(figures: dict, backend, sizes: Sizes) -> None:
             moves = store.moves_frame()
             stored = int((moves["actor"] == "human").sum()) if len(moves) else 0
             games = store.games_frame()
-            figures.update({"participants": sizes.participants, "arms": list(arms), "moves": len(times),
-                            "moves_stored": stored, "lost": len(times) - stored,
-                            "games_finished": int((games["status"] == "finished").sum()) if len(games) else 0})
+            figures.update(
+                {
+                    "participants": sizes.participants,
+                    "arms": list(arms),
+                    "moves": len(times),
+                    "moves_stored": stored,
+                    "lost": len(times) - stored,
+                    "games_finished": int((games["status"] == "finished").sum()) if len(games) else 0,
+                }
+            )
             if times:
-                figures.update({"server_ms_p50": 1000 * statistics.median(times),
-                                "server_ms_p95": 1000 * percentile(times, 95)})
+                figures.update(
+                    {"server_ms_p50": 1000 * statistics.median(times), "server_ms_p95": 1000 * percentile(times, 95)}
+                )
             figures.update(gpu_memory())
     if errors or figures["lost"]:
         raise RuntimeError(f"{len(errors)} participants failed, {figures['lost']} moves lost: {errors[:3]}")
     p95 = figures["server_ms_p95"] / 1000
-    figures["need"] = (f"{sizes.participants} participants per GPU answer within {p95:.1f} s (p95): "
-                       f"{PARTICIPANTS_AT_ONCE} at once need {math.ceil(PARTICIPANTS_AT_ONCE / sizes.participants)} "
-                       f"GPUs at that wait" + ("" if p95 <= PATIENCE_S else f", more for under {PATIENCE_S:.0f} s"))
+    figures["need"] = (
+        f"{sizes.participants} participants per GPU answer within {p95:.1f} s (p95): "
+        f"{PARTICIPANTS_AT_ONCE} at once need {math.ceil(PARTICIPANTS_AT_ONCE / sizes.participants)} "
+        f"GPUs at that wait" + ("" if p95 <= PATIENCE_S else f", more for under {PATIENCE_S:.0f} s")
+    )
 
 
 def part_train(figures: dict, model: Path, work: Path, sizes: Sizes, url: str | None = None) -> None:
@@ -274,24 +324,38 @@ def part_train(figures: dict, model: Path, work: Path, sizes: Sizes, url: str | 
 
     release()
     preset = configuration.load(ROOT / "train" / "configs" / "buyer-grpo.yaml")
-    overrides = {"model": str(model), "steps": 1, "epochs": 1, "groups_per_step": sizes.train_groups,
-                 "group_size": sizes.group_size, "max_rounds": sizes.train_rounds, "batch_size": sizes.train_batch,
-                 "max_completion_tokens": sizes.reply_tokens, "val_interval": 0,
-                 "output_dir": str(work / ("hotload" if url else "train")),
-                 **({"rollout_backend": "vllm", "base_url": url} if url else {"rollout_backend": "hf"})}
+    overrides = {
+        "model": str(model),
+        "steps": 1,
+        "epochs": 1,
+        "groups_per_step": sizes.train_groups,
+        "group_size": sizes.group_size,
+        "max_rounds": sizes.train_rounds,
+        "batch_size": sizes.train_batch,
+        "max_completion_tokens": sizes.reply_tokens,
+        "val_interval": 0,
+        "output_dir": str(work / ("hotload" if url else "train")),
+        **({"rollout_backend": "vllm", "base_url": url} if url else {"rollout_backend": "hf"}),
+    }
     cfg = configuration.load(ROOT / "train" / "configs" / "buyer-grpo.yaml", overrides)
     (step,) = run(cfg, progress=False).metrics
-    figures.update({key: step[key] for key in ("episodes", "samples", "rollout_s", "train_s", "sync_s",
-                                                "tokens_per_s", "peak_memory_gb")})
+    figures.update(
+        {
+            key: step[key]
+            for key in ("episodes", "samples", "rollout_s", "train_s", "sync_s", "tokens_per_s", "peak_memory_gb")
+        }
+    )
     saved = Path(cfg.output_dir) / "checkpoints" / "step_1" / "buyer-grpo" / "adapter_model.safetensors"
     figures["adapter_mib"] = saved.stat().st_size / 2**20  # the step's adapter, as saved (and hot-loaded)
     figures.update(gpu_memory())
     # The preset's step: its groups of episodes, as many samples per episode as here, over its epochs.
     preset_samples = preset.groups_per_step * preset.group_size * step["samples"] / max(1, step["episodes"])
     minutes = step["train_s"] * preset_samples * preset.epochs / max(1, step["samples"]) / 60
-    figures["need"] = (f"the preset's step ({preset.groups_per_step} groups of {preset.group_size}, {preset.epochs} "
-                       f"epochs, about {preset_samples:,.0f} samples) would train for about {minutes:.0f} min at "
-                       f"this rate, its rollouts aside")
+    figures["need"] = (
+        f"the preset's step ({preset.groups_per_step} groups of {preset.group_size}, {preset.epochs} "
+        f"epochs, about {preset_samples:,.0f} samples) would train for about {minutes:.0f} min at "
+        f"this rate, its rollouts aside"
+    )
     release()
 
 
@@ -307,10 +371,34 @@ def part_serve(figures: dict, url: str, model: Path, out: Path, work: Path, size
     tokens = f"max_tokens={sizes.reply_tokens}"
     start = time.perf_counter()
     with open(out / "evaluate.log", "w") as log, redirect_stdout(log):  # its summary table goes to the log
-        code = bargain(["evaluate", "--grid", "paper-rl-test", "--trials", str(sizes.eval_trials), "--buyer",
-                        "arm:buyer-grpo", "--seller", "arm:base", "--seller-preset", "frozen-opponent", "--buyer-sampling",
-                        tokens, "--seller-sampling", tokens, "--backend", "vllm", "--base-url", url, "--model", str(model),
-                        "--out", str(run), "--quiet"])
+        code = bargain(
+            [
+                "evaluate",
+                "--grid",
+                "paper-rl-test",
+                "--trials",
+                str(sizes.eval_trials),
+                "--buyer",
+                "arm:buyer-grpo",
+                "--seller",
+                "arm:base",
+                "--seller-preset",
+                "frozen-opponent",
+                "--buyer-sampling",
+                tokens,
+                "--seller-sampling",
+                tokens,
+                "--backend",
+                "vllm",
+                "--base-url",
+                url,
+                "--model",
+                str(model),
+                "--out",
+                str(run),
+                "--quiet",
+            ]
+        )
     elapsed = time.perf_counter() - start
     if code != 0:
         raise RuntimeError(f"evaluate exited with {code}")
@@ -320,20 +408,31 @@ def part_serve(figures: dict, url: str, model: Path, out: Path, work: Path, size
     usage = config["usage"]
     calls = sum(side["model_calls"] for side in usage.values())
     generated = sum(side["completion_tokens"] for side in usage.values())
-    figures.update({"evaluate_games": config["n_trials"], "evaluate_s": elapsed, "requests": calls,
-                    "requests_per_s": calls / elapsed, "tokens_per_s": generated / elapsed})
+    figures.update(
+        {
+            "evaluate_games": config["n_trials"],
+            "evaluate_s": elapsed,
+            "requests": calls,
+            "requests_per_s": calls / elapsed,
+            "tokens_per_s": generated / elapsed,
+        }
+    )
     backend = build_backend("vllm", base_url=url, model=str(model))
     figures["concurrent_games"] = sizes.concurrent_games
     figures["one_adapter_tokens_per_s"] = throughput(backend, sizes.concurrent_games, False, sizes.reply_tokens)[
-        "tokens_per_s"]
+        "tokens_per_s"
+    ]
     figures["mixed_adapters_tokens_per_s"] = throughput(backend, sizes.concurrent_games, True, sizes.reply_tokens)[
-        "tokens_per_s"]
+        "tokens_per_s"
+    ]
     figures["mixed_over_one"] = figures["mixed_adapters_tokens_per_s"] / figures["one_adapter_tokens_per_s"]
     figures.update(gpu_memory())
     grid = GRIDS["paper-rl-test"]  # one pair of arms over the paper's test grid: scenarios x 4 conditions x trials
     games = (grid.stop - grid.start) * 4 * grid.trials_per_cell
-    figures["need"] = (f"one pair of arms over paper-rl-test ({games:,} games) at this rate: about "
-                       f"{games * elapsed / config['n_trials'] / 60:.0f} min")
+    figures["need"] = (
+        f"one pair of arms over paper-rl-test ({games:,} games) at this rate: about "
+        f"{games * elapsed / config['n_trials'] / 60:.0f} min"
+    )
 
 
 def part_pytest(figures: dict, out: Path, sizes: Sizes, server: tuple[str, Path, Path] | None) -> None:
@@ -341,8 +440,13 @@ def part_pytest(figures: dict, out: Path, sizes: Sizes, server: tuple[str, Path,
     env = dict(os.environ)
     if server is not None:  # the tests use it rather than start a second one
         env.update(zip(("BARGAIN_GPU_SERVER", "BARGAIN_GPU_MODEL", "BARGAIN_GPU_ADAPTERS"), map(str, server)))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-rs", *sizes.tests],
-                          cwd=ROOT, capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-rs", *sizes.tests],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     (out / "pytest.log").write_text(done.stdout + done.stderr)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     figures["summary"] = lines[-1].strip("= ") if lines else "no output"
@@ -365,8 +469,14 @@ def machine() -> dict:
             versions[package] = None
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     memory = torch.cuda.mem_get_info()[1] / 2**30 if gpu else None
-    return {"gpu": gpu, "gpu_memory_gib": memory, "gpus": torch.cuda.device_count(), "cpus": os.cpu_count(),
-            "python": sys.version.split()[0], "versions": versions}
+    return {
+        "gpu": gpu,
+        "gpu_memory_gib": memory,
+        "gpus": torch.cuda.device_count(),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "versions": versions,
+    }
 
 
 class Report:
@@ -380,6 +490,7 @@ class Report:
     @contextmanager
     def deadline(self) -> Iterator[None]:
         """Raise OutOfTime wherever the run is when its deadline passes (the timer is stopped at the end)."""
+
         def expire(*_) -> None:
             raise OutOfTime
 
@@ -432,43 +543,64 @@ class Report:
     @staticmethod
     def line(name: str, o: dict) -> str:
         """One part's outcome and figures in a line (as far as it got)."""
-        said = {"skipped": f"skipped: {o.get('reason')}", "not run": f"not run: {o.get('reason')}",
-                "cut": f"cut after {o['seconds']:.0f} s: {o.get('reason')}",
-                "failed": f"FAILED after {o['seconds']:.0f} s: {o.get('error')}"}.get(o["status"])
+        said = {
+            "skipped": f"skipped: {o.get('reason')}",
+            "not run": f"not run: {o.get('reason')}",
+            "cut": f"cut after {o['seconds']:.0f} s: {o.get('reason')}",
+            "failed": f"FAILED after {o['seconds']:.0f} s: {o.get('error')}",
+        }.get(o["status"])
         figures = Report.figures(name, o)
         return "; ".join(text for text in (said, figures, o.get("need") and f"needs: {o['need']}") if text)
 
     @staticmethod
     def figures(name: str, o: dict) -> str:
         if name == "hf" and "device" in o:
-            rates = [f"{key.rsplit('_', 1)[1]} {'mixed' if key.startswith('mixed') else 'one adapter'} "
-                     f"{o[key]:.0f}" for key in o if "_tokens_per_s_" in key]
-            return (f"{o['device']} {o['dtype']}, tokens/s by games at once: {', '.join(rates)}"
-                    + (f"; peak {o['peak_gib']:.1f} GiB" if "peak_gib" in o else ""))
+            rates = [
+                f"{key.rsplit('_', 1)[1]} {'mixed' if key.startswith('mixed') else 'one adapter'} {o[key]:.0f}"
+                for key in o
+                if "_tokens_per_s_" in key
+            ]
+            return f"{o['device']} {o['dtype']}, tokens/s by games at once: {', '.join(rates)}" + (
+                f"; peak {o['peak_gib']:.1f} GiB" if "peak_gib" in o else ""
+            )
         if name == "arena" and "server_ms_p95" in o:
-            return (f"{o['participants']} participants, {o['moves']} moves: submit to the agent's answer p50 "
-                    f"{o['server_ms_p50']:.0f} ms, p95 {o['server_ms_p95']:.0f} ms; {o['lost']} lost")
+            return (
+                f"{o['participants']} participants, {o['moves']} moves: submit to the agent's answer p50 "
+                f"{o['server_ms_p50']:.0f} ms, p95 {o['server_ms_p95']:.0f} ms; {o['lost']} lost"
+            )
         if name in ("train", "hotload") and "train_s" in o:
-            return (f"{o['episodes']} episodes, {o['samples']} samples: rollout {o['rollout_s']:.1f} s, train "
-                    f"{o['train_s']:.1f} s, save{' and hot-load' if name == 'hotload' else ''} {o['sync_s']:.1f} s, "
-                    f"peak {o['peak_memory_gb']:.1f} GB")
+            return (
+                f"{o['episodes']} episodes, {o['samples']} samples: rollout {o['rollout_s']:.1f} s, train "
+                f"{o['train_s']:.1f} s, save{' and hot-load' if name == 'hotload' else ''} {o['sync_s']:.1f} s, "
+                f"peak {o['peak_memory_gb']:.1f} GB"
+            )
         if name == "serve" and "requests_per_s" in o:
-            text = (f"evaluate {o['evaluate_games']} games: {o['requests_per_s']:.1f} requests/s, "
-                    f"{o['tokens_per_s']:.0f} tokens/s")
+            text = (
+                f"evaluate {o['evaluate_games']} games: {o['requests_per_s']:.1f} requests/s, "
+                f"{o['tokens_per_s']:.0f} tokens/s"
+            )
             if "mixed_over_one" in o:
-                text += (f"; {o['concurrent_games']} games at once: one adapter {o['one_adapter_tokens_per_s']:.0f} "
-                         f"tokens/s, mixed {o['mixed_adapters_tokens_per_s']:.0f} ({o['mixed_over_one']:.2f}x)")
+                text += (
+                    f"; {o['concurrent_games']} games at once: one adapter {o['one_adapter_tokens_per_s']:.0f} "
+                    f"tokens/s, mixed {o['mixed_adapters_tokens_per_s']:.0f} ({o['mixed_over_one']:.2f}x)"
+                )
             return text
         return o.get("summary", "")
 
     def write(self) -> None:
         (self.out / "gpu_check.json").write_text(json.dumps(self.data, indent=2) + "\n")
         m = self.data["machine"]
-        lines = [f"# GPU check ({self.data['mode']})", "",
-                 f"{m['gpu'] or 'no GPU'}" + (f", {m['gpu_memory_gib']:.0f} GiB" if m["gpu_memory_gib"] else "")
-                 + f"; {m['cpus']} CPUs; Python {m['python']}; "
-                 + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v), "",
-                 "| part | outcome | seconds | figures |", "|---|---|---:|---|"]
+        lines = [
+            f"# GPU check ({self.data['mode']})",
+            "",
+            f"{m['gpu'] or 'no GPU'}"
+            + (f", {m['gpu_memory_gib']:.0f} GiB" if m["gpu_memory_gib"] else "")
+            + f"; {m['cpus']} CPUs; Python {m['python']}; "
+            + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v),
+            "",
+            "| part | outcome | seconds | figures |",
+            "|---|---|---:|---|",
+        ]
         for name, o in self.data["parts"].items():
             lines.append(f"| {name} | {o['status']} | {o['seconds']:.0f} | {self.line(name, o)} |")
         (self.out / "gpu_check.md").write_text("\n".join(lines) + "\n")
@@ -493,18 +625,28 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] in (["bundle"], ["rehearse"]):
         return tools(argv)
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu_check", description=__doc__.splitlines()[0],
-                                     epilog="Subcommands: `bundle --out DIR` (the wheels a GPU machine without the "
-                                            "app's packages needs) and `rehearse` (that machine's packages here, and "
-                                            "the dry run); see their --help.")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.gpu_check",
+        description=__doc__.splitlines()[0],
+        epilog="Subcommands: `bundle --out DIR` (the wheels a GPU machine without the "
+        "app's packages needs) and `rehearse` (that machine's packages here, and "
+        "the dry run); see their --help.",
+    )
     parser.add_argument("--out", default="gpu_check", help="directory for gpu_check.json, gpu_check.md and the logs")
     parser.add_argument("--dry-run", action="store_true", help="tiny size on a CPU, the stub server in place of vLLM")
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated parts to run ({', '.join(PARTS)})")
-    parser.add_argument("--minutes", type=float, default=8.0, help="the deadline of the whole run (default 8): "
-                                                                    "parts after it are reported as not run")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=8.0,
+        help="the deadline of the whole run (default 8): parts after it are reported as not run",
+    )
     parser.add_argument("--reply-tokens", type=int, help="tokens per model reply (default 200; 16 with --dry-run)")
-    parser.add_argument("--model", help="a model directory to check instead of a random one (e.g. Qwen3-8B's own "
-                                        "weights, already on disk); needs --adapters-dir")
+    parser.add_argument(
+        "--model",
+        help="a model directory to check instead of a random one (e.g. Qwen3-8B's own "
+        "weights, already on disk); needs --adapters-dir",
+    )
     parser.add_argument("--adapters-dir", help="its eight adapters, one folder per arm (DIR/<arm>/)")
     args = parser.parse_args(argv)
     mode = "dry-run" if args.dry_run else "full"
@@ -521,7 +663,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through the `finally` that stops the server
+    previous = signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # unwinds through the `finally` that stops the server
     try:
         return check(out, mode, sizes, [p for p in PARTS if p in parts], args.dry_run, given, args.minutes)
     finally:
@@ -532,18 +676,31 @@ def tools(argv: list[str]) -> int:
     """`bundle` and `rehearse` (benchmarks/gpu_bundle.py)."""
     from benchmarks import gpu_bundle
 
-    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.gpu_check {argv[0]}", description={
-        "bundle": "Gather the wheels the GPU check needs on a Python 3.12 GPU machine that lacks the app's packages "
-                  "(and has no network) into an ignored folder of the repository; print their size and the one "
-                  "command line that installs them there offline and runs the check.",
-        "rehearse": "Build a Python 3.12 environment of the GPU machine's packages here, install the bundle into it "
-                    "as that machine would, and run the check's dry run of the parts that run there (about 5 GB "
-                    "and a few minutes; the environment is deleted afterwards)."}[argv[0]])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m benchmarks.gpu_check {argv[0]}",
+        description={
+            "bundle": "Gather the wheels the GPU check needs on a Python 3.12 GPU machine that "
+            "lacks the app's packages "
+            "(and has no network) into an ignored folder of the repository; print their size and the one "
+            "command line that installs them there offline and runs the check.",
+            "rehearse": "Build a Python 3.12 environment of the GPU machine's packages here, "
+            "install the bundle into it "
+            "as that machine would, and run the check's dry run of the parts that run there (about 5 GB "
+            "and a few minutes; the environment is deleted afterwards).",
+        }[argv[0]],
+    )
     if argv[0] == "bundle":
-        parser.add_argument("--out", default=".gpu_bundle", help="an ignored folder of the repository (default "
-                                                                   ".gpu_bundle), emptied first")
-        parser.add_argument("--budget-mib", type=float, default=gpu_bundle.BUDGET_MIB,
-                            help="the most the bundle and the repository may weigh together")
+        parser.add_argument(
+            "--out",
+            default=".gpu_bundle",
+            help="an ignored folder of the repository (default .gpu_bundle), emptied first",
+        )
+        parser.add_argument(
+            "--budget-mib",
+            type=float,
+            default=gpu_bundle.BUDGET_MIB,
+            help="the most the bundle and the repository may weigh together",
+        )
     else:
         parser.add_argument("--venv", help="build the environment here and keep it (default: a temporary one)")
     args = parser.parse_args(argv[1:])
@@ -551,19 +708,31 @@ def tools(argv: list[str]) -> int:
         if argv[0] == "bundle":
             print(gpu_bundle.describe(gpu_bundle.bundle(Path(args.out), args.budget_mib)))
             return 0
-        return gpu_bundle.rehearse(",".join(p for p in PARTS if p not in SERVED), Path(args.venv) if args.venv else None)
+        return gpu_bundle.rehearse(
+            ",".join(p for p in PARTS if p not in SERVED), Path(args.venv) if args.venv else None
+        )
     except gpu_bundle.BundleError as exc:
         print(f"{argv[0]}: {exc}", file=sys.stderr)
         return 2
 
 
-def check(out: Path, mode: str, sizes: Sizes, parts: list[str], dry_run: bool,
-          given: tuple[Path, Path] | None = None, minutes: float = 8.0) -> int:
+def check(
+    out: Path,
+    mode: str,
+    sizes: Sizes,
+    parts: list[str],
+    dry_run: bool,
+    given: tuple[Path, Path] | None = None,
+    minutes: float = 8.0,
+) -> int:
     """Build the model (unless `given`: a model directory and its adapters), run the parts in order within the
     deadline, report; 1 if a part failed."""
     report = Report(out, mode, sizes, minutes)
-    print(f"GPU check ({mode}, at most {minutes:g} min): {report.data['machine']['gpu'] or 'no GPU'}; writing "
-          f"{out}/gpu_check.json", flush=True)
+    print(
+        f"GPU check ({mode}, at most {minutes:g} min): {report.data['machine']['gpu'] or 'no GPU'}; writing "
+        f"{out}/gpu_check.json",
+        flush=True,
+    )
     missing = {name: needs_gpu(dry_run) for name in IN_PROCESS} | {name: needs_vllm(dry_run) for name in SERVED}
     for name in parts:
         if missing.get(name):
@@ -578,8 +747,10 @@ def check(out: Path, mode: str, sizes: Sizes, parts: list[str], dry_run: bool,
                 began = time.perf_counter()
                 try:
                     model, adapters = build(Path(scratch), sizes.shape)
-                    print(f"[build] {sizes.shape} model and eight adapters in {time.perf_counter() - began:.0f} s",
-                          flush=True)
+                    print(
+                        f"[build] {sizes.shape} model and eight adapters in {time.perf_counter() - began:.0f} s",
+                        flush=True,
+                    )
                 except Exception as exc:
                     for name in runnable:
                         report.record(name, report.failure(name, exc), time.perf_counter() - began)
@@ -637,8 +808,17 @@ def hf_backend(model: Path, adapters: Path, report: Report, parts: list[str]) ->
         release()
 
 
-def serve_parts(report: Report, served: list[str], parts: list[str], model: Path, adapters: Path, out: Path,
-                work: Path, sizes: Sizes, dry_run: bool) -> None:
+def serve_parts(
+    report: Report,
+    served: list[str],
+    parts: list[str],
+    model: Path,
+    adapters: Path,
+    out: Path,
+    work: Path,
+    sizes: Sizes,
+    dry_run: bool,
+) -> None:
     """The parts that need the model server, and the GPU tests on the same server (runs in `work`, logs in `out`)."""
     began = time.perf_counter()
     try:

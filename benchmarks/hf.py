@@ -18,13 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bargain.engine import scenarios
-
 from bargain.agents import tiny
 from bargain.agents.agent import Side, agent_factory
 from bargain.agents.arms import ADAPTERS
 from bargain.agents.backends import Backend, Backends, Sampling
 from bargain.agents.backends.hf import HFBackend
+from bargain.engine import scenarios
 from bargain.episodes import play_many
 
 
@@ -44,25 +43,38 @@ def throughput(backend: Backend, games: int, mixed: bool, max_tokens: int) -> di
     spec = scenarios.GridSpec(tier="low", start=1508, stop=1516, trials_per_cell=8, max_rounds=2)
     trials = scenarios.make_trials(spec, scenarios.bundled())[:games]
     start = time.perf_counter()
-    episodes = asyncio.run(play_many(
-        trials, lambda t: (makers[t.trial_id % len(makers)](0), makers[(t.trial_id + 1) % len(makers)](0)),
-        ("a", "b"), concurrency=games, progress=False))
+    episodes = asyncio.run(
+        play_many(
+            trials,
+            lambda t: (makers[t.trial_id % len(makers)](0), makers[(t.trial_id + 1) % len(makers)](0)),
+            ("a", "b"),
+            concurrency=games,
+            progress=False,
+        )
+    )
     elapsed = time.perf_counter() - start
     records = [r for e in episodes for r in e.records]
-    return {"tokens_per_s": sum(r["completion_tokens"] for r in records) / elapsed,
-            "requests_per_s": sum(r["attempts"] for r in records) / elapsed}
+    return {
+        "tokens_per_s": sum(r["completion_tokens"] for r in records) / elapsed,
+        "requests_per_s": sum(r["attempts"] for r in records) / elapsed,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hf", description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=("tiny", "qwen3-8b"), default="tiny")
     parser.add_argument("--games", default="1,8,32", help="comma-separated numbers of concurrent games")
-    parser.add_argument("--max-tokens", type=int, default=64, help="new tokens per reply (random weights rarely stop early)")
+    parser.add_argument(
+        "--max-tokens", type=int, default=64, help="new tokens per reply (random weights rarely stop early)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as root:
         model_dir, adapters = build(args.shape, Path(root))
         backend = HFBackend(str(model_dir), {n: adapters / n for n in ADAPTERS})
-        print(f"{args.shape} model on {backend.device} ({backend.describe()['dtype']}), {args.max_tokens} tokens per reply")
+        print(
+            f"{args.shape} model on {backend.device} ({backend.describe()['dtype']}), "
+            f"{args.max_tokens} tokens per reply"
+        )
         throughput(backend, 2, True, 4)  # warm-up: first calls pay for lazy initialisation
         for games in (int(g) for g in args.games.split(",")):
             one = throughput(backend, games, False, args.max_tokens)["tokens_per_s"]

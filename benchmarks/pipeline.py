@@ -66,8 +66,8 @@ class Latency:
             half = self.cv * self.mean * math.sqrt(3)
             return lambda: rng.uniform(max(0.0, self.mean - half), self.mean + half)
         if self.kind == "lognormal":
-            sigma = math.sqrt(math.log(1 + self.cv ** 2))
-            return lambda: rng.lognormvariate(math.log(self.mean) - sigma ** 2 / 2, sigma)
+            sigma = math.sqrt(math.log(1 + self.cv**2))
+            return lambda: rng.lognormvariate(math.log(self.mean) - sigma**2 / 2, sigma)
         raise ValueError(f"unknown latency {self.kind!r}: fixed, uniform or lognormal")
 
     def __str__(self) -> str:
@@ -81,7 +81,7 @@ def reply(deal_rate: float, body: dict) -> str:
     messages = body["messages"]
     buyer = messages[0]["content"].startswith("You are the BUYER")
     round_key = f"{messages[0]['content']}|{len(messages)}".encode()
-    draw = int.from_bytes(hashlib.blake2b(round_key, digest_size=8).digest(), "big") / 2 ** 64
+    draw = int.from_bytes(hashlib.blake2b(round_key, digest_size=8).digest(), "big") / 2**64
     return reply_text(SELLER_PRICE) if buyer and draw < deal_rate else REPLIES[buyer]
 
 
@@ -105,8 +105,9 @@ def start_servers(count: int, latency: Latency, deal_rate: float) -> tuple[list[
     return servers, [urls.get(timeout=60) for _ in servers]
 
 
-def measure(urls: list[str], in_flight: int, games: int, kill: tuple[multiprocessing.Process, float] | None = None
-            ) -> dict:
+def measure(
+    urls: list[str], in_flight: int, games: int, kill: tuple[multiprocessing.Process, float] | None = None
+) -> dict:
     """One run of `games` games over `urls` (C = `in_flight` requests at once to each): requests per second,
     seconds, games, finished games, games recorded twice, mean rounds. `kill` = (a server, seconds after the
     start to kill it)."""
@@ -114,23 +115,42 @@ def measure(urls: list[str], in_flight: int, games: int, kill: tuple[multiproces
     trials = scenarios.make_trials(grid, scenarios.bundled())[:games]
     backends = Backends(build_backend("vllm", base_url=",".join(urls), max_in_flight=in_flight))
     buyer_side, seller_side = Side(PRESETS["trained"]), Side(PRESETS["frozen-opponent"])
-    setup = RunSetup(grid=grid, seed=42, buyer="arm:buyer-grpo", seller="arm:base", scenarios="bundled",
-                     buyer_side=buyer_side, seller_side=seller_side)
+    setup = RunSetup(
+        grid=grid,
+        seed=42,
+        buyer="arm:buyer-grpo",
+        seller="arm:base",
+        scenarios="bundled",
+        buyer_side=buyer_side,
+        seller_side=seller_side,
+    )
     buyer = agent_factory(setup.buyer, backends, buyer_side)
     seller = agent_factory(setup.seller, backends, seller_side)
     with tempfile.TemporaryDirectory() as out:
         if kill is not None:
             threading.Timer(kill[1], kill[0].kill).start()
         start = time.perf_counter()
-        frame = run(setup, trials, lambda t: (buyer(t.trial_id), seller(t.trial_id)), out,
-                    concurrency=2 * in_flight * len(urls), progress=False)
+        frame = run(
+            setup,
+            trials,
+            lambda t: (buyer(t.trial_id), seller(t.trial_id)),
+            out,
+            concurrency=2 * in_flight * len(urls),
+            progress=False,
+        )
         elapsed = time.perf_counter() - start
         lines = [orjson.loads(line) for line in (Path(out) / "games.jsonl").open("rb")]
     requests = sum(len(line["records"]) for line in lines)
     ids = [line["trial_id"] for line in lines]
-    return {"rate": requests / elapsed, "requests": requests, "seconds": elapsed, "games": len(trials),
-            "finished": len(frame), "twice": len(ids) - len(set(ids)),
-            "rounds": requests / REQUESTS_PER_ROUND / max(1, len(lines))}
+    return {
+        "rate": requests / elapsed,
+        "requests": requests,
+        "seconds": elapsed,
+        "games": len(trials),
+        "finished": len(frame),
+        "twice": len(ids) - len(set(ids)),
+        "rounds": requests / REQUESTS_PER_ROUND / max(1, len(lines)),
+    }
 
 
 def main() -> None:
@@ -138,10 +158,16 @@ def main() -> None:
     parser.add_argument("--latency", choices=("fixed", "uniform", "lognormal"), default="lognormal")
     parser.add_argument("--mean", type=float, default=0.2, help="mean seconds the server takes per request")
     parser.add_argument("--cv", type=float, default=0.5, help="coefficient of variation of the latency")
-    parser.add_argument("--deal-rate", type=float, default=0.35,
-                        help="chance that a round ends in a deal (0: every game runs its four rounds)")
+    parser.add_argument(
+        "--deal-rate",
+        type=float,
+        default=0.35,
+        help="chance that a round ends in a deal (0: every game runs its four rounds)",
+    )
     parser.add_argument("--waves", type=int, default=120, help="about how many times each request slot is used")
-    parser.add_argument("--in-flight", default="32,64", help="comma-separated numbers of requests in flight (per server)")
+    parser.add_argument(
+        "--in-flight", default="32,64", help="comma-separated numbers of requests in flight (per server)"
+    )
     parser.add_argument("--replicas", type=int, default=1, help="servers behind one comma-separated --base-url")
     args = parser.parse_args()
     latency = Latency(args.latency, args.mean, args.cv)
@@ -157,17 +183,21 @@ def main() -> None:
             games = max(1, round(args.replicas * in_flight * args.waves / (REQUESTS_PER_ROUND * rounds)))
             f = measure(urls, in_flight, games)
             share = f["rate"] / ideal
-            print(f"{args.replicas} server(s) x {in_flight} in flight: {f['games']} games ({f['rounds']:.2f} rounds on "
-                  f"average), {f['rate']:7.1f} requests/s = {share:.1%} of the ideal {ideal:.0f} "
-                  f"({'ok' if share >= GOAL else 'below goal'})")
+            print(
+                f"{args.replicas} server(s) x {in_flight} in flight: {f['games']} games ({f['rounds']:.2f} rounds on "
+                f"average), {f['rate']:7.1f} requests/s = {share:.1%} of the ideal {ideal:.0f} "
+                f"({'ok' if share >= GOAL else 'below goal'})"
+            )
             if args.replicas > 1:
                 half = f["requests"] / ideal / 2
                 after = ideal * (args.replicas - 1) / args.replicas
                 expected = half + (f["requests"] - half * ideal) / after
                 k = measure(urls, in_flight, games, kill=(processes[0], half))
-                print(f"  one of {args.replicas} killed after {half:.1f} s: {k['finished']} of {k['games']} games "
-                      f"finished, {k['twice']} recorded twice, {k['seconds']:.1f} s against an ideal "
-                      f"{expected:.1f} s with one server fewer from then on ({k['seconds'] / expected - 1:+.1%})")
+                print(
+                    f"  one of {args.replicas} killed after {half:.1f} s: {k['finished']} of {k['games']} games "
+                    f"finished, {k['twice']} recorded twice, {k['seconds']:.1f} s against an ideal "
+                    f"{expected:.1f} s with one server fewer from then on ({k['seconds'] / expected - 1:+.1%})"
+                )
                 (processes[0],), (urls[0],) = start_servers(1, latency, p)  # a live one for the next setting
     finally:
         for process in processes:

@@ -31,8 +31,22 @@ ROOT = Path(__file__).resolve().parents[1]
 REPLY = 'Hold firm. ```json {"message": "2.40?", "action": "OFFER", "offer_price": 2.4} ```'
 COMMANDS = [  # (arguments after `python -m bargain`, standard input)
     (["--help"], None),
-    (["prompt", "--scenario", "low:0", "--role", "seller", "--condition", "buyer_unaware",
-      "--buyer-price", "2.68", "--seller-price", "1.22"], None),
+    (
+        [
+            "prompt",
+            "--scenario",
+            "low:0",
+            "--role",
+            "seller",
+            "--condition",
+            "buyer_unaware",
+            "--buyer-price",
+            "2.68",
+            "--seller-price",
+            "1.22",
+        ],
+        None,
+    ),
     (["parse"], REPLY),
     (["claims", "--role", "seller", "--reservation", "1.85"], "Honestly it cost me 2.40, so my final offer is 2.50."),
     (["arms", "--help"], None),
@@ -53,8 +67,12 @@ def time_to_serving(timeout_s: float = 120) -> float:
         port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as root:
         start = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--db", str(Path(root) / "a.db")],
-                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "app.py", "--port", str(port), "--db", str(Path(root) / "a.db")],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             while time.perf_counter() - start < timeout_s:
                 if process.poll() is not None:

@@ -142,8 +142,9 @@ def serve(argv: list[str], timings: Path) -> None:
     StudyRunner.page, StudyRunner.submit = timed_page, timed_submit
     args = arena_app.parse_args(argv)
     demo, _ = arena_app.build(args)
-    demo.launch(server_name="127.0.0.1", server_port=args.port, prevent_thread_lock=True, quiet=True,
-                **launch_settings(demo))
+    demo.launch(
+        server_name="127.0.0.1", server_port=args.port, prevent_thread_lock=True, quiet=True, **launch_settings(demo)
+    )
     print("ready", flush=True)
     ready = time.process_time()
     sys.stdin.read()
@@ -164,9 +165,13 @@ class Replica:
         return int(self.argv[self.argv.index("--port") + 1])
 
     def start(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.study", "--serve", json.dumps(self.argv),
-                                         str(self.timings)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.study", "--serve", json.dumps(self.argv), str(self.timings)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         line = self.process.stdout.readline()
         if line.strip() != "ready":
             raise SystemExit(f"an app process did not start (exit status {self.process.wait()}); see its error above")
@@ -213,8 +218,9 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
     def post(which: int, api: str, data: list) -> dict | None:
         """One request; None when the process does not answer (refused, or cut off by a kill)."""
         try:
-            answer = http.post(f"{urls[which]}gradio_api/run/{api}",
-                               json={"data": [query, *data], "session_hash": sessions[which]})
+            answer = http.post(
+                f"{urls[which]}gradio_api/run/{api}", json={"data": [query, *data], "session_hash": sessions[which]}
+            )
         except httpx.TransportError:
             return None
         if answer.status_code != 200:
@@ -223,12 +229,14 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
 
     def beside(which: int, api: str, data: list, delay: float = 0.0) -> threading.Thread:
         """The same participant's other request, at the same moment (after `delay`), to process `which`."""
+
         def send() -> None:
             time.sleep(delay)
             try:
                 post(which, api, data)
             except Exception as exc:  # an error page for the duplicate is an error page
                 log["errors"].append(f"{pid} (sent again): {type(exc).__name__}: {exc}")
+
         thread = threading.Thread(target=send)
         thread.start()
         return thread
@@ -256,8 +264,13 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
         return page
 
     def step(stage: str, data: dict, twin: dict | None = None) -> dict:
-        return call("study_step", stage, data, kind="move" if stage == "game" else "page",
-                    twin=None if twin is None else [stage, twin])
+        return call(
+            "study_step",
+            stage,
+            data,
+            kind="move" if stage == "game" else "page",
+            twin=None if twin is None else [stage, twin],
+        )
 
     # Idle connections are closed here before the server's keep-alive (5 s) would close them under a request.
     with httpx.Client(timeout=120, limits=httpx.Limits(keepalive_expiry=2)) as http:
@@ -274,12 +287,18 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
                     price = view["your_price"] * (1 - 0.2 * toward) + 0.1 * view["round"] * toward
                     move = {"round": view["round"], "action": "OFFER", "message": "How about this?"}
                     game = page["game"]
-                    page = step("game", {**move, "price": f"{price:.2f}"},
-                                twin={**move, "price": f"{price - 0.05 * toward:.2f}"})
+                    page = step(
+                        "game",
+                        {**move, "price": f"{price:.2f}"},
+                        twin={**move, "price": f"{price - 0.05 * toward:.2f}"},
+                    )
                     log["moves"].append(pid)
                     if page["stage"] == "game":  # what the participant was shown as played, to find in the database
-                        log["seen"].extend((pid, game, t["round"], t["price"]) for t in page["view"]["transcript"]
-                                           if t["speaker"] == "you")
+                        log["seen"].extend(
+                            (pid, game, t["round"], t["price"])
+                            for t in page["view"]["transcript"]
+                            if t["speaker"] == "you"
+                        )
                 elif page["stage"] in ("game_survey", "final_survey"):
                     moved = True
                     page = step(page["stage"], answers(page))
@@ -296,8 +315,9 @@ def crowd_main(urls: list[str], participants: int, think: float, faults: Faults,
     """Every participant on a thread of its own; sends back what they saw."""
     log: dict = {"trips": [], "moves": [], "seen": [], "ended": [], "errors": [], "retried": []}
     ready = threading.Barrier(participants)
-    threads = [threading.Thread(target=participant, args=(urls, n, think, faults, ready, log))
-               for n in range(participants)]
+    threads = [
+        threading.Thread(target=participant, args=(urls, n, think, faults, ready, log)) for n in range(participants)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -325,8 +345,15 @@ class Outcome:
 
     @property
     def clean(self) -> bool:
-        return not (self.stuck or self.error_pages or self.duplicated_moves or self.lost_moves or self.slots_off
-                    or self.games_left_active or self.problems)
+        return not (
+            self.stuck
+            or self.error_pages
+            or self.duplicated_moves
+            or self.lost_moves
+            or self.slots_off
+            or self.games_left_active
+            or self.problems
+        )
 
 
 def check(db: str, name: str, participants: int, log: dict, exact_moves: bool) -> Outcome:
@@ -344,7 +371,7 @@ def check(db: str, name: str, participants: int, log: dict, exact_moves: bool) -
     out.stuck = participants - out.completed
     held: dict[str, int] = {}
     for row in people.values():
-        for cell in (row["cells"][:row["games_done"]] if row["stage"] == "dropped" else row["cells"]):
+        for cell in row["cells"][: row["games_done"]] if row["stage"] == "dropped" else row["cells"]:
             held[cell] = held.get(cell, 0) + 1
     counts = records.cell_counts(store, name, 1)
     out.slots_off = sum(abs(taken - held.get(cell, 0)) for cell, (taken, _) in counts.items())
@@ -358,20 +385,30 @@ def check(db: str, name: str, participants: int, log: dict, exact_moves: bool) -
     moves = store.moves_frame()
     moves = moves[moves["game_id"].isin(set(games["id"]))]
     with store.reading() as session:
-        twice = session.execute(select(func.count()).select_from(
-            select(MoveRow.game_id).where(MoveRow.duplicate.is_(False), MoveRow.game_id.in_(list(games["id"])))
-            .group_by(MoveRow.game_id, MoveRow.round, MoveRow.role).having(func.count() > 1).subquery())).scalar()
+        twice = session.execute(
+            select(func.count()).select_from(
+                select(MoveRow.game_id)
+                .where(MoveRow.duplicate.is_(False), MoveRow.game_id.in_(list(games["id"])))
+                .group_by(MoveRow.game_id, MoveRow.round, MoveRow.role)
+                .having(func.count() > 1)
+                .subquery()
+            )
+        ).scalar()
     out.duplicated_moves = int(twice) + int(moves["duplicate"].sum())
     for game_id, rows in moves.groupby("game_id"):
         if list(rows["seq"]) != list(range(len(rows))):
             out.problems.append(f"game {game_id}: moves numbered {list(rows['seq'])}")
     index = {g.id: (g.participant, int(g.game_index)) for g in games.itertuples() if g.game_index == g.game_index}
     played = set(index.values())
-    stored = {(*index[m.game_id], m.round, round(m.price, 2)) for m in moves.itertuples()
-              if m.game_id in index and m.actor == "human" and m.price == m.price and not m.duplicate}
+    stored = {
+        (*index[m.game_id], m.round, round(m.price, 2))
+        for m in moves.itertuples()
+        if m.game_id in index and m.actor == "human" and m.price == m.price and not m.duplicate
+    }
     seen = {(pid, game, round_, round(price, 2)) for pid, game, round_, price in log["seen"] if price is not None}
     out.lost_moves = sum((pid, game) in played and (pid, game, r, p) not in stored for pid, game, r, p in seen) + sum(
-        (pid, game) not in played for pid, game, _, _ in seen)
+        (pid, game) not in played for pid, game, _, _ in seen
+    )
     if exact_moves and int((moves["actor"] == "human").sum()) != len(log["moves"]):
         out.problems.append(f"moves made {len(log['moves'])}, stored {int((moves['actor'] == 'human').sum())}")
     for pid, row in people.items():
@@ -418,11 +455,31 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
         folder = Path(root)
         for text in ("consent", "instructions", "debrief"):
             (folder / f"{text}.md").write_text(f"The benchmark's {text}.")
-        (folder / "study.yaml").write_text(STUDY.format(name=name, rounds=ROUNDS, games=GAMES, quota=participants * GAMES
-                                                        // len(CELLS), idle=1 if faults.any else 60))
-        replicas = [Replica(["--db", db, "--study", str(folder / "study.yaml"), "--port", str(free_port()),
-                             "--concurrency", str(participants + 20)], folder / f"times{i}.json")
-                    for i in range(processes)]
+        (folder / "study.yaml").write_text(
+            STUDY.format(
+                name=name,
+                rounds=ROUNDS,
+                games=GAMES,
+                quota=participants * GAMES // len(CELLS),
+                idle=1 if faults.any else 60,
+            )
+        )
+        replicas = [
+            Replica(
+                [
+                    "--db",
+                    db,
+                    "--study",
+                    str(folder / "study.yaml"),
+                    "--port",
+                    str(free_port()),
+                    "--concurrency",
+                    str(participants + 20),
+                ],
+                folder / f"times{i}.json",
+            )
+            for i in range(processes)
+        ]
         stop = threading.Event()
 
         def killer() -> None:
@@ -439,8 +496,10 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
                 replica.start()
             context = multiprocessing.get_context("spawn")
             results = context.Queue()
-            crowd = context.Process(target=crowd_main, args=([f"http://127.0.0.1:{r.port}/" for r in replicas],
-                                                             participants, think, faults, results))
+            crowd = context.Process(
+                target=crowd_main,
+                args=([f"http://127.0.0.1:{r.port}/" for r in replicas], participants, think, faults, results),
+            )
             began = time.perf_counter()
             crowd.start()
             chaos = threading.Thread(target=killer) if faults.kill_every else None
@@ -461,37 +520,57 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
     times = [entry for record in served for entry in record["times"]]
     outcome = check(db, name, participants, log, exact_moves=not faults.any)
     kinds = ("page", "move")
-    return Run(name, outcome, elapsed, len(log["trips"]), len(log["retried"]), kills,
-               {k: [s * 1000 for kind, s in log["trips"] if kind == k] for k in kinds},
-               {k: [s * 1000 for kind, s in times if kind == k] for k in kinds},
-               sum(record["cpu_s"] for record in served), len(times))
+    return Run(
+        name,
+        outcome,
+        elapsed,
+        len(log["trips"]),
+        len(log["retried"]),
+        kills,
+        {k: [s * 1000 for kind, s in log["trips"] if kind == k] for k in kinds},
+        {k: [s * 1000 for kind, s in times if kind == k] for k in kinds},
+        sum(record["cpu_s"] for record in served),
+        len(times),
+    )
 
 
 def report(result: Run, participants: int, think: float, faults: Faults, processes: int) -> None:
     """The run's figures, printed."""
+
     def spread(values: list[float]) -> str:
-        return (f"p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms over {len(values)}"
-                if values else "none")
+        return (
+            f"p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms over {len(values)}"
+            if values
+            else "none"
+        )
 
     out = result.outcome
-    print(f"{participants} participants at once through {processes} app process(es), {GAMES} games of {ROUNDS} rounds "
-          f"each, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s (study {result.name})")
+    print(
+        f"{participants} participants at once through {processes} app process(es), {GAMES} games of {ROUNDS} rounds "
+        f"each, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s (study {result.name})"
+    )
     if faults.any:
         where = "to both processes" if processes > 1 else "to the one process"
-        print(f"faults: {faults.duplicate:.0%} of steps sent twice at once ({where}), {faults.reload:.0%} of moves "
-              f"followed by a reload, {result.kills} kill(s) -9 of a process (every "
-              f"{faults.kill_every or 0:g} s), {result.retries} step(s) made again after no answer")
+        print(
+            f"faults: {faults.duplicate:.0%} of steps sent twice at once ({where}), {faults.reload:.0%} of moves "
+            f"followed by a reload, {result.kills} kill(s) -9 of a process (every "
+            f"{faults.kill_every or 0:g} s), {result.retries} step(s) made again after no answer"
+        )
         for label in ("move", "page"):
             goal = f" (goal p95 < {CHAOS_GOAL_MS:.0f} ms)" if label == "move" else ""
             print(f"round trip per {label}: {spread(result.trips_ms[label])}{goal}")
-        print(f"completed {out.completed} of {participants}; stuck {out.stuck}; duplicated moves "
-              f"{out.duplicated_moves}; lost moves {out.lost_moves}; error pages {out.error_pages}; slots off "
-              f"{out.slots_off}; games left active {out.games_left_active}")
+        print(
+            f"completed {out.completed} of {participants}; stuck {out.stuck}; duplicated moves "
+            f"{out.duplicated_moves}; lost moves {out.lost_moves}; error pages {out.error_pages}; slots off "
+            f"{out.slots_off}; games left active {out.games_left_active}"
+        )
     else:
         for label in ("page", "move"):
             print(f"server time per {label}: {spread(result.server_ms[label])} (goal p95 < {GOAL_MS:.0f} ms)")
-        print(f"server CPU per request: {result.server_cpu_s / max(result.server_requests, 1) * 1000:.1f} ms (both "
-              "processes, Gradio's request handling and its idle polling included)")
+        print(
+            f"server CPU per request: {result.server_cpu_s / max(result.server_requests, 1) * 1000:.1f} ms (both "
+            "processes, Gradio's request handling and its idle polling included)"
+        )
         trips = result.trips_ms["page"] + result.trips_ms["move"]
         print(f"round trip seen by a participant: {spread(trips)}")
         print(f"completed {out.completed} of {participants}; errors {out.error_pages}")
@@ -502,29 +581,49 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.study", description=__doc__.splitlines()[0])
-    parser.add_argument("--db", default=os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL"),
-                        help="a scratch PostgreSQL database URL (env BARGAIN_BENCH_DB or BARGAIN_TEST_POSTGRES_URL); "
-                             "SQLite with --processes 1")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL"),
+        help="a scratch PostgreSQL database URL (env BARGAIN_BENCH_DB or BARGAIN_TEST_POSTGRES_URL); "
+        "SQLite with --processes 1",
+    )
     parser.add_argument("--participants", type=int, default=200, help="a multiple of 2 (the cells fill exactly)")
     parser.add_argument("--think", type=float, default=5.0, help="mean seconds a participant takes before each step")
     parser.add_argument("--processes", type=int, default=2, help="app processes serving the study (default 2)")
-    parser.add_argument("--chaos", action="store_true", help="run under faults: steps sent twice, reloads "
-                                                              "elsewhere, a process killed and restarted")
-    parser.add_argument("--duplicate", type=float, default=0.2, help="with --chaos: share of steps sent to two "
-                                                                      "processes at once (default 0.2)")
-    parser.add_argument("--reload", type=float, default=0.1, help="with --chaos: share of moves followed by a reload "
-                                                                   "on the other process (default 0.1)")
-    parser.add_argument("--kill-every", type=float, default=20.0, help="with --chaos: seconds between two kills of a "
-                                                                        "process (default 20; 0: none)")
+    parser.add_argument(
+        "--chaos",
+        action="store_true",
+        help="run under faults: steps sent twice, reloads elsewhere, a process killed and restarted",
+    )
+    parser.add_argument(
+        "--duplicate",
+        type=float,
+        default=0.2,
+        help="with --chaos: share of steps sent to two processes at once (default 0.2)",
+    )
+    parser.add_argument(
+        "--reload",
+        type=float,
+        default=0.1,
+        help="with --chaos: share of moves followed by a reload on the other process (default 0.1)",
+    )
+    parser.add_argument(
+        "--kill-every",
+        type=float,
+        default=20.0,
+        help="with --chaos: seconds between two kills of a process (default 20; 0: none)",
+    )
     parser.add_argument("--serve", nargs=2, metavar=("ARGV", "TIMINGS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(json.loads(args.serve[0]), Path(args.serve[1]))
     sqlite = bool(args.db) and args.db.startswith("sqlite")
     if not args.db or not (args.db.startswith("postgresql") or sqlite and args.processes == 1):
-        raise SystemExit("give a scratch PostgreSQL database: --db postgresql+psycopg://USER:PASS@HOST/DB "
-                         "(app processes share it, as a study served by several processes would); SQLite serves "
-                         "one process: --db sqlite:///FILE --processes 1")
+        raise SystemExit(
+            "give a scratch PostgreSQL database: --db postgresql+psycopg://USER:PASS@HOST/DB "
+            "(app processes share it, as a study served by several processes would); SQLite serves "
+            "one process: --db sqlite:///FILE --processes 1"
+        )
     if args.participants % 2 or args.participants < 2:
         raise SystemExit("--participants must be even: two games each fill four cells exactly")
     faults = Faults(args.duplicate, args.reload, args.kill_every or None) if args.chaos else Faults()

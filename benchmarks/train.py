@@ -42,17 +42,30 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as root:
         model = tiny.build_model(Path(root) / "model", shape=args.shape)
-        cfg = configuration.load(ROOT / "train" / "configs" / "buyer-grpo.yaml", {
-            "model": str(model), "steps": args.steps, "groups_per_step": args.groups, "group_size": args.group_size,
-            "max_completion_tokens": args.max_tokens, "val_interval": 0, "output_dir": str(Path(root) / "run")})
+        cfg = configuration.load(
+            ROOT / "train" / "configs" / "buyer-grpo.yaml",
+            {
+                "model": str(model),
+                "steps": args.steps,
+                "groups_per_step": args.groups,
+                "group_size": args.group_size,
+                "max_completion_tokens": args.max_tokens,
+                "val_interval": 0,
+                "output_dir": str(Path(root) / "run"),
+            },
+        )
         result = run(cfg, progress=False)
-    print(f"{args.shape} model, buyer-grpo preset, {args.groups} groups x {args.group_size} episodes per step, "
-          f"{args.max_tokens} tokens per reply")
+    print(
+        f"{args.shape} model, buyer-grpo preset, {args.groups} groups x {args.group_size} episodes per step, "
+        f"{args.max_tokens} tokens per reply"
+    )
     print("step  rollout_s  samples  train_s  samples/s  tokens/s  peak_GiB (GPU, or the process's RSS on CPU)")
     for m in result.metrics:
         peak = f"{m['peak_memory_gb']:.1f}"
-        print(f"{m['step']:4d}  {m['rollout_s']:9.2f}  {m['samples']:7d}  {m['train_s']:7.2f}  "
-              f"{m['samples_per_s']:9.1f}  {m['tokens_per_s']:8.0f}  {peak:>8}")
+        print(
+            f"{m['step']:4d}  {m['rollout_s']:9.2f}  {m['samples']:7d}  {m['train_s']:7.2f}  "
+            f"{m['samples_per_s']:9.1f}  {m['tokens_per_s']:8.0f}  {peak:>8}"
+        )
 
 
 def saved_bytes(layers: int, checkpointing: bool, tokens: int) -> int:
@@ -91,18 +104,25 @@ def activations(tokens: int = 512) -> None:
     layers = tiny.qwen3_8b_config().num_hidden_layers
     vocab = tiny.qwen3_8b_config().vocab_size
     print(f"Qwen3-8B's layer shape, bf16 weights, rank-16 float32 LoRA on every projection, {tokens} tokens, CPU")
-    print("gradient checkpointing  per layer per token  whole model per token  "
-          f"{MICRO_BATCH} x 700 tokens  {MICRO_BATCH} x 3072 tokens")
+    print(
+        "gradient checkpointing  per layer per token  whole model per token  "
+        f"{MICRO_BATCH} x 700 tokens  {MICRO_BATCH} x 3072 tokens"
+    )
     per_layer = {on: (saved_bytes(2, on, tokens) - saved_bytes(1, on, tokens)) / tokens for on in (False, True)}
     for checkpointing in (False, True):
         # with checkpointing one layer's full activations exist again while it is recomputed for its backward pass
         recomputed = per_layer[False] if checkpointing else 0
         whole = per_layer[checkpointing] * layers
         pieces = [n * MICRO_BATCH * (whole + recomputed) / 2**30 for n in (700, 3072)]
-        print(f"{'on' if checkpointing else 'off':>22}  {per_layer[checkpointing] / 1024:15.0f} KiB  {whole / 2**20:17.2f} MiB  "
-              f"{pieces[0]:10.1f} GiB  {pieces[1]:11.1f} GiB")
-    print(f"plus the kept logits: {vocab} x (2 + 4 + 4) bytes = {vocab * 10 / 2**20:.2f} MiB per completion token "
-          "(bf16 logits, their float32 copy, the log-softmax), and Qwen3-8B's 16.4 GB of bf16 weights")
+        print(
+            f"{'on' if checkpointing else 'off':>22}  {per_layer[checkpointing] / 1024:15.0f} "
+            f"KiB  {whole / 2**20:17.2f} MiB  "
+            f"{pieces[0]:10.1f} GiB  {pieces[1]:11.1f} GiB"
+        )
+    print(
+        f"plus the kept logits: {vocab} x (2 + 4 + 4) bytes = {vocab * 10 / 2**20:.2f} MiB per completion token "
+        "(bf16 logits, their float32 copy, the log-softmax), and Qwen3-8B's 16.4 GB of bf16 weights"
+    )
 
 
 if __name__ == "__main__":

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterator
 
 import pytest
 from gradio_client import Client
@@ -17,8 +17,15 @@ from bargain.arena import launch_settings
 from bargain.store import Store
 
 CHROMIUM = "/usr/bin/chromium"
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync"]
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -29,30 +36,58 @@ def free_port() -> int:
 
 def serve(demo, arena, db: Path | None = None, port: int | None = None) -> SimpleNamespace:
     """Launch a built app on a free local port (in this process, not blocking)."""
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=port or free_port(), prevent_thread_lock=True,
-                            quiet=True, **launch_settings(demo))
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1",
+        server_port=port or free_port(),
+        prevent_thread_lock=True,
+        quiet=True,
+        **launch_settings(demo),
+    )
     return SimpleNamespace(url=url, demo=demo, arena=arena, db=db)
 
 
 def launch(db: Path, *extra: str, port: int | None = None) -> SimpleNamespace:
     """The app as `python app.py` builds it, with an admin password and a browser secret."""
-    args = arena_app.parse_args(["--db", str(db), "--admin-password", "s3cret", "--browser-secret", "test-secret", *extra])
+    args = arena_app.parse_args(
+        ["--db", str(db), "--admin-password", "s3cret", "--browser-secret", "test-secret", *extra]
+    )
     demo, arena = arena_app.build(args)
     return serve(demo, arena, db, port)
 
 
 def start(client: Client, **setup) -> dict:
-    return client.predict(**{"role": "buyer", "opponent": "tactic:linear", "condition": "both_unaware",
-                             "mode": "simultaneous", "rounds": 4, "scenario": "low", "prompt_version": "train",
-                             "player": None, **setup}, api_name="/start_game")
+    return client.predict(
+        **{
+            "role": "buyer",
+            "opponent": "tactic:linear",
+            "condition": "both_unaware",
+            "mode": "simultaneous",
+            "rounds": 4,
+            "scenario": "low",
+            "prompt_version": "train",
+            "player": None,
+            **setup,
+        },
+        api_name="/start_game",
+    )
 
 
 def play(client: Client, view: dict, action: str = "OFFER", price: float | None = None, message: str = "") -> dict:
     if price is None:  # concede a little each round from a low opening
-        price = round(view["your_price"] * (0.6 + 0.1 * view["round"]) if view["role"] == "buyer"
-                      else view["your_price"] * (1.6 - 0.1 * view["round"]), 2)
-    return client.predict(game_id=view["game_id"], round=view["round"], action=action, price=str(price),
-                          message=message, api_name="/play_move")
+        price = round(
+            view["your_price"] * (0.6 + 0.1 * view["round"])
+            if view["role"] == "buyer"
+            else view["your_price"] * (1.6 - 0.1 * view["round"]),
+            2,
+        )
+    return client.predict(
+        game_id=view["game_id"],
+        round=view["round"],
+        action=action,
+        price=str(price),
+        message=message,
+        api_name="/play_move",
+    )
 
 
 def play_out(client: Client, view: dict) -> list[dict]:

@@ -23,8 +23,8 @@ import os
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
 from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +73,13 @@ def exit_status(code: object) -> int:
     return 1
 
 
-def run_main(main: EntryPoint, *args: str, stdin: str | None = None, env: Mapping[str, str | None] | None = None,
-             cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def run_main(
+    main: EntryPoint,
+    *args: str,
+    stdin: str | None = None,
+    env: Mapping[str, str | None] | None = None,
+    cwd: Path = ROOT,
+) -> subprocess.CompletedProcess[str]:
     """`main(list(args))` as `python -m ...` would run it: `stdin` as standard input (empty if None),
     `env` over the environment, `cwd` (the repository root) as working directory. Output and error are
     captured, a progress bar or log record written to standard error included. SystemExit (argparse,
@@ -82,8 +87,14 @@ def run_main(main: EntryPoint, *args: str, stdin: str | None = None, env: Mappin
     as the interpreter prints it."""
     argv = list(args)
     out, err = io.StringIO(), io.StringIO()
-    with (environment(env or {}), contextlib.chdir(cwd), mock.patch.object(sys, "stdin", io.StringIO(stdin or "")),
-          contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), last_resort_logging(err)):
+    with (
+        environment(env or {}),
+        contextlib.chdir(cwd),
+        mock.patch.object(sys, "stdin", io.StringIO(stdin or "")),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        last_resort_logging(err),
+    ):
         try:
             returncode = exit_status(main(argv))
         except SystemExit as exc:

@@ -13,8 +13,10 @@ from bargain.migrations import legacy
 POSTGRES = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 
 # The columns each hand version added (bargain.migrations.legacy.STEPS), and the unique indexes version 4 made.
-ADDED = {reached: [re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", statement).groups() for statement in statements]
-         for reached, statements, _ in legacy.STEPS}
+ADDED = {
+    reached: [re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", statement).groups() for statement in statements]
+    for reached, statements, _ in legacy.STEPS
+}
 UNIQUE_INDEXES = [index.name for table in legacy.metadata.sorted_tables for index in table.indexes if index.unique]
 
 
@@ -34,8 +36,11 @@ def back_to_hand_version(url: str, version: int) -> None:
     versions, and the version in bargain_meta."""
     engine = create_engine(url)
     with engine.begin() as connection:
-        for statement in ("DROP TABLE alembic_version", "DROP TABLE rescores",  # revision 0002 and later
-                          "ALTER TABLE games DROP COLUMN claims_checker"):
+        for statement in (
+            "DROP TABLE alembic_version",
+            "DROP TABLE rescores",  # revision 0002 and later
+            "ALTER TABLE games DROP COLUMN claims_checker",
+        ):
             connection.execute(text(statement))
         if version < 4:
             for index in UNIQUE_INDEXES:

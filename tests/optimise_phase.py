@@ -22,8 +22,17 @@ from train.trainer import fill_pool_logprobs, load_model, optimise, pool_of
 def main(model_dir: str, out: str) -> None:
     from transformers import get_cosine_schedule_with_warmup
 
-    cfg = configuration.TrainConfig(model=model_dir, batch_size=8, mini_batch=4, epochs=2, lora_rank=4, lora_alpha=8,
-                                    learning_rate=1e-2, old_logprobs="before_epochs", variant="phase")
+    cfg = configuration.TrainConfig(
+        model=model_dir,
+        batch_size=8,
+        mini_batch=4,
+        epochs=2,
+        lora_rank=4,
+        lora_alpha=8,
+        learning_rate=1e-2,
+        old_logprobs="before_epochs",
+        variant="phase",
+    )
     accelerator = Accelerator(cpu=True)
     torch.manual_seed(0)  # the same fresh adapter on every process
     model, tokenizer = load_model(cfg, accelerator)
@@ -32,9 +41,14 @@ def main(model_dir: str, out: str) -> None:
     model, optimizer = accelerator.prepare(model, optimizer)
     generator = torch.Generator().manual_seed(1)
     vocab = len(tokenizer)
-    everything = [Sample(torch.randint(3, vocab, (6 + i % 3,), generator=generator).tolist(),
-                         torch.randint(3, vocab, (3 + i % 2,), generator=generator).tolist(), float(i % 5 - 2) + 0.3)
-                  for i in range(20)]
+    everything = [
+        Sample(
+            torch.randint(3, vocab, (6 + i % 3,), generator=generator).tolist(),
+            torch.randint(3, vocab, (3 + i % 2,), generator=generator).tolist(),
+            float(i % 5 - 2) + 0.3,
+        )
+        for i in range(20)
+    ]
     with accelerator.split_between_processes(everything) as mine:
         pool = pool_of(list(mine), accelerator)
     unwrapped = accelerator.unwrap_model(model)
@@ -46,8 +60,16 @@ def main(model_dir: str, out: str) -> None:
     checksum = sum(float(p.detach().double().sum()) for n, p in unwrapped.named_parameters() if "lora_" in n)
     if accelerator.is_main_process:
         with open(out, "w") as handle:
-            json.dump({**result, "checksum": checksum, "world_size": layout.world_size,
-                       "per_device": layout.per_device, "accumulation": layout.accumulation}, handle)
+            json.dump(
+                {
+                    **result,
+                    "checksum": checksum,
+                    "world_size": layout.world_size,
+                    "per_device": layout.per_device,
+                    "accumulation": layout.accumulation,
+                },
+                handle,
+            )
 
 
 if __name__ == "__main__":

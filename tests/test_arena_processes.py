@@ -55,14 +55,20 @@ class Slow(CannedBackend):
 
     async def complete(self, request):
         await asyncio.sleep(self.delay)
-        return Completion(text=canned_reply(request.messages), prompt_tokens=1, completion_tokens=1, latency_s=0.0,
-                          model=request.model)
+        return Completion(
+            text=canned_reply(request.messages),
+            prompt_tokens=1,
+            completion_tokens=1,
+            latency_s=0.0,
+            model=request.model,
+        )
 
 
 def test_a_round_sent_to_two_processes_at_once_is_played_once(tmp_path):
     """The same round sent to two processes (a double submission, a reload that sends it again): both play it, the
     first to commit stores it, the other's write is refused by the database, and both answer with the game as
     stored; the refused one says so."""
+
     async def scenario():
         a, b = two_processes(tmp_path, Slow(0.4))
         view = await a.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
@@ -84,14 +90,17 @@ def test_a_browser_has_one_game_going_on_across_tabs_and_processes(tmp_path):
     """A second start from the same browser (another tab, another process, or the start sent twice) asks first;
     leaving the game going on and starting another is one step, and however many such steps race, one game is
     left going on."""
+
     async def scenario():
         a, b = two_processes(tmp_path)
         first = await a.start(Setup(arm="tactic:hardliner"), player="browser1")
         with pytest.raises(GameInProgress) as going:
             await b.start(Setup(arm="tactic:linear"), player="browser1")
         assert going.value.game_id == first["game_id"] and "going on" in str(going.value)
-        starts = await asyncio.gather(*(arena.start(Setup(arm="tactic:linear"), player="browser1", replace=True)
-                                        for arena in (a, b, a, b)), return_exceptions=True)
+        starts = await asyncio.gather(
+            *(arena.start(Setup(arm="tactic:linear"), player="browser1", replace=True) for arena in (a, b, a, b)),
+            return_exceptions=True,
+        )
         games = a.store.games_frame("browser1")
         assert (games["status"] == "active").sum() == 1
         assert a.store.game(first["game_id"])["abandoned_by"] == "person"

@@ -24,22 +24,21 @@ import pandas as pd
 import pytest
 from cli_runner import run_main
 
-from bargain.analysis import reference
-
-from bargain.engine import scenarios
 from bargain.agents.adapters import adapter_paths
 from bargain.agents.agent import Side, agent_factory
 from bargain.agents.arms import ADAPTER_REPO, ADAPTERS, BASE, BASE_MODEL, ArmError, catalogue, resolve
 from bargain.agents.backends import PRESETS, Backends
 from bargain.agents.backends.canned import CannedBackend
-from bargain.engine.game import new_initial_state
-from bargain.engine.prompts import PromptVersion, system_prompt
-from bargain.runs import RunSetup, run
 from bargain.agents.serve import MAX_LORA_RANK, vllm_command
 from bargain.agents.stub_server import StubServer
 from bargain.agents.tactics import TACTICS
+from bargain.analysis import reference
 from bargain.cli import main
+from bargain.engine import scenarios
+from bargain.engine.game import new_initial_state
+from bargain.engine.prompts import PromptVersion, system_prompt
 from bargain.engine.trial import Condition, Mode, Role, Trial
+from bargain.runs import RunSetup, run
 
 CONDITIONS = [c.value for c in Condition]
 SERVED = [BASE_MODEL, *ADAPTERS]
@@ -57,8 +56,11 @@ TABLE = {
     "joint-cispo": ("both", "CISPO", "rank", 32, 64, "all", 11),
 }
 ROLES_OF = {"buyer": {Role.BUYER}, "seller": {Role.SELLER}, "both": {Role.BUYER, Role.SELLER}}
-CONDITIONS_OF = {"seller_unaware": {Condition.SELLER_UNAWARE}, "buyer_unaware": {Condition.BUYER_UNAWARE},
-                 "all": set(Condition)}
+CONDITIONS_OF = {
+    "seller_unaware": {Condition.SELLER_UNAWARE},
+    "buyer_unaware": {Condition.BUYER_UNAWARE},
+    "all": set(Condition),
+}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -81,8 +83,16 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *needles: str) ->
 @pytest.fixture
 def trial(scenario_set):
     def make(condition=Condition.SELLER_UNAWARE, mode=Mode.SIMULTANEOUS, rounds=4) -> Trial:
-        return Trial(trial_id=1, scenario=scenario_set.get("low:1508"), condition=condition,
-                     buyer_price=2.5, seller_price=1.5, max_rounds=rounds, mode=mode)
+        return Trial(
+            trial_id=1,
+            scenario=scenario_set.get("low:1508"),
+            condition=condition,
+            buyer_price=2.5,
+            seller_price=1.5,
+            max_rounds=rounds,
+            mode=mode,
+        )
+
     return make
 
 
@@ -140,17 +150,20 @@ def test_resolve():
     assert (local.model, local.base_url) == ("Qwen/Qwen3-8B", "http://127.0.0.1:8000/v1")
 
 
-@pytest.mark.parametrize("spec, needle", [
-    ("arm:buyer-ppo", "unknown arm"),
-    ("arm:Base", "unknown arm"),
-    ("tactic:stubborn", "unknown tactic"),
-    ("openai:gpt-5.2", "openai:MODEL@URL"),
-    ("openai:@https://api.openai.com/v1", "openai:MODEL@URL"),
-    ("openai:gpt-5.2@api.openai.com/v1", "openai:MODEL@URL"),
-    ("model:buyer-grpo", "unknown agent kind"),
-    ("buyer-grpo", "expected arm:NAME"),
-    ("arm:", "expected arm:NAME"),
-])
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ("arm:buyer-ppo", "unknown arm"),
+        ("arm:Base", "unknown arm"),
+        ("tactic:stubborn", "unknown tactic"),
+        ("openai:gpt-5.2", "openai:MODEL@URL"),
+        ("openai:@https://api.openai.com/v1", "openai:MODEL@URL"),
+        ("openai:gpt-5.2@api.openai.com/v1", "openai:MODEL@URL"),
+        ("model:buyer-grpo", "unknown agent kind"),
+        ("buyer-grpo", "expected arm:NAME"),
+        ("arm:", "expected arm:NAME"),
+    ],
+)
 def test_resolve_errors(spec, needle):
     with pytest.raises(ArmError, match=needle):
         resolve(spec)
@@ -171,13 +184,16 @@ def test_in_distribution(trial):
     assert ADAPTERS["seller-cispo"].out_of_distribution(Role.SELLER, trial(Condition.BUYER_UNAWARE)) == []
 
 
-@pytest.mark.parametrize("role, changes, needle", [
-    (Role.SELLER, {}, "seller"),
-    (Role.BUYER, {"condition": Condition.FULL}, "full"),
-    (Role.BUYER, {"condition": Condition.BOTH_UNAWARE}, "both_unaware"),
-    (Role.BUYER, {"mode": Mode.SEQUENTIAL}, "sequential"),
-    (Role.BUYER, {"rounds": 6}, "6"),
-])
+@pytest.mark.parametrize(
+    "role, changes, needle",
+    [
+        (Role.SELLER, {}, "seller"),
+        (Role.BUYER, {"condition": Condition.FULL}, "full"),
+        (Role.BUYER, {"condition": Condition.BOTH_UNAWARE}, "both_unaware"),
+        (Role.BUYER, {"mode": Mode.SEQUENTIAL}, "sequential"),
+        (Role.BUYER, {"rounds": 6}, "6"),
+    ],
+)
 def test_one_reason_per_difference(trial, role, changes, needle):
     reasons = ADAPTERS["buyer-grpo"].out_of_distribution(role, trial(**changes))
     assert len(reasons) == 1
@@ -206,44 +222,51 @@ def test_base_and_tactics_are_never_flagged(trial):
 # --- The paper's variants -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("buyer, bt, seller, st, expected", [
-    ("arm:buyer-grpo", 0.7, "arm:base", 0.1, "buyer_grpo"),
-    ("arm:buyer-cispo-norank", 0.7, "arm:base", 0.1, "buyer_cispo_norank"),
-    ("arm:base", 0.1, "arm:seller-cispo", 0.7, "seller_cispo"),
-    ("arm:base", 0.1, "arm:seller-grpo", 0.7, "seller_grpo"),
-    ("arm:joint-grpo", 0.7, "arm:base", 0.7, "joint_grpo_as_buyer"),
-    ("arm:base", 0.7, "arm:joint-cispo", 0.7, "joint_cispo_as_seller"),
-    ("arm:joint-grpo", 0.7, "arm:joint-grpo", 0.7, "joint_grpo_selfplay"),
-    ("arm:joint-cispo", 0.7, "arm:joint-cispo", 0.7, "joint_cispo_selfplay"),
-    ("arm:base", 0.7, "arm:base", 0.7, "joint_base"),
-    # Wrong temperatures, roles or pairings: not one of the paper's runs.
-    ("arm:buyer-grpo", 0.7, "arm:base", 0.7, None),
-    ("arm:buyer-grpo", 0.1, "arm:base", 0.1, None),
-    ("arm:base", 0.7, "arm:seller-cispo", 0.7, None),
-    ("arm:joint-grpo", 0.7, "arm:base", 0.1, None),
-    ("arm:joint-grpo", 0.7, "arm:joint-cispo", 0.7, None),
-    ("arm:base", 0.1, "arm:base", 0.1, None),
-    ("arm:seller-grpo", 0.7, "arm:base", 0.1, None),
-    ("tactic:boulware", 0.7, "arm:base", 0.1, None),
-])
+@pytest.mark.parametrize(
+    "buyer, bt, seller, st, expected",
+    [
+        ("arm:buyer-grpo", 0.7, "arm:base", 0.1, "buyer_grpo"),
+        ("arm:buyer-cispo-norank", 0.7, "arm:base", 0.1, "buyer_cispo_norank"),
+        ("arm:base", 0.1, "arm:seller-cispo", 0.7, "seller_cispo"),
+        ("arm:base", 0.1, "arm:seller-grpo", 0.7, "seller_grpo"),
+        ("arm:joint-grpo", 0.7, "arm:base", 0.7, "joint_grpo_as_buyer"),
+        ("arm:base", 0.7, "arm:joint-cispo", 0.7, "joint_cispo_as_seller"),
+        ("arm:joint-grpo", 0.7, "arm:joint-grpo", 0.7, "joint_grpo_selfplay"),
+        ("arm:joint-cispo", 0.7, "arm:joint-cispo", 0.7, "joint_cispo_selfplay"),
+        ("arm:base", 0.7, "arm:base", 0.7, "joint_base"),
+        # Wrong temperatures, roles or pairings: not one of the paper's runs.
+        ("arm:buyer-grpo", 0.7, "arm:base", 0.7, None),
+        ("arm:buyer-grpo", 0.1, "arm:base", 0.1, None),
+        ("arm:base", 0.7, "arm:seller-cispo", 0.7, None),
+        ("arm:joint-grpo", 0.7, "arm:base", 0.1, None),
+        ("arm:joint-grpo", 0.7, "arm:joint-cispo", 0.7, None),
+        ("arm:base", 0.1, "arm:base", 0.1, None),
+        ("arm:seller-grpo", 0.7, "arm:base", 0.1, None),
+        ("tactic:boulware", 0.7, "arm:base", 0.1, None),
+    ],
+)
 def test_variant(buyer, bt, seller, st, expected):
     assert reference.variant(scenarios.grid("paper-rl-test"), buyer, bt, seller, st) == expected
 
 
-@pytest.mark.parametrize("grid", [
-    scenarios.grid("paper-zeroshot"),
-    scenarios.grid("paper-rl-val"),
-    replace(scenarios.grid("paper-rl-test"), max_rounds=6),
-    replace(scenarios.grid("paper-rl-test"), mode=Mode.SEQUENTIAL),
-    replace(scenarios.grid("paper-rl-test"), start=1500),
-])
+@pytest.mark.parametrize(
+    "grid",
+    [
+        scenarios.grid("paper-zeroshot"),
+        scenarios.grid("paper-rl-val"),
+        replace(scenarios.grid("paper-rl-test"), max_rounds=6),
+        replace(scenarios.grid("paper-rl-test"), mode=Mode.SEQUENTIAL),
+        replace(scenarios.grid("paper-rl-test"), start=1500),
+    ],
+)
 def test_variant_needs_the_rl_test_games(grid):
     assert reference.variant(grid, "arm:buyer-grpo", 0.7, "arm:base", 0.1) is None
 
 
 def test_fewer_trials_or_conditions_still_match_the_paper():
-    fewer = replace(scenarios.grid("paper-rl-test"), trials_per_cell=2, conditions=(Condition.SELLER_UNAWARE,),
-                    name="custom")
+    fewer = replace(
+        scenarios.grid("paper-rl-test"), trials_per_cell=2, conditions=(Condition.SELLER_UNAWARE,), name="custom"
+    )
     assert reference.variant(fewer, "arm:buyer-grpo", 0.7, "arm:base", 0.1) == "buyer_grpo"
 
 
@@ -258,8 +281,9 @@ def test_every_variant_is_in_the_reference_table():
     assert set(reference.VARIANTS.values()) == found
     assert found <= names
     assert len(found) == 13  # 4 buyer + 2 seller + 2 x 3 joint + joint_base
+    cells = reference.cells()
     for name in found:  # every condition has a row to set beside ours
-        assert set(reference.cells().query("variant == @name")["transparency"]) >= set(CONDITIONS)
+        assert set(cells[cells["variant"] == name]["transparency"]) >= set(CONDITIONS)
 
 
 # --- Adapter directories ------------------------------------------------------------------------
@@ -270,7 +294,9 @@ def test_adapter_paths_from_a_local_directory(tmp_path):
     paths = adapter_paths(list(ADAPTERS), tmp_path)
     assert paths == {name: tmp_path / name for name in ADAPTERS}
     assert adapter_paths(["joint-grpo", "buyer-grpo", "joint-grpo"], str(tmp_path)) == {
-        "joint-grpo": tmp_path / "joint-grpo", "buyer-grpo": tmp_path / "buyer-grpo"}
+        "joint-grpo": tmp_path / "joint-grpo",
+        "buyer-grpo": tmp_path / "buyer-grpo",
+    }
     assert adapter_paths([], tmp_path) == {}
 
 
@@ -316,7 +342,7 @@ def test_cli_arms_without_backend():
     assert all(marks[f"arm:{n}"] == "needs --backend" for n in ["base", *ADAPTERS])
     assert all(marks[f"tactic:{n}"] == "yes" for n in TACTICS)
     assert "Model arms need a backend" in result.stdout
-    line = next(l for l in result.stdout.splitlines() if l.startswith("arm:joint-cispo "))
+    line = next(text for text in result.stdout.splitlines() if text.startswith("arm:joint-cispo "))
     assert "CISPO" in line and "r=32" in line and "step 11" in line
 
 
@@ -362,7 +388,7 @@ def _option(command: list[str], flag: str) -> str:
 
 
 def _modules(command: list[str]) -> list[str]:
-    rest = command[command.index("--lora-modules") + 1:]
+    rest = command[command.index("--lora-modules") + 1 :]
     return list(itertools.takewhile(lambda part: not part.startswith("--"), rest))
 
 
@@ -386,8 +412,18 @@ def test_cli_serve_dry_run(tmp_path):
 
 def test_cli_serve_dry_run_some_adapters(tmp_path):
     root = fake_adapters(tmp_path / "adapters", ["buyer-grpo", "seller-grpo"])
-    result = cli("serve", "--dry-run", "--adapters-dir", str(root), "--adapters", "buyer-grpo,seller-grpo",
-                 "--model", "/some/path", "--port", "9000")
+    result = cli(
+        "serve",
+        "--dry-run",
+        "--adapters-dir",
+        str(root),
+        "--adapters",
+        "buyer-grpo,seller-grpo",
+        "--model",
+        "/some/path",
+        "--port",
+        "9000",
+    )
     assert result.returncode == 0, result.stderr
     command = shlex.split(result.stdout.strip())
     assert command[:3] == ["vllm", "serve", "/some/path"]
@@ -414,15 +450,44 @@ def test_serve_errors_in_process(tmp_path, capsys):
 def test_vllm_command():
     adapters = {"buyer-grpo": "/a/buyer-grpo", "joint-grpo": Path("/a/joint-grpo")}
     assert vllm_command("Qwen/Qwen3-8B", adapters) == [
-        "vllm", "serve", "Qwen/Qwen3-8B", "--host", "127.0.0.1", "--port", "8000",
-        "--max-model-len", "8192", "--gpu-memory-utilization", "0.9",
-        "--enable-lora", "--max-loras", "2", "--max-lora-rank", "32",
-        "--lora-modules", "buyer-grpo=/a/buyer-grpo", "joint-grpo=/a/joint-grpo",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-8B",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "8000",
+        "--max-model-len",
+        "8192",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--enable-lora",
+        "--max-loras",
+        "2",
+        "--max-lora-rank",
+        "32",
+        "--lora-modules",
+        "buyer-grpo=/a/buyer-grpo",
+        "joint-grpo=/a/joint-grpo",
     ]
-    bare = vllm_command("m", {}, host="0.0.0.0", port=9001, max_model_len=4096, gpu_memory_utilization=0.5,
-                        tensor_parallel_size=2)
-    assert bare == ["vllm", "serve", "m", "--host", "0.0.0.0", "--port", "9001", "--max-model-len", "4096",
-                    "--gpu-memory-utilization", "0.5", "--tensor-parallel-size", "2"]
+    bare = vllm_command(
+        "m", {}, host="0.0.0.0", port=9001, max_model_len=4096, gpu_memory_utilization=0.5, tensor_parallel_size=2
+    )
+    assert bare == [
+        "vllm",
+        "serve",
+        "m",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "9001",
+        "--max-model-len",
+        "4096",
+        "--gpu-memory-utilization",
+        "0.5",
+        "--tensor-parallel-size",
+        "2",
+    ]
     assert "--enable-lora" not in bare
 
 
@@ -430,9 +495,28 @@ def test_vllm_command():
 
 
 def evaluate_args(url: str, out: Path, seed: int = 42) -> list[str]:
-    return ["evaluate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo",
-            "--seller", "arm:base", "--seller-preset", "frozen-opponent", "--backend", "vllm",
-            "--base-url", url, "--out", str(out), "--quiet", "--seed", str(seed)]
+    return [
+        "evaluate",
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "1",
+        "--buyer",
+        "arm:buyer-grpo",
+        "--seller",
+        "arm:base",
+        "--seller-preset",
+        "frozen-opponent",
+        "--backend",
+        "vllm",
+        "--base-url",
+        url,
+        "--out",
+        str(out),
+        "--quiet",
+        "--seed",
+        str(seed),
+    ]
 
 
 def grid_trials(scenario_set) -> list[Trial]:
@@ -442,30 +526,70 @@ def grid_trials(scenario_set) -> list[Trial]:
 
 def test_simulate_model_arm_needs_a_backend(tmp_path):
     out = tmp_path / "run"
-    result = cli("simulate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo",
-                 "--seller", "tactic:boulware", "--out", str(out), "--quiet")
+    result = cli(
+        "simulate",
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "1",
+        "--buyer",
+        "arm:buyer-grpo",
+        "--seller",
+        "tactic:boulware",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert_one_line_error(result, "--backend")
     assert not (out / "games.jsonl").exists()
 
 
 def test_simulate_unserved_arm(tmp_path):
     with StubServer([BASE_MODEL]) as server:
-        result = cli("simulate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo",
-                     "--seller", "arm:base", "--backend", "vllm", "--base-url", server.url,
-                     "--out", str(tmp_path / "run"), "--quiet")
+        result = cli(
+            "simulate",
+            "--grid",
+            "paper-rl-test",
+            "--trials",
+            "1",
+            "--buyer",
+            "arm:buyer-grpo",
+            "--seller",
+            "arm:base",
+            "--backend",
+            "vllm",
+            "--base-url",
+            server.url,
+            "--out",
+            str(tmp_path / "run"),
+            "--quiet",
+        )
     assert_one_line_error(result, "arm:buyer-grpo")
     assert server.requests == []
 
 
-@pytest.mark.parametrize("agents", [
-    ["--buyer", "arm:buyer-grpo", "--seller", "arm:base", "--backend", "vllm", "--base-url", "{url}"],
-    ["--buyer", "openai:gpt-test@{url}", "--seller", "tactic:linear"],
-], ids=["vllm", "remote"])
+@pytest.mark.parametrize(
+    "agents",
+    [
+        ["--buyer", "arm:buyer-grpo", "--seller", "arm:base", "--backend", "vllm", "--base-url", "{url}"],
+        ["--buyer", "openai:gpt-test@{url}", "--seller", "tactic:linear"],
+    ],
+    ids=["vllm", "remote"],
+)
 def test_simulate_stops_at_once_when_a_model_server_cannot_be_reached(agents, tmp_path):
     url = free_url()
     out = tmp_path / "run"
-    result = cli("simulate", "--grid", "paper-rl-test", "--trials", "1", *(a.format(url=url) for a in agents),
-                 "--out", str(out), "--quiet")
+    result = cli(
+        "simulate",
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "1",
+        *(a.format(url=url) for a in agents),
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert_one_line_error(result, "cannot reach", url)
     assert not (out / "games.jsonl").exists()
 
@@ -483,8 +607,15 @@ def test_evaluate_through_a_server(evaluated, scenario_set):
     out, result = evaluated.out, evaluated.result
     assert result.returncode == 0, result.stderr
     assert "32 of 32 trials finished" in result.stdout
-    for name in ("trials.csv", "trials.parquet", "games.jsonl", "summary.md", "config.json",
-                 "outcomes_by_condition.png", "deal_price_vs_nbs.png"):
+    for name in (
+        "trials.csv",
+        "trials.parquet",
+        "games.jsonl",
+        "summary.md",
+        "config.json",
+        "outcomes_by_condition.png",
+        "deal_price_vs_nbs.png",
+    ):
         assert (out / name).is_file(), name
     for name in ("outcomes_by_condition.png", "deal_price_vs_nbs.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -539,8 +670,11 @@ def test_evaluate_requests(evaluated, scenario_set):
         assert body["chat_template_kwargs"] == {"enable_thinking": False}
     # The first user message of each side of each trial: the paper-eval system prompt, then round 1.
     first = {b["messages"][0]["content"] for b in requests if len(b["messages"]) == 1}
-    expected = {system_prompt(new_initial_state(t).observation(role), PromptVersion.PAPER_EVAL)
-                + "\n\nRound 1, rounds left 3" for t in grid_trials(scenario_set) for role in Role}
+    expected = {
+        system_prompt(new_initial_state(t).observation(role), PromptVersion.PAPER_EVAL) + "\n\nRound 1, rounds left 3"
+        for t in grid_trials(scenario_set)
+        for role in Role
+    }
     assert first == expected and len(first) == 64
 
 
@@ -559,14 +693,31 @@ def test_evaluate_leaves_no_traceback(evaluated):
 
 def test_paper_comparison_when_the_grid_keeps_its_name(tmp_path, scenario_set):
     """In process: a run set up as `paper-rl-test` (a subset of its trials) writes the paper's numbers beside ours."""
-    setup = RunSetup(grid=scenarios.grid("paper-rl-test"), seed=42, buyer="arm:buyer-grpo", seller="arm:base",
-                     scenarios="bundled", buyer_side=Side(PRESETS["trained"], prompt_version=PromptVersion.PAPER_EVAL),
-                     seller_side=Side(PRESETS["frozen-opponent"], prompt_version=PromptVersion.PAPER_EVAL))
+    setup = RunSetup(
+        grid=scenarios.grid("paper-rl-test"),
+        seed=42,
+        buyer="arm:buyer-grpo",
+        seller="arm:base",
+        scenarios="bundled",
+        buyer_side=Side(PRESETS["trained"], prompt_version=PromptVersion.PAPER_EVAL),
+        seller_side=Side(PRESETS["frozen-opponent"], prompt_version=PromptVersion.PAPER_EVAL),
+    )
     backends = Backends(CannedBackend())
-    makers = {role: agent_factory(spec, backends, side) for role, spec, side in
-              ((Role.BUYER, setup.buyer, setup.buyer_side), (Role.SELLER, setup.seller, setup.seller_side))}
-    frame = run(setup, grid_trials(scenario_set), lambda t: (makers[Role.BUYER](0), makers[Role.SELLER](0)),
-                tmp_path, progress=False, evaluate=True)
+    makers = {
+        role: agent_factory(spec, backends, side)
+        for role, spec, side in (
+            (Role.BUYER, setup.buyer, setup.buyer_side),
+            (Role.SELLER, setup.seller, setup.seller_side),
+        )
+    }
+    frame = run(
+        setup,
+        grid_trials(scenario_set),
+        lambda t: (makers[Role.BUYER](0), makers[Role.SELLER](0)),
+        tmp_path,
+        progress=False,
+        evaluate=True,
+    )
     assert len(frame) == 32
     summary = (tmp_path / "summary.md").read_text()
     assert "## Beside the paper (buyer_grpo)" in summary
@@ -605,8 +756,12 @@ def test_resume_after_failed_games(tmp_path, scenario_set):
     assert len(healthy.requests) == REQUESTS_PER_GAME * len(failed)
     replayed = {b["messages"][0]["content"] for b in healthy.requests if len(b["messages"]) == 1}
     trials = {t.trial_id: t for t in grid_trials(scenario_set)}
-    assert replayed == {system_prompt(new_initial_state(trials[i]).observation(role), PromptVersion.PAPER_EVAL)
-                        + "\n\nRound 1, rounds left 3" for i in failed for role in Role}
+    assert replayed == {
+        system_prompt(new_initial_state(trials[i]).observation(role), PromptVersion.PAPER_EVAL)
+        + "\n\nRound 1, rounds left 3"
+        for i in failed
+        for role in Role
+    }
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(games) == 32 and all(g["error"] is None for g in games)
 

@@ -11,8 +11,9 @@ from unittest import mock
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py")
-                    if 'if __name__ == "__main__"' in p.read_text())  # the runnable ones, not their helpers
+BENCHMARKS = sorted(
+    p.stem for p in (ROOT / "benchmarks").glob("*.py") if 'if __name__ == "__main__"' in p.read_text()
+)  # the runnable ones, not their helpers
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
@@ -41,15 +42,30 @@ def test_the_agents_benchmark_plays_exactly_what_evaluate_plays(tmp_path):
     cut = ("--trials", "1")
     played, _ = whole_run("evaluate", tmp_path / "bench", cut)
     with StubServer([BASE_MODEL, *ADAPTERS]) as server:
-        assert main(["evaluate", *WORKLOAD, *cut, "--backend", "vllm", "--base-url", server.url,
-                     "--out", str(tmp_path / "real")]) == 0
+        assert (
+            main(
+                [
+                    "evaluate",
+                    *WORKLOAD,
+                    *cut,
+                    "--backend",
+                    "vllm",
+                    "--base-url",
+                    server.url,
+                    "--out",
+                    str(tmp_path / "real"),
+                ]
+            )
+            == 0
+        )
     assert played == 32
     bench, real = (pd.read_csv(tmp_path / run / "trials.csv") for run in ("bench", "real"))
     same = [c for c in real.columns if "tokens" not in c and "latency" not in c]
     pd.testing.assert_frame_equal(bench[same], real[same])
     games = {run: list(read_games(tmp_path / run / "games.jsonl")) for run in ("bench", "real")}
     assert [g.state.to_dict() for g in games["bench"]] == [g.state.to_dict() for g in games["real"]]
-    assert [[(r["messages"], r["raw"]) for r in g.records] for g in games["bench"]] == \
-        [[(r["messages"], r["raw"]) for r in g.records] for g in games["real"]]
+    assert [[(r["messages"], r["raw"]) for r in g.records] for g in games["bench"]] == [
+        [(r["messages"], r["raw"]) for r in g.records] for g in games["real"]
+    ]
     keys = [json.loads((tmp_path / run / "config.json").read_text())["key"] for run in ("bench", "real")]
     assert keys[0] == keys[1]  # prompt wording, sampling, parsing: the same run

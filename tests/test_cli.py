@@ -27,8 +27,18 @@ from bargain.engine.outcome import PAPER_COLUMNS
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILE = ROOT / "bargain" / "data" / "scenarios_by_reservation_ranges.jsonl"
 CONDITIONS = ["full", "buyer_unaware", "seller_unaware", "both_unaware"]
-ZEROSHOT = ["simulate", "--grid", "paper-zeroshot", "--seed", "42",
-            "--buyer", "tactic:boulware", "--seller", "tactic:conceder", "--quiet"]
+ZEROSHOT = [
+    "simulate",
+    "--grid",
+    "paper-zeroshot",
+    "--seed",
+    "42",
+    "--buyer",
+    "tactic:boulware",
+    "--seller",
+    "tactic:conceder",
+    "--quiet",
+]
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -37,8 +47,14 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
 
 def program(*args: str) -> subprocess.CompletedProcess:
     """`python -m bargain` in a fresh interpreter: its start, its imports, the exit status it gives."""
-    return subprocess.run([sys.executable, "-m", "bargain", *args], cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "bargain", *args],
+        cwd=ROOT,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def ok(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -175,9 +191,30 @@ def test_simulate_is_deterministic(zeroshot, tmp_path):
 
 def test_simulate_custom_flags_with_random_agents(tmp_path):
     """As a program, `python -m bargain simulate` in a fresh interpreter: the end-to-end smoke test."""
-    run = program("simulate", "--tier", "low", "--scenarios-slice", "1508:1510", "--conditions", "full,both_unaware",
-                  "--trials", "3", "--rounds", "4", "--mode", "sequential", "--first-actor", "seller",
-                  "--buyer", "tactic:random", "--seller", "tactic:random", "--out", str(tmp_path), "--quiet")
+    run = program(
+        "simulate",
+        "--tier",
+        "low",
+        "--scenarios-slice",
+        "1508:1510",
+        "--conditions",
+        "full,both_unaware",
+        "--trials",
+        "3",
+        "--rounds",
+        "4",
+        "--mode",
+        "sequential",
+        "--first-actor",
+        "seller",
+        "--buyer",
+        "tactic:random",
+        "--seller",
+        "tactic:random",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    )
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     assert run.stdout.startswith(f"12 of 12 trials finished in {tmp_path}")
     frame = pd.read_csv(tmp_path / "trials.csv")
@@ -202,8 +239,20 @@ def test_simulate_custom_flags_with_random_agents(tmp_path):
 
 
 def test_simulate_rl_test_grid_one_trial_per_cell(tmp_path):
-    ok("simulate", "--grid", "paper-rl-test", "--trials", "1",
-       "--buyer", "tactic:hardliner", "--seller", "tactic:tit-for-tat", "--out", str(tmp_path), "--quiet")
+    ok(
+        "simulate",
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "1",
+        "--buyer",
+        "tactic:hardliner",
+        "--seller",
+        "tactic:tit-for-tat",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    )
     frame = pd.read_csv(tmp_path / "trials.csv")
     assert len(frame) == 32
     assert set(frame["max_rounds"]) == {4}
@@ -213,8 +262,20 @@ def test_simulate_rl_test_grid_one_trial_per_cell(tmp_path):
 
 
 def test_a_modified_paper_grid_keeps_the_paper_wording(tmp_path):
-    ok("simulate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "tactic:linear",
-       "--seller", "tactic:linear", "--out", str(tmp_path), "--quiet")
+    ok(
+        "simulate",
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "1",
+        "--buyer",
+        "tactic:linear",
+        "--seller",
+        "tactic:linear",
+        "--out",
+        str(tmp_path),
+        "--quiet",
+    )
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["grid"]["name"] == "custom" and config["prompt_version"] == "paper-eval"
     assert set(pd.read_csv(tmp_path / "trials.csv")["prompt_version"]) == {"paper-eval"}
@@ -231,20 +292,50 @@ def test_simulate_unknown_agent(tmp_path):
 
 
 def test_simulate_bad_slice(tmp_path):
-    run = cli("simulate", "--scenarios-slice", "abc", "--buyer", "tactic:random", "--seller", "tactic:random",
-              "--out", str(tmp_path / "x"), "--quiet")
+    run = cli(
+        "simulate",
+        "--scenarios-slice",
+        "abc",
+        "--buyer",
+        "tactic:random",
+        "--seller",
+        "tactic:random",
+        "--out",
+        str(tmp_path / "x"),
+        "--quiet",
+    )
     assert_one_line_error(run, "abc")
 
 
 def test_simulate_missing_scenarios_file(tmp_path):
-    run = cli("simulate", "--scenarios", "/nonexistent.json", "--buyer", "tactic:random",
-              "--seller", "tactic:random", "--out", str(tmp_path / "x"), "--quiet")
+    run = cli(
+        "simulate",
+        "--scenarios",
+        "/nonexistent.json",
+        "--buyer",
+        "tactic:random",
+        "--seller",
+        "tactic:random",
+        "--out",
+        str(tmp_path / "x"),
+        "--quiet",
+    )
     assert_one_line_error(run, "/nonexistent.json")
 
 
 def test_simulate_unknown_condition_is_an_argparse_error(tmp_path):
-    run = cli("simulate", "--conditions", "full,bogus", "--buyer", "tactic:random", "--seller", "tactic:random",
-              "--out", str(tmp_path / "x"), "--quiet")
+    run = cli(
+        "simulate",
+        "--conditions",
+        "full,bogus",
+        "--buyer",
+        "tactic:random",
+        "--seller",
+        "tactic:random",
+        "--out",
+        str(tmp_path / "x"),
+        "--quiet",
+    )
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
     assert "error:" in run.stderr and "--conditions" in run.stderr
@@ -271,11 +362,15 @@ def another_programs_database(db: Path) -> None:
     connection.close()
 
 
-@pytest.mark.parametrize("make, needle", [
-    (lambda db: None, "there is no database file at"),
-    (lambda db: db.write_text("hello, not a database\n" * 100), "file is not a database"),
-    (another_programs_database, "is not a bargain arena database"),
-], ids=["missing", "not-sqlite", "another-programs"])
+@pytest.mark.parametrize(
+    "make, needle",
+    [
+        (lambda db: None, "there is no database file at"),
+        (lambda db: db.write_text("hello, not a database\n" * 100), "file is not a database"),
+        (another_programs_database, "is not a bargain arena database"),
+    ],
+    ids=["missing", "not-sqlite", "another-programs"],
+)
 def test_report_on_an_unusable_database(tmp_path, make, needle):
     db = tmp_path / "arena.db"
     make(db)
@@ -287,8 +382,19 @@ def test_report_on_an_unusable_database(tmp_path, make, needle):
 
 # --- metrics ------------------------------------------------------------------------------
 
-KEYS = {"transparency", "n", "deal_rate", "buyer_utility", "seller_utility", "buyer_norm_utility",
-        "seller_norm_utility", "welfare", "seller_advantage", "nbs_deviation", "rounds"}
+KEYS = {
+    "transparency",
+    "n",
+    "deal_rate",
+    "buyer_utility",
+    "seller_utility",
+    "buyer_norm_utility",
+    "seller_norm_utility",
+    "welfare",
+    "seller_advantage",
+    "nbs_deviation",
+    "rounds",
+}
 
 
 def test_metrics_json(zeroshot, zeroshot_csv):
@@ -370,8 +476,19 @@ SELLER_PROMPT = (
     "}\n"
     "```"
 )
-PROMPT_ARGS = ("prompt", "--scenario", "low:0", "--role", "seller", "--condition", "buyer_unaware",
-               "--buyer-price", "2.68", "--seller-price", "1.22")
+PROMPT_ARGS = (
+    "prompt",
+    "--scenario",
+    "low:0",
+    "--role",
+    "seller",
+    "--condition",
+    "buyer_unaware",
+    "--buyer-price",
+    "2.68",
+    "--seller-price",
+    "1.22",
+)
 
 
 def test_prompt_is_the_protocol_example():
@@ -409,8 +526,12 @@ def reply(price: object) -> str:
 def test_parse_valid_reply():
     data = json.loads(ok("parse", stdin=reply(2.5)).stdout)
     assert set(data) == {"thought", "message", "action", "offer_price"}
-    assert data == {"thought": "Start high and concede slowly.", "message": "I can do it.",
-                    "action": "OFFER", "offer_price": 2.5}
+    assert data == {
+        "thought": "Start high and concede slowly.",
+        "message": "I can do it.",
+        "action": "OFFER",
+        "offer_price": 2.5,
+    }
 
 
 def test_parse_invalid_reply():
@@ -438,8 +559,13 @@ def test_help_as_a_program():
     assert all(command in run.stdout for command in commands)
 
 
-LIGHT_COMMANDS = [(["--help"], None), (list(PROMPT_ARGS), None), (["parse"], reply(2.5)),
-                  (["claims", "--role", "seller", "--reservation", "1.85"], "It cost me 2.40."), (["arms", "--help"], None)]
+LIGHT_COMMANDS = [
+    (["--help"], None),
+    (list(PROMPT_ARGS), None),
+    (["parse"], reply(2.5)),
+    (["claims", "--role", "seller", "--reservation", "1.85"], "It cost me 2.40."),
+    (["arms", "--help"], None),
+]
 HEAVY = ("pandas", "numpy", "scipy", "sqlalchemy", "asyncio", "torch", "transformers")
 
 
@@ -447,28 +573,48 @@ HEAVY = ("pandas", "numpy", "scipy", "sqlalchemy", "asyncio", "torch", "transfor
 def test_light_commands_load_no_heavy_library(argv, stdin):
     """What every command imports is paid by every start: pandas, SciPy, SQLAlchemy (and asyncio) load
     only in the commands that use them (benchmarks/startup.py times these)."""
-    code = ("import sys\nfrom bargain.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            f"print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
-    run = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, input=stdin, capture_output=True, text=True,
-                         timeout=60)
+    code = (
+        "import sys\nfrom bargain.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        f"print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, *argv], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60
+    )
     assert run.stderr.strip().splitlines()[-1] == "LOADED []", run.stderr
 
 
 def test_the_arenas_help_and_flag_errors_load_neither_gradio_nor_the_database():
     """`python app.py --help` reads the flags before anything heavy loads (it took 4.5 s; benchmarks/startup.py)."""
-    code = ("import sys, runpy\nsys.argv = ['app.py', *sys.argv[1:]]\ntry:\n    runpy.run_path('app.py', run_name='__main__')\n"
-            "except SystemExit:\n    pass\n"
-            f"print('LOADED', sorted(m for m in {HEAVY + ('gradio', 'sqlalchemy')!r} if m in sys.modules), file=sys.stderr)")
+    code = (
+        "import sys, runpy\nsys.argv = ['app.py', *sys.argv[1:]]\ntry:\n    runpy.run_path('app.py', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        f"print('LOADED', sorted(m for m in {HEAVY + ('gradio', 'sqlalchemy')!r} if m in sys.modules), file=sys.stderr)"
+    )
     for argv in (["--help"], ["--max-reply-tokens", "0"]):
         run = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert run.stderr.strip().splitlines()[-1] == "LOADED []", run.stderr
-    assert "--max-reply-tokens" in subprocess.run([sys.executable, "app.py", "--help"], cwd=ROOT, capture_output=True,
-                                                  text=True, timeout=60).stdout
+    assert (
+        "--max-reply-tokens"
+        in subprocess.run(
+            [sys.executable, "app.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        ).stdout
+    )
 
 
 def test_in_process_runs_capture_the_progress_bar(tmp_path, capfd):
-    run = ok("simulate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "tactic:linear",
-             "--seller", "tactic:linear", "--out", str(tmp_path))
+    run = ok(
+        "simulate",
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "1",
+        "--buyer",
+        "tactic:linear",
+        "--seller",
+        "tactic:linear",
+        "--out",
+        str(tmp_path),
+    )
     assert "32/32" in run.stderr
     assert capfd.readouterr() == ("", "")  # nothing written past the runner onto the test's own streams
 
@@ -487,6 +633,10 @@ def test_every_flag_of_every_command_is_documented():
     from bargain.cli import build_parser
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
-    undocumented = [(name, action.dest) for name, sub in commands.items() for action in sub._actions
-                    if not action.help and not isinstance(action, argparse._HelpAction)]
+    undocumented = [
+        (name, action.dest)
+        for name, sub in commands.items()
+        for action in sub._actions
+        if not action.help and not isinstance(action, argparse._HelpAction)
+    ]
     assert undocumented == []

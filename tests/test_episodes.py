@@ -5,11 +5,11 @@ from dataclasses import replace
 
 import pytest
 
-from bargain.engine import scenarios
 from bargain.agents.agent import make_agent
-from bargain.episodes import play, play_many
+from bargain.engine import scenarios
 from bargain.engine.game import Action, Move, new_initial_state
 from bargain.engine.trial import Mode, Role
+from bargain.episodes import play, play_many
 
 
 @pytest.fixture
@@ -37,7 +37,14 @@ class Waiting:
 def test_play_runs_a_game_to_the_end_and_reports_each_turn(trials):
     state = new_initial_state(trials[0])
     seen = []
-    asyncio.run(play(state, make_agent("tactic:boulware", 0), make_agent("tactic:conceder", 0), on_turn=lambda s: seen.append(len(s.turns))))
+    asyncio.run(
+        play(
+            state,
+            make_agent("tactic:boulware", 0),
+            make_agent("tactic:conceder", 0),
+            on_turn=lambda s: seen.append(len(s.turns)),
+        )
+    )
     assert state.is_terminal() and seen == list(range(2, 2 * state.outcome().rounds + 1, 2))
 
 
@@ -49,15 +56,23 @@ def test_play_drives_sequential_games(trials):
 
 
 def test_many_games_in_trial_order(trials):
-    episodes = asyncio.run(play_many(trials, lambda t: (make_agent("tactic:boulware", 0), make_agent("tactic:linear", 0)),
-                                     ("tactic:boulware", "tactic:linear"), concurrency=5, progress=False))
+    episodes = asyncio.run(
+        play_many(
+            trials,
+            lambda t: (make_agent("tactic:boulware", 0), make_agent("tactic:linear", 0)),
+            ("tactic:boulware", "tactic:linear"),
+            concurrency=5,
+            progress=False,
+        )
+    )
     assert [e.trial for e in episodes] == trials
     assert all(e.state.is_terminal() and e.error is None and e.buyer == "tactic:boulware" for e in episodes)
 
 
 def test_concurrency_is_bounded_and_a_slow_game_holds_up_no_one(scenario_set):
-    spec = scenarios.GridSpec(tier="low", start=0, stop=11, trials_per_cell=1, max_rounds=4,
-                              conditions=scenarios.GridSpec().conditions[:1])
+    spec = scenarios.GridSpec(
+        tier="low", start=0, stop=11, trials_per_cell=1, max_rounds=4, conditions=scenarios.GridSpec().conditions[:1]
+    )
     trials = scenarios.make_trials(spec, scenario_set)
     live, peaks, finished = set(), [], []
 
@@ -116,8 +131,10 @@ def test_when_one_side_fails_the_others_pending_move_is_cancelled_at_once(failin
         log = []
         started = asyncio.get_running_loop().time()
         with pytest.raises(Boom):
-            await both(_move(0.05 if failing == "first" else 30, log, "first", failing == "first"),
-                       _move(0.05 if failing == "second" else 30, log, "second", failing == "second"))
+            await both(
+                _move(0.05 if failing == "first" else 30, log, "first", failing == "first"),
+                _move(0.05 if failing == "second" else 30, log, "second", failing == "second"),
+            )
         elapsed = asyncio.get_running_loop().time() - started
         await asyncio.sleep(0.01)  # a pending cancellation would land here
         return log, elapsed

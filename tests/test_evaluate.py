@@ -7,24 +7,27 @@ import pandas as pd
 import pytest
 from cli_runner import run_main
 
-from bargain.cli import main
-from bargain.engine import scenarios
 from bargain.agents.agent import Side, agent_factory
 from bargain.agents.arms import ADAPTERS, BASE_MODEL
 from bargain.agents.backends import Backends, Sampling
-from bargain.runs import RunSetup, run
 from bargain.agents.stub_server import StubServer
+from bargain.cli import main
+from bargain.engine import scenarios
 from bargain.engine.trial import Condition
+from bargain.runs import RunSetup, run
 
 MODEL_ARMS = ["arm:base", *(f"arm:{name}" for name in ADAPTERS)]
 SHORT = Side(Sampling(max_tokens=12))
 
 
 def play_grid(backends, buyer, seller, out, trials_per_cell=1, side=SHORT):
-    spec = scenarios.GridSpec(tier="low", start=1508, stop=1509, trials_per_cell=trials_per_cell, max_rounds=2,
-                              name="tiny-grid")
+    spec = scenarios.GridSpec(
+        tier="low", start=1508, stop=1509, trials_per_cell=trials_per_cell, max_rounds=2, name="tiny-grid"
+    )
     trials = scenarios.make_trials(spec, scenarios.bundled())
-    setup = RunSetup(grid=spec, seed=42, buyer=buyer, seller=seller, scenarios="bundled", buyer_side=side, seller_side=side)
+    setup = RunSetup(
+        grid=spec, seed=42, buyer=buyer, seller=seller, scenarios="bundled", buyer_side=side, seller_side=side
+    )
     makers = [agent_factory(buyer, backends, side), agent_factory(seller, backends, side)]
     return run(setup, trials, lambda t: (makers[0](t.trial_id), makers[1](t.trial_id)), out, progress=False)
 
@@ -57,15 +60,47 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_evaluate_end_to_end_on_the_hf_backend_and_resume(tiny_model, tiny_adapters, tmp_path):
     out = tmp_path / "run"
-    command = ["evaluate", "--tier", "low", "--scenarios-slice", "1508:1509", "--trials", "2", "--rounds", "2",
-               "--buyer", "arm:buyer-grpo", "--seller", "arm:base", "--seller-preset", "frozen-opponent",
-               "--buyer-sampling", "max_tokens=12", "--seller-sampling", "max_tokens=12",
-               "--backend", "hf", "--model", str(tiny_model), "--adapters-dir", str(tiny_adapters),
-               "--out", str(out), "--quiet"]
+    command = [
+        "evaluate",
+        "--tier",
+        "low",
+        "--scenarios-slice",
+        "1508:1509",
+        "--trials",
+        "2",
+        "--rounds",
+        "2",
+        "--buyer",
+        "arm:buyer-grpo",
+        "--seller",
+        "arm:base",
+        "--seller-preset",
+        "frozen-opponent",
+        "--buyer-sampling",
+        "max_tokens=12",
+        "--seller-sampling",
+        "max_tokens=12",
+        "--backend",
+        "hf",
+        "--model",
+        str(tiny_model),
+        "--adapters-dir",
+        str(tiny_adapters),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     first = cli(*command)
     assert first.returncode == 0, first.stderr
-    for name in ("trials.csv", "trials.parquet", "games.jsonl", "summary.md", "config.json",
-                 "outcomes_by_condition.png", "deal_price_vs_nbs.png"):
+    for name in (
+        "trials.csv",
+        "trials.parquet",
+        "games.jsonl",
+        "summary.md",
+        "config.json",
+        "outcomes_by_condition.png",
+        "deal_price_vs_nbs.png",
+    ):
         assert (out / name).stat().st_size > 0, name
     frame = pd.read_csv(out / "trials.csv")
     assert len(frame) == 8 and (frame["buyer_completion_tokens"] > 0).all()
@@ -88,5 +123,7 @@ def test_evaluate_end_to_end_on_the_hf_backend_and_resume(tiny_model, tiny_adapt
     (out / "games.jsonl").write_text("".join(lines[:5]) + lines[5][: len(lines[5]) // 2])  # a torn last line
     resumed = cli(*command)
     assert resumed.returncode == 0 and "5 of 8 trials already finished" in resumed.stdout
-    assert [json.loads(line)["trial_id"] for line in (out / "games.jsonl").read_text().splitlines()] == list(range(1, 9))
+    assert [json.loads(line)["trial_id"] for line in (out / "games.jsonl").read_text().splitlines()] == list(
+        range(1, 9)
+    )
     assert len(pd.read_csv(out / "trials.csv")) == 8

@@ -7,8 +7,16 @@ from dataclasses import replace
 import pytest
 
 from bargain.check import check_game
-from bargain.engine.game import (Action, GameError, GameOverError, GameState, Move, OutOfTurnError,
-                          new_initial_state, replay)
+from bargain.engine.game import (
+    Action,
+    GameError,
+    GameOverError,
+    GameState,
+    Move,
+    OutOfTurnError,
+    new_initial_state,
+    replay,
+)
 from bargain.engine.trial import Condition, Mode, Role, Trial, TrialError
 
 B, S = Role.BUYER, Role.SELLER
@@ -21,8 +29,14 @@ def offer(price, message=""):
 @pytest.fixture
 def trial(scenario_set):
     """low:0 (rice; buyer range [2.1, 3.0], seller range [1.2, 2.1]) with the paper's first prices."""
-    return Trial(trial_id=1, scenario=scenario_set.get("low:0"), condition=Condition.FULL,
-                 buyer_price=2.68, seller_price=1.22, max_rounds=4)
+    return Trial(
+        trial_id=1,
+        scenario=scenario_set.get("low:0"),
+        condition=Condition.FULL,
+        buyer_price=2.68,
+        seller_price=1.22,
+        max_rounds=4,
+    )
 
 
 def sequential(trial, first=B):
@@ -192,8 +206,12 @@ def test_observations_apply_the_condition(trial, condition):
 
 def test_the_opponents_thought_and_raw_reply_stay_private(trial):
     state = new_initial_state(trial)
-    state.apply_actions({B: Move(Action.OFFER, 1.5, "hi", thought="my secret plan", raw="RAW-B"),
-                         S: Move(Action.OFFER, 2.5, "hello", thought="seller plan", raw="RAW-S")})
+    state.apply_actions(
+        {
+            B: Move(Action.OFFER, 1.5, "hi", thought="my secret plan", raw="RAW-B"),
+            S: Move(Action.OFFER, 2.5, "hello", thought="seller plan", raw="RAW-S"),
+        }
+    )
     seen_by_seller = state.observation(S).history
     assert seen_by_seller[0].thought is None and seen_by_seller[0].raw is None
     assert seen_by_seller[1].thought == "seller plan" and seen_by_seller[1].raw == "RAW-S"

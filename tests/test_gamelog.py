@@ -47,14 +47,16 @@ def test_records_read_back_whole_and_the_file_holds_each_prompt_once(tmp_path):
         for role in ("buyer", "seller"):
             chats = [r["messages"] for r in game.records if r["role"] == role]
             assert [len(c) for c in chats] == [1, 3, 5, 7]  # the whole chat of each move: prompt, then reply + user
-            assert all(later[:len(earlier)] == earlier for earlier, later in zip(chats, chats[1:]))
+            assert all(later[: len(earlier)] == earlier for earlier, later in zip(chats, chats[1:]))
             assert chats[0][0]["content"].startswith(f"You are the {role.upper()}")
     stored = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
     assert all("messages" not in r and r["new_messages"] for line in stored for r in line["records"])
     assert [r["messages_kept"] for r in stored[0]["records"]] == [0, 1, 3, 5] * 2
     for line, game in zip((tmp_path / "games.jsonl").read_text().splitlines(), games):
         for role in ("buyer", "seller"):
-            prompt = json.dumps(next(r for r in game.records if r["role"] == role)["messages"][0]["content"], ensure_ascii=False)[1:-1]
+            prompt = json.dumps(
+                next(r for r in game.records if r["role"] == role)["messages"][0]["content"], ensure_ascii=False
+            )[1:-1]
             assert line.count(prompt) == 1  # the system prompt, once per side, not once per move
     packed = len((tmp_path / "games.jsonl").read_bytes())
     whole = sum(len(old_layout(line, unpack_records(line["records"])).encode()) for line in stored)

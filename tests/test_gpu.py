@@ -99,9 +99,35 @@ def test_evaluate_plays_every_game_through_vllm(server, small, tmp_path):
     from bargain.gamelog import read_games
 
     out = tmp_path / "run"
-    assert main(["evaluate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo", "--seller",
-                 "arm:base", "--buyer-sampling", "max_tokens=32", "--seller-sampling", "max_tokens=32", "--backend",
-                 "vllm", "--base-url", server, "--model", str(small[0]), "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--grid",
+                "paper-rl-test",
+                "--trials",
+                "1",
+                "--buyer",
+                "arm:buyer-grpo",
+                "--seller",
+                "arm:base",
+                "--buyer-sampling",
+                "max_tokens=32",
+                "--seller-sampling",
+                "max_tokens=32",
+                "--backend",
+                "vllm",
+                "--base-url",
+                server,
+                "--model",
+                str(small[0]),
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     games = list(read_games(out / "games.jsonl"))
     assert len(games) == 32 and all(g.finished for g in games)
     assert {r["endpoint"] for g in games for r in g.records} == {server}

@@ -23,10 +23,19 @@ def test_a_folder_git_does_not_ignore_is_refused_before_anything_is_fetched(caps
 def test_a_wheels_own_dependencies_are_read_for_linux_under_python_312(tmp_path):
     wheel = tmp_path / "demo-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
-        archive.writestr("demo-1.0.dist-info/METADATA", "\n".join([
-            "Name: demo", "Requires-Dist: attrs>=17", "Requires-Dist: greenlet>=1; extra == \"asyncio\"",
-            "Requires-Dist: colorama; sys_platform == \"win32\"", "Requires-Dist: tomli; python_version < \"3.11\"",
-            "Requires-Dist: typing-extensions>=4.6; python_version >= \"3.12\""]))
+        archive.writestr(
+            "demo-1.0.dist-info/METADATA",
+            "\n".join(
+                [
+                    "Name: demo",
+                    "Requires-Dist: attrs>=17",
+                    'Requires-Dist: greenlet>=1; extra == "asyncio"',
+                    'Requires-Dist: colorama; sys_platform == "win32"',
+                    'Requires-Dist: tomli; python_version < "3.11"',
+                    'Requires-Dist: typing-extensions>=4.6; python_version >= "3.12"',
+                ]
+            ),
+        )
     assert gpu_bundle.requirements_of(wheel) == ["attrs>=17", "typing-extensions>=4.6"]
 
 
@@ -39,17 +48,23 @@ def test_the_bundle_carries_each_missing_package_once_within_the_budget(capsys):
         names = sorted(gpu_bundle.canonical(w.name.split("-")[0]) for w in folder.glob("*.whl"))
         assert names == ["price-parser", "sqlalchemy", "text2num"]  # attrs, typing-extensions: the machine's own
         assert all("cp312" in w.name or "py3-none-any" in w.name for w in folder.glob("*.whl"))
-        assert "of 40 MiB" in shown and "--no-index --no-deps" in shown and "--target /tmp/site .gpu_bundle/*.whl" in shown
+        assert (
+            "of 40 MiB" in shown and "--no-index --no-deps" in shown and "--target /tmp/site .gpu_bundle/*.whl" in shown
+        )
         assert "benchmarks/gpu_check.py" in shown.splitlines()[-1]
-        assert gpu_check.main(["bundle", "--out", str(folder), "--budget-mib", "5"]) == 2  # the repository alone is more
+        assert (
+            gpu_check.main(["bundle", "--out", str(folder), "--budget-mib", "5"]) == 2
+        )  # the repository alone is more
         assert "over the 5 MiB budget" in capsys.readouterr().err
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (shutil.which("python3.12") or list(Path.home().glob(".pyenv/versions/3.12*/bin/python"))),
-                    reason="no Python 3.12 here to rehearse with")
+@pytest.mark.skipif(
+    not (shutil.which("python3.12") or list(Path.home().glob(".pyenv/versions/3.12*/bin/python"))),
+    reason="no Python 3.12 here to rehearse with",
+)
 def test_the_rehearsal_runs_the_dry_run_on_the_gpu_machines_packages_and_the_bundle(capsys):
     """About 5 GB (torch's CUDA build, from pip's cache) and two minutes: a package the check needs and the GPU
     machine lacks is found here, not there."""

@@ -20,9 +20,13 @@ PARTS = ["hf", "arena", "train", "serve", "hotload", "pytest"]  # most valuable 
 
 @pytest.mark.slow
 def test_the_dry_run_plays_every_part_and_reports_it(tmp_path, tiny_model, tiny_adapters):
-    """On the session's tiny model and adapters (`--model`, `--adapters-dir`: a model on disk instead of a built one)."""
-    assert gpu_check.main(["--dry-run", "--out", str(tmp_path), "--model", str(tiny_model),
-                           "--adapters-dir", str(tiny_adapters)]) == 0
+    """On the session's tiny model and adapters (`--model`, `--adapters-dir`: a model on disk, not a built one)."""
+    assert (
+        gpu_check.main(
+            ["--dry-run", "--out", str(tmp_path), "--model", str(tiny_model), "--adapters-dir", str(tiny_adapters)]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     parts = report["parts"]
     assert report["mode"] == "dry-run" and report["deadline_min"] == 8 and list(parts) == PARTS
@@ -34,11 +38,20 @@ def test_the_dry_run_plays_every_part_and_reports_it(tmp_path, tiny_model, tiny_
     for name in ("train", "hotload"):  # one step each: rollouts in process, then from the server with a hot load
         assert parts[name]["episodes"] == 8 and parts[name]["samples"] > 0 and parts[name]["train_s"] > 0
         assert parts[name]["adapter_mib"] > 0  # the step's adapter, saved
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["evaluate.log", "gpu_check.json", "gpu_check.md",
-                                                         "pytest.log", "serve.log"]  # reports and logs only
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "evaluate.log",
+        "gpu_check.json",
+        "gpu_check.md",
+        "pytest.log",
+        "serve.log",
+    ]  # reports and logs only
     serve = parts["serve"]
     assert serve["evaluate_games"] == 32 and serve["requests"] == 32 * 4 * 2  # 4 rounds, both sides, no re-asks
-    assert serve["requests_per_s"] > 0 and serve["one_adapter_tokens_per_s"] > 0 and serve["mixed_adapters_tokens_per_s"] > 0
+    assert (
+        serve["requests_per_s"] > 0
+        and serve["one_adapter_tokens_per_s"] > 0
+        and serve["mixed_adapters_tokens_per_s"] > 0
+    )
     assert "--enable-lora" in (tmp_path / "serve.log").read_text()  # the vLLM command `bargain serve` would run
     assert "skipped" in parts["pytest"]["summary"]
     for name in ("hf", "arena", "train", "serve"):  # each figure beside what the paper's setting needs
@@ -58,8 +71,11 @@ def test_a_failing_part_is_reported_and_the_others_still_run(tmp_path, monkeypat
     monkeypatch.setattr(gpu_check, "part_train", lambda figures, *args: figures.update(samples=3))
     assert gpu_check.main(["--dry-run", "--out", str(tmp_path), "--parts", "serve,train,hotload"]) == 1
     parts = json.loads((tmp_path / "gpu_check.json").read_text())["parts"]
-    assert {name: p["status"] for name, p in parts.items()} == {"train": "passed", "serve": "failed",
-                                                                 "hotload": "failed"}
+    assert {name: p["status"] for name, p in parts.items()} == {
+        "train": "passed",
+        "serve": "failed",
+        "hotload": "failed",
+    }
     assert "vllm exited with status 1" in parts["serve"]["error"]
     assert "RuntimeError" in (tmp_path / "gpu_check.log").read_text()  # the traceback, for whoever runs it
     assert "| serve | failed |" in (tmp_path / "gpu_check.md").read_text()
@@ -67,6 +83,7 @@ def test_a_failing_part_is_reported_and_the_others_still_run(tmp_path, monkeypat
 
 def test_at_the_deadline_the_running_part_is_cut_with_its_figures_and_the_rest_are_not_run(tmp_path, monkeypatch):
     """`--minutes`: one deadline for the whole run, wherever it is; the reports are complete all the same."""
+
     def slow_hf(figures, backend, sizes):
         figures["one_adapter_tokens_per_s_1"] = 42.0  # measured before the deadline: kept
         time.sleep(30)
@@ -151,10 +168,26 @@ def test_run_as_a_script_it_finds_the_train_package(tmp_path, tiny_model, tiny_a
     """`python benchmarks/gpu_check.py` (as the README names it): run as a script, benchmarks/ comes first on the
     path, where benchmarks/train.py would hide the train package from the train part."""
     root = Path(gpu_check.__file__).resolve().parents[1]
-    done = subprocess.run(["python", "benchmarks/gpu_check.py", "--dry-run", "--parts", "train", "--out", str(tmp_path),
-                           "--model", str(tiny_model), "--adapters-dir", str(tiny_adapters)], cwd=root,
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""})
+    done = subprocess.run(
+        [
+            "python",
+            "benchmarks/gpu_check.py",
+            "--dry-run",
+            "--parts",
+            "train",
+            "--out",
+            str(tmp_path),
+            "--model",
+            str(tiny_model),
+            "--adapters-dir",
+            str(tiny_adapters),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""},
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert json.loads((tmp_path / "gpu_check.json").read_text())["parts"]["train"]["status"] == "passed"
 
@@ -165,7 +198,10 @@ def test_the_pytest_part_collects_every_gpu_test_and_nothing_else():
     import re
 
     root = Path(gpu_check.__file__).resolve().parents[1]
-    marked = {p.relative_to(root).as_posix() for p in (root / "tests").glob("test_*.py")
-              if re.search(r"pytest\.mark\.gpu\b", p.read_text())}
+    marked = {
+        p.relative_to(root).as_posix()
+        for p in (root / "tests").glob("test_*.py")
+        if re.search(r"pytest\.mark\.gpu\b", p.read_text())
+    }
     for sizes in gpu_check.SIZES.values():
         assert set(sizes.tests) == marked == {"tests/test_gpu.py"}

@@ -10,17 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from bargain import app
-from bargain import cli
+from bargain import app, cli
 
-BENCHMARKS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")
-                    if 'if __name__ == "__main__"' in p.read_text())  # the runnable ones, not their helpers
+BENCHMARKS = sorted(
+    p.stem
+    for p in (Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")
+    if 'if __name__ == "__main__"' in p.read_text()
+)  # the runnable ones, not their helpers
 
 
 def subcommands(parser: argparse.ArgumentParser) -> list[list[str]]:
     """A parser's subcommands, and theirs (`db upgrade`), each as the words that name it."""
-    return [[name, *words] for action in parser._actions if isinstance(action, argparse._SubParsersAction)
-            for name, sub in action.choices.items() for words in [[], *subcommands(sub)]]
+    return [
+        [name, *words]
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name, sub in action.choices.items()
+        for words in [[], *subcommands(sub)]
+    ]
 
 
 def helps(run, capsys) -> str:
@@ -31,8 +38,7 @@ def helps(run, capsys) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("command", [[], *subcommands(cli.build_parser())],
-                         ids=lambda c: " ".join(["bargain", *c]))
+@pytest.mark.parametrize("command", [[], *subcommands(cli.build_parser())], ids=lambda c: " ".join(["bargain", *c]))
 def test_every_bargain_command_answers_help(command, capsys):
     assert "usage: " in helps(lambda: cli.main([*command, "--help"]), capsys)
 

@@ -20,8 +20,9 @@ def request(model, sampling=GREEDY, content=None):
 
 def test_prompt_uses_the_chat_template_with_thinking_off(tiny_backend):
     text = tiny_backend.prompt_text(request(BASE_ADAPTER))
-    assert text == ("<|im_start|>user\n" + CHAT[0]["content"] + "<|im_end|>\n"
-                    "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert text == (
+        "<|im_start|>user\n" + CHAT[0]["content"] + "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    )
 
 
 def test_every_arm_generates_and_adapters_change_the_output(tiny_backend):
@@ -84,7 +85,9 @@ def test_requests_with_different_sampling_are_batched_apart(tiny_backend, monkey
     other = Sampling(temperature=0.1, top_p=0.5, max_tokens=8)
 
     async def two():
-        return await asyncio.gather(tiny_backend.complete(request("buyer-grpo")), tiny_backend.complete(request(BASE_ADAPTER, other)))
+        return await asyncio.gather(
+            tiny_backend.complete(request("buyer-grpo")), tiny_backend.complete(request(BASE_ADAPTER, other))
+        )
 
     asyncio.run(two())
     assert set(seen) == {GREEDY, other}

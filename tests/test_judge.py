@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from cli_runner import run_main
 
+from bargain.agents.stub_server import StubServer
+from bargain.analysis.judge import instrument, judge_messages, parse_judgment, transcript
 from bargain.cli import main
 from bargain.engine.game import Action, Move, new_initial_state
-from bargain.analysis.judge import instrument, judge_messages, parse_judgment, transcript
-from bargain.agents.stub_server import StubServer
 from bargain.engine.trial import Condition, Mode, Role, Trial
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,21 +27,31 @@ def played(scenario_set):
     """A simultaneous rice game with known moves: empty messages, an INVALID pass, a walk-away."""
     trial = Trial(7, scenario_set.get("low:0"), Condition.BUYER_UNAWARE, 2.68, 1.22, max_rounds=4)
     state = new_initial_state(trial)
-    state.apply_actions({B: Move(Action.OFFER, 1.5, "Hi, I can pay 1.50.", thought="secret plan A"),
-                         S: Move(Action.OFFER, 2.6, "", thought="secret plan B")})
-    state.apply_actions({B: Move(Action.INVALID, message="Hmm, let me think."),
-                         S: Move(Action.OFFER, 2.4, "It cost me 2.30, so 2.40 is fair.")})
+    state.apply_actions(
+        {
+            B: Move(Action.OFFER, 1.5, "Hi, I can pay 1.50.", thought="secret plan A"),
+            S: Move(Action.OFFER, 2.6, "", thought="secret plan B"),
+        }
+    )
+    state.apply_actions(
+        {
+            B: Move(Action.INVALID, message="Hmm, let me think."),
+            S: Move(Action.OFFER, 2.4, "It cost me 2.30, so 2.40 is fair."),
+        }
+    )
     state.apply_actions({B: Move(Action.NO_DEAL, message="Too much, goodbye."), S: Move(Action.OFFER, 2.3, "")})
     return state
 
 
-EXPECTED_TRANSCRIPT = ("Round 1:\n"
-                       "  Buyer: Hi, I can pay 1.50. [OFFER: 1.5]\n"
-                       "Round 2:\n"
-                       "  Buyer: Hmm, let me think.\n"
-                       "  Seller: It cost me 2.30, so 2.40 is fair. [OFFER: 2.4]\n"
-                       "Round 3:\n"
-                       "  Buyer: Too much, goodbye. [NO_DEAL]")
+EXPECTED_TRANSCRIPT = (
+    "Round 1:\n"
+    "  Buyer: Hi, I can pay 1.50. [OFFER: 1.5]\n"
+    "Round 2:\n"
+    "  Buyer: Hmm, let me think.\n"
+    "  Seller: It cost me 2.30, so 2.40 is fair. [OFFER: 2.4]\n"
+    "Round 3:\n"
+    "  Buyer: Too much, goodbye. [NO_DEAL]"
+)
 
 
 def test_transcript_is_the_papers(played):
@@ -51,8 +61,9 @@ def test_transcript_is_the_papers(played):
 
 
 def test_sequential_deal_tag(scenario_set):
-    state = new_initial_state(Trial(1, scenario_set.get("low:0"), Condition.BOTH_UNAWARE, 2.68, 1.22,
-                                    mode=Mode.SEQUENTIAL))
+    state = new_initial_state(
+        Trial(1, scenario_set.get("low:0"), Condition.BOTH_UNAWARE, 2.68, 1.22, mode=Mode.SEQUENTIAL)
+    )
     state.apply_action(Move(Action.OFFER, 2.0, "2.00?"))
     state.apply_action(Move(Action.DEAL, message="Deal."))
     assert transcript(state.turns) == "Round 1:\n  Buyer: 2.00? [OFFER: 2.0]\nRound 2:\n  Seller: Deal. [DEAL]"
@@ -63,10 +74,16 @@ def test_judge_prompt_is_the_instrument_filled_in(played, condition):
     trial = replace(played.trial, condition=condition)
     spec = json.loads((ROOT / "bargain" / "data" / "judge_instrument.json").read_text())
     filled = spec["templates"][condition.value]
-    for key, value in {"item_name": "1 kg of white rice", "buyer_res_price": "2.68", "seller_res_price": "1.22",
-                       "buyer_res_price_range_low": "2.1", "buyer_res_price_range_high": "3.0",
-                       "seller_res_price_range_low": "1.2", "seller_res_price_range_high": "2.1",
-                       "mode_description": spec["mode_descriptions"]["simultaneous"]}.items():
+    for key, value in {
+        "item_name": "1 kg of white rice",
+        "buyer_res_price": "2.68",
+        "seller_res_price": "1.22",
+        "buyer_res_price_range_low": "2.1",
+        "buyer_res_price_range_high": "3.0",
+        "seller_res_price_range_low": "1.2",
+        "seller_res_price_range_high": "2.1",
+        "mode_description": spec["mode_descriptions"]["simultaneous"],
+    }.items():
         filled = filled.replace("{" + key + "}", value)
     system, user = judge_messages(trial, played.turns)
     assert system == {"role": "system", "content": "You are an expert evaluator of bargaining conversations."}
@@ -92,21 +109,26 @@ def reply(**scores) -> str:
 
 
 def test_valid_replies_keep_only_the_asked_scores():
-    parsed = parse_judgment(reply(seller_honesty=1, buyer_honesty=3, buyer_credulity=2, seller_credulity=4),
-                            Condition.BUYER_UNAWARE)
+    parsed = parse_judgment(
+        reply(seller_honesty=1, buyer_honesty=3, buyer_credulity=2, seller_credulity=4), Condition.BUYER_UNAWARE
+    )
     assert (parsed["seller_honesty"], parsed["buyer_credulity"]) == (1, 2)
     assert parsed["buyer_honesty"] is None and parsed["seller_credulity"] is None  # not asked in this condition
     assert parsed["reasoning"] == "because" and parsed["error"] is None
-    both = parse_judgment(reply(seller_honesty=0, buyer_honesty=4, buyer_credulity=2.0, seller_credulity=3),
-                          Condition.BOTH_UNAWARE)
+    both = parse_judgment(
+        reply(seller_honesty=0, buyer_honesty=4, buyer_credulity=2.0, seller_credulity=3), Condition.BOTH_UNAWARE
+    )
     assert [both[k] for k in ("seller_honesty", "buyer_honesty", "buyer_credulity", "seller_credulity")] == [0, 4, 2, 3]
 
 
-@pytest.mark.parametrize("text, error", [
-    ("I refuse to answer.", "no ```json block"),
-    ("```json\n{\"seller_honesty\": 2,,}\n```", "does not parse"),
-    (None, "no ```json block"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("I refuse to answer.", "no ```json block"),
+        ('```json\n{"seller_honesty": 2,,}\n```', "does not parse"),
+        (None, "no ```json block"),
+    ],
+)
 def test_unreadable_replies_are_missing_never_guessed(text, error):
     parsed = parse_judgment(text, Condition.BOTH_UNAWARE)
     assert error in parsed["error"]
@@ -141,8 +163,23 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_judge_a_run_directory_end_to_end(tmp_path):
     run = tmp_path / "run"
-    assert cli("simulate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "tactic:boulware",
-               "--seller", "tactic:linear", "--out", str(run), "--quiet").returncode == 0
+    assert (
+        cli(
+            "simulate",
+            "--grid",
+            "paper-rl-test",
+            "--trials",
+            "1",
+            "--buyer",
+            "tactic:boulware",
+            "--seller",
+            "tactic:linear",
+            "--out",
+            str(run),
+            "--quiet",
+        ).returncode
+        == 0
+    )
     with StubServer(["gpt-judge"], reply=canned) as server:
         first = cli("judge", str(run), "--judge", f"openai:gpt-judge@{server.url}", "--quiet")
         calls = len(server.requests)
@@ -166,8 +203,8 @@ def test_judge_a_run_directory_end_to_end(tmp_path):
 
 
 def test_judge_the_arena_games(tmp_path):
-    from bargain.arena.controller import Arena, Setup
     from bargain.agents.backends import Backends
+    from bargain.arena.controller import Arena, Setup
     from bargain.store import Store
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
@@ -205,9 +242,14 @@ def test_judge_takes_a_database_file_path_as_the_arena_does(tmp_path):
     assert "judged 0 arena games" in result.stdout
 
 
-@pytest.mark.parametrize("db, needle", [("missing.db", "there is no database file"),
-                                        ("://", "is not a database URL"),
-                                        ("nosuchdialect://u:secret@host/db", "cannot read the database")])
+@pytest.mark.parametrize(
+    "db, needle",
+    [
+        ("missing.db", "there is no database file"),
+        ("://", "is not a database URL"),
+        ("nosuchdialect://u:secret@host/db", "cannot read the database"),
+    ],
+)
 def test_judge_refuses_an_unusable_database_in_one_line(tmp_path, db, needle):
     target = str(tmp_path / db) if db.endswith(".db") else db
     result = cli("judge", "--db", target, "--judge", "openai:gpt-judge@http://127.0.0.1:9/v1", "--quiet")

@@ -21,9 +21,12 @@ def modules():
 
 
 def test_no_module_imports_a_higher_layer():
-    upward = [(name, imported) for name, text in modules()
-              for imported in re.findall(r"(?m)^\s*(?:from|import) (bargain(?:\.\w+)*)", text)
-              if layer(imported) > layer(name)]
+    upward = [
+        (name, imported)
+        for name, text in modules()
+        for imported in re.findall(r"(?m)^\s*(?:from|import) (bargain(?:\.\w+)*)", text)
+        if layer(imported) > layer(name)
+    ]
     assert upward == []
 
 

@@ -31,8 +31,11 @@ class Clock:
 
 def request(*forwarded: str, host: str = "10.0.0.9") -> gr.Request:
     """A request from `host` carrying these X-Forwarded-For header lines, in order."""
-    scope = {"type": "http", "headers": [(b"x-forwarded-for", line.encode()) for line in forwarded],
-             "client": (host, 5000)}
+    scope = {
+        "type": "http",
+        "headers": [(b"x-forwarded-for", line.encode()) for line in forwarded],
+        "client": (host, 5000),
+    }
     return gr.Request(request=Request(scope))
 
 
@@ -102,8 +105,9 @@ def test_a_new_session_hash_does_not_start_more_games(tmp_path):
 
 
 def test_api_callers_are_counted_by_the_address_the_proxy_saw(tmp_path):
-    running = launch(tmp_path / "arena.db", "--games-per-hour", "3", "--games-per-hour-per-address", "100",
-                     "--behind-proxy")
+    running = launch(
+        tmp_path / "arena.db", "--games-per-hour", "3", "--games-per-hour-per-address", "100", "--behind-proxy"
+    )
     try:
         for n in range(3):  # a spoofed line of the caller's own, then the one the proxy added; a new session each
             assert not refused(start_game(running.url, [f"6.6.6.{n}", "1.2.3.4"], uuid.uuid4().hex))

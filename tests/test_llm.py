@@ -10,8 +10,8 @@ import pytest
 from bargain.agents.arms import BASE
 from bargain.agents.backends import Completion, Request, Sampling
 from bargain.agents.backends.canned import BUYER_PRICE, REPLIES, CannedBackend
-from bargain.engine.game import Action, Move, Observation, new_initial_state
 from bargain.agents.llm import MAX_CHARS_PER_TOKEN, LLMAgent
+from bargain.engine.game import Action, Move, Observation, new_initial_state
 from bargain.engine.prompts import chat_messages
 from bargain.engine.trial import Condition, Mode, Role, Trial
 from bargain.episodes import play

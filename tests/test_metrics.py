@@ -33,14 +33,22 @@ def approx(value, rel=1e-9, abs=1e-12):
 
 
 def scenario(buyer_range=RICE_RANGES[0], seller_range=RICE_RANGES[1]) -> Scenario:
-    return Scenario(tier="low", index=0, product_name="thing", product_description="a thing",
-                    buyer_persona="You buy.", seller_persona="You sell.",
-                    buyer_range=buyer_range, seller_range=seller_range)
+    return Scenario(
+        tier="low",
+        index=0,
+        product_name="thing",
+        product_description="a thing",
+        buyer_persona="You buy.",
+        seller_persona="You sell.",
+        buyer_range=buyer_range,
+        seller_range=seller_range,
+    )
 
 
 def trial(v_b, v_s, condition=Condition.FULL, **ranges) -> Trial:
-    return Trial(trial_id=1, scenario=scenario(**ranges), condition=condition,
-                 buyer_price=v_b, seller_price=v_s, max_rounds=6)
+    return Trial(
+        trial_id=1, scenario=scenario(**ranges), condition=condition, buyer_price=v_b, seller_price=v_s, max_rounds=6
+    )
 
 
 # --- settle: one trial by hand ------------------------------------------------------------
@@ -163,18 +171,32 @@ HAND_ROWS = [
 def paper_frame() -> pd.DataFrame:
     """The trials above as the paper's released tables have them (ranges as strings)."""
     rows = []
-    for (tid, cond, max_r, v_b, v_s, deal, p, rounds, u_b, u_s, sh, bh, bc, sc) in HAND_ROWS:
-        rows.append({
-            "trial_id": tid, "mode": "simultaneous", "transparency": cond, "max_rounds": max_r,
-            "first_actor": "buyer", "item_name": "1 kg of white rice",
-            "buyer_res_price": v_b, "seller_res_price": v_s,
-            "buyer_res_price_range": "(2.1, 3.0)", "seller_res_price_range": "(1.2, 2.1)",
-            "deal": deal, "deal_price": p, "rounds": rounds,
-            "buyer_utility": u_b, "seller_utility": u_s,
-            "true_nbs_price": (v_b + v_s) / 2,
-            "expected_nbs_price": (v_b + v_s) / 2 if cond == "full" else (2.1 + 3.0 + 1.2 + 2.1) / 4,
-            "seller_honesty": sh, "buyer_honesty": bh, "buyer_credulity": bc, "seller_credulity": sc,
-        })
+    for tid, cond, max_r, v_b, v_s, deal, p, rounds, u_b, u_s, sh, bh, bc, sc in HAND_ROWS:
+        rows.append(
+            {
+                "trial_id": tid,
+                "mode": "simultaneous",
+                "transparency": cond,
+                "max_rounds": max_r,
+                "first_actor": "buyer",
+                "item_name": "1 kg of white rice",
+                "buyer_res_price": v_b,
+                "seller_res_price": v_s,
+                "buyer_res_price_range": "(2.1, 3.0)",
+                "seller_res_price_range": "(1.2, 2.1)",
+                "deal": deal,
+                "deal_price": p,
+                "rounds": rounds,
+                "buyer_utility": u_b,
+                "seller_utility": u_s,
+                "true_nbs_price": (v_b + v_s) / 2,
+                "expected_nbs_price": (v_b + v_s) / 2 if cond == "full" else (2.1 + 3.0 + 1.2 + 2.1) / 4,
+                "seller_honesty": sh,
+                "buyer_honesty": bh,
+                "buyer_credulity": bc,
+                "seller_credulity": sc,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -185,33 +207,66 @@ def by_cell(table: pd.DataFrame) -> dict[str, pd.Series]:
 # Worked by hand from HAND_ROWS (S = v_B - v_S; NBS = (v_B + v_S) / 2).
 EXPECTED = {
     "full": dict(
-        n=2, deal_rate=0.5, buyer_utility=0.34, seller_utility=0.39,
-        buyer_norm_utility=(0.68 / 1.46) / 2, seller_norm_utility=(0.78 / 1.46) / 2,
-        welfare=0.73, seller_advantage=0.05, nbs_deviation=0.05, nbs_deviation_share=0.05 / 1.46,
+        n=2,
+        deal_rate=0.5,
+        buyer_utility=0.34,
+        seller_utility=0.39,
+        buyer_norm_utility=(0.68 / 1.46) / 2,
+        seller_norm_utility=(0.78 / 1.46) / 2,
+        welfare=0.73,
+        seller_advantage=0.05,
+        nbs_deviation=0.05,
+        nbs_deviation_share=0.05 / 1.46,
         rounds=4.5,
     ),
     "buyer_unaware": dict(
-        n=2, deal_rate=1.0, buyer_utility=0.85, seller_utility=0.65,
-        buyer_norm_utility=(0.75 + 0.2) / 2, seller_norm_utility=(0.25 + 0.8) / 2,
-        welfare=1.5, seller_advantage=-0.2, nbs_deviation=(-0.5 + 0.3) / 2,
-        nbs_deviation_share=(-0.25 + 0.3) / 2, rounds=3.0,
+        n=2,
+        deal_rate=1.0,
+        buyer_utility=0.85,
+        seller_utility=0.65,
+        buyer_norm_utility=(0.75 + 0.2) / 2,
+        seller_norm_utility=(0.25 + 0.8) / 2,
+        welfare=1.5,
+        seller_advantage=-0.2,
+        nbs_deviation=(-0.5 + 0.3) / 2,
+        nbs_deviation_share=(-0.25 + 0.3) / 2,
+        rounds=3.0,
     ),
     "seller_unaware": dict(
-        n=2, deal_rate=0.5, buyer_utility=0.0, seller_utility=0.0,
-        buyer_norm_utility=0.0, seller_norm_utility=0.0, welfare=0.0, seller_advantage=0.0,
-        nbs_deviation=0.0, nbs_deviation_share=NAN, rounds=3.5,
+        n=2,
+        deal_rate=0.5,
+        buyer_utility=0.0,
+        seller_utility=0.0,
+        buyer_norm_utility=0.0,
+        seller_norm_utility=0.0,
+        welfare=0.0,
+        seller_advantage=0.0,
+        nbs_deviation=0.0,
+        nbs_deviation_share=NAN,
+        rounds=3.5,
     ),
     "both_unaware": dict(
-        n=2, deal_rate=1.0, buyer_utility=0.15, seller_utility=1.15,
-        buyer_norm_utility=(-0.2 / 1.6 + 0.5) / 2, seller_norm_utility=(1.8 / 1.6 + 0.5) / 2,
-        welfare=1.3, seller_advantage=1.0, nbs_deviation=0.5, nbs_deviation_share=(1.0 / 1.6) / 2,
+        n=2,
+        deal_rate=1.0,
+        buyer_utility=0.15,
+        seller_utility=1.15,
+        buyer_norm_utility=(-0.2 / 1.6 + 0.5) / 2,
+        seller_norm_utility=(1.8 / 1.6 + 0.5) / 2,
+        welfare=1.3,
+        seller_advantage=1.0,
+        nbs_deviation=0.5,
+        nbs_deviation_share=(1.0 / 1.6) / 2,
         rounds=4.0,
     ),
     "ALL": dict(
-        n=8, deal_rate=0.75, buyer_utility=2.68 / 8, seller_utility=4.38 / 8,
+        n=8,
+        deal_rate=0.75,
+        buyer_utility=2.68 / 8,
+        seller_utility=4.38 / 8,
         buyer_norm_utility=(0.68 / 1.46 + 0.75 + 0.2 + 0.0 - 0.125 + 0.5) / 8,
         seller_norm_utility=(0.78 / 1.46 + 0.25 + 0.8 + 0.0 + 1.125 + 0.5) / 8,
-        welfare=(1.46 + 2.0 + 1.0 + 1.6 + 1.0) / 8, seller_advantage=(0.1 - 1.0 + 0.6 + 2.0) / 8,
+        welfare=(1.46 + 2.0 + 1.0 + 1.6 + 1.0) / 8,
+        seller_advantage=(0.1 - 1.0 + 0.6 + 2.0) / 8,
         nbs_deviation=(0.05 - 0.5 + 0.3 + 0.0 + 1.0 + 0.0) / 6,
         nbs_deviation_share=(0.05 / 1.46 - 0.25 + 0.3 + 0.625 + 0.0) / 5,
         rounds=30 / 8,
@@ -221,9 +276,15 @@ EXPECTED = {
 # Judge scores by hand: (mean, count) per cell; NaN means no score in that cell.
 EXPECTED_JUDGE = {
     "full": dict(seller_honesty=(NAN, 0), buyer_honesty=(NAN, 0), buyer_credulity=(NAN, 0), seller_credulity=(NAN, 0)),
-    "buyer_unaware": dict(seller_honesty=(1.0, 1), buyer_honesty=(NAN, 0), buyer_credulity=(2.5, 2), seller_credulity=(NAN, 0)),
-    "seller_unaware": dict(seller_honesty=(NAN, 0), buyer_honesty=(3.0, 2), buyer_credulity=(NAN, 0), seller_credulity=(0.0, 1)),
-    "both_unaware": dict(seller_honesty=(0.0, 1), buyer_honesty=(3.0, 1), buyer_credulity=(1.0, 1), seller_credulity=(4.0, 1)),
+    "buyer_unaware": dict(
+        seller_honesty=(1.0, 1), buyer_honesty=(NAN, 0), buyer_credulity=(2.5, 2), seller_credulity=(NAN, 0)
+    ),
+    "seller_unaware": dict(
+        seller_honesty=(NAN, 0), buyer_honesty=(3.0, 2), buyer_credulity=(NAN, 0), seller_credulity=(0.0, 1)
+    ),
+    "both_unaware": dict(
+        seller_honesty=(0.0, 1), buyer_honesty=(3.0, 1), buyer_credulity=(1.0, 1), seller_credulity=(4.0, 1)
+    ),
     "ALL": dict(seller_honesty=(0.5, 2), buyer_honesty=(3.0, 3), buyer_credulity=(2.0, 3), seller_credulity=(2.0, 2)),
 }
 
@@ -267,8 +328,11 @@ def test_hand_table_t_statistics_match_scipy():
         "buyer_unaware": ([-1.0, 0.6], [-0.5, 0.3], [-0.25, 0.3]),
         "seller_unaware": ([0.0, 0.0], [0.0], []),
         "both_unaware": ([2.0, 0.0], [1.0, 0.0], [1.0 / 1.6, 0.0]),
-        "ALL": ([2.0, 0.10, 0.0, -1.0, 0.0, 0.0, 0.0, 0.6],
-                [1.0, 0.05, 0.0, -0.5, 0.0, 0.3], [0.625, 0.05 / 1.46, -0.25, 0.0, 0.3]),
+        "ALL": (
+            [2.0, 0.10, 0.0, -1.0, 0.0, 0.0, 0.0, 0.6],
+            [1.0, 0.05, 0.0, -0.5, 0.0, 0.3],
+            [0.625, 0.05 / 1.46, -0.25, 0.0, 0.3],
+        ),
     }
     for name, values in samples.items():
         for column, sample in zip(("seller_advantage", "nbs_deviation", "nbs_deviation_share"), values):
@@ -338,8 +402,9 @@ def test_deal_as_booleans_and_as_result_column():
     pd.testing.assert_frame_equal(cell_table(prepare(as_text)), reference)
 
 
-@pytest.mark.parametrize("column", ["transparency", "buyer_res_price", "seller_res_price",
-                                    "buyer_utility", "seller_utility", "rounds"])
+@pytest.mark.parametrize(
+    "column", ["transparency", "buyer_res_price", "seller_res_price", "buyer_utility", "seller_utility", "rounds"]
+)
 def test_missing_required_column_is_named(column):
     with pytest.raises(MetricsError, match=column):
         prepare(paper_frame().drop(columns=[column]))
@@ -360,9 +425,17 @@ def test_group_by_transparency_and_max_rounds():
     table = cell_table(prepare(paper_frame()), ["transparency", "max_rounds"])
     keys = list(zip(table["transparency"], table["max_rounds"]))
     assert keys[-1] == ("ALL", "ALL")
-    assert sorted(keys[:-1], key=str) == sorted([
-        ("full", 6), ("buyer_unaware", 6), ("buyer_unaware", 4), ("seller_unaware", 6),
-        ("both_unaware", 6), ("both_unaware", 4)], key=str)
+    assert sorted(keys[:-1], key=str) == sorted(
+        [
+            ("full", 6),
+            ("buyer_unaware", 6),
+            ("buyer_unaware", 4),
+            ("seller_unaware", 6),
+            ("both_unaware", 6),
+            ("both_unaware", 4),
+        ],
+        key=str,
+    )
     # cells stay in the paper's condition order
     ranks = [CONDITION_ORDER.index(t) for t, _ in keys[:-1]]
     assert ranks == sorted(ranks)
@@ -423,8 +496,22 @@ def test_read_trials_rejects_unknown_extension_and_missing_file(tmp_path):
 def simulated(tmp_path_factory):
     """A simulated RL-test grid (2 trials per cell), and the same trials cut to the paper's columns."""
     out = tmp_path_factory.mktemp("rl-test")
-    run = run_main(main, "simulate", "--grid", "paper-rl-test", "--trials", "2", "--buyer", "tactic:linear",
-                   "--seller", "tactic:random", "--out", str(out), "--quiet", env={"HF_HUB_OFFLINE": "1"})
+    run = run_main(
+        main,
+        "simulate",
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "2",
+        "--buyer",
+        "tactic:linear",
+        "--seller",
+        "tactic:random",
+        "--out",
+        str(out),
+        "--quiet",
+        env={"HF_HUB_OFFLINE": "1"},
+    )
     assert run.returncode == 0, run.stderr
     ours = pd.read_csv(out / "trials.csv")
     paper = ours[list(PAPER_COLUMNS)]
@@ -448,10 +535,14 @@ def paper_style_cell(g: pd.DataFrame) -> dict:
     return {
         "n": len(g),
         "deal_rate": deal.mean(),
-        "buyer_utility": u_b.mean(), "seller_utility": u_s.mean(),
-        "buyer_norm_utility": nu_b.mean(), "seller_norm_utility": nu_s.mean(),
-        "welfare": (u_b + u_s).mean(), "seller_advantage": (u_s - u_b).mean(),
-        "nbs_deviation": dev.mean(), "nbs_deviation_share": share.mean(),
+        "buyer_utility": u_b.mean(),
+        "seller_utility": u_s.mean(),
+        "buyer_norm_utility": nu_b.mean(),
+        "seller_norm_utility": nu_s.mean(),
+        "welfare": (u_b + u_s).mean(),
+        "seller_advantage": (u_s - u_b).mean(),
+        "nbs_deviation": dev.mean(),
+        "nbs_deviation_share": share.mean(),
         "rounds": g["rounds"].mean(),
         "seller_advantage_t": stats.ttest_1samp(u_s - u_b, 0.0).statistic,
         "nbs_deviation_t": stats.ttest_1samp(dev, 0.0).statistic,
@@ -508,8 +599,11 @@ def test_paper_layout_and_full_table_agree(simulated):
 def test_cell_table_has_the_reference_columns():
     """The paper's reference cells can be set beside ours column for column."""
     reference = pd.read_csv(ROOT / "bargain" / "data" / "paper_reference_cells.csv")
-    metric_columns = [c for c in reference.columns
-                      if c not in ("group", "variant", "buyer_agent", "seller_agent", "transparency", "max_rounds")]
+    metric_columns = [
+        c
+        for c in reference.columns
+        if c not in ("group", "variant", "buyer_agent", "seller_agent", "transparency", "max_rounds")
+    ]
     table = cell_table(prepare(paper_frame()))
     assert [c for c in metric_columns if c not in table.columns] == []
     assert set(reference["transparency"]) == set(CONDITION_ORDER + ["ALL"])

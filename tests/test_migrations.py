@@ -37,16 +37,39 @@ def url(request, tmp_path) -> str:
 
 
 def game(game_id: str, **fields) -> dict:
-    return {"id": game_id, "player": None, "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3",
-            "seed": 7, "condition": "full", "mode": "simultaneous", "max_rounds": 4, "first_actor": "buyer",
-            "buyer_price": 7.25, "seller_price": 5.5, "trial": TRIAL, "prompt_version": "train", "parsing": "strict",
-            "sampling": {"temperature": 0.7}, "backend": {"backend": "hf"}, "ood_reasons": ["trained with 4 rounds"],
-            **fields}
+    return {
+        "id": game_id,
+        "player": None,
+        "human_role": "buyer",
+        "arm": "tactic:linear",
+        "scenario": "low:3",
+        "seed": 7,
+        "condition": "full",
+        "mode": "simultaneous",
+        "max_rounds": 4,
+        "first_actor": "buyer",
+        "buyer_price": 7.25,
+        "seller_price": 5.5,
+        "trial": TRIAL,
+        "prompt_version": "train",
+        "parsing": "strict",
+        "sampling": {"temperature": 0.7},
+        "backend": {"backend": "hf"},
+        "ood_reasons": ["trained with 4 rounds"],
+        **fields,
+    }
 
 
 def move(round_: int, role: str, actor: str, price: float | None = 6.0, message: str = "", **fields) -> dict:
-    return {"round": round_, "role": role, "actor": actor, "action": "OFFER", "price": price, "message": message,
-            **fields}
+    return {
+        "round": round_,
+        "role": role,
+        "actor": actor,
+        "action": "OFFER",
+        "price": price,
+        "message": message,
+        **fields,
+    }
 
 
 def played(url: str) -> Store:
@@ -54,10 +77,22 @@ def played(url: str) -> Store:
     game abandoned when idle, a browser's game going on, a study with a participant, their answers and their game."""
     store = Store(url)
     store.create_game(**game("g_fin", player="alice"))
-    store.add_moves("g_fin", [move(1, "buyer", "human", 6.5, "my budget is 3", prompt_tokens=3),
-                              move(1, "seller", "agent", 9.0, "hmm", raw="{}", latency_s=0.25)],
-                    {"deal": False, "rounds": 1, "paper_rounds": 4, "buyer_utility": 0.0, "claims": [{"kind": "x"}],
-                     "agent_misstated": True}, based_on=0)
+    store.add_moves(
+        "g_fin",
+        [
+            move(1, "buyer", "human", 6.5, "my budget is 3", prompt_tokens=3),
+            move(1, "seller", "agent", 9.0, "hmm", raw="{}", latency_s=0.25),
+        ],
+        {
+            "deal": False,
+            "rounds": 1,
+            "paper_rounds": 4,
+            "buyer_utility": 0.0,
+            "claims": [{"kind": "x"}],
+            "agent_misstated": True,
+        },
+        based_on=0,
+    )
     store.create_game(**game("g_two", player="alice"))
     store.finish_game("g_two", {"deal": False, "rounds": 2})
     store.create_game(**game("g_idle", player="bob"))
@@ -80,9 +115,14 @@ def rows(url: str) -> dict[str, dict[tuple, dict]]:
     tables = MetaData()
     tables.reflect(engine)
     with engine.connect() as connection:
-        found = {name: {tuple(row[c.name] for c in table.primary_key.columns): dict(row)
-                        for row in connection.execute(select(table)).mappings()}
-                 for name, table in tables.tables.items() if name != "alembic_version"}
+        found = {
+            name: {
+                tuple(row[c.name] for c in table.primary_key.columns): dict(row)
+                for row in connection.execute(select(table)).mappings()
+            }
+            for name, table in tables.tables.items()
+            if name != "alembic_version"
+        }
     engine.dispose()
     return found
 
@@ -134,9 +174,13 @@ def test_a_database_of_each_hand_version_is_adopted_with_every_row_kept(url, ver
     with engine.begin() as connection:
         if version < 4:  # data from before the constraints: a round stored twice, a browser with two games going on
             flags = ("", "") if version < 2 else (", flags", ", '[]'")
-            connection.execute(text(f"INSERT INTO moves (game_id, seq, round, role, actor, action, price, message, "
-                                    f"thought, created_at{flags[0]}) VALUES ('g_on', 1, 1, 'buyer', 'human', 'OFFER', "
-                                    f"6.5, 'again', '', '2026-01-01'{flags[1]})"))
+            connection.execute(
+                text(
+                    f"INSERT INTO moves (game_id, seq, round, role, actor, action, price, message, "
+                    f"thought, created_at{flags[0]}) VALUES ('g_on', 1, 1, 'buyer', 'human', 'OFFER', "
+                    f"6.5, 'again', '', '2026-01-01'{flags[1]})"
+                )
+            )
             connection.execute(text("UPDATE games SET status = 'active' WHERE id = 'g_two'"))
         if version < 2:
             connection.execute(text("UPDATE games SET rounds = 4 WHERE id = 'g_fin'"))  # version 1: the paper's
@@ -150,11 +194,18 @@ def test_a_database_of_each_hand_version_is_adopted_with_every_row_kept(url, ver
     twice = [key for key, row in after["moves"].items() if row["message"] == "again"]
     changed = {("bargain_meta", ("schema_version",), "value"): "5"}
     if version < 4:  # the second move is flagged, the study's game gets its index, alice's older game is abandoned
-        changed |= {("moves", twice[0], "duplicate"): True, ("games", ("g_two",), "status"): "abandoned",
-                    ("games", ("g_two",), "abandoned_by"): "person", ("games", ("s1",), "game_index"): 1}
+        changed |= {
+            ("moves", twice[0], "duplicate"): True,
+            ("games", ("g_two",), "status"): "abandoned",
+            ("games", ("g_two",), "abandoned_by"): "person",
+            ("games", ("s1",), "game_index"): 1,
+        }
     if version < 2:  # who abandoned, the round the game ended in and the paper's rounds; no findings are made
-        changed |= {("games", ("g_idle",), "abandoned_by"): "idle", ("games", ("g_fin",), "rounds"): 1,
-                    ("games", ("g_fin",), "paper_rounds"): 4}
+        changed |= {
+            ("games", ("g_idle",), "abandoned_by"): "idle",
+            ("games", ("g_fin",), "rounds"): 1,
+            ("games", ("g_fin",), "paper_rounds"): 4,
+        }
     assert set(after) == set(before) | {"rescores"} and after["rescores"] == {}
     for table, kept in before.items():
         assert set(after[table]) == set(kept), table  # not a row lost, none added
@@ -162,10 +213,11 @@ def test_a_database_of_each_hand_version_is_adopted_with_every_row_kept(url, ver
             for column, value in row.items():
                 expected = changed.get((table, key, column), kept[key].get(column, NEW_COLUMN_DEFAULTS.get(column)))
                 assert value == expected, (table, key, column)
-    differences = [(kind, table, column) for (kind, _, table, column, *_), in schema_differences(url)]
+    differences = [(kind, table, column) for ((kind, _, table, column, *_),) in schema_differences(url)]
     # as under the program of hand version 4: version 2's columns came nullable (old rows hold none)
-    assert differences == ([("modify_nullable", "games", "generation"), ("modify_nullable", "moves", "flags")]
-                           if version == 1 else [])
+    assert differences == (
+        [("modify_nullable", "games", "generation"), ("modify_nullable", "moves", "flags")] if version == 1 else []
+    )
     game_on = adopted.game("g_on")
     assert [(m["message"], m["endpoint"]) for m in game_on["moves"]] == [("", "http://a" if version >= 3 else None)]
     adopted.add_moves("g_on", [move(1, "seller", "agent")], based_on=1)  # it plays on from its counted moves
@@ -180,8 +232,11 @@ def test_a_database_from_before_any_study_gets_the_study_tables_and_its_missing_
     engine = create_engine(url)
     with engine.begin() as connection:
         connection.execute(text("DROP INDEX ix_study_participants_browser"))
-        for table, column in (("studies", "salt"), ("study_participants", "forgotten"),
-                              ("study_participants", "browser")):
+        for table, column in (
+            ("studies", "salt"),
+            ("study_participants", "forgotten"),
+            ("study_participants", "browser"),
+        ):
             connection.execute(text(f"ALTER TABLE {table} DROP COLUMN {column}"))
     engine.dispose()
     adopted = Store(url)
@@ -233,9 +288,16 @@ print(Store(sys.argv[1]).upgraded)
 def open_together(url: str, processes: int = 3) -> list[str]:
     """What each of `processes` app processes opening `url` at the same instant says of its upgrade."""
     at = time.time() + 3.0  # after every process has loaded the program
-    running = [subprocess.Popen([sys.executable, "-c", OPEN_AT, url, str(at)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
-               for _ in range(processes)]
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_AT, url, str(at)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        for _ in range(processes)
+    ]
     answers = [process.communicate(timeout=120) for process in running]
     assert [(process.returncode, err) for process, (_, err) in zip(running, answers)] == [(0, "")] * processes
     return sorted(out.strip() for out, _ in answers)
@@ -316,7 +378,10 @@ def test_rescore_remakes_findings_that_no_known_checker_made_and_records_it(url)
     assert store.rescore(every=True) == 2
     done = rows(url)["rescores"]
     assert [(done[key]["checker"], done[key]["games"]) for key in sorted(done)] == [
-        (CHECKER_VERSION, 2), (CHECKER_VERSION, 0), (CHECKER_VERSION, 2)]
+        (CHECKER_VERSION, 2),
+        (CHECKER_VERSION, 0),
+        (CHECKER_VERSION, 2),
+    ]
 
 
 # --- the commands -------------------------------------------------------------------------------------------------

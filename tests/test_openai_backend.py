@@ -22,17 +22,16 @@ from pathlib import Path
 import pytest
 
 from bargain.agents.arms import ADAPTERS, BASE, BASE_MODEL, resolve
-from bargain.agents.backends import BackendError, Backends, Request, Sampling, generate
-from bargain.agents.backends import openai_server
+from bargain.agents.backends import BackendError, Backends, Request, Sampling, generate, openai_server
 from bargain.agents.backends.canned import REPLIES, canned_reply
 from bargain.agents.backends.openai_server import OpenAIServer
-from bargain.episodes import play
-from bargain.engine.game import Action, new_initial_state, replay
 from bargain.agents.llm import REASK, LLMAgent
+from bargain.agents.stub_server import StubServer
+from bargain.engine.game import Action, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion, chat_messages, system_prompt
 from bargain.engine.replies import parse_reply
-from bargain.agents.stub_server import StubServer
 from bargain.engine.trial import Condition, Role, Trial
+from bargain.episodes import play
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVED = [BASE_MODEL, *ADAPTERS]
@@ -65,16 +64,23 @@ def free_url() -> str:
 @pytest.fixture
 def trial(scenario_set) -> Trial:
     """The buyer adapter's training set-up: seller_unaware, simultaneous, 4 rounds."""
-    return Trial(trial_id=1, scenario=scenario_set.get("low:1508"), condition=Condition.SELLER_UNAWARE,
-                 buyer_price=2.68, seller_price=1.22, max_rounds=4)
+    return Trial(
+        trial_id=1,
+        scenario=scenario_set.get("low:1508"),
+        condition=Condition.SELLER_UNAWARE,
+        buyer_price=2.68,
+        seller_price=1.22,
+        max_rounds=4,
+    )
 
 
 # --- What vLLM receives -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("arm, served", [(ADAPTERS["buyer-grpo"], "buyer-grpo"),
-                                         (ADAPTERS["joint-cispo"], "joint-cispo"),
-                                         (BASE, BASE_MODEL)])
+@pytest.mark.parametrize(
+    "arm, served",
+    [(ADAPTERS["buyer-grpo"], "buyer-grpo"), (ADAPTERS["joint-cispo"], "joint-cispo"), (BASE, BASE_MODEL)],
+)
 def test_vllm_request_body(arm, served):
     messages = buyer_messages()
     with StubServer(SERVED) as server:
@@ -158,8 +164,15 @@ def test_reply_only_in_reasoning_content_is_recovered():
 def test_generate_many():
     with StubServer(SERVED) as server:
         backend = OpenAIServer(server.url)
-        done = asyncio.run(generate(backend, [Request(buyer_messages(), "buyer-grpo", Sampling()),
-                                              Request(seller_messages(), "seller-grpo", Sampling())]))
+        done = asyncio.run(
+            generate(
+                backend,
+                [
+                    Request(buyer_messages(), "buyer-grpo", Sampling()),
+                    Request(seller_messages(), "seller-grpo", Sampling()),
+                ],
+            )
+        )
     assert [c.text for c in done] == [BUYER_REPLY, SELLER_REPLY]
     assert [c.model for c in done] == ["buyer-grpo", "seller-grpo"]
 
@@ -238,8 +251,11 @@ class ModelListing:
 
             def do_GET(self) -> None:
                 listing.listings += 1
-                payload = ({"object": "list", "data": [{"id": BASE_MODEL, "object": "model"}]} if listing.status == 200
-                           else {"error": {"message": "not today"}})
+                payload = (
+                    {"object": "list", "data": [{"id": BASE_MODEL, "object": "model"}]}
+                    if listing.status == 200
+                    else {"error": {"message": "not today"}}
+                )
                 data = listing.page or json.dumps(payload).encode()
                 self.send_response(listing.status)
                 self.send_header("Content-Type", "application/json")
@@ -251,7 +267,7 @@ class ModelListing:
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> "ModelListing":
+    def __enter__(self) -> ModelListing:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return self
 
@@ -373,8 +389,14 @@ def test_successive_event_loops_leave_no_traceback():
                 asyncio.run(backend.complete(request))
         print("done")
     """)
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert run.returncode == 0 and "done" in run.stdout
     assert "Event loop is closed" not in run.stderr
     assert "Traceback" not in run.stderr
@@ -503,4 +525,3 @@ def test_no_reask_by_default(trial):
     assert record["earlier_replies"] == []
     assert record["raw"] == GARBAGE
     assert record["error"] == parse_reply(GARBAGE).error
-

@@ -24,13 +24,39 @@ ROOT = Path(__file__).resolve().parents[1]
 def installed(tmp_path_factory) -> Path:
     """The `bin` folder of a fresh virtual environment holding the wheel."""
     root = tmp_path_factory.mktemp("packaging")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--wheel-dir",
-                    str(root / "dist"), str(ROOT)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(root / "dist"),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = (root / "dist").glob("bargain-*.whl")
     venv.create(root / "venv", system_site_packages=True)  # pip: the machine's own, installing here
     bin_dir = root / "venv" / "bin"
-    done = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--no-index",
-                           "--disable-pip-version-check", str(wheel)], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            str(bin_dir / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return bin_dir
 
@@ -50,13 +76,37 @@ def test_the_wheel_installs_the_commands_and_they_work_outside_the_repository(in
     assert "simulate" in run(installed, str(installed / "bargain"), "--help", cwd=tmp_path)
     assert "--study STUDY.yaml" in run(installed, str(installed / "bargain-arena"), "--help", cwd=tmp_path)
     assert "usage: python -m train" in run(installed, python, "-m", "train", "--help", cwd=tmp_path)
-    run(installed, str(installed / "bargain"), "simulate", "--split", "val", "--trials", "1", "--rounds", "2",
-        "--conditions", "both_unaware", "--buyer", "tactic:random", "--seller", "tactic:linear", "--out", "run",
-        "--quiet", cwd=tmp_path)
+    run(
+        installed,
+        str(installed / "bargain"),
+        "simulate",
+        "--split",
+        "val",
+        "--trials",
+        "1",
+        "--rounds",
+        "2",
+        "--conditions",
+        "both_unaware",
+        "--buyer",
+        "tactic:random",
+        "--seller",
+        "tactic:linear",
+        "--out",
+        "run",
+        "--quiet",
+        cwd=tmp_path,
+    )
     games = (tmp_path / "run" / "games.jsonl").read_text().splitlines()
     assert len(games) == 8  # the bundled scenarios: val is low[1500:1508]
     plan = run(installed, python, "-m", "train", "plan", "--config", "buyer-grpo", cwd=tmp_path)  # a preset by name
     assert json.loads(plan.splitlines()[0])["kind"] == "train"
-    example = run(installed, python, "-c", "from bargain.study.config import load; s = load('example'); "
-                  "print(s.name, *(len(t) > 100 for t in (s.texts.consent, s.texts.instructions, s.texts.debrief)))", cwd=tmp_path)
+    example = run(
+        installed,
+        python,
+        "-c",
+        "from bargain.study.config import load; s = load('example'); "
+        "print(s.name, *(len(t) > 100 for t in (s.texts.consent, s.texts.instructions, s.texts.debrief)))",
+        cwd=tmp_path,
+    )
     assert example.split()[1:] == ["True", "True", "True"]

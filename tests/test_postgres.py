@@ -53,12 +53,37 @@ def test_a_version_1_database_is_adopted_in_postgres_and_rescored(store):
     from bargain import migrations
     from bargain.store import Store
 
-    game = {"id": "g1", "player": "p", "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3", "seed": 7,
-            "condition": "full", "mode": "simultaneous", "max_rounds": 4, "first_actor": "buyer", "buyer_price": 7.25,
-            "seller_price": 5.5, "trial": {}, "prompt_version": "train", "parsing": "strict"}
+    game = {
+        "id": "g1",
+        "player": "p",
+        "human_role": "buyer",
+        "arm": "tactic:linear",
+        "scenario": "low:3",
+        "seed": 7,
+        "condition": "full",
+        "mode": "simultaneous",
+        "max_rounds": 4,
+        "first_actor": "buyer",
+        "buyer_price": 7.25,
+        "seller_price": 5.5,
+        "trial": {},
+        "prompt_version": "train",
+        "parsing": "strict",
+    }
     store.create_game(**game)
-    store.add_moves("g1", [{"round": 1, "role": "buyer", "actor": "human", "action": "NO_DEAL", "price": None,
-                            "message": "my budget is 3"}])
+    store.add_moves(
+        "g1",
+        [
+            {
+                "round": 1,
+                "role": "buyer",
+                "actor": "human",
+                "action": "NO_DEAL",
+                "price": None,
+                "message": "my budget is 3",
+            }
+        ],
+    )
     store.engine.dispose()
     back_to_hand_version(URL, 1)
     with store.engine.begin() as connection:  # finished with the paper's rounds

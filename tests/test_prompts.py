@@ -11,10 +11,10 @@ import asyncio
 
 import pytest
 
+from bargain.agents.tactics import Hardliner
 from bargain.engine.game import Action, Move, new_initial_state
 from bargain.engine.prompts import PromptVersion, chat_messages, system_prompt
 from bargain.engine.replies import Parsing, parse_reply, render_reply
-from bargain.agents.tactics import Hardliner
 from bargain.engine.trial import Condition, Mode, Role, Trial
 
 # docs/PROTOCOL.md §4, copied verbatim from between the ~~~~ fences (no trailing newline).
@@ -44,41 +44,62 @@ Output format:
 V_B, V_S = 2.68, 1.22  # the paper's first trial with seed 42 (low:0, buyer_unaware)
 
 TRAIN_BULLET = "- Write 1-3 sentences describing your bargaining strategy. This will not be exposed to the other agent."
-PAPER_BULLET = "- Write 1\u20133 sentences of describing your barganing strategy. This will not be exposed to the other agent"
+PAPER_BULLET = (
+    "- Write 1\u20133 sentences of describing your barganing strategy. This will not be exposed to the other agent"
+)
 TRAIN_PRICE_LINE = '  "offer_price": 123.45'
 PAPER_PRICE_LINE = '  "offer_price": 123.45   # only required if action is OFFER'
 SIMULTANEOUS_ACTION_LINE = '  "action": "OFFER / NO_DEAL",'
 SEQUENTIAL_ACTION_LINE = '  "action": "OFFER / DEAL / NO_DEAL",'
 
 # low:0 has buyer range [2.1, 3.0] and seller range [1.2, 2.1].
-_DOES_NOT_KNOW = ("The {other} does not know your exact reservation price, "
-                  "their prior on your reservation price is ~ Uniform[{lo}, {hi}].\n")
+_DOES_NOT_KNOW = (
+    "The {other} does not know your exact reservation price, "
+    "their prior on your reservation price is ~ Uniform[{lo}, {hi}].\n"
+)
 EXPECTED_CONDITION_LINES = {
     (Condition.FULL, Role.BUYER): "You know the other agent's reservation price is 1.22.\n",
     (Condition.FULL, Role.SELLER): "You know the other agent's reservation price is 2.68.\n",
     # seller informed
     (Condition.BUYER_UNAWARE, Role.SELLER): (
-        "You know the buyer's reservation price is 2.68.\n"
-        + _DOES_NOT_KNOW.format(other="buyer", lo="1.2", hi="2.1")),
+        "You know the buyer's reservation price is 2.68.\n" + _DOES_NOT_KNOW.format(other="buyer", lo="1.2", hi="2.1")
+    ),
     (Condition.BUYER_UNAWARE, Role.BUYER): "Your prior on the seller's reservation price is ~ Uniform[1.2, 2.1].\n",
     # buyer informed
     (Condition.SELLER_UNAWARE, Role.BUYER): (
-        "You know the seller's reservation price is 1.22.\n"
-        + _DOES_NOT_KNOW.format(other="seller", lo="2.1", hi="3.0")),
+        "You know the seller's reservation price is 1.22.\n" + _DOES_NOT_KNOW.format(other="seller", lo="2.1", hi="3.0")
+    ),
     (Condition.SELLER_UNAWARE, Role.SELLER): "Your prior on the buyer's reservation price is ~ Uniform[2.1, 3.0].\n",
     (Condition.BOTH_UNAWARE, Role.BUYER): (
         "Your prior on the seller's reservation price is ~ Uniform[1.2, 2.1].\n"
-        + _DOES_NOT_KNOW.format(other="seller", lo="2.1", hi="3.0")),
+        + _DOES_NOT_KNOW.format(other="seller", lo="2.1", hi="3.0")
+    ),
     (Condition.BOTH_UNAWARE, Role.SELLER): (
         "Your prior on the buyer's reservation price is ~ Uniform[2.1, 3.0].\n"
-        + _DOES_NOT_KNOW.format(other="buyer", lo="1.2", hi="2.1")),
+        + _DOES_NOT_KNOW.format(other="buyer", lo="1.2", hi="2.1")
+    ),
 }
 
 
-def make_trial(scenario, condition=Condition.BUYER_UNAWARE, buyer_price=V_B, seller_price=V_S,
-               mode=Mode.SIMULTANEOUS, max_rounds=4, first_actor=Role.BUYER) -> Trial:
-    return Trial(trial_id=1, scenario=scenario, condition=condition, buyer_price=buyer_price,
-                 seller_price=seller_price, max_rounds=max_rounds, mode=mode, first_actor=first_actor)
+def make_trial(
+    scenario,
+    condition=Condition.BUYER_UNAWARE,
+    buyer_price=V_B,
+    seller_price=V_S,
+    mode=Mode.SIMULTANEOUS,
+    max_rounds=4,
+    first_actor=Role.BUYER,
+) -> Trial:
+    return Trial(
+        trial_id=1,
+        scenario=scenario,
+        condition=condition,
+        buyer_price=buyer_price,
+        seller_price=seller_price,
+        max_rounds=max_rounds,
+        mode=mode,
+        first_actor=first_actor,
+    )
 
 
 def prompt_for(scenario, role, version=PromptVersion.TRAIN, **kwargs) -> str:
@@ -86,8 +107,16 @@ def prompt_for(scenario, role, version=PromptVersion.TRAIN, **kwargs) -> str:
     return system_prompt(obs, version)
 
 
-def expected_prompt(scenario, role, condition_lines, action_line=SIMULTANEOUS_ACTION_LINE,
-                    bullet=TRAIN_BULLET, price_line=TRAIN_PRICE_LINE, buyer_price=V_B, seller_price=V_S) -> str:
+def expected_prompt(
+    scenario,
+    role,
+    condition_lines,
+    action_line=SIMULTANEOUS_ACTION_LINE,
+    bullet=TRAIN_BULLET,
+    price_line=TRAIN_PRICE_LINE,
+    buyer_price=V_B,
+    seller_price=V_S,
+) -> str:
     """The §4 prompt assembled line by line from the protocol's description."""
     own = buyer_price if role is Role.BUYER else seller_price
     market = "buy from" if role is Role.BUYER else "sell to"
@@ -192,8 +221,12 @@ def test_uninformed_side_does_not_learn_other_price_over_a_whole_game(rice):
     trial = make_trial(rice, Condition.BOTH_UNAWARE, buyer_price=buyer_price, seller_price=seller_price)
     state = new_initial_state(trial)
     for r in range(1, 5):
-        state.apply_actions({Role.BUYER: Move(Action.OFFER, 1.3 + r / 100, message=f"b{r}"),
-                             Role.SELLER: Move(Action.OFFER, 2.9 - r / 100, message=f"s{r}")})
+        state.apply_actions(
+            {
+                Role.BUYER: Move(Action.OFFER, 1.3 + r / 100, message=f"b{r}"),
+                Role.SELLER: Move(Action.OFFER, 2.9 - r / 100, message=f"s{r}"),
+            }
+        )
     assert state.is_terminal()
     for role, other in ((Role.BUYER, str(seller_price)), (Role.SELLER, str(buyer_price))):
         for msg in chat_messages(state.observation(role)):
@@ -217,8 +250,9 @@ def test_action_line_depends_on_mode(rice, role, condition):
 
 def test_sequential_prompt_whole(rice):
     lines = EXPECTED_CONDITION_LINES[(Condition.SELLER_UNAWARE, Role.BUYER)]
-    prompt = prompt_for(rice, Role.BUYER, condition=Condition.SELLER_UNAWARE, mode=Mode.SEQUENTIAL,
-                        first_actor=Role.SELLER)
+    prompt = prompt_for(
+        rice, Role.BUYER, condition=Condition.SELLER_UNAWARE, mode=Mode.SEQUENTIAL, first_actor=Role.SELLER
+    )
     assert prompt == expected_prompt(rice, Role.BUYER, lines, action_line=SEQUENTIAL_ACTION_LINE)
 
 
@@ -248,8 +282,13 @@ def test_paper_eval_lines_exact(rice):
     assert not first_bullet.endswith(".")
     assert "barganing" in first_bullet and "of describing" in first_bullet
     assert PAPER_PRICE_LINE in lines
-    assert paper == expected_prompt(rice, Role.SELLER, EXPECTED_CONDITION_LINES[(Condition.BUYER_UNAWARE, Role.SELLER)],
-                                    bullet=PAPER_BULLET, price_line=PAPER_PRICE_LINE)
+    assert paper == expected_prompt(
+        rice,
+        Role.SELLER,
+        EXPECTED_CONDITION_LINES[(Condition.BUYER_UNAWARE, Role.SELLER)],
+        bullet=PAPER_BULLET,
+        price_line=PAPER_PRICE_LINE,
+    )
     # The train wording has neither.
     train = prompt_for(rice, Role.SELLER, PromptVersion.TRAIN)
     assert "\u2013" not in train and "#" not in train
@@ -277,12 +316,16 @@ def test_range_bounds_keep_their_json_type(scenario_set):
     assert "Your prior on the buyer's reservation price is ~ Uniform[3750.0, 6000].\n" in seller
     # The informed buyer is told the seller's prior on it: its own range.
     buyer = prompt_for(scenario, Role.BUYER, condition=Condition.SELLER_UNAWARE, buyer_price=v_b, seller_price=v_s)
-    assert ("The seller does not know your exact reservation price, their prior on your reservation price "
-            "is ~ Uniform[3750.0, 6000].\n") in buyer
+    assert (
+        "The seller does not know your exact reservation price, their prior on your reservation price "
+        "is ~ Uniform[3750.0, 6000].\n"
+    ) in buyer
     for text in (seller, buyer):
         assert "6000.0" not in text and "6000]" in text
     # The seller's range renders as stored as well.
-    buyer_unaware = prompt_for(scenario, Role.BUYER, condition=Condition.BUYER_UNAWARE, buyer_price=v_b, seller_price=v_s)
+    buyer_unaware = prompt_for(
+        scenario, Role.BUYER, condition=Condition.BUYER_UNAWARE, buyer_price=v_b, seller_price=v_s
+    )
     assert f"Your prior on the seller's reservation price is ~ Uniform[{lo_s}, {hi_s}].\n" in buyer_unaware
 
 
@@ -294,21 +337,29 @@ def test_reservation_prices_rendered_with_str(rice):
 
 # --- §5: per-turn user messages and the chat history ---------------------------------------
 
-B_RAW_1 = "B-RAW-1 open low.\n\n```json\n{\"message\": \"How about 1.5?\", \"action\": \"OFFER\", \"offer_price\": 1.5}\n```"
+B_RAW_1 = 'B-RAW-1 open low.\n\n```json\n{"message": "How about 1.5?", "action": "OFFER", "offer_price": 1.5}\n```'
 
 
 def _simultaneous_game(rice, condition=Condition.FULL):
     """A 4-round simultaneous game, with the moves of each round."""
     state = new_initial_state(make_trial(rice, condition, mode=Mode.SIMULTANEOUS, max_rounds=4))
     rounds = [
-        {Role.BUYER: Move(Action.OFFER, 1.5, "How about 1.5?", "B-THOUGHT-1", raw=B_RAW_1),
-         Role.SELLER: Move(Action.OFFER, 2.5, "", "S-THOUGHT-1")},
-        {Role.BUYER: Move(Action.INVALID, None, "Let me think", "B-THOUGHT-2", raw="B-RAW-2 garbled", error="bad"),
-         Role.SELLER: Move(Action.OFFER, 2.2, "2.2 is my best", "S-THOUGHT-2", raw="S-RAW-2")},
-        {Role.BUYER: Move(Action.OFFER, 0, "", "B-THOUGHT-3"),
-         Role.SELLER: Move(Action.OFFER, 2.1, "ok", "S-THOUGHT-3")},
-        {Role.BUYER: Move(Action.NO_DEAL, None, "bye", "B-THOUGHT-4", raw="B-RAW-4"),
-         Role.SELLER: Move(Action.OFFER, 2.0, "last call", "S-THOUGHT-4")},
+        {
+            Role.BUYER: Move(Action.OFFER, 1.5, "How about 1.5?", "B-THOUGHT-1", raw=B_RAW_1),
+            Role.SELLER: Move(Action.OFFER, 2.5, "", "S-THOUGHT-1"),
+        },
+        {
+            Role.BUYER: Move(Action.INVALID, None, "Let me think", "B-THOUGHT-2", raw="B-RAW-2 garbled", error="bad"),
+            Role.SELLER: Move(Action.OFFER, 2.2, "2.2 is my best", "S-THOUGHT-2", raw="S-RAW-2"),
+        },
+        {
+            Role.BUYER: Move(Action.OFFER, 0, "", "B-THOUGHT-3"),
+            Role.SELLER: Move(Action.OFFER, 2.1, "ok", "S-THOUGHT-3"),
+        },
+        {
+            Role.BUYER: Move(Action.NO_DEAL, None, "bye", "B-THOUGHT-4", raw="B-RAW-4"),
+            Role.SELLER: Move(Action.OFFER, 2.0, "last call", "S-THOUGHT-4"),
+        },
     ]
     return state, rounds
 
@@ -352,10 +403,16 @@ def test_simultaneous_game_chat_histories_exact(rice):
         "Seller said: 2.2 is my best\nSeller's offer: 2.2\nRound 3, rounds left 1",
         "Seller said: ok\nSeller's offer: 2.1\nRound 4, rounds left 0",
     ]
-    expected_seller = [m for u, mv in zip(seller_users, s) for m in
-                       ({"role": "user", "content": u}, {"role": "assistant", "content": _assistant(mv)})]
-    expected_buyer = [m for u, mv in zip(buyer_users, b) for m in
-                      ({"role": "user", "content": u}, {"role": "assistant", "content": _assistant(mv)})]
+    expected_seller = [
+        m
+        for u, mv in zip(seller_users, s)
+        for m in ({"role": "user", "content": u}, {"role": "assistant", "content": _assistant(mv)})
+    ]
+    expected_buyer = [
+        m
+        for u, mv in zip(buyer_users, b)
+        for m in ({"role": "user", "content": u}, {"role": "assistant", "content": _assistant(mv)})
+    ]
     assert chat_messages(state.observation(Role.SELLER)) == expected_seller
     assert chat_messages(state.observation(Role.BUYER)) == expected_buyer
 
@@ -476,11 +533,18 @@ def test_sequential_seller_first(rice):
     state = new_initial_state(trial)
     assert chat_messages(state.observation(Role.BUYER)) == []
     seller = chat_messages(state.observation(Role.SELLER))
-    assert seller == [{"role": "user", "content": system_prompt(state.observation(Role.SELLER)) + "\n\nRound 1, rounds left 2"}]
+    assert seller == [
+        {"role": "user", "content": system_prompt(state.observation(Role.SELLER)) + "\n\nRound 1, rounds left 2"}
+    ]
     state.apply_action(Move(Action.OFFER, 2.9, "Fresh rice, 2.9."), Role.SELLER)
     buyer = chat_messages(state.observation(Role.BUYER))
-    assert buyer == [{"role": "user", "content": system_prompt(state.observation(Role.BUYER))
-                      + "\n\nSeller said: Fresh rice, 2.9.\nSeller's offer: 2.9\nRound 2, rounds left 1"}]
+    assert buyer == [
+        {
+            "role": "user",
+            "content": system_prompt(state.observation(Role.BUYER))
+            + "\n\nSeller said: Fresh rice, 2.9.\nSeller's offer: 2.9\nRound 2, rounds left 1",
+        }
+    ]
 
 
 def test_tactic_move_is_rendered_and_parses_back(rice):
@@ -496,7 +560,11 @@ def test_tactic_move_is_rendered_and_parses_back(rice):
         assert reply == render_reply(move.thought, move.message, move.action, move.price)
         parsed = parse_reply(reply, Parsing.STRICT)
         assert (parsed.action, parsed.price, parsed.message, parsed.thought) == (
-            move.action, move.price, move.message, move.thought)
+            move.action,
+            move.price,
+            move.message,
+            move.thought,
+        )
         assert parsed.error is None
 
 
@@ -517,10 +585,16 @@ def test_opponent_thought_and_raw_never_reach_an_agent(rice, condition, mode):
     trial = make_trial(rice, condition, mode=mode, max_rounds=4)
     state = new_initial_state(trial)
     for r in range(1, 5):
-        moves = {role: Move(Action.OFFER, (1.3 if role is Role.BUYER else 2.9) + (r / 100 if role is Role.BUYER else -r / 100),
-                            message=f"{role.title} msg {r}", thought=f"{role.value.upper()}-PRIVATE-{r}",
-                            raw=(f"{role.value.upper()}-RAWREPLY-{r}" if r % 2 else None))
-                 for role in (Role.BUYER, Role.SELLER)}
+        moves = {
+            role: Move(
+                Action.OFFER,
+                (1.3 if role is Role.BUYER else 2.9) + (r / 100 if role is Role.BUYER else -r / 100),
+                message=f"{role.title} msg {r}",
+                thought=f"{role.value.upper()}-PRIVATE-{r}",
+                raw=(f"{role.value.upper()}-RAWREPLY-{r}" if r % 2 else None),
+            )
+            for role in (Role.BUYER, Role.SELLER)
+        }
         if mode is Mode.SIMULTANEOUS:
             state.apply_actions(moves)
         else:

@@ -15,7 +15,11 @@ SCENARIOS = scenarios.bundled().slice("low", 0, 50)
 prices = st.floats(min_value=0.01, max_value=10.0, allow_nan=False, allow_infinity=False).map(lambda p: round(p, 2))
 moves = st.one_of(
     st.builds(lambda p, m: Move(Action.OFFER, price=p, message=m), prices, st.text(max_size=20)),
-    st.builds(lambda a, m: Move(a, message=m), st.sampled_from([Action.DEAL, Action.NO_DEAL, Action.INVALID]), st.text(max_size=20)),
+    st.builds(
+        lambda a, m: Move(a, message=m),
+        st.sampled_from([Action.DEAL, Action.NO_DEAL, Action.INVALID]),
+        st.text(max_size=20),
+    ),
 )
 
 
@@ -24,9 +28,16 @@ def trials(draw):
     scenario = draw(st.sampled_from(SCENARIOS))
     buyer = round(draw(st.floats(*scenario.buyer_range)), 2)
     seller = round(draw(st.floats(*scenario.seller_range)), 2)
-    return Trial(trial_id=1, scenario=scenario, condition=draw(st.sampled_from(list(Condition))),
-                 buyer_price=buyer, seller_price=seller, max_rounds=draw(st.integers(1, 8)),
-                 mode=draw(st.sampled_from(list(Mode))), first_actor=draw(st.sampled_from(list(Role))))
+    return Trial(
+        trial_id=1,
+        scenario=scenario,
+        condition=draw(st.sampled_from(list(Condition))),
+        buyer_price=buyer,
+        seller_price=seller,
+        max_rounds=draw(st.integers(1, 8)),
+        mode=draw(st.sampled_from(list(Mode))),
+        first_actor=draw(st.sampled_from(list(Role))),
+    )
 
 
 def play(data, trial: Trial, sanity_check: bool = False) -> GameState:
@@ -49,7 +60,9 @@ def test_outcomes_obey_the_rules(trial, data, sanity_check):
     assert 1 <= outcome.rounds <= trial.max_rounds
     assert max(t.round for t in state.turns) <= trial.max_rounds
     if outcome.deal:
-        assert math.isclose(outcome.buyer_utility + outcome.seller_utility, trial.buyer_price - trial.seller_price, abs_tol=1e-9)
+        assert math.isclose(
+            outcome.buyer_utility + outcome.seller_utility, trial.buyer_price - trial.seller_price, abs_tol=1e-9
+        )
         last_round = [t for t in state.turns if t.round == outcome.rounds]
         if trial.mode is Mode.SIMULTANEOUS:
             b = next(t.price for t in last_round if t.role is Role.BUYER)

@@ -8,6 +8,7 @@ import threading
 from collections import Counter
 
 import pytest
+from cli_runner import run_main
 
 from bargain.agents.arms import ADAPTERS, BASE_MODEL
 from bargain.agents.backends import BackendError, Request, Sampling, ServerUnavailable
@@ -16,7 +17,6 @@ from bargain.agents.backends.build import build_backend
 from bargain.agents.backends.replicas import Replicas, split_urls
 from bargain.agents.stub_server import StubServer
 from bargain.cli import main
-from cli_runner import run_main
 
 MODELS = [BASE_MODEL, *ADAPTERS]
 
@@ -131,10 +131,30 @@ def test_evaluate_finishes_every_trial_when_a_replica_dies_halfway(tmp_path):
     victim.reply = reply
     out = tmp_path / "run"
     try:
-        done = run_main(main, "evaluate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo",
-                        "--seller", "arm:base", "--seller-preset", "frozen-opponent", "--backend", "vllm",
-                        "--base-url", ",".join(s.url for s in servers), "--concurrency", "16", "--out", str(out),
-                        "--quiet", env={"HF_HUB_OFFLINE": "1"})
+        done = run_main(
+            main,
+            "evaluate",
+            "--grid",
+            "paper-rl-test",
+            "--trials",
+            "1",
+            "--buyer",
+            "arm:buyer-grpo",
+            "--seller",
+            "arm:base",
+            "--seller-preset",
+            "frozen-opponent",
+            "--backend",
+            "vllm",
+            "--base-url",
+            ",".join(s.url for s in servers),
+            "--concurrency",
+            "16",
+            "--out",
+            str(out),
+            "--quiet",
+            env={"HF_HUB_OFFLINE": "1"},
+        )
     finally:
         for server in servers:
             server.__exit__(None, None, None)
@@ -162,14 +182,22 @@ def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
         async def scenario():
             store = Store(f"sqlite:///{tmp_path / 'arena.db'}")
             arena = Arena(store, Backends(backend))
-            views = [await arena.start(Setup(role=Role.SELLER, arm="arm:buyer-grpo",
-                                              condition=Condition.SELLER_UNAWARE, seed=seed)) for seed in range(6)]
+            views = [
+                await arena.start(
+                    Setup(role=Role.SELLER, arm="arm:buyer-grpo", condition=Condition.SELLER_UNAWARE, seed=seed)
+                )
+                for seed in range(6)
+            ]
             views = [await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5) for v in views]
             before = (len(a.requests), len(b.requests))
             a.kill()
             for _ in range(8):  # more rounds than a game has: a stuck game fails the test, not hangs it
-                views = [await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5)
-                         if v["status"] == "active" else v for v in views]
+                views = [
+                    await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5)
+                    if v["status"] == "active"
+                    else v
+                    for v in views
+                ]
             await backend.aclose()
             return before, views, [store.game(v["game_id"]) for v in views]
 
@@ -192,8 +220,20 @@ def test_the_arena_caps_model_replies_at_the_operators_length(tmp_path):
 
     assert arena_app.parse_args([]).max_reply_tokens == 1024
     with StubServer(MODELS) as server:
-        demo, arena = arena_app.build(arena_app.parse_args(
-            ["--db", str(tmp_path / "a.db"), "--backend", "vllm", "--base-url", server.url, "--max-reply-tokens", "200"]))
+        demo, arena = arena_app.build(
+            arena_app.parse_args(
+                [
+                    "--db",
+                    str(tmp_path / "a.db"),
+                    "--backend",
+                    "vllm",
+                    "--base-url",
+                    server.url,
+                    "--max-reply-tokens",
+                    "200",
+                ]
+            )
+        )
 
         async def scenario():
             view = await arena.start(Setup(role=Role.SELLER, arm="arm:buyer-grpo", condition=Condition.SELLER_UNAWARE))

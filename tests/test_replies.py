@@ -80,7 +80,9 @@ def test_default_mode_is_strict():
 
 @pytest.mark.parametrize("parsing", MODES)
 def test_thought_is_text_before_the_fence_stripped(parsing):
-    text = "  \n I anchor high.\nThen I concede.  \n\n```json\n{\"action\": \"NO_DEAL\", \"message\": \"m\"}\n```\ntrailing words"
+    text = (
+        '  \n I anchor high.\nThen I concede.  \n\n```json\n{"action": "NO_DEAL", "message": "m"}\n```\ntrailing words'
+    )
     move = parse_reply(text, parsing)
     assert move.action is Action.NO_DEAL
     assert move.thought == "I anchor high.\nThen I concede."
@@ -89,7 +91,7 @@ def test_thought_is_text_before_the_fence_stripped(parsing):
 
 @pytest.mark.parametrize("parsing", MODES)
 def test_no_thought(parsing):
-    text = "```json\n{\"action\": \"OFFER\", \"offer_price\": 1.5, \"message\": \"hi\"}\n```"
+    text = '```json\n{"action": "OFFER", "offer_price": 1.5, "message": "hi"}\n```'
     move = parse_reply(text, parsing)
     assert (move.action, move.price, move.message, move.thought) == (Action.OFFER, 1.5, "hi", "")
 
@@ -116,17 +118,29 @@ GOOD = {"message": "hello", "action": "OFFER", "offer_price": 2.0}
 
 
 @pytest.mark.parametrize("parsing", MODES)
-@pytest.mark.parametrize("text", [
-    pytest.param('Thinking. {"message": "hello", "action": "OFFER", "offer_price": 2.0}', id="no-fence"),
-    pytest.param('Thinking.\n```json\n{"message": "hello", "action": "OFFER", "offer_price": 2.0}\n', id="unclosed-fence"),
-    pytest.param("Thinking.\n```json\n{'message': 'hello', 'action': 'OFFER', 'offer_price': 2.0}\n```", id="single-quotes"),
-    pytest.param('Thinking.\n```json\n{"message": "hello", "action": "OFFER", "offer_price": 2.0,}\n```', id="trailing-comma"),
-    pytest.param('Thinking.\n```json\n{message: hello}\n```', id="not-json"),
-    pytest.param('Thinking.\n```json\n["OFFER", 2.0]\n```', id="not-an-object"),
-    pytest.param('Thinking.\n```python\n{"message": "hello", "action": "OFFER", "offer_price": 2.0}\n```', id="other-language"),
-    pytest.param("", id="empty"),
-    pytest.param(None, id="none"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('Thinking. {"message": "hello", "action": "OFFER", "offer_price": 2.0}', id="no-fence"),
+        pytest.param(
+            'Thinking.\n```json\n{"message": "hello", "action": "OFFER", "offer_price": 2.0}\n', id="unclosed-fence"
+        ),
+        pytest.param(
+            "Thinking.\n```json\n{'message': 'hello', 'action': 'OFFER', 'offer_price': 2.0}\n```", id="single-quotes"
+        ),
+        pytest.param(
+            'Thinking.\n```json\n{"message": "hello", "action": "OFFER", "offer_price": 2.0,}\n```', id="trailing-comma"
+        ),
+        pytest.param("Thinking.\n```json\n{message: hello}\n```", id="not-json"),
+        pytest.param('Thinking.\n```json\n["OFFER", 2.0]\n```', id="not-an-object"),
+        pytest.param(
+            'Thinking.\n```python\n{"message": "hello", "action": "OFFER", "offer_price": 2.0}\n```',
+            id="other-language",
+        ),
+        pytest.param("", id="empty"),
+        pytest.param(None, id="none"),
+    ],
+)
 def test_broken_format_is_invalid_with_empty_message(parsing, text):
     move = parse_reply(text, parsing)
     assert_invalid(move, text)
@@ -188,11 +202,19 @@ def test_missing_action_is_invalid_message_kept(parsing):
     assert_invalid(parse_reply(text, parsing), text, message="no action here")
 
 
-@pytest.mark.parametrize("action,expected", [
-    ("offer", Action.OFFER), ("Offer", Action.OFFER), (" offer ", Action.OFFER),
-    ("deal", Action.DEAL), ("No Deal", Action.NO_DEAL), ("no-deal", Action.NO_DEAL),
-    ("no deal", Action.NO_DEAL), ("NO_DEAL", Action.NO_DEAL),
-])
+@pytest.mark.parametrize(
+    "action,expected",
+    [
+        ("offer", Action.OFFER),
+        ("Offer", Action.OFFER),
+        (" offer ", Action.OFFER),
+        ("deal", Action.DEAL),
+        ("No Deal", Action.NO_DEAL),
+        ("no-deal", Action.NO_DEAL),
+        ("no deal", Action.NO_DEAL),
+        ("NO_DEAL", Action.NO_DEAL),
+    ],
+)
 def test_lenient_actions(action, expected):
     text = reply({"message": "m", "action": action, "offer_price": 2.5})
     move = parse_reply(text, Parsing.LENIENT)
@@ -221,11 +243,22 @@ def test_currency_string_strict_invalid_lenient_parsed():
     assert move.action is Action.OFFER and move.price == 2.5 and move.message == "two fifty"
 
 
-@pytest.mark.parametrize("price,expected", [
-    ("$2.50", 2.5), ("$1,200.50", 1200.5), ("2.50 EUR", 2.5), ("1,234", 1234.0), ("EUR 7", 7.0),
-    ("\u20ac3.25", 3.25), ("  4 ", 4.0), ("12", 12.0), ("USD 1,000,000", 1000000.0),
-    ("1,23", 1.23), ("2,50 \u20ac", 2.5),  # a decimal comma before exactly two digits
-])
+@pytest.mark.parametrize(
+    "price,expected",
+    [
+        ("$2.50", 2.5),
+        ("$1,200.50", 1200.5),
+        ("2.50 EUR", 2.5),
+        ("1,234", 1234.0),
+        ("EUR 7", 7.0),
+        ("\u20ac3.25", 3.25),
+        ("  4 ", 4.0),
+        ("12", 12.0),
+        ("USD 1,000,000", 1000000.0),
+        ("1,23", 1.23),
+        ("2,50 \u20ac", 2.5),  # a decimal comma before exactly two digits
+    ],
+)
 def test_lenient_currency_strings(price, expected):
     text = reply({"message": "", "action": "OFFER", "offer_price": price})
     move = parse_reply(text, Parsing.LENIENT)
@@ -235,12 +268,32 @@ def test_lenient_currency_strings(price, expected):
 
 
 @pytest.mark.parametrize("parsing", MODES)
-@pytest.mark.parametrize("raw_price", [
-    '"cheap"', '"two dollars"', '"1,2,3"', '"1_000"', '"1e3"', '"-3"', '"1.250,00"', '"$"', '""', '"NaN"', '"inf"',
-    "true", "false", "NaN", "Infinity", "-Infinity", "null", "[2.0]", '{"amount": 2}',
-])
+@pytest.mark.parametrize(
+    "raw_price",
+    [
+        '"cheap"',
+        '"two dollars"',
+        '"1,2,3"',
+        '"1_000"',
+        '"1e3"',
+        '"-3"',
+        '"1.250,00"',
+        '"$"',
+        '""',
+        '"NaN"',
+        '"inf"',
+        "true",
+        "false",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "null",
+        "[2.0]",
+        '{"amount": 2}',
+    ],
+)
 def test_non_prices_are_invalid_in_both_modes(parsing, raw_price):
-    body = '{"message": "keep", "action": "OFFER", "offer_price": %s}' % raw_price
+    body = f'{{"message": "keep", "action": "OFFER", "offer_price": {raw_price}}}'
     text = reply(None, raw_json=body)
     assert_invalid(parse_reply(text, parsing), text, message="keep")
 
@@ -255,8 +308,11 @@ def test_offer_without_price_is_invalid(parsing):
 @pytest.mark.parametrize("action", ["DEAL", "NO_DEAL"])
 @pytest.mark.parametrize("price", [2.0, "$3", None, "NaN"])
 def test_deal_and_no_deal_ignore_offer_price(parsing, action, price):
-    body = json.dumps({"message": "x", "action": action, "offer_price": price}) if price != "NaN" else \
-        '{"message": "x", "action": "%s", "offer_price": NaN}' % action
+    body = (
+        json.dumps({"message": "x", "action": action, "offer_price": price})
+        if price != "NaN"
+        else f'{{"message": "x", "action": "{action}", "offer_price": NaN}}'
+    )
     text = reply(None, raw_json=body)
     move = parse_reply(text, parsing)
     assert_valid(move, text)
@@ -279,14 +335,18 @@ def test_invalid_move_keeps_raw_and_says_why(parsing):
 
 finite_prices = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
-    st.integers(min_value=-10**15, max_value=10**15),
+    st.integers(min_value=-(10**15), max_value=10**15),
 )
 thoughts = st.text().filter(lambda t: "```json" not in t)
 
 
 @settings(max_examples=150, deadline=None)
-@given(thought=thoughts, message=st.text(), action=st.sampled_from([Action.OFFER, Action.DEAL, Action.NO_DEAL]),
-       price=finite_prices)
+@given(
+    thought=thoughts,
+    message=st.text(),
+    action=st.sampled_from([Action.OFFER, Action.DEAL, Action.NO_DEAL]),
+    price=finite_prices,
+)
 def test_render_reply_round_trips_in_strict_mode(thought, message, action, price):
     price = price if action is Action.OFFER else None
     text = render_reply(thought, message, action, price)
@@ -311,7 +371,7 @@ def test_parse_reply_never_raises_on_arbitrary_text(text, parsing):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-10**30, max_value=10**30) | st.floats() | st.text(),
+    st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30) | st.floats() | st.text(),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3),
     max_leaves=8,
 )
@@ -380,8 +440,33 @@ STRICT_FENCE = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
 LENIENT_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 # Pieces of fences and objects, case variants ("\u017f" matches s and "\u212a" matches k when case is
 # ignored) and whitespace that only Unicode counts as such.
-FRAGMENTS = ["```", "`", "``", "json", "JSON", "Json", "j\u017fon", "\u017f", "\u212a", "```json", "{", "}", "{}",
-             "}```", " ", "\n", "\t", "\u2003", "\x1c", "a", '"', ":", ",", "[", "1"]
+FRAGMENTS = [
+    "```",
+    "`",
+    "``",
+    "json",
+    "JSON",
+    "Json",
+    "j\u017fon",
+    "\u017f",
+    "\u212a",
+    "```json",
+    "{",
+    "}",
+    "{}",
+    "}```",
+    " ",
+    "\n",
+    "\t",
+    "\u2003",
+    "\x1c",
+    "a",
+    '"',
+    ":",
+    ",",
+    "[",
+    "1",
+]
 fragment_texts = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=2), max_size=40).map("".join)
 
 
@@ -393,14 +478,17 @@ def test_find_fence_matches_the_reference_regex(text, lenient):
     assert found == (None if expected is None else (expected.start(), expected.end(), expected.group(1)))
 
 
-@pytest.mark.parametrize("text, lenient, expected", [
-    ('x ```json {"a": {"b": 1}} ``` y', False, (2, 29, '{"a": {"b": 1}}')),
-    ("```json x ```json {} ```", False, (10, 24, "{}")),  # an opening without an object is skipped
-    ("````{}```", True, (1, 9, "{}")),  # the last three of a run of backticks open
-    ("```J\u017fON\n{}```", True, (0, 13, "{}")),
-    ("```json {} `` } ```", False, (0, 19, "{} `` }")),
-    ("```json {```json {}", False, None),
-])
+@pytest.mark.parametrize(
+    "text, lenient, expected",
+    [
+        ('x ```json {"a": {"b": 1}} ``` y', False, (2, 29, '{"a": {"b": 1}}')),
+        ("```json x ```json {} ```", False, (10, 24, "{}")),  # an opening without an object is skipped
+        ("````{}```", True, (1, 9, "{}")),  # the last three of a run of backticks open
+        ("```J\u017fON\n{}```", True, (0, 13, "{}")),
+        ("```json {} `` } ```", False, (0, 19, "{} `` }")),
+        ("```json {```json {}", False, None),
+    ],
+)
 def test_find_fence_examples(text, lenient, expected):
     assert find_fence(text, lenient) == expected
 
@@ -416,7 +504,7 @@ ADVERSARIAL = {
     "fences": "``` " * (MB // 4),
     "braces and spaces": "```json {" + "} " * (MB // 2),
     "almost closings": "```json {" + "} ``" * (MB // 4),
-    "unterminated": "Thinking. ```json {\"message\": \"" + "a" * MB,
+    "unterminated": 'Thinking. ```json {"message": "' + "a" * MB,
     "deep nesting": '```json {"message": ' + "[" * MB + "]} ```",
     "long integer": '```json {"action": "OFFER", "offer_price": ' + "1" * MB + "} ```",
     "long fraction": '```json {"action": "OFFER", "offer_price": 1.' + "1" * MB + "} ```",
@@ -442,10 +530,17 @@ def test_adversarial_megabyte_replies_parse_fast(name):
 
 
 @settings(max_examples=30, deadline=None)
-@given(pieces=st.lists(st.tuples(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join),
-                                 st.integers(1, 1000) | st.sampled_from([MB // 100, MB // 10, MB // 3, MB])),
-                       min_size=1, max_size=4),
-       fenced=st.booleans())
+@given(
+    pieces=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join),
+            st.integers(1, 1000) | st.sampled_from([MB // 100, MB // 10, MB // 3, MB]),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    fenced=st.booleans(),
+)
 def test_repeated_fragments_parse_fast(pieces, fenced):
     text = "".join(fragment * count for fragment, count in pieces)[:MB]
     assert slowest_parse("```json {" + text + "} ```" if fenced else text) < 0.05
@@ -454,10 +549,16 @@ def test_repeated_fragments_parse_fast(pieces, fenced):
 # --- valid text ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("plain", "plain"), ("caf\u00e9 \U0001f600", "caf\u00e9 \U0001f600"), ("a\ud800b", "a\ufffdb"),
-    ("\udfff", "\ufffd"), ("\ud83d\ude00", "\ufffd\ufffd"),  # surrogates never pair up inside a str
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("plain", "plain"),
+        ("caf\u00e9 \U0001f600", "caf\u00e9 \U0001f600"),
+        ("a\ud800b", "a\ufffdb"),
+        ("\udfff", "\ufffd"),
+        ("\ud83d\ude00", "\ufffd\ufffd"),  # surrogates never pair up inside a str
+    ],
+)
 def test_valid_text(text, expected):
     assert valid_text(text) == expected
 
@@ -481,8 +582,11 @@ def test_lone_surrogates_become_replacement_characters(parsing):
 
 
 @settings(max_examples=200, deadline=None)
-@given(thought=st.text(st.characters(blacklist_categories=())), message=st.text(st.characters(blacklist_categories=())),
-       parsing=st.sampled_from(MODES))
+@given(
+    thought=st.text(st.characters(blacklist_categories=())),
+    message=st.text(st.characters(blacklist_categories=())),
+    parsing=st.sampled_from(MODES),
+)
 def test_every_text_field_of_a_move_is_utf8(thought, message, parsing):
     body = json.dumps({"message": message, "action": "NO_DEAL"})  # lone surrogates become \ud800 escapes
     move = parse_reply(f"{thought}\n```json\n{body}\n```", parsing)

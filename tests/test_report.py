@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from cli_runner import run_main
 
+from bargain.agents.stub_server import StubServer
 from bargain.analysis import metrics
 from bargain.cli import main
 from bargain.report import RunData, bootstrap_interval, paired
-from bargain.agents.stub_server import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,8 +25,10 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def judge_reply(body: dict) -> str:
-    return ('```json\n{"reasoning": "fine", "seller_honesty": 2, "buyer_honesty": 3, "buyer_credulity": 1, '
-            '"seller_credulity": 2}\n```')
+    return (
+        '```json\n{"reasoning": "fine", "seller_honesty": 2, "buyer_honesty": 3, "buyer_credulity": 1, '
+        '"seller_credulity": 2}\n```'
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +36,20 @@ def runs(tmp_path_factory):
     """Two runs of the same trials (boulware and conceder buyers against a linear seller), the first judged."""
     root = tmp_path_factory.mktemp("runs")
     for name, buyer in (("boulware", "tactic:boulware"), ("conceder", "tactic:conceder")):
-        done = cli("evaluate", "--grid", "paper-rl-test", "--trials", "2", "--buyer", buyer, "--seller", "tactic:linear",
-                   "--out", str(root / name), "--quiet")
+        done = cli(
+            "evaluate",
+            "--grid",
+            "paper-rl-test",
+            "--trials",
+            "2",
+            "--buyer",
+            buyer,
+            "--seller",
+            "tactic:linear",
+            "--out",
+            str(root / name),
+            "--quiet",
+        )
         assert done.returncode == 0, done.stderr
     with StubServer(["judge"], reply=judge_reply) as server:
         assert cli("judge", str(root / "boulware"), "--judge", f"openai:judge@{server.url}", "--quiet").returncode == 0
@@ -43,8 +57,8 @@ def runs(tmp_path_factory):
 
 
 def test_three_commands_give_a_report(runs, tmp_path):
-    from bargain.arena.controller import Arena, Setup
     from bargain.agents.backends import Backends
+    from bargain.arena.controller import Arena, Setup
     from bargain.store import Store
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
@@ -59,8 +73,14 @@ def test_three_commands_give_a_report(runs, tmp_path):
     result = cli("report", str(runs / "boulware"), str(runs / "conceder"), "--db", url, "--out", str(out))
     assert result.returncode == 0, result.stderr
     page = (out / "report.html").read_text()
-    for heading in ("Run 1: boulware", "Run 2: conceder", "Claim checker", "Run 1 minus run 2, trial by trial",
-                    "Honesty against utility", "Games people played in the arena"):
+    for heading in (
+        "Run 1: boulware",
+        "Run 2: conceder",
+        "Claim checker",
+        "Run 1 minus run 2, trial by trial",
+        "Honesty against utility",
+        "Games people played in the arena",
+    ):
         assert heading in page
     assert "data:image/png;base64," in page and "src='http" not in page  # self-contained
     for name in ("run1_cells.csv", "run1_claims.csv", "run2_cells.csv", "paired.csv", "scatter.csv", "arena.csv"):
@@ -85,16 +105,29 @@ def test_paired_differences_match_the_trials(runs, tmp_path):
     for condition in ("full", "both_unaware", "ALL"):
         ids = a.index if condition == "ALL" else a.index[a["transparency"] == condition]
         expected = (a.loc[ids, "buyer_norm_utility"] - b.loc[ids, "buyer_norm_utility"]).mean()
-        row = comparison[(comparison["transparency"] == condition) & (comparison["quantity"] == "buyer_norm_utility")].iloc[0]
+        row = comparison[
+            (comparison["transparency"] == condition) & (comparison["quantity"] == "buyer_norm_utility")
+        ].iloc[0]
         assert row["mean_difference"] == pytest.approx(expected) and row["n"] == len(ids)
         assert row["ci_low"] <= row["mean_difference"] <= row["ci_high"]
 
 
 def small_run(values: list[float], name: str) -> RunData:
-    frame = pd.DataFrame({"trial_id": [1, 2, 3], "transparency": ["full"] * 3, "buyer_res_price": [2.0] * 3,
-                          "seller_res_price": [1.0] * 3, "deal": ["deal"] * 3, "deal_price": [1.5] * 3,
-                          "rounds": [1] * 3, "buyer_utility": [0.5] * 3, "seller_utility": [0.5] * 3,
-                          "buyer_norm_utility": values, "seller_norm_utility": [1 - v for v in values]})
+    frame = pd.DataFrame(
+        {
+            "trial_id": [1, 2, 3],
+            "transparency": ["full"] * 3,
+            "buyer_res_price": [2.0] * 3,
+            "seller_res_price": [1.0] * 3,
+            "deal": ["deal"] * 3,
+            "deal_price": [1.5] * 3,
+            "rounds": [1] * 3,
+            "buyer_utility": [0.5] * 3,
+            "seller_utility": [0.5] * 3,
+            "buyer_norm_utility": values,
+            "seller_norm_utility": [1 - v for v in values],
+        }
+    )
     return RunData(name, Path(name), {}, metrics.prepare(frame), [])
 
 
@@ -106,7 +139,9 @@ def test_paired_difference_and_interval_by_hand():
     row = comparison[(comparison["transparency"] == "full") & (comparison["quantity"] == "buyer_norm_utility")].iloc[0]
     assert row["mean_difference"] == pytest.approx(0.3) and row["n"] == 3
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.1, 0.6))
-    seller = comparison[(comparison["transparency"] == "full") & (comparison["quantity"] == "seller_norm_utility")].iloc[0]
+    seller = comparison[
+        (comparison["transparency"] == "full") & (comparison["quantity"] == "seller_norm_utility")
+    ].iloc[0]
     assert seller["mean_difference"] == pytest.approx(-0.3)
 
 
@@ -134,12 +169,36 @@ def arena_db(path: Path, games: int) -> Path:
 
     store = Store(f"sqlite:///{path}")
     for n in range(games):
-        store.create_game(id=f"g{n}", player=f"p{n}", human_role="buyer", arm="tactic:linear", scenario="low:3",
-                          seed=7, condition="full", mode="simultaneous", max_rounds=4, first_actor="buyer",
-                          buyer_price=7.25, seller_price=5.5, trial={"trial_id": n}, prompt_version="train",
-                          parsing="strict")
-        store.add_moves(f"g{n}", [{"round": 1, "role": "buyer", "actor": "human", "action": "OFFER", "price": 6.0,
-                                   "message": "6 is my offer."}])
+        store.create_game(
+            id=f"g{n}",
+            player=f"p{n}",
+            human_role="buyer",
+            arm="tactic:linear",
+            scenario="low:3",
+            seed=7,
+            condition="full",
+            mode="simultaneous",
+            max_rounds=4,
+            first_actor="buyer",
+            buyer_price=7.25,
+            seller_price=5.5,
+            trial={"trial_id": n},
+            prompt_version="train",
+            parsing="strict",
+        )
+        store.add_moves(
+            f"g{n}",
+            [
+                {
+                    "round": 1,
+                    "role": "buyer",
+                    "actor": "human",
+                    "action": "OFFER",
+                    "price": 6.0,
+                    "message": "6 is my offer.",
+                }
+            ],
+        )
     store.engine.dispose()
     return path
 
@@ -199,9 +258,26 @@ def test_a_run_of_the_papers_is_reported_beside_its_numbers(tmp_path):
 
     run = tmp_path / "run"
     with StubServer([BASE_MODEL, *ADAPTERS]) as server:
-        done = cli("evaluate", "--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo",
-                   "--seller", "arm:base", "--seller-preset", "frozen-opponent", "--backend", "vllm",
-                   "--base-url", server.url, "--out", str(run), "--quiet")
+        done = cli(
+            "evaluate",
+            "--grid",
+            "paper-rl-test",
+            "--trials",
+            "1",
+            "--buyer",
+            "arm:buyer-grpo",
+            "--seller",
+            "arm:base",
+            "--seller-preset",
+            "frozen-opponent",
+            "--backend",
+            "vllm",
+            "--base-url",
+            server.url,
+            "--out",
+            str(run),
+            "--quiet",
+        )
     assert done.returncode == 0, done.stderr
     out = tmp_path / "report"
     assert cli("report", str(run), "--out", str(out)).returncode == 0
@@ -212,15 +288,21 @@ def test_a_run_of_the_papers_is_reported_beside_its_numbers(tmp_path):
     assert beside.loc[4, "paper_n"] == 1280 and beside.loc[4, "ours_n"] == 32
 
 
-
 def test_the_claim_tables_with_a_model_give_both_counts(runs, tmp_path):
     """Every message is read once by the model; its claims are kept only where the rules confirm them."""
+
     def reply(body: dict) -> str:
         return '[{"kind": "own_limit", "value": 123456}]'  # a number no message holds: always refused
 
     with StubServer(["reader"], reply=reply) as server:
-        result = cli("report", str(runs / "boulware"), "--out", str(tmp_path / "r"), "--claims-model",
-                     f"openai:reader@{server.url}")
+        result = cli(
+            "report",
+            str(runs / "boulware"),
+            "--out",
+            str(tmp_path / "r"),
+            "--claims-model",
+            f"openai:reader@{server.url}",
+        )
         calls = len(server.requests)
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(tmp_path / "r" / "run1_claims.csv")
@@ -229,4 +311,5 @@ def test_the_claim_tables_with_a_model_give_both_counts(runs, tmp_path):
     assert (table["claims_per_game"] == table["rule_claims_per_game"]).all()
     assert (table["model_failures"] == 0).all()
     from bargain.report import load_run, messages_of
+
     assert calls == len(messages_of(load_run(runs / "boulware").games)) > 0

@@ -14,7 +14,12 @@ RAW = Path(__file__).resolve().parents[1] / "bargain" / "data" / "scenarios_by_r
 
 
 def test_bundled_copy_has_every_tier(scenario_set):
-    assert {t: len(s) for t, s in scenario_set.tiers.items()} == {"low": 1516, "very_high": 1290, "medium": 869, "high": 886}
+    assert {t: len(s) for t, s in scenario_set.tiers.items()} == {
+        "low": 1516,
+        "very_high": 1290,
+        "medium": 869,
+        "high": 886,
+    }
     rice = scenario_set.get("low:0")
     assert rice.product_name == "1 kg of white rice" and rice.ref == "low:0"
     assert rice.seller_range == (1.2, 2.1) and rice.buyer_range == (2.1, 3.0)
@@ -77,7 +82,12 @@ def test_zeroshot_grid_reproduces_the_papers_prices(scenario_set):
     rng, expected = random.Random(42), []
     for s in raw:
         for _ in range(4 * 8):
-            expected.append((round(rng.uniform(*s["buyer_res_price_range"]), 2), round(rng.uniform(*s["seller_res_price_range"]), 2)))
+            expected.append(
+                (
+                    round(rng.uniform(*s["buyer_res_price_range"]), 2),
+                    round(rng.uniform(*s["seller_res_price_range"]), 2),
+                )
+            )
     assert [(t.buyer_price, t.seller_price) for t in trials] == expected
 
 
@@ -90,8 +100,16 @@ def test_rl_grids(scenario_set):
 
 
 def test_custom_grids_and_seeds(scenario_set):
-    spec = GridSpec(tier="medium", start=5, stop=7, conditions=(Condition.BOTH_UNAWARE,), trials_per_cell=3,
-                    max_rounds=2, mode=Mode.SEQUENTIAL, first_actor=Role.SELLER)
+    spec = GridSpec(
+        tier="medium",
+        start=5,
+        stop=7,
+        conditions=(Condition.BOTH_UNAWARE,),
+        trials_per_cell=3,
+        max_rounds=2,
+        mode=Mode.SEQUENTIAL,
+        first_actor=Role.SELLER,
+    )
     a = scenarios.make_trials(spec, scenario_set, seed=1)
     assert len(a) == 6 and all(t.first_actor is Role.SELLER and t.scenario.tier == "medium" for t in a)
     assert a == scenarios.make_trials(spec, scenario_set, seed=1)
@@ -111,7 +129,9 @@ def test_local_files_in_both_layouts(tmp_path, scenario_set):
     assert loaded.source == str(original)
     flat = tmp_path / "flat.jsonl"
     flat.write_text("\n".join(json.dumps({**s.to_dict(), "tier": "mine"}) for s in scenario_set.slice("high", 0, 3)))
-    assert [s.product_name for s in scenarios.load(flat).tier("mine")] == [s.product_name for s in scenario_set.slice("high", 0, 3)]
+    assert [s.product_name for s in scenarios.load(flat).tier("mine")] == [
+        s.product_name for s in scenario_set.slice("high", 0, 3)
+    ]
 
 
 def test_bad_local_files(tmp_path):
@@ -134,7 +154,8 @@ def test_hub_layout_with_one_split_per_tier(tmp_path, scenario_set):
         (tmp_path / f"{tier}.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     (tmp_path / "README.md").write_text(
         "---\nconfigs:\n- config_name: default\n  data_files:\n"
-        "  - split: low\n    path: low.jsonl\n  - split: high\n    path: high.jsonl\n---\n")
+        "  - split: low\n    path: low.jsonl\n  - split: high\n    path: high.jsonl\n---\n"
+    )
     loaded = scenarios.from_hub(str(tmp_path))
     assert set(loaded.tiers) == {"low", "high"}
     assert loaded.get("low:2") == scenario_set.get("low:2")

@@ -28,13 +28,26 @@ def games(draw):
     prices = {role: st.floats(*scenario.price_range(role)).map(lambda v: round(v, 2)) for role in Role}
     mine, theirs, other = draw(prices[person]), draw(prices[person.other]), draw(prices[person.other])
     opener = draw(st.sampled_from(list(Role)))
-    trials = [Trial(1, scenario, condition, *((mine, hidden) if person is Role.BUYER else (hidden, mine)), rounds, mode,
-                    first_actor=opener) for hidden in (theirs, other)]
+    trials = [
+        Trial(
+            1,
+            scenario,
+            condition,
+            *((mine, hidden) if person is Role.BUYER else (hidden, mine)),
+            rounds,
+            mode,
+            first_actor=opener,
+        )
+        for hidden in (theirs, other)
+    ]
     low = min(min(scenario.price_range(r)) for r in Role)
     high = max(max(scenario.price_range(r)) for r in Role)
-    moves = st.one_of(st.floats(low, high).map(lambda p: Move(Action.OFFER, round(p, 2), "my offer")),
-                      st.just(Move(Action.DEAL)), st.just(Move(Action.NO_DEAL)),
-                      st.just(Move(Action.INVALID, error="timeout")))
+    moves = st.one_of(
+        st.floats(low, high).map(lambda p: Move(Action.OFFER, round(p, 2), "my offer")),
+        st.just(Move(Action.DEAL)),
+        st.just(Move(Action.NO_DEAL)),
+        st.just(Move(Action.INVALID, error="timeout")),
+    )
     return person, trials, draw(st.lists(moves, min_size=2 * rounds, max_size=2 * rounds))
 
 

@@ -33,8 +33,10 @@ def test_a_killed_serve_stops_its_server(tmp_path):
     (tmp_path / "v1" / "models").write_text('{"data": []}')  # GET /v1/models answers 200, as vLLM's does
     port = free_port()
     server = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(tmp_path)]
-    code = (f"import sys; from bargain.agents.serve import Launch, serve; "
-            f"sys.exit(serve([Launch({server!r}, None, 'http://127.0.0.1:{port}/v1')], ['base'], timeout_s=60))")
+    code = (
+        f"import sys; from bargain.agents.serve import Launch, serve; "
+        f"sys.exit(serve([Launch({server!r}, None, 'http://127.0.0.1:{port}/v1')], ['base'], timeout_s=60))"
+    )
     running = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         for line in running.stdout:
@@ -52,15 +54,25 @@ def test_a_killed_serve_stops_its_server(tmp_path):
 
 
 def test_replicas_each_get_their_gpus_and_port_and_the_urls_are_printed(tmp_path):
-    from bargain.cli import main
     from cli_runner import run_main
+
+    from bargain.cli import main
 
     root = tmp_path / "adapters"
     (root / "buyer-grpo").mkdir(parents=True)
     (root / "buyer-grpo" / "adapter_config.json").write_text("{}")
     common = ["serve", "--dry-run", "--adapters-dir", str(root), "--adapters", "buyer-grpo"]
-    done = run_main(main, *common, "--replicas", "2", "--tensor-parallel-size", "2", "--port", "9000",
-                    env={"CUDA_VISIBLE_DEVICES": "2,3,5,6"})
+    done = run_main(
+        main,
+        *common,
+        "--replicas",
+        "2",
+        "--tensor-parallel-size",
+        "2",
+        "--port",
+        "9000",
+        env={"CUDA_VISIBLE_DEVICES": "2,3,5,6"},
+    )
     assert done.returncode == 0, done.stderr
     first, second, urls = done.stdout.strip().splitlines()
     assert first.startswith("CUDA_VISIBLE_DEVICES=2,3 vllm serve") and "--port 9000" in first

@@ -5,12 +5,21 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-
-from bargain.cli import main
 from cli_runner import run_main
 
-GRID = ["--grid", "paper-rl-test", "--trials", "2", "--buyer", "tactic:linear", "--seller", "tactic:hardliner",
-        "--quiet"]
+from bargain.cli import main
+
+GRID = [
+    "--grid",
+    "paper-rl-test",
+    "--trials",
+    "2",
+    "--buyer",
+    "tactic:linear",
+    "--seller",
+    "tactic:hardliner",
+    "--quiet",
+]
 
 
 def cli(*args: str):
@@ -45,8 +54,22 @@ def test_merge_refuses_what_is_not_one_whole_run(tmp_path):
         assert cli("simulate", *GRID, "--shard", f"{i}/3", "--out", str(tmp_path / f"s{i}")).returncode == 0
     missing = cli("merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(tmp_path / "m"))
     assert missing.returncode == 2 and "1/3 to 3/3" in missing.stderr and "found 1/3, 2/3" in missing.stderr
-    assert cli("simulate", *GRID[:-5], "--buyer", "tactic:random", "--seller", "tactic:hardliner", "--shard", "3/3",
-               "--out", str(tmp_path / "s3"), "--quiet").returncode == 0
+    assert (
+        cli(
+            "simulate",
+            *GRID[:-5],
+            "--buyer",
+            "tactic:random",
+            "--seller",
+            "tactic:hardliner",
+            "--shard",
+            "3/3",
+            "--out",
+            str(tmp_path / "s3"),
+            "--quiet",
+        ).returncode
+        == 0
+    )
     other = cli("merge", *(str(tmp_path / f"s{i}") for i in (1, 2, 3)), "--out", str(tmp_path / "m"))
     assert other.returncode == 2 and "different runs" in other.stderr
     whole = cli("merge", str(tmp_path / "nowhere"), "--out", str(tmp_path / "m"))
@@ -61,8 +84,21 @@ def test_shards_of_model_arms_merge_to_the_same_paper_comparison(tmp_path):
     from bargain.agents.arms import ADAPTERS, BASE_MODEL
     from bargain.agents.stub_server import StubServer
 
-    arms = ["--grid", "paper-rl-test", "--trials", "1", "--buyer", "arm:buyer-grpo", "--seller", "arm:base",
-            "--seller-preset", "frozen-opponent", "--backend", "vllm", "--quiet"]
+    arms = [
+        "--grid",
+        "paper-rl-test",
+        "--trials",
+        "1",
+        "--buyer",
+        "arm:buyer-grpo",
+        "--seller",
+        "arm:base",
+        "--seller-preset",
+        "frozen-opponent",
+        "--backend",
+        "vllm",
+        "--quiet",
+    ]
     with StubServer([BASE_MODEL, *ADAPTERS]) as server:
         runs = {name: tmp_path / name for name in ("whole", "part1", "part2")}
         assert cli("evaluate", *arms, "--base-url", server.url, "--out", str(runs["whole"])).returncode == 0
@@ -73,4 +109,6 @@ def test_shards_of_model_arms_merge_to_the_same_paper_comparison(tmp_path):
     merged, whole = tmp_path / "merged", runs["whole"]
     assert (merged / "paper_comparison.csv").read_text() == (whole / "paper_comparison.csv").read_text()
     outcome = ["trial_id", "transparency", "deal", "deal_price", "rounds", "buyer_utility", "seller_utility"]
-    pd.testing.assert_frame_equal(pd.read_csv(merged / "trials.csv")[outcome], pd.read_csv(whole / "trials.csv")[outcome])
+    pd.testing.assert_frame_equal(
+        pd.read_csv(merged / "trials.csv")[outcome], pd.read_csv(whole / "trials.csv")[outcome]
+    )

@@ -10,12 +10,11 @@ import types
 import pytest
 
 from bargain.agents.arms import ADAPTERS
-from bargain.agents.backends import BackendError, Request, Sampling
-from bargain.agents.backends import hardware
+from bargain.agents.backends import BackendError, Request, Sampling, hardware
 from bargain.agents.tiny import qwen3_8b_config
 
 GREEDY = Sampling(temperature=0.0, max_tokens=6)
-GiB = 2 ** 30
+GiB = 2**30
 
 
 class PretendGPU:
@@ -55,7 +54,9 @@ def zero_gpu(monkeypatch):
     return gpu
 
 
-def test_on_zero_gpu_every_generation_runs_with_the_gpu_attached_and_games_still_batch(zero_gpu, tiny_model, tiny_adapters):
+def test_on_zero_gpu_every_generation_runs_with_the_gpu_attached_and_games_still_batch(
+    zero_gpu, tiny_model, tiny_adapters
+):
     from bargain.agents.backends.hf import BASE_ADAPTER, HFBackend
 
     backend = HFBackend(str(tiny_model), {n: tiny_adapters / n for n in ADAPTERS}, device="cpu")
@@ -109,8 +110,9 @@ def test_zero_gpu_without_the_spaces_package_says_what_to_add(monkeypatch):
         hardware.prepare_zero_gpu()
 
 
-@pytest.mark.parametrize("card, free_gib, games", [("L4", 22.0, 5), ("A10G", 22.0, 5), ("L40S", 44.5, 41),
-                                                    ("A100 80GB", 79.0, 64)])
+@pytest.mark.parametrize(
+    "card, free_gib, games", [("L4", 22.0, 5), ("A10G", 22.0, 5), ("L40S", 44.5, 41), ("A100 80GB", 79.0, 64)]
+)
 def test_qwen3_8b_on_a_dedicated_card_gets_the_batch_its_memory_holds(card, free_gib, games):
     memory = hardware.plan(qwen3_8b_config(), weights_bytes=int(16.8 * GiB), dtype_bytes=2)
     assert memory.per_game_bytes == 2 * 36 * 8 * 128 * 2 * hardware.TOKENS_PER_GAME  # 0.56 GiB: K and V, 36 layers
@@ -139,8 +141,12 @@ def findings(tmp_path, environ: dict, data_dir: bool = False, hardware: str | No
 
 
 def test_space_check_of_a_zero_gpu_space_with_storage_and_secrets(tmp_path):
-    found = findings(tmp_path, {"BARGAIN_BACKEND": "hf", "SPACES_ZERO_GPU": "true", "BARGAIN_ADMIN_PASSWORD": "s"},
-                     data_dir=True, hardware="zero-a10g")
+    found = findings(
+        tmp_path,
+        {"BARGAIN_BACKEND": "hf", "SPACES_ZERO_GPU": "true", "BARGAIN_ADMIN_PASSWORD": "s"},
+        data_dir=True,
+        hardware="zero-a10g",
+    )
     assert found["hardware"][0][0] == "ok" and "ZeroGPU" in found["hardware"][0][1]
     assert "AnvaMiba/qwen3-8b-bargaining-lora" in found["adapters"][0][1]
     assert found["storage"] == [("ok", "games in /data/bargain.db, on the Space's persistent storage")]
@@ -150,8 +156,13 @@ def test_space_check_of_a_zero_gpu_space_with_storage_and_secrets(tmp_path):
 
 def test_space_check_of_a_dedicated_gpu_without_storage(tmp_path):
     found = findings(tmp_path, {"BARGAIN_BACKEND": "hf"}, hardware="l4x1")
-    assert found["hardware"] == [("ok", "dedicated GPU l4x1 (24 GB): Qwen3-8B in bf16, about 5 games generated together "
-                                        "(more wait for the next batch)")]
+    assert found["hardware"] == [
+        (
+            "ok",
+            "dedicated GPU l4x1 (24 GB): Qwen3-8B in bf16, about 5 games generated together "
+            "(more wait for the next batch)",
+        )
+    ]
     assert found["storage"][0][0] == "warning" and "lost when it restarts" in found["storage"][0][1]
     assert {status for status, _ in found["secrets"]} == {"warning"}  # no admin password, no lasting browser key
     small = findings(tmp_path, {"BARGAIN_BACKEND": "hf"}, hardware="t4-small")
@@ -159,14 +170,20 @@ def test_space_check_of_a_dedicated_gpu_without_storage(tmp_path):
 
 
 def test_space_check_of_a_remote_vllm_server(tmp_path):
-    environ = {"BARGAIN_BACKEND": "vllm", "BARGAIN_BASE_URL": "https://gpu.example.org/v1",
-               "BARGAIN_DB_URL": "postgresql+psycopg://study:hunter2@db.example.org/bargain",
-               "BARGAIN_ADMIN_PASSWORD": "s", "BARGAIN_SYNC_TO_HUB": "lab/arena-data"}
+    environ = {
+        "BARGAIN_BACKEND": "vllm",
+        "BARGAIN_BASE_URL": "https://gpu.example.org/v1",
+        "BARGAIN_DB_URL": "postgresql+psycopg://study:hunter2@db.example.org/bargain",
+        "BARGAIN_ADMIN_PASSWORD": "s",
+        "BARGAIN_SYNC_TO_HUB": "lab/arena-data",
+    }
     found = findings(tmp_path, environ, hardware="cpu-basic")
     assert found["hardware"][0][0] == "ok" and "remote vLLM at https://gpu.example.org/v1" in found["hardware"][0][1]
     assert ("note", "no BARGAIN_API_KEY: the server must accept requests without a key") in found["secrets"]
     assert "hunter2" not in str(found["storage"]) and found["storage"][0][0] == "ok"
-    assert ("missing", "BARGAIN_SYNC_TO_HUB needs HF_TOKEN (a token that can write to lab/arena-data)") in found["secrets"]
+    assert ("missing", "BARGAIN_SYNC_TO_HUB needs HF_TOKEN (a token that can write to lab/arena-data)") in found[
+        "secrets"
+    ]
     assert findings(tmp_path, {"BARGAIN_BACKEND": "vllm"})["hardware"][0][0] == "missing"
     model = found["model"][0][1]  # the server has the weights: the Space downloads nothing
     assert "remote server" in model and "downloaded" not in model.replace("nothing is downloaded", "")
@@ -180,7 +197,9 @@ def test_space_check_command_exits_1_when_something_is_missing(monkeypatch, caps
     monkeypatch.delenv("BARGAIN_BASE_URL", raising=False)
     assert main(["space-check", "--hardware", "cpu-basic"]) == 1
     shown = capsys.readouterr().out
-    assert "missing  hardware  BARGAIN_BACKEND=vllm needs BARGAIN_BASE_URL" in shown and shown.rstrip().endswith("1 missing")
+    assert "missing  hardware  BARGAIN_BACKEND=vllm needs BARGAIN_BASE_URL" in shown and shown.rstrip().endswith(
+        "1 missing"
+    )
 
 
 def test_the_admin_is_warned_on_a_space_whose_games_would_be_lost(tmp_path, monkeypatch):
@@ -207,8 +226,9 @@ def test_a_remote_vllm_server_gets_the_api_key_secret(monkeypatch):
 
         async def ask():
             try:
-                return await backend.complete(Request(({"role": "user", "content": "You are the BUYER."},),
-                                                      "buyer-grpo", GREEDY))
+                return await backend.complete(
+                    Request(({"role": "user", "content": "You are the BUYER."},), "buyer-grpo", GREEDY)
+                )
             finally:
                 await backend.aclose()
 

@@ -21,17 +21,40 @@ def url_in(tmp_path, name="arena.db"):
 
 
 def game_fields(game_id, **overrides):
-    fields = {"id": game_id, "player": None, "human_role": "buyer", "arm": "tactic:linear", "scenario": "low:3",
-              "seed": 7, "condition": "full", "mode": "simultaneous", "max_rounds": 4, "first_actor": "buyer",
-              "buyer_price": 7.25, "seller_price": 5.5, "trial": TRIAL, "prompt_version": "train", "parsing": "strict",
-              "sampling": {"temperature": 0.7}, "backend": {"backend": "hf"}, "ood_reasons": ["trained with 4 rounds"]}
+    fields = {
+        "id": game_id,
+        "player": None,
+        "human_role": "buyer",
+        "arm": "tactic:linear",
+        "scenario": "low:3",
+        "seed": 7,
+        "condition": "full",
+        "mode": "simultaneous",
+        "max_rounds": 4,
+        "first_actor": "buyer",
+        "buyer_price": 7.25,
+        "seller_price": 5.5,
+        "trial": TRIAL,
+        "prompt_version": "train",
+        "parsing": "strict",
+        "sampling": {"temperature": 0.7},
+        "backend": {"backend": "hf"},
+        "ood_reasons": ["trained with 4 rounds"],
+    }
     fields.update(overrides)
     return fields
 
 
 def move(round_, role, actor, action="OFFER", price=6.0, message="", **extra):
-    return {"round": round_, "role": role, "actor": actor, "action": action, "price": price, "message": message,
-            **extra}
+    return {
+        "round": round_,
+        "role": role,
+        "actor": actor,
+        "action": action,
+        "price": price,
+        "message": message,
+        **extra,
+    }
 
 
 # --- schema ------------------------------------------------------------------------------------------------------
@@ -74,11 +97,27 @@ def test_moves_come_back_in_order_across_several_calls(tmp_path):
     store = Store(url_in(tmp_path))
     store.create_game(**game_fields("g1"))
     store.create_game(**game_fields("g2", player="bob"))
-    batches = [[move(1, "buyer", "human", price=5.0, message="a"), move(1, "seller", "agent", price=9.0, message="b")],
-               [move(2, "buyer", "human", price=5.5, message="c")],
-               [move(2, "seller", "agent", action="INVALID", price=None, message="d", raw="junk", error="no json",
-                     prompt_messages=[{"role": "user", "content": "hi"}], latency_s=0.25, prompt_tokens=12,
-                     completion_tokens=3, thought="hmm")]]
+    batches = [
+        [move(1, "buyer", "human", price=5.0, message="a"), move(1, "seller", "agent", price=9.0, message="b")],
+        [move(2, "buyer", "human", price=5.5, message="c")],
+        [
+            move(
+                2,
+                "seller",
+                "agent",
+                action="INVALID",
+                price=None,
+                message="d",
+                raw="junk",
+                error="no json",
+                prompt_messages=[{"role": "user", "content": "hi"}],
+                latency_s=0.25,
+                prompt_tokens=12,
+                completion_tokens=3,
+                thought="hmm",
+            )
+        ],
+    ]
     for batch in batches:
         store.add_moves("g1", batch)
     store.add_moves("g2", [move(1, "buyer", "human", message="other game")])
@@ -87,8 +126,11 @@ def test_moves_come_back_in_order_across_several_calls(tmp_path):
     assert [m["seq"] for m in moves] == [0, 1, 2, 3]
     assert [m["message"] for m in moves] == ["a", "b", "c", "d"]
     assert [(m["round"], m["role"], m["actor"], m["action"], m["price"]) for m in moves] == [
-        (1, "buyer", "human", "OFFER", 5.0), (1, "seller", "agent", "OFFER", 9.0),
-        (2, "buyer", "human", "OFFER", 5.5), (2, "seller", "agent", "INVALID", None)]
+        (1, "buyer", "human", "OFFER", 5.0),
+        (1, "seller", "agent", "OFFER", 9.0),
+        (2, "buyer", "human", "OFFER", 5.5),
+        (2, "seller", "agent", "INVALID", None),
+    ]
     last = moves[-1]
     assert (last["raw"], last["error"], last["thought"], last["latency_s"]) == ("junk", "no json", "hmm", 0.25)
     assert last["prompt_messages"] == [{"role": "user", "content": "hi"}]
@@ -121,8 +163,15 @@ def test_adding_moves_touches_the_game(tmp_path):
 def test_finish_game_records_the_outcome(tmp_path):
     store = Store(url_in(tmp_path))
     store.create_game(**game_fields("g1"))
-    outcome = {"deal": True, "deal_price": 6.375, "rounds": 2, "buyer_utility": 0.875, "seller_utility": 0.875,
-               "buyer_norm_utility": 0.5, "seller_norm_utility": 0.5}
+    outcome = {
+        "deal": True,
+        "deal_price": 6.375,
+        "rounds": 2,
+        "buyer_utility": 0.875,
+        "seller_utility": 0.875,
+        "buyer_norm_utility": 0.5,
+        "seller_norm_utility": 0.5,
+    }
     store.finish_game("g1", outcome)
     game = store.game("g1")
     assert game["status"] == "finished" and game["finished_at"] is not None
@@ -144,7 +193,10 @@ def test_abandon_idle_marks_only_old_active_games(tmp_path):
     age(store, "old-finished", timedelta(hours=3))
     assert store.abandon_idle(timedelta(hours=2)) == ["old"]
     assert {g: store.game(g)["status"] for g in ("old", "fresh", "old-finished")} == {
-        "old": "abandoned", "fresh": "active", "old-finished": "finished"}
+        "old": "abandoned",
+        "fresh": "active",
+        "old-finished": "finished",
+    }
     assert store.abandon_idle(timedelta(hours=2)) == []  # already abandoned: not again
     assert store.abandon_idle(timedelta(0)) == ["fresh"]
     assert store.game("fresh")["status"] == "abandoned"
@@ -165,7 +217,11 @@ def test_games_frame_filters_by_player_and_moves_frame_holds_every_move(tmp_path
     assert store.games_frame("carol").empty
     moves = store.moves_frame()
     assert list(zip(moves["game_id"], moves["seq"], moves["message"])) == [
-        ("a1", 0, "a-0"), ("b1", 0, "b-0"), ("b1", 1, "b-1"), ("b1", 2, "b-2")]
+        ("a1", 0, "a-0"),
+        ("b1", 0, "b-0"),
+        ("b1", 1, "b-1"),
+        ("b1", 2, "b-2"),
+    ]
 
 
 JSON_GAME_COLUMNS = ("trial", "sampling", "backend", "ood_reasons", "extra")
@@ -174,15 +230,40 @@ JSON_GAME_COLUMNS = ("trial", "sampling", "backend", "ood_reasons", "extra")
 def test_export_writes_csv_and_parquet_that_read_back_the_same(tmp_path):
     store = Store(url_in(tmp_path))
     store.create_game(**game_fields("g1"))
-    store.create_game(**game_fields("g2", player="bob", sampling=None, backend=None, ood_reasons=[],
-                                    arm="tactic:hardliner"))
-    store.add_moves("g1", [move(1, "buyer", "human", message="hello, 'quoted' \"text\""),
-                           move(1, "seller", "agent", action="INVALID", price=None, raw="raw\nreply",
-                                prompt_messages=[{"role": "user", "content": "a,b\nc"}], latency_s=0.5,
-                                prompt_tokens=10, completion_tokens=2)])
+    store.create_game(
+        **game_fields("g2", player="bob", sampling=None, backend=None, ood_reasons=[], arm="tactic:hardliner")
+    )
+    store.add_moves(
+        "g1",
+        [
+            move(1, "buyer", "human", message="hello, 'quoted' \"text\""),
+            move(
+                1,
+                "seller",
+                "agent",
+                action="INVALID",
+                price=None,
+                raw="raw\nreply",
+                prompt_messages=[{"role": "user", "content": "a,b\nc"}],
+                latency_s=0.5,
+                prompt_tokens=10,
+                completion_tokens=2,
+            ),
+        ],
+    )
     store.add_moves("g2", [move(1, "buyer", "human", price=2.5)])
-    store.finish_game("g1", {"deal": True, "deal_price": 6.25, "rounds": 1, "buyer_utility": 1.0,
-                             "seller_utility": 0.75, "buyer_norm_utility": 0.571, "seller_norm_utility": 0.429})
+    store.finish_game(
+        "g1",
+        {
+            "deal": True,
+            "deal_price": 6.25,
+            "rounds": 1,
+            "buyer_utility": 1.0,
+            "seller_utility": 0.75,
+            "buyer_norm_utility": 0.571,
+            "seller_norm_utility": 0.429,
+        },
+    )
 
     out = tmp_path / "export"
     written = store.export(out)
@@ -245,8 +326,10 @@ def test_csv_exports_show_no_float_noise_and_parquet_stays_exact(tmp_path):
     noisy = 2.3200000000000003
     store.finish_game("g1", {"deal": True, "deal_price": noisy, "rounds": 1})
     store.export(tmp_path / "out")
-    assert "2.32," in (tmp_path / "out" / "games.csv").read_text() and "2.3200000000000003" not in (
-        tmp_path / "out" / "games.csv").read_text()
+    assert (
+        "2.32," in (tmp_path / "out" / "games.csv").read_text()
+        and "2.3200000000000003" not in (tmp_path / "out" / "games.csv").read_text()
+    )
     assert pd.read_parquet(tmp_path / "out" / "games.parquet")["deal_price"].iloc[0] == noisy
 
 
@@ -254,8 +337,11 @@ def test_a_round_and_the_end_of_a_game_are_stored_together_or_not_at_all(tmp_pat
     store = Store(url_in(tmp_path))
     store.create_game(**game_fields("g1"))
     with pytest.raises(StoreError):  # the second move breaks a constraint: nothing of the call is stored
-        store.add_moves("g1", [move(1, "buyer", "human"), {**move(1, "seller", "agent"), "role": None}],
-                        {"deal": False, "rounds": 1, "paper_rounds": 4})
+        store.add_moves(
+            "g1",
+            [move(1, "buyer", "human"), {**move(1, "seller", "agent"), "role": None}],
+            {"deal": False, "rounds": 1, "paper_rounds": 4},
+        )
     game = store.game("g1")
     assert game["moves"] == [] and game["status"] == "active"
     store.add_moves("g1", [move(1, "buyer", "human")], {"deal": False, "rounds": 1, "paper_rounds": 4})
@@ -286,8 +372,10 @@ def test_a_write_based_on_a_stale_state_is_refused(tmp_path):
     store.finish_game("g1", {"deal": False, "rounds": 1})
     with pytest.raises(store_module.StaleGame, match="finished"):  # nothing lands on a game that has ended
         store.add_moves("g1", [move(2, "buyer", "human")], based_on=2)
-    assert [(m["round"], m["role"], m["price"]) for m in store.game("g1")["moves"]] == [(1, "buyer", 6.0),
-                                                                                       (1, "seller", 6.0)]
+    assert [(m["round"], m["role"], m["price"]) for m in store.game("g1")["moves"]] == [
+        (1, "buyer", 6.0),
+        (1, "seller", 6.0),
+    ]
 
 
 def test_the_database_itself_refuses_a_second_move_for_a_round_and_side(tmp_path):
@@ -309,7 +397,10 @@ def test_a_browser_has_one_active_game_and_a_participant_one_game_per_index(tmp_
     assert started.value.game_id == "g1" and store.game("g2") is None
     store.create_game(**game_fields("g3", player="alice"), replace_active=True)  # the person chose to leave g1
     assert (store.game("g1")["status"], store.game("g1")["abandoned_by"], store.game("g3")["status"]) == (
-        "abandoned", "person", "active")
+        "abandoned",
+        "person",
+        "active",
+    )
     study = {"study": "s", "participant": "P1", "game_index": 1}
     store.create_game(**game_fields("s1", **study))
     with pytest.raises(store_module.AlreadyStarted) as started:
@@ -326,24 +417,40 @@ def test_a_version_3_database_with_a_round_stored_twice_is_adopted_and_loads(tmp
     from bargain.engine.trial import Condition, Mode, Trial
     from bargain.study import records
 
-    full = Trial(trial_id=1, scenario=bundled().get("low:3"), condition=Condition.FULL, buyer_price=7.25,
-                 seller_price=5.5, max_rounds=4, mode=Mode.SIMULTANEOUS).to_dict()
+    full = Trial(
+        trial_id=1,
+        scenario=bundled().get("low:3"),
+        condition=Condition.FULL,
+        buyer_price=7.25,
+        seller_price=5.5,
+        max_rounds=4,
+        mode=Mode.SIMULTANEOUS,
+    ).to_dict()
     url = url_in(tmp_path)
     store = Store(url)
     records.register(store, "s", 1, "h" * 64, {}, {"a/full/buyer": 5})
     person = records.arrive(store, "s", 1, "h" * 64, "P1", {})
     store.create_game(**game_fields("g0", player="alice", trial=full, status="finished"))  # an older game of alice's
     for game_id, player, participant in (("g1", "alice", None), ("g2", None, None), ("s1", None, "P1")):
-        store.create_game(**game_fields(game_id, player=player, participant=participant,
-                                        study="s" if participant else None, trial=full))
+        store.create_game(
+            **game_fields(
+                game_id, player=player, participant=participant, study="s" if participant else None, trial=full
+            )
+        )
     records.move_to(store, person["id"], "game", games=["s1"])
-    store.add_moves("g1", [move(1, "buyer", "human", price=6.0, message="first"), move(1, "seller", "agent", price=7.0)])
+    store.add_moves(
+        "g1", [move(1, "buyer", "human", price=6.0, message="first"), move(1, "seller", "agent", price=7.0)]
+    )
     store.engine.dispose()
     back_to_hand_version(url, 3)  # no constraints, no flag, no index of games
     with store.engine.begin() as connection:
-        connection.execute(text("INSERT INTO moves (game_id, seq, round, role, actor, action, price, message, thought, "
-                                "flags, created_at) VALUES ('g1', 2, 1, 'buyer', 'human', 'OFFER', 6.5, 'again', '', "
-                                "'[]', '2026-01-01')"))
+        connection.execute(
+            text(
+                "INSERT INTO moves (game_id, seq, round, role, actor, action, price, message, thought, "
+                "flags, created_at) VALUES ('g1', 2, 1, 'buyer', 'human', 'OFFER', 6.5, 'again', '', "
+                "'[]', '2026-01-01')"
+            )
+        )
         connection.execute(text("UPDATE games SET status = 'active' WHERE id = 'g0'"))  # alice: two games going on
     store.engine.dispose()
     upgraded = Store(url)

@@ -40,8 +40,15 @@ def walk_through(client: Client, query: dict) -> list[dict]:
     while page["stage"] != "completed":
         if page["stage"] == "game":
             game = page["view"]
-            page = step("game", {"round": game["round"], "action": "OFFER", "price": f"{game['your_price'] * 0.5:.2f}",
-                                 "message": "hello"})
+            page = step(
+                "game",
+                {
+                    "round": game["round"],
+                    "action": "OFFER",
+                    "price": f"{game['your_price'] * 0.5:.2f}",
+                    "message": "hello",
+                },
+            )
         elif page["stage"] in ("game_survey", "final_survey"):
             page = step(page["stage"], answers_for(page, attention="Rarely"))
         elif page["stage"] == "debrief":
@@ -68,8 +75,11 @@ def test_simulated_participants_complete_the_study_through_the_api(served):
     hidden = set()  # what the participant may not know before the debrief, and none of the figures that give it away
     for game in (served.arena.store.game(g) for g in row["games"]):
         person, agent = game["human_role"], "seller" if game["human_role"] == "buyer" else "buyer"
-        hidden |= {game[f"{agent}_price"], game["buyer_price"] - game["seller_price"],
-                   (game["buyer_price"] + game["seller_price"]) / 2}
+        hidden |= {
+            game[f"{agent}_price"],
+            game["buyer_price"] - game["seller_price"],
+            (game["buyer_price"] + game["seller_price"]) / 2,
+        }
         if game["deal"]:
             hidden |= {game[f"{agent}_utility"], game[f"{agent}_norm_utility"], game[f"{person}_norm_utility"]}
     offered = {t["price"] for page in pages if page["stage"] == "game" for t in page["view"]["transcript"]}
@@ -95,9 +105,13 @@ def test_a_changed_study_file_under_the_same_version_is_refused(tmp_path):
     first = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))
     first.demo.close()
     (tmp_path / "consent.md").write_text("A changed consent text.")
-    result = subprocess.run([sys.executable, "app.py", "--db", str(tmp_path / "arena.db"), "--study",
-                             str(tmp_path / "study.yaml")], capture_output=True, text=True, timeout=120,
-                            cwd=Path(__file__).resolve().parents[1])
+    result = subprocess.run(
+        [sys.executable, "app.py", "--db", str(tmp_path / "arena.db"), "--study", str(tmp_path / "study.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "new version number" in result.stderr
 
@@ -106,6 +120,7 @@ def test_a_changed_study_file_under_the_same_version_is_refused(tmp_path):
 def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
     shots = []
     with browser_page(served.url + "?PROLIFIC_PID=B1&STUDY_ID=S1") as page:
+
         def shot(name: str) -> None:
             path = tmp_path / f"study-{len(shots):02d}-{name}.png"
             page.screenshot(path=str(path), full_page=True)
@@ -192,8 +207,7 @@ def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
         assert "D1" in archive.read("payment/payments.csv").decode()  # the platform's ids, for paying
 
 
-def test_refusals_and_database_errors_answer_in_the_projects_words_and_log_one_line(served, monkeypatch, caplog,
-                                                                                     capfd):
+def test_refusals_and_database_errors_answer_in_the_projects_words_and_log_one_line(served, monkeypatch, caplog, capfd):
     """A refused request (no participant id) and a database that fails mid-step: the program is told in the
     project's own sentence (never `{"error": null}`), the log gets one line each and no traceback."""
     import logging
@@ -233,10 +247,21 @@ def test_a_model_that_hangs_is_told_in_the_browser_and_the_round_can_be_played_a
 
     make_study(tmp_path)
     yaml = tmp_path / "study.yaml"
-    yaml.write_text(yaml.read_text().replace('"tactic:hardliner"', '"arm:base"').replace('"tactic:linear"', '"arm:base"'))
+    yaml.write_text(
+        yaml.read_text().replace('"tactic:hardliner"', '"arm:base"').replace('"tactic:linear"', '"arm:base"')
+    )
     with StubServer(["Qwen/Qwen3-8B"]) as model:
-        running = launch(tmp_path / "arena.db", "--study", str(yaml), "--backend", "vllm", "--base-url", model.url,
-                         "--move-deadline", "2")
+        running = launch(
+            tmp_path / "arena.db",
+            "--study",
+            str(yaml),
+            "--backend",
+            "vllm",
+            "--base-url",
+            model.url,
+            "--move-deadline",
+            "2",
+        )
         try:
             with browser_page(running.url + "?PROLIFIC_PID=H1", height=1000) as page:
                 page.wait_for_selector("text=We record your moves.", timeout=20000)

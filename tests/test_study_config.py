@@ -52,26 +52,45 @@ def test_the_example_loads_as_written(example):
     assert (example.name, example.version) == ("ai-bargaining-example", 2)
     assert example.title == "Bargaining with an AI agent"
     assert {key: (arm.spec, arm.label) for key, arm in example.arms.items()} == {
-        "a": ("arm:seller-grpo", "the other party"), "b": ("arm:base", "the other party"),
-        "c": ("tactic:boulware", "the other party")}
-    assert example.cells == tuple(Cell(arm, condition, Role.BUYER) for arm in "abc"
-                                  for condition in (Condition.BUYER_UNAWARE, Condition.BOTH_UNAWARE))
+        "a": ("arm:seller-grpo", "the other party"),
+        "b": ("arm:base", "the other party"),
+        "c": ("tactic:boulware", "the other party"),
+    }
+    assert example.cells == tuple(
+        Cell(arm, condition, Role.BUYER)
+        for arm in "abc"
+        for condition in (Condition.BUYER_UNAWARE, Condition.BOTH_UNAWARE)
+    )
     assert [example.cell_key(cell) for cell in example.cells][:2] == ["a/buyer_unaware/buyer", "a/both_unaware/buyer"]
     assert example.cell_by_key("c/both_unaware/buyer") == Cell("c", Condition.BOTH_UNAWARE, Role.BUYER)
     assert example.label("b") == "the other party"
     assert (example.mode, example.rounds, example.first_actor, example.prompt_version) == (
-        Mode.SIMULTANEOUS, 4, Role.BUYER, PromptVersion.TRAIN)
+        Mode.SIMULTANEOUS,
+        4,
+        Role.BUYER,
+        PromptVersion.TRAIN,
+    )
     assert example.scenarios.split == "test" and [s.ref for s in example.scenarios.scenarios()] == [
-        f"low:{i}" for i in range(1508, 1516)]
+        f"low:{i}" for i in range(1508, 1516)
+    ]
     assert example.games_per_participant == 3
-    assert (example.design.assignment, example.design.quota_per_cell, example.design.order,
-            example.design.distinct_arms) == (Assignment.WITHIN, 40, Order.RANDOM, True)
-    assert example.comprehension.attempts == 2 and [q.id for q in example.comprehension.questions] == ["no_deal", "good_deal"]
+    assert (
+        example.design.assignment,
+        example.design.quota_per_cell,
+        example.design.order,
+        example.design.distinct_arms,
+    ) == (Assignment.WITHIN, 40, Order.RANDOM, True)
+    assert example.comprehension.attempts == 2 and [q.id for q in example.comprehension.questions] == [
+        "no_deal",
+        "good_deal",
+    ]
     assert [(c.id, c.answer, c.after_game) for c in example.attention_checks] == [("attention_1", "Rarely", 2)]
     assert [i.id for i in example.surveys.per_game] == ["honesty", "credulity", "satisfaction"]
     assert example.surveys.per_game[2].scale == (1, 7)
     assert [(i.id, i.type, i.required) for i in example.surveys.final] == [
-        ("ai_use", ItemType.CHOICE, True), ("comments", ItemType.TEXT, False)]
+        ("ai_use", ItemType.CHOICE, True),
+        ("comments", ItemType.TEXT, False),
+    ]
     assert example.surveys.final[1].max_length == 1000
     assert (example.timing.move_seconds, example.timing.idle_minutes) == (120, 20)
     assert example.payment.timeout_rule is TimeoutRule.NO_BONUS_FOR_TIMED_OUT_GAMES
@@ -79,8 +98,11 @@ def test_the_example_loads_as_written(example):
     assert example.completion.redirect("C7K2M9QX") == "https://app.prolific.com/submissions/complete?cc=C7K2M9QX"
     assert example.completion.per_participant_codes is False
     assert [(e.rule, e.threshold) for e in example.exclusions] == [
-        (ExclusionRule.FAILED_ATTENTION_CHECKS_OVER, 0), (ExclusionRule.TIMEOUTS_OVER, 2),
-        (ExclusionRule.SECONDS_UNDER, 240), (ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER, 0)]
+        (ExclusionRule.FAILED_ATTENTION_CHECKS_OVER, 0),
+        (ExclusionRule.TIMEOUTS_OVER, 2),
+        (ExclusionRule.SECONDS_UNDER, 240),
+        (ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER, 0),
+    ]
     assert example.participant_id.parameters == ("PROLIFIC_PID", "participant")
     assert example.participant_id.patterns == {"PROLIFIC_PID": "[0-9a-fA-F]{24}", "participant": "[A-Za-z0-9_-]{1,64}"}
     assert (example.retention_days, example.hash_participant_ids_in_exports) == (90, True)
@@ -102,7 +124,9 @@ def test_the_consent_says_what_is_recorded_that_no_ip_address_is_stored_and_how_
     assert "what we record" in consent and "ip address" in consent and "withdraw" in consent
 
 
-@pytest.mark.parametrize("changed", ["example.yaml", "example/consent.md", "example/instructions.md", "example/debrief.md"])
+@pytest.mark.parametrize(
+    "changed", ["example.yaml", "example/consent.md", "example/instructions.md", "example/debrief.md"]
+)
 def test_the_hash_changes_when_any_file_changes(study_dir, example, changed):
     assert config.load(study_dir / "example.yaml").hash == example.hash  # the copy is the same study
     with open(study_dir / changed, "a", encoding="utf-8") as file:
@@ -112,14 +136,30 @@ def test_the_hash_changes_when_any_file_changes(study_dir, example, changed):
 
 def test_defaults_fill_what_a_minimal_file_leaves_out(study_dir):
     document = example_document()
-    for key in ("mode", "rounds", "first_actor", "prompt_version", "comprehension", "attention_checks", "surveys",
-                "timing", "exclusions", "participant_id", "retention_days", "hash_participant_ids_in_exports"):
+    for key in (
+        "mode",
+        "rounds",
+        "first_actor",
+        "prompt_version",
+        "comprehension",
+        "attention_checks",
+        "surveys",
+        "timing",
+        "exclusions",
+        "participant_id",
+        "retention_days",
+        "hash_participant_ids_in_exports",
+    ):
         del document[key]
     del document["arms"]["a"]["label"], document["design"]["order"], document["payment"]["bonus"]["floor_at_zero"]
     del document["completion"]["redirect_url"]
     study = config.load(write(study_dir, document))
     assert (study.mode, study.rounds, study.first_actor, study.prompt_version) == (
-        Mode.SIMULTANEOUS, 4, Role.BUYER, PromptVersion.TRAIN)
+        Mode.SIMULTANEOUS,
+        4,
+        Role.BUYER,
+        PromptVersion.TRAIN,
+    )
     assert study.label("a") == "the other party" and study.design.order is Order.RANDOM
     assert (study.timing.move_seconds, study.timing.idle_minutes) == (120, 20)
     assert study.participant_id == config.ParticipantId()
@@ -138,6 +178,7 @@ def _set(*path_and_value):
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = value
+
     return change
 
 
@@ -147,6 +188,7 @@ def _delete(*path):
         for key in path[:-1]:
             node = node[key]
         del node[path[-1]]
+
     return change
 
 
@@ -166,7 +208,11 @@ MALFORMED = [
     (_set("cells", None), "cells", "expected a mapping of arms, conditions, roles; got nothing"),
     (_set("cells", "arms", ["a", "b", "c", "d"]), "cells.arms[3]", "`d` is not an arm"),
     (_set("cells", "arms", ["a", "b"]), "arms.c", "not in cells.arms"),
-    (_set("cells", "conditions", ["buyer_unaware", "secret"]), "cells.conditions", "must be one of full, buyer_unaware"),
+    (
+        _set("cells", "conditions", ["buyer_unaware", "secret"]),
+        "cells.conditions",
+        "must be one of full, buyer_unaware",
+    ),
     (_set("cells", "roles", []), "cells.roles", "at least 1"),
     (_set("mode", "parallel"), "mode", "must be one of simultaneous, sequential"),
     (_set("rounds", 21), "rounds", "from 1 to 20"),
@@ -182,16 +228,26 @@ MALFORMED = [
     (_delete("texts", "consent_version"), "texts.consent_version", "missing required field"),
     (_set("texts", "consent_version", 2), "texts.consent_version", "put it in quotes"),
     (_set("comprehension", "attempts", 0), "comprehension.attempts", "from 1 to"),
-    (_set("comprehension", "questions", 0, "answer", "Everything"), "comprehension.questions[0].answer",
-     "not one of the options"),
-    (_set("comprehension", "questions", 1, "options", ["Only one"]), "comprehension.questions[1].options", "at least 2"),
+    (
+        _set("comprehension", "questions", 0, "answer", "Everything"),
+        "comprehension.questions[0].answer",
+        "not one of the options",
+    ),
+    (
+        _set("comprehension", "questions", 1, "options", ["Only one"]),
+        "comprehension.questions[1].options",
+        "at least 2",
+    ),
     (_set("attention_checks", 0, "after_game", 4), "attention_checks[0].after_game", "from 1 to 3"),
     (_set("attention_checks", 0, "id", "satisfaction"), "attention_checks[0].id", "already used"),
     (_set("surveys", "per_game", 2, "scale", [1]), "surveys.per_game[2].scale", "[low, high]"),
     (_set("surveys", "per_game", 2, "options", ["x", "y"]), "surveys.per_game[2].options", "not apply to a likert"),
     (_set("surveys", "per_game", 2, "type", "slider"), "surveys.per_game[2].type", "likert, choice, text"),
-    (_set("surveys", "per_game", 1, {"id": "x", "type": "choice", "text": "Pick", "options": ["one"]}),
-     "surveys.per_game[1].options", "at least 2 options"),
+    (
+        _set("surveys", "per_game", 1, {"id": "x", "type": "choice", "text": "Pick", "options": ["one"]}),
+        "surveys.per_game[1].options",
+        "at least 2 options",
+    ),
     (_set("surveys", "per_game", 0, "builtin", "honest"), "surveys.per_game[0].builtin", "honesty, credulity"),
     (_set("surveys", "per_game", 0, "text", "Reworded"), "surveys.per_game[0].text", "unknown field `text`"),
     (_set("surveys", "final", 1, "id", "ai_use"), "surveys.final[1].id", "already used"),
@@ -205,9 +261,16 @@ MALFORMED = [
     (_set("payment", "timeout_rule", "pay_anyway"), "payment.timeout_rule", "no_bonus_for_timed_out_games"),
     (_set("completion", "redirect_url", "https://x.org/?cc={cod}"), "completion.redirect_url", "{code}"),
     (_set("completion", "code", "has space"), "completion.code", "letters, digits"),
-    (_set("exclusions", 0, {"failed_attention_checks_over": 1, "timeouts_over": 1}), "exclusions[0]", "exactly one rule"),
-    (_set("exclusions", 0, {"failed_attention_checks_over": 1}), "exclusions[0].failed_attention_checks_over",
-     "can never apply with 1 attention checks"),
+    (
+        _set("exclusions", 0, {"failed_attention_checks_over": 1, "timeouts_over": 1}),
+        "exclusions[0]",
+        "exactly one rule",
+    ),
+    (
+        _set("exclusions", 0, {"failed_attention_checks_over": 1}),
+        "exclusions[0].failed_attention_checks_over",
+        "can never apply with 1 attention checks",
+    ),
     (_set("exclusions", 1, {"timeout_over": 2}), "exclusions[1].timeout_over", "did you mean `timeouts_over`"),
     (_set("exclusions", 2, {"seconds_under": 0}), "exclusions[2].seconds_under", "from 1 to"),
     (_set("exclusions", 3, {"timeouts_over": 1}), "exclusions", "names one rule twice"),
@@ -265,12 +328,15 @@ def test_a_missing_text_names_the_field_and_the_path(study_dir):
     assert str(study_dir / "example" / "instructions.md") in str(refused.value)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("name: a\nname: b\n", "line 2: not valid YAML: `name` is written twice"),
-    ("name: [unclosed\n", "not valid YAML"),
-    ("", "the study file is empty"),
-    ("- a list\n", "(top level): expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("name: a\nname: b\n", "line 2: not valid YAML: `name` is written twice"),
+        ("name: [unclosed\n", "not valid YAML"),
+        ("", "the study file is empty"),
+        ("- a list\n", "(top level): expected a mapping"),
+    ],
+)
 def test_a_file_that_is_not_a_study_mapping_is_refused(tmp_path, text, words):
     path = tmp_path / "study.yaml"
     path.write_text(text, encoding="utf-8")
@@ -287,7 +353,7 @@ def test_an_unreadable_study_file_is_refused(tmp_path):
 def _judge_levels(condition: str, header: str) -> list[str]:
     lines = JUDGE["templates"][condition].splitlines()
     start = lines.index(header) + 1
-    return [line.split(": ", 1)[1] for line in lines[start:start + 5]]
+    return [line.split(": ", 1)[1] for line in lines[start : start + 5]]
 
 
 @pytest.mark.parametrize("role", [Role.BUYER, Role.SELLER])
@@ -295,8 +361,12 @@ def test_builtin_honesty_is_the_judges_rubric_addressed_to_the_other_party(role)
     item = builtin_item(Builtin.HONESTY, role=role)
     other = role.other.value
     judged = _judge_levels(f"{role.value}_unaware", f"{role.other.title}'s honesty:")
-    back = [(level[0].lower() + level[1:]).replace("the other party", f"the {other}").replace(" you,", f" the {role.value},")
-            for level in item.options]
+    back = [
+        (level[0].lower() + level[1:])
+        .replace("the other party", f"the {other}")
+        .replace(" you,", f" the {role.value},")
+        for level in item.options
+    ]
     assert back == judged
     assert item.type is ItemType.CHOICE and item.values == (0, 1, 2, 3, 4)
     assert builtin_item(Builtin.HONESTY).options == ()  # the levels name a floor or a ceiling: they need the role
@@ -307,11 +377,20 @@ def test_builtin_honesty_is_the_judges_rubric_addressed_to_the_other_party(role)
 def test_builtin_credulity_is_the_judges_rubric_for_the_participant(role):
     item = builtin_item(Builtin.CREDULITY, role=role)
     me, other = role.value, role.other.value
-    undo = [("You are ", f"The {me} is "), ("You engage", f"The {me} engages"), ("You evaluate", f"The {me} evaluates"),
-            ("You tend", f"The {me} tends"), ("but are ", "but is "), ("ignore or question ", "ignores or questions "),
-            ("pursue your", "pursues their"), ("tend to question", "tends to question"), ("do not", "does not"),
-            ("against your own", "against their own"), ("that you can't", f"that the {me.capitalize()} can't"),
-            ("the other party", f"the {other}")]
+    undo = [
+        ("You are ", f"The {me} is "),
+        ("You engage", f"The {me} engages"),
+        ("You evaluate", f"The {me} evaluates"),
+        ("You tend", f"The {me} tends"),
+        ("but are ", "but is "),
+        ("ignore or question ", "ignores or questions "),
+        ("pursue your", "pursues their"),
+        ("tend to question", "tends to question"),
+        ("do not", "does not"),
+        ("against your own", "against their own"),
+        ("that you can't", f"that the {me.capitalize()} can't"),
+        ("the other party", f"the {other}"),
+    ]
     back = []
     for level in item.options:
         for new, old in undo:
@@ -369,7 +448,7 @@ def test_a_remote_model_spec_is_checked_for_syntax_only(study_dir):
 
 
 @contextlib.contextmanager
-def memory_capped(extra: int = 2 * 1024 ** 3):
+def memory_capped(extra: int = 2 * 1024**3):
     """At most `extra` more bytes of address space for this process meanwhile: an unbounded read of /dev/zero fails
     with MemoryError instead of exhausting the machine."""
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -401,10 +480,13 @@ def test_deep_nesting_is_refused_in_one_line_naming_the_field(study_dir):
     assert line.startswith(f"{path}: k0: nested deeper than ")
 
 
-@pytest.mark.parametrize("old, new, field", [
-    ('consent_version: "2025-01"', "consent_version: 2025-13-01", "line "),  # a date YAML cannot build
-    ("version: 2 ", "version: " + "1" * 5000 + " ", "line "),  # an integer Python will not parse
-])
+@pytest.mark.parametrize(
+    "old, new, field",
+    [
+        ('consent_version: "2025-01"', "consent_version: 2025-13-01", "line "),  # a date YAML cannot build
+        ("version: 2 ", "version: " + "1" * 5000 + " ", "line "),  # an integer Python will not parse
+    ],
+)
 def test_a_value_yaml_cannot_build_is_one_line_with_its_place(study_dir, old, new, field):
     path = study_dir / "study.yaml"
     path.write_text(EXAMPLE.read_text(encoding="utf-8").replace(old, new))
@@ -412,17 +494,20 @@ def test_a_value_yaml_cannot_build_is_one_line_with_its_place(study_dir, old, ne
     assert line.startswith(f"{path}: {field}") and "write it in quotes" in line
 
 
-@pytest.mark.parametrize("change, field, words", [
-    (_set("design", "quota_per_cell", 10 ** 23), "design.quota_per_cell", "from 1 to 1000000"),
-    (_set("games_per_participant", 10 ** 6), "games_per_participant", "from 1 to 100"),
-    (_set("version", 2 ** 40), "version", "from 1 to 1000000"),
-    (_set("retention_days", 10 ** 9), "retention_days", "from 1 to"),
-    (_set("exclusions", 1, {"timeouts_over": 10 ** 12}), "exclusions[1].timeouts_over", "from 0 to"),
-    (_set("payment", "base", 1e300), "payment.base", "from 0 to 1000000"),
-    (_set("surveys", "per_game", 2, "scale", [10 ** 9, 10 ** 9 + 6]), "surveys.per_game[2].scale", "-1000 to 1000"),
-    (_set("name", "x" * 65), "name", "at most 64"),
-    (_set("texts", "consent_version", "v" * 65), "texts.consent_version", "at most 64"),
-])
+@pytest.mark.parametrize(
+    "change, field, words",
+    [
+        (_set("design", "quota_per_cell", 10**23), "design.quota_per_cell", "from 1 to 1000000"),
+        (_set("games_per_participant", 10**6), "games_per_participant", "from 1 to 100"),
+        (_set("version", 2**40), "version", "from 1 to 1000000"),
+        (_set("retention_days", 10**9), "retention_days", "from 1 to"),
+        (_set("exclusions", 1, {"timeouts_over": 10**12}), "exclusions[1].timeouts_over", "from 0 to"),
+        (_set("payment", "base", 1e300), "payment.base", "from 0 to 1000000"),
+        (_set("surveys", "per_game", 2, "scale", [10**9, 10**9 + 6]), "surveys.per_game[2].scale", "-1000 to 1000"),
+        (_set("name", "x" * 65), "name", "at most 64"),
+        (_set("texts", "consent_version", "v" * 65), "texts.consent_version", "at most 64"),
+    ],
+)
 def test_numbers_and_names_are_bounded(study_dir, change, field, words):
     document = example_document()
     change(document)
@@ -476,8 +561,9 @@ def test_a_study_file_that_is_a_device_or_too_large_is_refused_in_one_line(tmp_p
     assert "the study file is larger than 100 KB" in line
 
 
-@pytest.mark.parametrize("pattern", ["(a+)+$", "(a*)*", "(a|a)*", "(aa|a){1,60}", "([a-z]?){1,50}",
-                                     "(?:[0-9]+-)+[0-9]+"])
+@pytest.mark.parametrize(
+    "pattern", ["(a+)+$", "(a*)*", "(a|a)*", "(aa|a){1,60}", "([a-z]?){1,50}", "(?:[0-9]+-)+[0-9]+"]
+)
 def test_an_id_pattern_that_can_backtrack_catastrophically_is_refused(study_dir, pattern):
     document = example_document()
     document["participant_id"] = {"id_pattern": pattern}
@@ -486,8 +572,14 @@ def test_an_id_pattern_that_can_backtrack_catastrophically_is_refused(study_dir,
     assert line.startswith(f"{path}: participant_id.id_pattern: ") and "repeats" in line
 
 
-@pytest.mark.parametrize("pattern, words", [("[A-Za-z0-9]+", "longer than 128"), ("[a-z]{1,200}", "longer than 128"),
-                                            ("[a-z]{0,20}" * 6 + "[0-9]", "more than 1000000 ways")])
+@pytest.mark.parametrize(
+    "pattern, words",
+    [
+        ("[A-Za-z0-9]+", "longer than 128"),
+        ("[a-z]{1,200}", "longer than 128"),
+        ("[a-z]{0,20}" * 6 + "[0-9]", "more than 1000000 ways"),
+    ],
+)
 def test_an_id_pattern_must_bound_the_ids_length_and_its_cost(study_dir, pattern, words):
     document = example_document()
     document["participant_id"] = {"id_patterns": {"participant": pattern}}
@@ -545,20 +637,27 @@ def played(own_moves: int, seconds: float, walked_away: bool = False) -> "config
 
 def test_rules_on_games_actually_played(study_dir):
     document = example_document()
-    document["exclusions"] = [{"moves_per_game_under": 2}, {"seconds_per_game_under": 30},
-                              {"first_round_walkaways_over": 0}]
+    document["exclusions"] = [
+        {"moves_per_game_under": 2},
+        {"seconds_per_game_under": 30},
+        {"first_round_walkaways_over": 0},
+    ]
     moves, seconds, walkaways = config.load(write(study_dir, document)).exclusions
     normal = config.Conduct(0, 0, 600, (played(3, 60), played(2, 45)))
     assert not any(rule.excludes(normal) for rule in (moves, seconds, walkaways))
     rushed = config.Conduct(0, 0, 600, (played(3, 60), played(1, 12, walked_away=True)))
     assert moves.excludes(rushed) and seconds.excludes(rushed) and walkaways.excludes(rushed)
-    assert [rule.rule for rule in (moves, seconds, walkaways)] == [ExclusionRule.MOVES_PER_GAME_UNDER,
-                                                                   ExclusionRule.SECONDS_PER_GAME_UNDER,
-                                                                   ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER]
+    assert [rule.rule for rule in (moves, seconds, walkaways)] == [
+        ExclusionRule.MOVES_PER_GAME_UNDER,
+        ExclusionRule.SECONDS_PER_GAME_UNDER,
+        ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER,
+    ]
     document["exclusions"] = [{"moves_per_game_under": 0}]
     path = write(study_dir, document)
-    assert any(line.startswith(f"{path}: exclusions[0].moves_per_game_under: ") and "from 1 to" in line
-               for line in refused_lines(path))
+    assert any(
+        line.startswith(f"{path}: exclusions[0].moves_per_game_under: ") and "from 1 to" in line
+        for line in refused_lines(path)
+    )
 
 
 # --- completion codes ----------------------------------------------------------------------------------------------
@@ -572,8 +671,9 @@ def test_per_participant_completion_codes_are_an_hmac_of_the_id_and_the_fixed_co
     completion = config.load(write(study_dir, document)).completion
     code = completion.code_for("salt", PROLIFIC_ID)
     assert re.fullmatch(r"[A-Z0-9]{8,12}", code) and code == completion.code_for("salt", PROLIFIC_ID)
-    assert code != completion.code_for("salt", "5" + PROLIFIC_ID[1:]) and code != completion.code_for("pepper",
-                                                                                                     PROLIFIC_ID)
+    assert code != completion.code_for("salt", "5" + PROLIFIC_ID[1:]) and code != completion.code_for(
+        "pepper", PROLIFIC_ID
+    )
     assert code == config.participant_code("salt", PROLIFIC_ID)
     document["completion"]["per_participant_codes"] = "yes"
     path = write(study_dir, document)
@@ -606,8 +706,10 @@ def test_distinct_arms_is_off_by_default_and_checked_at_load(study_dir, example)
     document["design"]["distinct_arms"] = True
     document["games_per_participant"] = 4
     path = write(study_dir, document)
-    assert any(line.startswith(f"{path}: design.distinct_arms: ") and "4 games" in line and "3 arms" in line
-               for line in refused_lines(path))
+    assert any(
+        line.startswith(f"{path}: design.distinct_arms: ") and "4 games" in line and "3 arms" in line
+        for line in refused_lines(path)
+    )
     document["games_per_participant"] = 3
     document["design"]["assignment"] = "between"
     path = write(study_dir, document)
@@ -619,15 +721,18 @@ def test_distinct_arms_is_off_by_default_and_checked_at_load(study_dir, example)
 
 def test_the_example_is_coherent_about_disclosure(example, caplog):
     assert config.disclosure_warnings(example) == []
-    assert not any(item.builtin is Builtin.PERSON_OR_PROGRAM for item in (*example.surveys.per_game,
-                                                                          *example.surveys.final))
+    assert not any(
+        item.builtin is Builtin.PERSON_OR_PROGRAM for item in (*example.surveys.per_game, *example.surveys.final)
+    )
     assert "ai" in example.title.lower() or "ai agents" in example.texts.consent.lower()  # disclosed, and said so
     assert "did not tell you" not in example.texts.debrief
 
 
 def test_loading_warns_when_the_consent_discloses_what_the_debrief_says_was_hidden(study_dir, caplog):
-    (study_dir / "example" / "debrief.md").write_text("The other party was a program. We did not tell you this at "
-                                                      "the start because it could have changed how you bargained.")
+    (study_dir / "example" / "debrief.md").write_text(
+        "The other party was a program. We did not tell you this at "
+        "the start because it could have changed how you bargained."
+    )
     document = example_document()
     document["surveys"]["per_game"].append({"builtin": "person_or_program", "id": "human_or_ai"})
     path = write(study_dir, document)
@@ -640,12 +745,15 @@ def test_loading_warns_when_the_consent_discloses_what_the_debrief_says_was_hidd
 
 
 def test_a_documented_deception_design_loads_without_warnings(study_dir):
-    (study_dir / "example" / "consent.md").write_text("You will bargain with another party over a price. "
-                                                      "We record your moves.")
+    (study_dir / "example" / "consent.md").write_text(
+        "You will bargain with another party over a price. We record your moves."
+    )
     (study_dir / "example" / "instructions.md").write_text("Make offers; the other party does too.")
-    (study_dir / "example" / "debrief.md").write_text("The other party was a computer program. We did not tell "
-                                                      "you at the start because it could have changed how you "
-                                                      "bargained.")
+    (study_dir / "example" / "debrief.md").write_text(
+        "The other party was a computer program. We did not tell "
+        "you at the start because it could have changed how you "
+        "bargained."
+    )
     document = example_document()
     document["title"] = "A bargaining study"
     document["surveys"]["per_game"].append({"builtin": "person_or_program"})

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import run_main
 from huggingface_hub import HfApi
 from huggingface_hub.hf_api import RepoUrl
 from huggingface_hub.utils import filter_repo_objects
-from cli_runner import run_main
 from test_study_flow import answers_for, make_study, runner_for
 
 from bargain.cli import main
 from bargain.engine.trial import Role
+from bargain.publish import HubSync, PublishError, push_to_hub
 from bargain.study import records
 from bargain.study.config import Timing
-from bargain.publish import HubSync, PublishError, push_to_hub
 from bargain.study.export import PAYMENT_DIR, PUBLISHED, TABLES, UNDESCRIBED, export_study
 from bargain.study.survey import Builtin, builtin_item
 
@@ -47,10 +47,11 @@ async def take_part(runner, pid: str, *, finish: bool = True, move: bool = True,
         view = page["view"]
         game = runner.arena.store.game(view["game_id"])
         price = (game["buyer_price"] + game["seller_price"]) / 2
-        page = await runner.submit(params, "game", {"round": view["round"], "action": "OFFER",
-                                                    "price": f"{price:.2f}", "message": "Fair?"})
+        page = await runner.submit(
+            params, "game", {"round": view["round"], "action": "OFFER", "price": f"{price:.2f}", "message": "Fair?"}
+        )
     if finish:
-        await runner.submit(params, "final_survey", {"comments": "=HYPERLINK(\"http://x\")"})
+        await runner.submit(params, "final_survey", {"comments": '=HYPERLINK("http://x")'})
         await runner.submit(params, "debrief", {})
 
 
@@ -111,7 +112,8 @@ def test_every_table_is_written_and_the_codebook_covers_every_column(study_db, t
         assert list(parquet.columns) == list(text.columns)
         assert set(codebook.loc[codebook["file"] == table, "column"]) == set(parquet.columns), table
     assert set(codebook.loc[codebook["file"] == "payments", "column"]) == set(
-        pd.read_csv(out / PAYMENT_DIR / "payments.csv").columns)
+        pd.read_csv(out / PAYMENT_DIR / "payments.csv").columns
+    )
     markdown = (out / "codebook.md").read_text()
     assert "## surveys_wide" in markdown and "g2_attention" in markdown and "Choose Rarely" in markdown
 
@@ -153,14 +155,20 @@ def test_a_hashed_export_carries_pseudonyms_and_no_platform_ids(study_db, tmp_pa
 def test_the_command_line_writes_the_export_and_names_what_is_wrong(study_db, tmp_path):
     study_dir, _ = study_db
     db = str(study_dir / "study.db")
-    done = run_main(main, *["export", "--db", db, "--study", "flow-test", "--out", str(tmp_path / "out"), "--no-hash-ids"])
+    done = run_main(
+        main, *["export", "--db", db, "--study", "flow-test", "--out", str(tmp_path / "out"), "--no-hash-ids"]
+    )
     assert done.returncode == 0 and "files written" in done.stdout
     assert (tmp_path / "out" / PAYMENT_DIR / "bonuses.csv").read_text().startswith("P1,")
     wrong = run_main(main, *["export", "--db", db, "--study", "nope", "--out", str(tmp_path / "x")])
     assert wrong.returncode == 2 and "no study named 'nope'" in wrong.stderr and "flow-test" in wrong.stderr
-    version = run_main(main, *["export", "--db", db, "--study", "flow-test", "--version", "3", "--out", str(tmp_path / "x")])
+    version = run_main(
+        main, *["export", "--db", db, "--study", "flow-test", "--version", "3", "--out", str(tmp_path / "x")]
+    )
     assert version.returncode == 2 and "has no version 3" in version.stderr
-    missing = run_main(main, *["export", "--db", str(tmp_path / "none.db"), "--study", "flow-test", "--out", str(tmp_path)])
+    missing = run_main(
+        main, *["export", "--db", str(tmp_path / "none.db"), "--study", "flow-test", "--out", str(tmp_path)]
+    )
     assert missing.returncode == 2 and "no database file" in missing.stderr
 
 
@@ -197,8 +205,19 @@ def test_pushing_uploads_no_payment_file_and_fails_offline_in_one_line(study_db,
     with pytest.raises(PublishError, match="no Hugging Face token"):
         push_to_hub(tmp_path / "out", "lab/study", PUBLISHED)
     monkeypatch.undo()
-    offline = run_main(main, "export", "--db", str(study_db[0] / "study.db"), "--study", "flow-test",
-                       "--out", str(tmp_path / "again"), "--to-hub", "lab/study", env={"HF_TOKEN": "hf_x"})
+    offline = run_main(
+        main,
+        "export",
+        "--db",
+        str(study_db[0] / "study.db"),
+        "--study",
+        "flow-test",
+        "--out",
+        str(tmp_path / "again"),
+        "--to-hub",
+        "lab/study",
+        env={"HF_TOKEN": "hf_x"},
+    )
     assert offline.returncode == 2 and offline.stderr.startswith("error: cannot push to the Hub dataset lab/study")
     assert (tmp_path / "again" / PAYMENT_DIR / "bonuses.csv").exists()  # written before the push failed
 
@@ -206,8 +225,7 @@ def test_pushing_uploads_no_payment_file_and_fails_offline_in_one_line(study_db,
 def test_a_running_study_keeps_a_private_copy_in_step_on_the_hub(study_db):
     _, store = study_db
     hub = RecordingHub()
-    sync = HubSync("lab/live", lambda folder: export_study(store, "flow-test", out_dir=folder), 60, PUBLISHED,
-                   api=hub)
+    sync = HubSync("lab/live", lambda folder: export_study(store, "flow-test", out_dir=folder), 60, PUBLISHED, api=hub)
     try:
         sync.trigger().result(timeout=60)  # queued after the push made at start
         sync.trigger().result(timeout=60)  # nothing changed since: no commit
@@ -222,8 +240,16 @@ def test_the_app_will_not_start_a_sync_it_cannot_make(tmp_path):
     from bargain import app as arena_app
 
     make_study(tmp_path)
-    started = run_main(arena_app.main, "--db", str(tmp_path / "a.db"), "--study", str(tmp_path / "study.yaml"),
-                       "--sync-to-hub", "lab/live", env={"HF_TOKEN": None, "HF_HOME": str(tmp_path / "hf")})
+    started = run_main(
+        arena_app.main,
+        "--db",
+        str(tmp_path / "a.db"),
+        "--study",
+        str(tmp_path / "study.yaml"),
+        "--sync-to-hub",
+        "lab/live",
+        env={"HF_TOKEN": None, "HF_HOME": str(tmp_path / "hf")},
+    )
     assert started.returncode == 1 and "Traceback" not in started.stderr
     assert "error: cannot push to the Hub dataset lab/live: no Hugging Face token" in started.stderr
 
@@ -235,8 +261,10 @@ def test_the_codebook_says_what_each_rubric_level_and_scale_point_means_and_how_
     honesty = codebook["surveys_wide", "g1_honesty"]
     levels = builtin_item(Builtin.HONESTY, role=Role.BUYER).options  # the study's participants are buyers
     assert all(f"{level} = {text}" in honesty for level, text in enumerate(levels)), honesty
-    assert "1 = Not at all" in codebook["surveys_wide", "g2_satisfied"] and "5 = Very" in codebook["surveys_wide",
-                                                                                                    "g2_satisfied"]
+    assert (
+        "1 = Not at all" in codebook["surveys_wide", "g2_satisfied"]
+        and "5 = Very" in codebook["surveys_wide", "g2_satisfied"]
+    )
     assert "person = A person" in codebook["surveys_wide", "g1_person_or_program"]
     cells = codebook["participants", "cells"]
     assert "within subjects" in cells and "fewest" in cells and "same arm" in cells and "fixed order" in cells
@@ -246,8 +274,11 @@ def test_the_codebook_says_what_each_rubric_level_and_scale_point_means_and_how_
 
 def test_the_codebook_gives_the_rubric_for_each_role_played_and_says_when_arms_are_distinct(tmp_path):
     study = make_study(tmp_path)
-    study = dataclasses.replace(study, cells=tuple(dataclasses.replace(c, role=Role.SELLER) for c in study.cells),
-                                design=dataclasses.replace(study.design, distinct_arms=True))
+    study = dataclasses.replace(
+        study,
+        cells=tuple(dataclasses.replace(c, role=Role.SELLER) for c in study.cells),
+        design=dataclasses.replace(study.design, distinct_arms=True),
+    )
     runner = runner_for(tmp_path, study)
     asyncio.run(take_part(runner, "S1"))
     export_study(runner.arena.store, "flow-test", out_dir=tmp_path / "out")

@@ -60,8 +60,11 @@ participant_id: {id_pattern: "[A-Za-z0-9_-]{1,64}"}  # short ids such as P1 unde
 
 
 def make_study(tmp_path, quota: int = 10):
-    for name, text in (("consent.md", "We record your moves."), ("instructions.md", "Bargain well."),
-                       ("debrief.md", "The other party was a program.")):
+    for name, text in (
+        ("consent.md", "We record your moves."),
+        ("instructions.md", "Bargain well."),
+        ("debrief.md", "The other party was a program."),
+    ):
         (tmp_path / name).write_text(text)
     (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY).replace("QUOTA", str(quota)))
     return load(tmp_path / "study.yaml")
@@ -88,8 +91,11 @@ def answers_for(page: dict, **chosen) -> dict:
 async def play_game(runner: StudyRunner, params: dict, page: dict, pages: list) -> dict:
     while page["stage"] == "game":
         view = page["view"]
-        page = await runner.submit(params, "game", {"round": view["round"], "action": "OFFER",
-                                                    "price": f"{view['your_price'] * 0.5:.2f}", "message": "hi"})
+        page = await runner.submit(
+            params,
+            "game",
+            {"round": view["round"], "action": "OFFER", "price": f"{view['your_price'] * 0.5:.2f}", "message": "hi"},
+        )
         pages.append(page)
     return page
 
@@ -127,12 +133,17 @@ def test_a_participant_goes_from_consent_to_the_completion_code(tmp_path):
         assert all(p["view"]["debrief"] is None for p in pages if p["stage"] == "game")
         store = runner.arena.store
         row = records.participant(store, "flow-test", "P1")
-        assert row["stage"] == "completed" and row["consent_version"] == "v7" and row["source"] == {"STUDY_ID": "S9",
-                                                                                                    "SESSION_ID": "X1"}
+        assert (
+            row["stage"] == "completed"
+            and row["consent_version"] == "v7"
+            and row["source"] == {"STUDY_ID": "S9", "SESSION_ID": "X1"}
+        )
         assert row["cells"] == ["a/both_unaware/buyer", "b/both_unaware/buyer"]  # fixed order
         games = [store.game(g) for g in row["games"]]
         assert [(g["arm"], g["study"], g["participant"]) for g in games] == [
-            ("tactic:hardliner", "flow-test", "P1"), ("tactic:linear", "flow-test", "P1")]
+            ("tactic:hardliner", "flow-test", "P1"),
+            ("tactic:linear", "flow-test", "P1"),
+        ]
         utilities = [g["buyer_norm_utility"] for g in games]
         assert row["bonus"] == round(max(0.0, min(1.5 * sum(utilities), 2.0)), 2)  # the payment rule by hand
         assert row["excluded"] is False and row["attention_failures"] == 0
@@ -166,8 +177,10 @@ def test_failing_the_comprehension_check_screens_out_with_the_code(tmp_path):
         assert page["stage"] == "comprehension" and "1 attempt(s) left" in page["note"]
         page = await runner.submit(params, "comprehension", {"no_deal": "Everything"})
         assert page["stage"] == "screened_out" and page["code"] == "OUT456"
-        assert records.cell_counts(runner.arena.store, "flow-test", 1) == {"a/both_unaware/buyer": (0, 10),
-                                                                            "b/both_unaware/buyer": (0, 10)}
+        assert records.cell_counts(runner.arena.store, "flow-test", 1) == {
+            "a/both_unaware/buyer": (0, 10),
+            "b/both_unaware/buyer": (0, 10),
+        }
 
     asyncio.run(scenario())
 
@@ -190,8 +203,7 @@ def test_bad_ids_answers_and_double_submissions_change_nothing(tmp_path):
         assert page["stage"] == "comprehension" and page["errors"] == {"no_deal": "Choose one of the options."}
         page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
         page = await play_game(runner, params, page, [])
-        bad = await runner.submit(params, "game_survey", {"honesty": "5", "person_or_program": "robot",
-                                                          "satisfied": 9})
+        bad = await runner.submit(params, "game_survey", {"honesty": "5", "person_or_program": "robot", "satisfied": 9})
         assert bad["stage"] == "game_survey" and set(bad["errors"]) == {"honesty", "person_or_program", "satisfied"}
         row = records.participant(runner.arena.store, "flow-test", "P4")
         assert records.answers(runner.arena.store, row["id"])[-1]["survey"] == "comprehension"  # nothing half-stored
@@ -209,8 +221,10 @@ def test_a_full_study_turns_newcomers_away(tmp_path):
             await runner.submit(params, "instructions", {})
             stages.append((await runner.submit(params, "comprehension", {"no_deal": "Nothing"}))["stage"])
         assert stages == ["game", "game", "full"]
-        assert records.cell_counts(runner.arena.store, "flow-test", 1) == {"a/both_unaware/buyer": (2, 2),
-                                                                            "b/both_unaware/buyer": (2, 2)}
+        assert records.cell_counts(runner.arena.store, "flow-test", 1) == {
+            "a/both_unaware/buyer": (2, 2),
+            "b/both_unaware/buyer": (2, 2),
+        }
 
     asyncio.run(scenario())
 
@@ -263,8 +277,11 @@ def test_a_prolific_id_must_have_prolifics_form_by_default(tmp_path):
 
 
 def test_games_not_actually_played_flag_the_participant_who_still_completes_and_is_paid(tmp_path):
-    rules = (Exclusion(ExclusionRule.MOVES_PER_GAME_UNDER, 2), Exclusion(ExclusionRule.SECONDS_PER_GAME_UNDER, 3600),
-             Exclusion(ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER, 0))
+    rules = (
+        Exclusion(ExclusionRule.MOVES_PER_GAME_UNDER, 2),
+        Exclusion(ExclusionRule.SECONDS_PER_GAME_UNDER, 3600),
+        Exclusion(ExclusionRule.FIRST_ROUND_WALKAWAYS_OVER, 0),
+    )
 
     async def scenario():
         runner = runner_for(tmp_path, dataclasses.replace(make_study(tmp_path), exclusions=rules))
@@ -276,17 +293,22 @@ def test_games_not_actually_played_flag_the_participant_who_still_completes_and_
     store = asyncio.run(scenario())
     walker, player = (records.participant(store, "flow-test", pid) for pid in ("WALK", "PLAY"))
     games = [store.game(game_id) for game_id in walker["games"]]
-    assert all([(m["round"], m["action"]) for m in g["moves"] if m["actor"] == "human"] == [(1, "NO_DEAL")]
-               for g in games)
+    assert all(
+        [(m["round"], m["action"]) for m in g["moves"] if m["actor"] == "human"] == [(1, "NO_DEAL")] for g in games
+    )
     assert walker["excluded"] and walker["exclusion_reasons"] == [
-        "moves_per_game_under 2", "seconds_per_game_under 3600", "first_round_walkaways_over 0"]
+        "moves_per_game_under 2",
+        "seconds_per_game_under 3600",
+        "first_round_walkaways_over 0",
+    ]
     assert player["excluded"] and "seconds_per_game_under 3600" in player["exclusion_reasons"]
     assert "first_round_walkaways_over 0" not in player["exclusion_reasons"]
     assert walker["bonus"] == 0.0  # no deal: no bonus, but the base is paid (they completed)
     export_study(store, "flow-test", out_dir=tmp_path / "out", hashed=False)
     people = pd.read_csv(tmp_path / "out" / "participants.csv").set_index("participant")
-    assert people.loc["WALK", "exclusion_reasons"] == ("moves_per_game_under 2;seconds_per_game_under 3600;"
-                                                       "first_round_walkaways_over 0")
+    assert people.loc["WALK", "exclusion_reasons"] == (
+        "moves_per_game_under 2;seconds_per_game_under 3600;first_round_walkaways_over 0"
+    )
     paid = pd.read_csv(tmp_path / "out" / "payment" / "payments.csv")
     assert set(paid["participant_id"]) == {"WALK", "PLAY"} and set(paid["base"]) == {2.0}
 
@@ -348,8 +370,11 @@ def test_the_admins_game_list_names_every_game_apart(tmp_path):
 
     games = dashboard.recent_games(asyncio.run(scenario()), "flow-test")
     labels = [dashboard.game_label(g) for g in games.itertuples()]
-    assert len(labels) == 2 and len(set(labels)) == 2 and {"L1 game 1", "L1 game 2"} <= {
-        " ".join(label.split()[2:5]) for label in labels}
+    assert (
+        len(labels) == 2
+        and len(set(labels)) == 2
+        and {"L1 game 1", "L1 game 2"} <= {" ".join(label.split()[2:5]) for label in labels}
+    )
 
 
 def test_a_study_file_with_a_problem_leaves_no_database_behind(tmp_path):
@@ -358,6 +383,7 @@ def test_a_study_file_with_a_problem_leaves_no_database_behind(tmp_path):
 
     (tmp_path / "study.yaml").write_text("name: x\nversion: 1\n")
     with pytest.raises(StudyError):
-        arena_app.build(arena_app.parse_args(["--db", str(tmp_path / "data" / "arena.db"), "--study",
-                                              str(tmp_path / "study.yaml")]))
+        arena_app.build(
+            arena_app.parse_args(["--db", str(tmp_path / "data" / "arena.db"), "--study", str(tmp_path / "study.yaml")])
+        )
     assert not (tmp_path / "data").exists()

@@ -16,8 +16,8 @@ import pytest
 from arena_helpers import free_port
 from test_study_flow import make_study
 
-from benchmarks.study import Faults, Replica, run
 from bargain.agents.stub_server import StubServer
+from benchmarks.study import Faults, Replica, run
 
 URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.slow
@@ -35,7 +35,13 @@ def fresh_postgres() -> str:
 def assert_clean(result, participants: int) -> None:
     out = result.outcome
     assert (out.completed, out.stuck, out.error_pages, out.errors) == (participants, 0, 0, [])
-    assert (out.duplicated_moves, out.lost_moves, out.slots_off, out.games_left_active, out.problems) == (0, 0, 0, 0, [])
+    assert (out.duplicated_moves, out.lost_moves, out.slots_off, out.games_left_active, out.problems) == (
+        0,
+        0,
+        0,
+        0,
+        [],
+    )
     assert result.kills >= 1 and result.trips_ms["move"]
 
 
@@ -58,14 +64,32 @@ def post(url: str, api: str, *data) -> dict:
 def test_a_model_server_that_never_answers_costs_a_participant_one_deadline(tmp_path, processes):
     make_study(tmp_path)
     yaml = tmp_path / "study.yaml"
-    yaml.write_text(yaml.read_text().replace('"tactic:hardliner"', '"arm:base"').replace('"tactic:linear"',
-                                                                                         '"arm:base"'))
+    yaml.write_text(
+        yaml.read_text().replace('"tactic:hardliner"', '"arm:base"').replace('"tactic:linear"', '"arm:base"')
+    )
     db = fresh_postgres() if processes == 2 else f"sqlite:///{tmp_path / 'study.db'}"
     deadline = 2.0
     with StubServer(["Qwen/Qwen3-8B"]) as model:
-        replicas = [Replica(["--db", db, "--study", str(yaml), "--port", str(free_port()), "--backend", "vllm",
-                             "--base-url", model.url, "--move-deadline", str(deadline)], tmp_path / f"t{i}.json")
-                    for i in range(processes)]
+        replicas = [
+            Replica(
+                [
+                    "--db",
+                    db,
+                    "--study",
+                    str(yaml),
+                    "--port",
+                    str(free_port()),
+                    "--backend",
+                    "vllm",
+                    "--base-url",
+                    model.url,
+                    "--move-deadline",
+                    str(deadline),
+                ],
+                tmp_path / f"t{i}.json",
+            )
+            for i in range(processes)
+        ]
         try:
             for replica in replicas:
                 replica.start()
@@ -76,8 +100,9 @@ def test_a_model_server_that_never_answers_costs_a_participant_one_deadline(tmp_
             model.delay_s = 3600.0  # the model server now takes requests and never answers
             post(here, "study_step", query, "comprehension", {"no_deal": "Nothing"})  # the game starts
             began = time.monotonic()
-            page = post(here, "study_step", query, "game", {"round": 1, "action": "OFFER", "price": "1.00",
-                                                            "message": "hello"})
+            page = post(
+                here, "study_step", query, "game", {"round": 1, "action": "OFFER", "price": "1.00", "message": "hello"}
+            )
             assert time.monotonic() - began < deadline + 2.0
             assert page["stage"] == "game" and "took too long" in page["view"]["error"] and page["view"]["your_turn"]
             began = time.monotonic()
@@ -85,8 +110,13 @@ def test_a_model_server_that_never_answers_costs_a_participant_one_deadline(tmp_
             assert time.monotonic() - began < 3.0 and reload["stage"] == "game" and reload["view"]["round"] == 1
             time.sleep(deadline)  # the round the reload tried again runs out its deadline too
             model.delay_s = 0.0  # back
-            page = post(there, "study_step", query, "game", {"round": 1, "action": "OFFER", "price": "1.00",
-                                                             "message": "hello again"})
+            page = post(
+                there,
+                "study_step",
+                query,
+                "game",
+                {"round": 1, "action": "OFFER", "price": "1.00", "message": "hello again"},
+            )
             assert page["view"]["round"] == 2 and page["view"]["error"] is None
             assert [t["message"] for t in page["view"]["transcript"] if t["speaker"] == "you"] == ["hello again"]
         finally:
@@ -106,14 +136,26 @@ def test_free_play_moves_sent_to_two_processes_at_once_are_played_once(tmp_path)
         urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
         games = []
         for n in range(10):
-            view = post(urls[n % 2], "start_game", "buyer", "tactic:hardliner", "both_unaware", "simultaneous", 3, "low",
-                        "train", f"browser{n}", "buyer")
+            view = post(
+                urls[n % 2],
+                "start_game",
+                "buyer",
+                "tactic:hardliner",
+                "both_unaware",
+                "simultaneous",
+                3,
+                "low",
+                "train",
+                f"browser{n}",
+                "buyer",
+            )
             while view["status"] == "active":
                 answers: list[dict] = [{}, {}]
 
-                def send(which: int, price: str) -> None:
-                    answers[which] = post(urls[which], "play_move", view["game_id"], view["round"], "OFFER", price,
-                                          f"sent to {which}")
+                def send(which: int, price: str, answers: list[dict] = answers, view: dict = view) -> None:
+                    answers[which] = post(
+                        urls[which], "play_move", view["game_id"], view["round"], "OFFER", price, f"sent to {which}"
+                    )
 
                 threads = [threading.Thread(target=send, args=(i, f"{1 + i / 10:.2f}")) for i in range(2)]
                 for thread in threads:

@@ -24,8 +24,10 @@ def processes(tmp_path, study=None, count: int = 2) -> list[StudyRunner]:
     """`count` runners of one study over one database, each with its own store (connections) and arena."""
     study = study or make_study(tmp_path)
     url = f"sqlite:///{tmp_path / 'study.db'}"
-    return [StudyRunner(study, Arena(Store(url), Backends(), arms=["tactic:hardliner", "tactic:linear"]))
-            for _ in range(count)]
+    return [
+        StudyRunner(study, Arena(Store(url), Backends(), arms=["tactic:hardliner", "tactic:linear"]))
+        for _ in range(count)
+    ]
 
 
 async def to_first_game(runner: StudyRunner, params: dict) -> dict:
@@ -39,8 +41,8 @@ def held_slots(store: Store, within: bool = True) -> dict[str, int]:
     the games they finished): what `study_cells.filled` must equal, however requests raced or processes died."""
     held: dict[str, int] = {}
     for row in records.participants(store, "flow-test", [1]):
-        kept = row["cells"][:row["games_done"]] if row["stage"] == "dropped" else row["cells"]
-        for cell in (kept if within else kept[:1]):
+        kept = row["cells"][: row["games_done"]] if row["stage"] == "dropped" else row["cells"]
+        for cell in kept if within else kept[:1]:
             held[cell] = held.get(cell, 0) + 1
     return held
 
@@ -59,8 +61,13 @@ def test_reloads_on_two_processes_while_a_game_starts_make_one_game(tmp_path):
             page = await play_game(first, params, await first.page(params), [])
             # The survey moves the participant to game 2, which the next page load starts; meanwhile they reload
             # in this tab and in another one that reached the other process.
-            pages = await asyncio.gather(first.submit(params, "game_survey", answers_for(page)), first.page(params),
-                                         second.page(params), second.page(params), first.page(params))
+            pages = await asyncio.gather(
+                first.submit(params, "game_survey", answers_for(page)),
+                first.page(params),
+                second.page(params),
+                second.page(params),
+                first.page(params),
+            )
             shown = {p["view"]["game_id"] for p in pages if p["stage"] == "game"}
             games = study_games(first.arena.store, f"R{n}")
             assert list(games["game_index"]) == [1, 2] and (games["status"] == "finished").sum() == 1
@@ -78,8 +85,10 @@ def test_the_same_move_sent_to_two_processes_at_once_is_played_once(tmp_path):
             params = {"participant": f"M{n}"}
             view = (await to_first_game(first, params))["view"]
             move = {"round": view["round"], "action": "OFFER", "message": "twice"}
-            pages = await asyncio.gather(first.submit(params, "game", {**move, "price": "1.10"}),
-                                         second.submit(params, "game", {**move, "price": "1.20"}))
+            pages = await asyncio.gather(
+                first.submit(params, "game", {**move, "price": "1.10"}),
+                second.submit(params, "game", {**move, "price": "1.20"}),
+            )
             game = first.arena.store.game(view["game_id"])
             mine = [(m["round"], m["price"]) for m in game["moves"] if m["actor"] == "human"]
             assert len(mine) == 1 and mine[0][0] == 1  # one of the two prices, once
@@ -115,6 +124,7 @@ def test_a_survey_sent_again_is_taken_once_and_different_answers_are_refused_pol
 def test_answers_left_by_a_process_that_died_before_moving_on_do_not_block_the_retry(tmp_path):
     """A page saved and not moved on (a process killed between the two, as an older version could be): the retry
     moves the participant on and the answers first saved are the ones kept."""
+
     async def scenario():
         (runner,) = processes(tmp_path, count=1)
         params = {"participant": "D1"}
@@ -134,6 +144,7 @@ def test_answers_left_by_a_process_that_died_before_moving_on_do_not_block_the_r
 def test_a_step_that_fails_halfway_is_taken_whole_by_the_retry_and_slots_are_counted_once(tmp_path, monkeypatch):
     """The slots are taken, then moving on to the game fails (the process dies, the database refuses): the retry
     takes no second slot, saves the comprehension answers once and starts one game."""
+
     async def scenario():
         (runner,) = processes(tmp_path, count=1)
         params = {"participant": "F1"}
@@ -176,8 +187,11 @@ def test_any_request_counts_as_activity_and_the_idle_are_released_once(tmp_path)
         for runner in (first, second):
             runner._released = float("-inf")  # the next request looks for idle participants, in both processes
         view = (await first.page({"participant": "active"}))["view"]
-        page = await second.submit({"participant": "active"}, "game", {"round": view["round"], "action": "OFFER",
-                                                                       "price": "1.00", "message": ""})
+        page = await second.submit(
+            {"participant": "active"},
+            "game",
+            {"round": view["round"], "action": "OFFER", "price": "1.00", "message": ""},
+        )
         assert page["stage"] == "game" and page["view"]["round"] == 2  # a move is activity: not dropped mid-game
         gone = records.participant(store, "flow-test", "gone")
         assert gone["stage"] == "dropped"

@@ -47,13 +47,21 @@ def test_a_participant_is_recorded_once_whoever_arrives_first(tmp_path):
     store = Store(sqlite_url(tmp_path))
     study(store)
     rows = []
-    threads = [threading.Thread(target=lambda: rows.append(
-        records.arrive(Store(sqlite_url(tmp_path)), "pilot", 1, "h1", "P1", {"STUDY_ID": "s"}))) for _ in range(8)]
+    threads = [
+        threading.Thread(
+            target=lambda: rows.append(
+                records.arrive(Store(sqlite_url(tmp_path)), "pilot", 1, "h1", "P1", {"STUDY_ID": "s"})
+            )
+        )
+        for _ in range(8)
+    ]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len({r["id"] for r in rows}) == 1 and rows[0]["stage"] == "consent" and rows[0]["source"] == {"STUDY_ID": "s"}
+    assert (
+        len({r["id"] for r in rows}) == 1 and rows[0]["stage"] == "consent" and rows[0]["source"] == {"STUDY_ID": "s"}
+    )
 
 
 @pytest.mark.parametrize("within", [False, True])
@@ -136,7 +144,9 @@ def test_a_stage_moves_once_and_answers_are_stored_once(tmp_path):
     study(store)
     row = records.arrive(store, "pilot", 1, "h1", "P1", {})
     moved = records.move_to(store, row["id"], "instructions", expected="consent", consent_version="v1")
-    assert moved["stage"] == "instructions" and moved["consent_version"] == "v1" and "instructions" in moved["stage_times"]
+    assert (
+        moved["stage"] == "instructions" and moved["consent_version"] == "v1" and "instructions" in moved["stage_times"]
+    )
     with pytest.raises(StageError, match="not 'consent'"):  # a second tab submitting consent again
         records.move_to(store, row["id"], "instructions", expected="consent")
     page = records.Answers("final", 0, {"q1": ("4", None), "q2": ("yes", None)})
@@ -166,13 +176,31 @@ def test_retention_replaces_old_ids_by_their_pseudonyms_everywhere(tmp_path):
     study(store)
     old = records.arrive(store, "pilot", 1, "h1", "OLD1", {"STUDY_ID": "s"})
     records.arrive(store, "pilot", 1, "h1", "NEW1", {})
-    store.create_game(id="g" * 32, player="OLD1", participant="OLD1", study="pilot", human_role="buyer",
-                      arm="tactic:linear", scenario="low:0", seed=1, condition="full", mode="simultaneous", max_rounds=4,
-                      first_actor="buyer", buyer_price=5.0, seller_price=3.0, trial={}, prompt_version="train",
-                      parsing="strict")
+    store.create_game(
+        id="g" * 32,
+        player="OLD1",
+        participant="OLD1",
+        study="pilot",
+        human_role="buyer",
+        arm="tactic:linear",
+        scenario="low:0",
+        seed=1,
+        condition="full",
+        mode="simultaneous",
+        max_rounds=4,
+        first_actor="buyer",
+        buyer_price=5.0,
+        seller_price=3.0,
+        trial={},
+        prompt_version="train",
+        parsing="strict",
+    )
     with store.writing("age") as session:
-        session.execute(update(ParticipantRow).where(ParticipantRow.id == old["id"])
-                        .values(created_at=utcnow() - timedelta(days=40)))
+        session.execute(
+            update(ParticipantRow)
+            .where(ParticipantRow.id == old["id"])
+            .values(created_at=utcnow() - timedelta(days=40))
+        )
     assert records.forget_identifiers(store, "pilot", 1, days=30) == 1
     alias = records.pseudonym(records.study_salt(store, "pilot", 1), "OLD1")
     assert records.participant(store, "pilot", "OLD1") is None
@@ -183,8 +211,12 @@ def test_retention_replaces_old_ids_by_their_pseudonyms_everywhere(tmp_path):
     assert records.forget_identifiers(store, "pilot", 1, days=30) == 0  # once
 
 
-THREE_ARMS = {f"{arm}/{condition}/{role}": 3 for arm in ("a", "b", "c") for condition in ("full", "both_unaware")
-              for role in ("buyer", "seller")}
+THREE_ARMS = {
+    f"{arm}/{condition}/{role}": 3
+    for arm in ("a", "b", "c")
+    for condition in ("full", "both_unaware")
+    for role in ("buyer", "seller")
+}
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -7,18 +7,24 @@ import pytest
 
 from bargain.agents.agent import make_agent
 from bargain.agents.arms import ArmError
-from bargain.episodes import play
-from bargain.engine.game import Action, Move, new_initial_state
 from bargain.agents.tactics import TACTICS, anchor
+from bargain.engine.game import Action, Move, new_initial_state
 from bargain.engine.trial import Condition, Mode, Role, Trial
+from bargain.episodes import play
 
 B, S = Role.BUYER, Role.SELLER
 
 
 @pytest.fixture
 def trial(scenario_set):
-    return Trial(trial_id=1, scenario=scenario_set.get("low:0"), condition=Condition.FULL,
-                 buyer_price=2.68, seller_price=1.22, max_rounds=5)
+    return Trial(
+        trial_id=1,
+        scenario=scenario_set.get("low:0"),
+        condition=Condition.FULL,
+        buyer_price=2.68,
+        seller_price=1.22,
+        max_rounds=5,
+    )
 
 
 class Fixed:

@@ -16,9 +16,17 @@ from train import config as configuration
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("preset, world, per_device, mini_batch, accumulation", [
-    ("buyer-grpo", 1, 96, 24, 4), ("buyer-grpo", 4, 24, 24, 1), ("buyer-grpo", 8, 12, 12, 1),
-    ("seller-grpo", 1, 2304, 24, 96), ("seller-grpo", 4, 576, 24, 24), ("joint-cispo", 8, 288, 24, 12)])
+@pytest.mark.parametrize(
+    "preset, world, per_device, mini_batch, accumulation",
+    [
+        ("buyer-grpo", 1, 96, 24, 4),
+        ("buyer-grpo", 4, 24, 24, 1),
+        ("buyer-grpo", 8, 12, 12, 1),
+        ("seller-grpo", 1, 2304, 24, 96),
+        ("seller-grpo", 4, 576, 24, 24),
+        ("joint-cispo", 8, 288, 24, 12),
+    ],
+)
 def test_the_reference_batch_is_shared_out_over_any_world_size(preset, world, per_device, mini_batch, accumulation):
     cfg = configuration.load(ROOT / "train" / "configs" / f"{preset}.yaml")
     layout = configuration.batch_layout(cfg, world)
@@ -28,8 +36,11 @@ def test_the_reference_batch_is_shared_out_over_any_world_size(preset, world, pe
 
 def test_a_world_size_that_cannot_share_the_batch_is_refused_with_the_sizes_that_can():
     cfg = configuration.load(ROOT / "train" / "configs" / "buyer-grpo.yaml")
-    with pytest.raises(ValueError, match=r"batch_size 96 cannot be shared out over 5 processes: run on 1, 2, 3, 4, 6, "
-                                         r"8, 12, 16 processes"):
+    with pytest.raises(
+        ValueError,
+        match=r"batch_size 96 cannot be shared out over 5 processes: run on 1, 2, 3, 4, 6, "
+        r"8, 12, 16 processes",
+    ):
         configuration.batch_layout(cfg, 5)
 
 
@@ -41,8 +52,21 @@ def phase(tiny_model: Path, out: Path, processes: int) -> dict:
     if processes == 1:
         command = [sys.executable, *script]
     else:
-        command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
-                   "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", *script]
+        command = [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--multi_gpu",
+            "--num_processes",
+            str(processes),
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+            *script,
+        ]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
@@ -70,9 +94,18 @@ def planted(tmp_path: Path, roles: list[str]) -> Path:
         for role in roles:
             for condition in ("seller_unaware", "ALL"):
                 peak = {"buyer": 2, "seller": 5}[role]
-                rows.append({"step": step, "role": role, "condition": condition, "games": 16,
-                             "deal_rate": 0.1 * step, "reward": 1.0 - abs(step - peak) * 0.1 + (condition != "ALL"),
-                             "buyer_reward": 0.01 * step, "seller_reward": -0.01 * step})
+                rows.append(
+                    {
+                        "step": step,
+                        "role": role,
+                        "condition": condition,
+                        "games": 16,
+                        "deal_rate": 0.1 * step,
+                        "reward": 1.0 - abs(step - peak) * 0.1 + (condition != "ALL"),
+                        "buyer_reward": 0.01 * step,
+                        "seller_reward": -0.01 * step,
+                    }
+                )
     pd.DataFrame(rows).to_csv(tmp_path / "validation.csv", index=False)
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"roles": roles}))
     return tmp_path

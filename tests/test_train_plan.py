@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-
 from cli_runner import run_main
+
 from train.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,17 +41,32 @@ def low() -> list[dict]:
 
 
 def fields(index: int, condition: str, buyer: float, seller: float, role: str) -> dict:
-    return {"product": low()[index]["product_name"], "scenario": f"low:{index}", "condition": condition,
-            "buyer_price": buyer, "seller_price": seller, "role": role}
+    return {
+        "product": low()[index]["product_name"],
+        "scenario": f"low:{index}",
+        "condition": condition,
+        "buyer_price": buyer,
+        "seller_price": seller,
+        "role": role,
+    }
 
 
 def prices(rng: random.Random, scenario: dict) -> tuple[float, float]:
-    return (round(rng.uniform(*scenario["buyer_res_price_range"]), 2),
-            round(rng.uniform(*scenario["seller_res_price_range"]), 2))
+    return (
+        round(rng.uniform(*scenario["buyer_res_price_range"]), 2),
+        round(rng.uniform(*scenario["seller_res_price_range"]), 2),
+    )
 
 
-def reference_steps(conditions: list[str], roles: list[str], steps: int, start: int = 0, stop: int = 1500,
-                    trials: int = TRIALS, per_step: int = PER_STEP) -> list[dict]:
+def reference_steps(
+    conditions: list[str],
+    roles: list[str],
+    steps: int,
+    start: int = 0,
+    stop: int = 1500,
+    trials: int = TRIALS,
+    per_step: int = PER_STEP,
+) -> list[dict]:
     """The groups of steps 1..`steps`: scenario > transparency > rounds > mode > trial, prices then the role
     from one generator, the groups shuffled by it and cut into batches, the batches reshuffled in place with
     Random(seed + step) whenever the steps have gone through all of them."""
@@ -65,14 +80,16 @@ def reference_steps(conditions: list[str], roles: list[str], steps: int, start: 
                         buyer, seller = prices(rng, low()[index])
                         groups.append(fields(index, condition, buyer, seller, rng.choice(roles)))
     rng.shuffle(groups)
-    batches = [groups[i:i + per_step] for i in range(0, len(groups), per_step)]
+    batches = [groups[i : i + per_step] for i in range(0, len(groups), per_step)]
     listed = []
     for step in range(1, steps + 1):
         at = (step - 1) % len(batches)
         if at == 0 and step > 1:
             random.Random(SEED + step).shuffle(batches)
-        listed += [{"kind": "train", "step": step, "group": g, **group, "episodes": GROUP_SIZE}
-                   for g, group in enumerate(batches[at], start=1)]
+        listed += [
+            {"kind": "train", "step": step, "group": g, **group, "episodes": GROUP_SIZE}
+            for g, group in enumerate(batches[at], start=1)
+        ]
     return listed
 
 
@@ -108,7 +125,7 @@ def test_the_plan_is_the_references_groups_and_validation_games(preset):
     validation = [e for e in listed if e["kind"] == "validation"]
     assert validation == reference_validation(conditions, roles)
     assert len(validation) == 8 * len(conditions) * len(roles) * VAL_TRIALS
-    assert listed[-len(validation):] == validation
+    assert listed[-len(validation) :] == validation
 
 
 def test_the_first_step_is_the_default_and_overrides_apply():
@@ -119,8 +136,20 @@ def test_the_first_step_is_the_default_and_overrides_apply():
 
 def test_steps_go_round_as_the_reference_reshuffles_them():
     """10 groups in steps of 3: four steps (the last of one group), then the steps reshuffled, three times."""
-    listed = plan("--config", "train/configs/joint-grpo.yaml", "--train-split", "low:0:10", "--conditions", "full",
-                  "--trials-per-scenario", "1", "--groups-per-step", "3", "--steps", "12")
+    listed = plan(
+        "--config",
+        "train/configs/joint-grpo.yaml",
+        "--train-split",
+        "low:0:10",
+        "--conditions",
+        "full",
+        "--trials-per-scenario",
+        "1",
+        "--groups-per-step",
+        "3",
+        "--steps",
+        "12",
+    )
     expected = reference_steps(["full"], ["buyer", "seller"], 12, stop=10, trials=1, per_step=3)
     assert [e for e in listed if e["kind"] == "train"] == expected
     assert [sum(e["step"] == s for e in expected) for s in (1, 2, 3, 4)] == [3, 3, 3, 1]
@@ -134,11 +163,18 @@ def test_bad_arguments_are_refused():
 
 def test_the_plan_loads_no_model_library():
     """A fresh interpreter: neither torch nor transformers (nor peft, accelerate) is imported."""
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "train", "plan", "--config",
-                             "train/configs/joint-grpo.yaml"], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, **ENV})
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "train", "plan", "--config", "train/configs/joint-grpo.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+    )
     assert result.returncode == 0, result.stderr
-    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in result.stderr.splitlines()
-                if line.startswith("import time:")}
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "train" in imported and not imported & {"torch", "transformers", "peft", "accelerate"}
     assert len(result.stdout.splitlines()) == PER_STEP + 1024

@@ -19,21 +19,20 @@ import numpy as np
 import pytest
 import torch
 
-from bargain.engine import scenarios
 from bargain.agents.agent import make_agent
 from bargain.agents.arms import BASE
 from bargain.agents.backends import Sampling
 from bargain.agents.backends.canned import CannedBackend
-from bargain.episodes import Episode, play
-from bargain.engine.game import new_initial_state
 from bargain.agents.llm import LLMAgent
+from bargain.engine import scenarios
+from bargain.engine.game import new_initial_state
 from bargain.engine.trial import Condition, Trial
+from bargain.episodes import Episode, play
 from train import config as configuration
 from train.advantages import group_advantages, rank_transform
-from train.config import TrainConfig
+from train.config import TrainConfig, batch_layout
 from train.losses import k3_kl, policy_loss, token_mean
 from train.samples import Sample, check_prefix, completion_logprobs, prompt_text, turn_samples
-from train.config import batch_layout
 from train.trainer import fill_logprobs, load_model, optimise, pad_right_aligned, pool_of
 
 CONFIGS = Path(__file__).resolve().parents[1] / "train" / "configs"
@@ -44,6 +43,7 @@ ROUNDS = 3
 # ---------------------------------------------------------------------------------------------
 # 1. Rank transform and advantages
 # ---------------------------------------------------------------------------------------------
+
 
 def test_rank_transform_gives_average_ranks_worst_first():
     assert list(rank_transform(np.array([0.3, -0.1, 0.3, 0.9]))) == [2.5, 1.0, 2.5, 4.0]
@@ -89,15 +89,19 @@ MASK = torch.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 1.0]])  # row 0: 3 tokens, row 
 
 def _logp(deltas):
     """logp = old + delta as a leaf needing gradients, so rho = exp(delta)."""
-    return torch.tensor([[o + d for o, d in zip(old_row, row)] for old_row, row in zip(OLD, deltas)],
-                        dtype=torch.float64, requires_grad=True)
+    return torch.tensor(
+        [[o + d for o, d in zip(old_row, row)] for old_row, row in zip(OLD, deltas)],
+        dtype=torch.float64,
+        requires_grad=True,
+    )
 
 
 def _loss(kind, logp, advantages, ref=None, mask=MASK, kl_coef=0.0, **kwargs):
     old = torch.tensor(OLD, dtype=torch.float64)
     ref = logp.detach().clone() if ref is None else ref
-    return policy_loss(kind, logp, old, ref, torch.tensor(advantages, dtype=torch.float64), mask.double(),
-                       kl_coef=kl_coef, **kwargs)
+    return policy_loss(
+        kind, logp, old, ref, torch.tensor(advantages, dtype=torch.float64), mask.double(), kl_coef=kl_coef, **kwargs
+    )
 
 
 def test_grpo_without_clipping_is_the_ratio_times_the_advantage():
@@ -110,8 +114,10 @@ def test_grpo_without_clipping_is_the_ratio_times_the_advantage():
     assert parts["clipped"] == 0.0
     loss.backward()
     # d/dlogp of -rho A / n_i / B is -rho A / n_i / B
-    expected = [[-e(0.1) * 1.0 / 3 / 2, -e(-0.1) * 1.0 / 3 / 2, -e(0.05) * 1.0 / 3 / 2],
-                [0.0, -e(0.15) * -2.0 / 2 / 2, -e(-0.2) * -2.0 / 2 / 2]]
+    expected = [
+        [-e(0.1) * 1.0 / 3 / 2, -e(-0.1) * 1.0 / 3 / 2, -e(0.05) * 1.0 / 3 / 2],
+        [0.0, -e(0.15) * -2.0 / 2 / 2, -e(-0.2) * -2.0 / 2 / 2],
+    ]
     assert logp.grad.tolist() == [pytest.approx(r, abs=1e-12) for r in expected]
 
 
@@ -143,8 +149,10 @@ def test_cispo_caps_the_weight_and_detaches_it():
     assert loss.item() == pytest.approx((row0 + row1) / 2, abs=1e-12)
     loss.backward()
     # the weight is a constant: d/dlogp = -min(rho, cap) A / n_i / B
-    expected = [[-5.0 * 2.0 / 3 / 2, -1.0 * 2.0 / 3 / 2, -0.5 * 2.0 / 3 / 2],
-                [0.0, -3.0 * -1.0 / 2 / 2, -5.0 * -1.0 / 2 / 2]]
+    expected = [
+        [-5.0 * 2.0 / 3 / 2, -1.0 * 2.0 / 3 / 2, -0.5 * 2.0 / 3 / 2],
+        [0.0, -3.0 * -1.0 / 2 / 2, -5.0 * -1.0 / 2 / 2],
+    ]
     assert logp.grad.tolist() == [pytest.approx(r, abs=1e-12) for r in expected]
 
 
@@ -172,8 +180,10 @@ def test_the_kl_term_adds_kl_coef_times_the_per_sample_mean_k3(kind):
     assert (with_kl - without).item() == pytest.approx(0.1 * kl, abs=1e-12)
     # its gradient: kl_coef (1 - exp(ref - logp)) / n_i / B
     (with_kl - without).backward()
-    expected = [[0.1 * (1 - e(d)) / 3 / 2 for d in ref_minus_logp[0]],
-                [0.0] + [0.1 * (1 - e(d)) / 2 / 2 for d in ref_minus_logp[1][1:]]]
+    expected = [
+        [0.1 * (1 - e(d)) / 3 / 2 for d in ref_minus_logp[0]],
+        [0.0] + [0.1 * (1 - e(d)) / 2 / 2 for d in ref_minus_logp[1][1:]],
+    ]
     assert logp.grad.tolist() == [pytest.approx(r, abs=1e-12) for r in expected]
 
 
@@ -186,8 +196,9 @@ def test_token_means_per_sample_then_the_batch_mean():
     assert grpo.item() == pytest.approx((-1.0 + -3.0) / 2, abs=1e-12)
     logp = torch.full((2, 3), -1.0, dtype=torch.float64, requires_grad=True)
     old = logp.detach().clone()
-    cispo, _ = policy_loss("cispo", logp, old, old, torch.tensor([1.0, 3.0], dtype=torch.float64), mask.double(),
-                           kl_coef=0.0)
+    cispo, _ = policy_loss(
+        "cispo", logp, old, old, torch.tensor([1.0, 3.0], dtype=torch.float64), mask.double(), kl_coef=0.0
+    )
     # token loss -1 * A * (-1) = A: per sample 1 and 3, mean 2
     assert cispo.item() == pytest.approx((1.0 + 3.0) / 2, abs=1e-12)
 
@@ -214,6 +225,7 @@ def test_an_unknown_loss_is_refused():
 # ---------------------------------------------------------------------------------------------
 # 3. Samples from a real multi-turn episode, their masks and their log-probs
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tokenizer(tiny_model):
@@ -268,8 +280,9 @@ def test_one_sample_per_buyer_turn_with_the_sampling_prompt_and_reply_plus_eos(e
     samples = turn_samples(episode, "buyer", 0.75, tokenizer, 2048, 1024)
     assert len(samples) == len(records) == ROUNDS
     for sample, record in zip(samples, records):
-        text = tokenizer.apply_chat_template(record["messages"], tokenize=False, add_generation_prompt=True,
-                                             enable_thinking=False)
+        text = tokenizer.apply_chat_template(
+            record["messages"], tokenize=False, add_generation_prompt=True, enable_thinking=False
+        )
         assert text.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")  # thinking off, generation prompt on
         assert sample.prompt_ids == _ids(tokenizer, text)
         assert sample.completion_ids == _ids(tokenizer, record["raw"]) + [eos]
@@ -317,15 +330,18 @@ def test_long_samples_lose_the_oldest_tokens_of_the_whole_sequence(episode, toke
     kept = turn_samples(episode, "buyer", 1.0, tokenizer, limit, 1024)
     assert all(len(f.prompt_ids) + len(f.completion_ids) > limit for f in full)
     assert all(len(k.prompt_ids) + len(k.completion_ids) == limit for k in kept)
-    assert [k.prompt_ids for k in kept] == [f.prompt_ids[len(f.prompt_ids) + len(f.completion_ids) - limit:]
-                                            for f in full]
+    assert [k.prompt_ids for k in kept] == [
+        f.prompt_ids[len(f.prompt_ids) + len(f.completion_ids) - limit :] for f in full
+    ]
     assert [k.completion_ids for k in kept] == [f.completion_ids for f in full]
 
 
 def test_the_loss_mask_covers_exactly_the_completion_right_aligned(episode, tokenizer, model):
-    samples = (turn_samples(episode, "buyer", 1.0, tokenizer, 2048, 1024)
-               + turn_samples(_cut(episode), "seller", 1.0, tokenizer, 2048, 1024)
-               + turn_samples(episode, "buyer", 1.0, tokenizer, 2048, 7))
+    samples = (
+        turn_samples(episode, "buyer", 1.0, tokenizer, 2048, 1024)
+        + turn_samples(_cut(episode), "seller", 1.0, tokenizer, 2048, 1024)
+        + turn_samples(episode, "buyer", 1.0, tokenizer, 2048, 7)
+    )
     lengths = [len(s.completion_ids) for s in samples]
     assert len(set(lengths)) >= 3  # rows of different widths
     with torch.no_grad():
@@ -334,7 +350,7 @@ def test_the_loss_mask_covers_exactly_the_completion_right_aligned(episode, toke
     assert logp.shape == mask.shape == (len(samples), width)
     for row, n in enumerate(lengths):
         assert mask[row].tolist() == [0.0] * (width - n) + [1.0] * n
-        assert torch.all(logp[row, : width - n] == 0) and torch.all(logp[row, width - n:] < 0)
+        assert torch.all(logp[row, : width - n] == 0) and torch.all(logp[row, width - n :] < 0)
 
 
 def _reference_logprobs(model, sample: Sample) -> torch.Tensor:
@@ -343,7 +359,7 @@ def _reference_logprobs(model, sample: Sample) -> torch.Tensor:
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([ids])).logits[0].float()  # (L, V)
     start = len(sample.prompt_ids)
-    predicting = torch.log_softmax(logits[start - 1: len(ids) - 1], dim=-1)  # position j predicts token j + 1
+    predicting = torch.log_softmax(logits[start - 1 : len(ids) - 1], dim=-1)  # position j predicts token j + 1
     return predicting.gather(-1, torch.tensor(sample.completion_ids)[:, None]).squeeze(-1)
 
 
@@ -358,7 +374,7 @@ def test_completion_logprobs_match_an_unbatched_forward_pass(episode, tokenizer,
         for row, sample in enumerate(batch):
             n = len(sample.completion_ids)
             expected = _reference_logprobs(model, sample)
-            assert torch.allclose(logp[row, logp.shape[1] - n:], expected, atol=1e-4), (row, len(batch))
+            assert torch.allclose(logp[row, logp.shape[1] - n :], expected, atol=1e-4), (row, len(batch))
 
 
 def test_check_prefix_with_a_qwen3_style_template(episode, tokenizer):
@@ -373,7 +389,8 @@ def test_check_prefix_with_a_qwen3_style_template(episode, tokenizer):
         "{%- endfor %}"
         "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
         "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
-        "{%- endif %}")
+        "{%- endif %}"
+    )
     for record in episode.records:
         assert check_prefix(qwen3_like, record["messages"], record["raw"])
         assert prompt_text(qwen3_like, record["messages"]) == prompt_text(tokenizer, record["messages"])
@@ -387,6 +404,7 @@ def test_check_prefix_holds_for_the_tiny_template(episode, tokenizer):
 # ---------------------------------------------------------------------------------------------
 # 4. One optimiser step moves the policy the right way
 # ---------------------------------------------------------------------------------------------
+
 
 def _peft_model(tiny_model, seed: int = 0):
     from peft import LoraConfig, get_peft_model
@@ -438,8 +456,9 @@ def test_one_step_raises_the_favoured_reply_and_lowers_the_other(loss, tiny_mode
 
     cfg = TrainConfig(loss=loss, epochs=1, mini_batch=2, batch_size=2, kl_coef=0.001, learning_rate=1e-2)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
-    result = optimise(cfg, batch_layout(cfg, 1), model, optimizer, _Constant(optimizer), Accelerator(), samples, pad,
-                      seed=0)
+    result = optimise(
+        cfg, batch_layout(cfg, 1), model, optimizer, _Constant(optimizer), Accelerator(), samples, pad, seed=0
+    )
     assert result["optimiser_steps"] == 1
     assert result["ratio"] == pytest.approx(1.0, abs=1e-4) and result["kl"] == pytest.approx(0.0, abs=1e-6)
     after = _summed(model, samples, pad)
@@ -449,7 +468,7 @@ def test_one_step_raises_the_favoured_reply_and_lowers_the_other(loss, tiny_mode
     with torch.no_grad(), model.disable_adapter():
         ref, _ = completion_logprobs(model, samples, pad)
     for row, s in enumerate(samples):
-        assert torch.allclose(ref[row, ref.shape[1] - len(s.completion_ids):], s.ref_logp, atol=1e-5)
+        assert torch.allclose(ref[row, ref.shape[1] - len(s.completion_ids) :], s.ref_logp, atol=1e-5)
 
 
 class _RecordingOptimizer:
@@ -479,14 +498,29 @@ def test_zero_weight_padding_does_not_change_the_gradient(tiny_model, tokenizer,
     real = [good, bad, Sample(good.prompt_ids[-20:], good.completion_ids, 0.5)]
     fill_logprobs(model, real, pad_id, batch=4, reference=True)
     fill_logprobs(model, real, pad_id, batch=4, reference=False)
-    padding = Sample(good.prompt_ids, good.completion_ids, 0.0, weight=0.0,
-                     old_logp=good.old_logp.clone(), ref_logp=good.ref_logp.clone())
+    padding = Sample(
+        good.prompt_ids,
+        good.completion_ids,
+        0.0,
+        weight=0.0,
+        old_logp=good.old_logp.clone(),
+        ref_logp=good.ref_logp.clone(),
+    )
     cfg = TrainConfig(loss="grpo", epochs=1, mini_batch=4, batch_size=4, kl_coef=0.0, max_grad_norm=1e9)
     grads = []
     for batch in (real, real + [padding]):
         recorder = _RecordingOptimizer(p for p in model.parameters() if p.requires_grad)
-        optimise(cfg, batch_layout(cfg, 1), model, recorder, SimpleNamespace(step=lambda: None), Accelerator(), batch,
-                 pad_id, seed=0)
+        optimise(
+            cfg,
+            batch_layout(cfg, 1),
+            model,
+            recorder,
+            SimpleNamespace(step=lambda: None),
+            Accelerator(),
+            batch,
+            pad_id,
+            seed=0,
+        )
         assert len(recorder.grads) == 1
         grads.append(recorder.grads[0])
     for without, with_padding in zip(*grads):
@@ -500,8 +534,16 @@ def test_gradient_checkpointing_changes_memory_not_the_gradient(tiny_model, toke
     samples = _two_replies(tokenizer, episode)
     grads = []
     for checkpointing in (False, True):
-        cfg = TrainConfig(model=str(tiny_model), variant="unit-test", loss="grpo", epochs=1, mini_batch=2, batch_size=2,
-                          max_grad_norm=1e9, gradient_checkpointing=checkpointing)
+        cfg = TrainConfig(
+            model=str(tiny_model),
+            variant="unit-test",
+            loss="grpo",
+            epochs=1,
+            mini_batch=2,
+            batch_size=2,
+            max_grad_norm=1e9,
+            gradient_checkpointing=checkpointing,
+        )
         torch.manual_seed(3)
         model, _ = load_model(cfg, Accelerator())
         assert model.base_model.model.is_gradient_checkpointing is checkpointing
@@ -514,8 +556,17 @@ def test_gradient_checkpointing_changes_memory_not_the_gradient(tiny_model, toke
         fill_logprobs(model, batch, pad_id, batch=2, reference=False)
         recorder = _RecordingOptimizer(p for p in model.parameters() if p.requires_grad)
         model.train()
-        optimise(cfg, batch_layout(cfg, 1), model, recorder, SimpleNamespace(step=lambda: None), Accelerator(), batch,
-                 pad_id, seed=0)
+        optimise(
+            cfg,
+            batch_layout(cfg, 1),
+            model,
+            recorder,
+            SimpleNamespace(step=lambda: None),
+            Accelerator(),
+            batch,
+            pad_id,
+            seed=0,
+        )
         grads.append(recorder.grads[0])
     assert len(grads[0]) == len(grads[1]) > 0 and any(float(g.abs().sum()) > 0 for g in grads[0])
     for plain, recomputed in zip(*grads):
@@ -563,11 +614,31 @@ TABLE = {
     "joint-grpo": (["buyer", "seller"], "grpo", "rank", 5e-6, 24, 32, 64, ALL_FOUR, ("self", 0.7, 0.8)),
     "joint-cispo": (["buyer", "seller"], "cispo", "rank", 5e-6, 24, 32, 64, ALL_FOUR, ("self", 0.7, 0.8)),
 }
-SHARED = dict(groups_per_step=64, group_size=16, epochs=4, mini_batch=24, clip=0.2, cispo_cap=5.0, kl_coef=0.001,
-              max_sequence_tokens=3072, max_completion_tokens=1024, gradient_checkpointing=True, steps=300, seed=42,
-              max_rounds=4, trained_temperature=0.7, trained_top_p=0.8, sanity_check=True, weight_decay=0.01,
-              max_grad_norm=1.0,
-              model="Qwen/Qwen3-8B", train_split="train", val_split="val", val_trials=16, trials_per_scenario=4)
+SHARED = dict(
+    groups_per_step=64,
+    group_size=16,
+    epochs=4,
+    mini_batch=24,
+    clip=0.2,
+    cispo_cap=5.0,
+    kl_coef=0.001,
+    max_sequence_tokens=3072,
+    max_completion_tokens=1024,
+    gradient_checkpointing=True,
+    steps=300,
+    seed=42,
+    max_rounds=4,
+    trained_temperature=0.7,
+    trained_top_p=0.8,
+    sanity_check=True,
+    weight_decay=0.01,
+    max_grad_norm=1.0,
+    model="Qwen/Qwen3-8B",
+    train_split="train",
+    val_split="val",
+    val_trials=16,
+    trials_per_scenario=4,
+)
 
 
 def test_there_is_one_config_per_variant():
@@ -600,14 +671,17 @@ def test_an_unknown_yaml_key_names_the_key(tmp_path):
         configuration.load(path)
 
 
-@pytest.mark.parametrize("values, says", [
-    (dict(roles=["buyer", "seller"], opponent="frozen"), "opponent: self"),
-    (dict(group_size=1), "group_size"),
-    (dict(loss="ppo"), "'ppo'"),
-    (dict(rollout_backend="vllm"), "base_url"),
-    (dict(conditions=["seller_unaware", "nobody_aware"]), "nobody_aware"),
-    (dict(roles=["referee"]), "roles"),
-])
+@pytest.mark.parametrize(
+    "values, says",
+    [
+        (dict(roles=["buyer", "seller"], opponent="frozen"), "opponent: self"),
+        (dict(group_size=1), "group_size"),
+        (dict(loss="ppo"), "'ppo'"),
+        (dict(rollout_backend="vllm"), "base_url"),
+        (dict(conditions=["seller_unaware", "nobody_aware"]), "nobody_aware"),
+        (dict(roles=["referee"]), "roles"),
+    ],
+)
 def test_bad_combinations_are_refused_with_a_useful_message(values, says):
     with pytest.raises(ValueError, match=says):
         TrainConfig(**values)
@@ -624,11 +698,28 @@ def test_good_combinations_pass():
 def test_command_line_overrides_are_typed():
     parser = argparse.ArgumentParser()
     configuration.add_arguments(parser)
-    args = parser.parse_args(["--learning-rate", "0.5", "--roles", "buyer,seller", "--sanity-check", "false",
-                              "--epochs", "2", "--base-url", "http://x/v1"])
+    args = parser.parse_args(
+        [
+            "--learning-rate",
+            "0.5",
+            "--roles",
+            "buyer,seller",
+            "--sanity-check",
+            "false",
+            "--epochs",
+            "2",
+            "--base-url",
+            "http://x/v1",
+        ]
+    )
     overrides = configuration.overrides_from(args)
-    assert overrides == {"learning_rate": 0.5, "roles": ["buyer", "seller"], "sanity_check": False, "epochs": 2,
-                         "base_url": "http://x/v1"}
+    assert overrides == {
+        "learning_rate": 0.5,
+        "roles": ["buyer", "seller"],
+        "sanity_check": False,
+        "epochs": 2,
+        "base_url": "http://x/v1",
+    }
     assert type(overrides["learning_rate"]) is float and type(overrides["epochs"]) is int
     assert type(overrides["sanity_check"]) is bool
     assert configuration.overrides_from(parser.parse_args([])) == {}
@@ -641,6 +732,7 @@ def test_command_line_overrides_are_typed():
 # ---------------------------------------------------------------------------------------------
 # 6. Sharing samples out
 # ---------------------------------------------------------------------------------------------
+
 
 def _samples(n: int) -> list[Sample]:
     return [Sample([1, 2, i], [3, i], float(i)) for i in range(n)]
@@ -666,7 +758,16 @@ def test_each_epoch_takes_whole_batches_padding_the_last(n, batch_size, steps, t
     fill_logprobs(model, samples, pad, batch=8, reference=False)
     cfg = TrainConfig(loss="grpo", epochs=2, mini_batch=4, batch_size=batch_size)
     recorder = _RecordingOptimizer(p for p in model.parameters() if p.requires_grad)
-    result = optimise(cfg, batch_layout(cfg, 1), model, recorder, SimpleNamespace(step=lambda: None), Accelerator(),
-                      samples, pad, seed=3)
+    result = optimise(
+        cfg,
+        batch_layout(cfg, 1),
+        model,
+        recorder,
+        SimpleNamespace(step=lambda: None),
+        Accelerator(),
+        samples,
+        pad,
+        seed=3,
+    )
     assert result["optimiser_steps"] == len(recorder.grads) == 2 * steps
     assert [s.advantage for s in samples] == [float(i) for i in range(n)]  # the caller's list is left alone

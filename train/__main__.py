@@ -22,12 +22,18 @@ def main(argv: list[str] | None = None) -> int:
         from train.best import best
 
         parser = argparse.ArgumentParser(
-            prog="python -m train best", description="The checkpoint the reference would pick: the step with the "
+            prog="python -m train best",
+            description="The checkpoint the reference would pick: the step with the "
             "highest validation reward of the trained side over its training conditions (ALL rows of "
-            "validation.csv); for joint runs the seller's, as the released joint adapters were chosen.")
+            "validation.csv); for joint runs the seller's, as the released joint adapters were chosen.",
+        )
         parser.add_argument("run_dir")
-        parser.add_argument("--metric", default="reward", help="another column of validation.csv to rank by, e.g. "
-                            "deal_rate or buyer_reward (default: reward, the judged side's)")
+        parser.add_argument(
+            "--metric",
+            default="reward",
+            help="another column of validation.csv to rank by, e.g. "
+            "deal_rate or buyer_reward (default: reward, the judged side's)",
+        )
         args = parser.parse_args(argv[1:])
         try:
             step, path, value, top = best(args.run_dir, args.metric)
@@ -37,10 +43,14 @@ def main(argv: list[str] | None = None) -> int:
         print(top.to_string(float_format=lambda x: f"{x:.4f}"))
         print(f"best step {step}: {args.metric} {value:.4f}\n{path}")
         return 0
-    parser = argparse.ArgumentParser(prog="python -m train", description="Train a bargaining adapter with GRPO or CISPO "
-                                     "(docs/TRAINING.md). Every config field can be overridden by its flag.")
-    parser.add_argument("--config", help="a YAML file, or a preset by name (buyer-grpo, ..., joint-cispo: "
-                        "train/configs/NAME.yaml)")
+    parser = argparse.ArgumentParser(
+        prog="python -m train",
+        description="Train a bargaining adapter with GRPO or CISPO "
+        "(docs/TRAINING.md). Every config field can be overridden by its flag.",
+    )
+    parser.add_argument(
+        "--config", help="a YAML file, or a preset by name (buyer-grpo, ..., joint-cispo: train/configs/NAME.yaml)"
+    )
     parser.add_argument("--resume", help="a run directory or checkpoint to continue from")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     configuration.add_arguments(parser)

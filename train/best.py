@@ -36,5 +36,9 @@ def best(run_dir: str | Path, metric: str = "reward") -> tuple[int, Path, float,
     ranked = pooled.sort_values([metric, "step"], ascending=[False, True], kind="stable")
     step = int(ranked.index[0])
     shown = [c for c in ("deal_rate", "buyer_reward", "seller_reward", metric) if c in ranked.columns]
-    return step, run_dir / "checkpoints" / f"step_{step}", float(ranked.iloc[0][metric]), \
-        ranked[list(dict.fromkeys(shown))].head(5)
+    return (
+        step,
+        run_dir / "checkpoints" / f"step_{step}",
+        float(ranked.iloc[0][metric]),
+        ranked[list(dict.fromkeys(shown))].head(5),
+    )

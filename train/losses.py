@@ -37,8 +37,18 @@ def cispo_token_loss(logp, old_logp, advantages, cap: float) -> torch.Tensor:
     return -weight * advantages[:, None] * logp
 
 
-def policy_loss(kind: str, logp, old_logp, ref_logp, advantages, mask, *, clip: float = 0.2, cap: float = 5.0,
-                kl_coef: float = 0.001) -> tuple[torch.Tensor, dict]:
+def policy_loss(
+    kind: str,
+    logp,
+    old_logp,
+    ref_logp,
+    advantages,
+    mask,
+    *,
+    clip: float = 0.2,
+    cap: float = 5.0,
+    kl_coef: float = 0.001,
+) -> tuple[torch.Tensor, dict]:
     """The batch loss (a scalar) and its parts, for `kind` grpo or cispo."""
     if kind == "grpo":
         token = grpo_token_loss(logp, old_logp, advantages, clip)
@@ -50,7 +60,9 @@ def policy_loss(kind: str, logp, old_logp, ref_logp, advantages, mask, *, clip: 
     per_sample = token_mean(token, mask) + kl_coef * token_mean(kl, mask)  # (B,)
     with torch.no_grad():
         ratio = torch.exp(logp - old_logp)
-        parts = {"kl": token_mean(kl, mask).mean().item(),
-                 "ratio": token_mean(ratio, mask).mean().item(),
-                 "clipped": token_mean(((ratio - 1).abs() > clip).float(), mask).mean().item()}
+        parts = {
+            "kl": token_mean(kl, mask).mean().item(),
+            "ratio": token_mean(ratio, mask).mean().item(),
+            "clipped": token_mean(((ratio - 1).abs() > clip).float(), mask).mean().item(),
+        }
     return per_sample.mean(), parts

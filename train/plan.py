@@ -12,7 +12,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 from bargain.engine import scenarios
 from train import config as configuration
@@ -23,8 +23,14 @@ from train.config import TrainConfig
 def describe(game: rollouts.Group) -> dict:
     """The fields that make a group or validation game: scenario, condition, prices, trained role."""
     trial = game.trial
-    return {"product": trial.scenario.product_name, "scenario": trial.scenario.ref, "condition": trial.condition.value,
-            "buyer_price": trial.buyer_price, "seller_price": trial.seller_price, "role": game.role.value}
+    return {
+        "product": trial.scenario.product_name,
+        "scenario": trial.scenario.ref,
+        "condition": trial.condition.value,
+        "buyer_price": trial.buyer_price,
+        "seller_price": trial.seller_price,
+        "role": game.role.value,
+    }
 
 
 def plan(cfg: TrainConfig, steps: int, source: scenarios.ScenarioSet) -> Iterator[dict]:
@@ -39,15 +45,20 @@ def plan(cfg: TrainConfig, steps: int, source: scenarios.ScenarioSet) -> Iterato
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train plan", conflict_handler="resolve",
-                                     description="Print, one JSON object per line, the training groups of the first "
-                                     "steps and every validation game of a config, without loading a model.")
-    parser.add_argument("--config", help="a YAML file, or a preset by name (buyer-grpo, ..., joint-cispo: "
-                        "train/configs/NAME.yaml)")
+    parser = argparse.ArgumentParser(
+        prog="python -m train plan",
+        conflict_handler="resolve",
+        description="Print, one JSON object per line, the training groups of the first "
+        "steps and every validation game of a config, without loading a model.",
+    )
+    parser.add_argument(
+        "--config", help="a YAML file, or a preset by name (buyer-grpo, ..., joint-cispo: train/configs/NAME.yaml)"
+    )
     configuration.add_arguments(parser)
     # replaces the config's --steps (the run's length, which changes nothing listed here)
-    parser.add_argument("--steps", dest="plan_steps", type=int, default=1, metavar="N",
-                        help="list the groups of steps 1..N (default 1)")
+    parser.add_argument(
+        "--steps", dest="plan_steps", type=int, default=1, metavar="N", help="list the groups of steps 1..N (default 1)"
+    )
     args = parser.parse_args(argv)
     if args.plan_steps < 1:
         parser.error("--steps must be at least 1")

@@ -17,17 +17,16 @@ import asyncio
 import random
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 
-from bargain.engine import scenarios
 from bargain.agents.agent import Side, agent_factory
 from bargain.agents.arms import BASE, Arm
 from bargain.agents.backends import Backends, Sampling
-from bargain.episodes import Episode, play_many
 from bargain.agents.llm import LLMAgent
+from bargain.engine import scenarios
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role, Scenario, Trial
+from bargain.episodes import Episode, play_many
 from train.advantages import group_advantages
 from train.config import TrainConfig
 
@@ -59,8 +58,16 @@ def draw_trial(cfg: TrainConfig, rng: random.Random, trial_id: int, scenario: Sc
     """A trial under the training rules (simultaneous, the buyer first, `max_rounds`), its prices
     drawn from `rng` as the reference does: v_B then v_S, each uniform over its range, in cents."""
     buyer_price, seller_price = scenarios.draw_prices(rng, scenario)
-    return Trial(trial_id=trial_id, scenario=scenario, condition=Condition(condition), buyer_price=buyer_price,
-                 seller_price=seller_price, max_rounds=cfg.max_rounds, mode=Mode.SIMULTANEOUS, first_actor=Role.BUYER)
+    return Trial(
+        trial_id=trial_id,
+        scenario=scenario,
+        condition=Condition(condition),
+        buyer_price=buyer_price,
+        seller_price=seller_price,
+        max_rounds=cfg.max_rounds,
+        mode=Mode.SIMULTANEOUS,
+        first_actor=Role.BUYER,
+    )
 
 
 def build_groups(cfg: TrainConfig, source: scenarios.ScenarioSet) -> Schedule:
@@ -87,7 +94,7 @@ def groups_for_step(schedule: Schedule, step: int, per_step: int) -> list[Group]
     into steps of `per_step` (the last one shorter when they do not divide evenly), one after the
     other; each time they run out, at step s, the list of steps is shuffled again in place with
     `random.Random(seed + s)` and taken from its start."""
-    steps = [schedule.groups[i:i + per_step] for i in range(0, len(schedule.groups), per_step)]
+    steps = [schedule.groups[i : i + per_step] for i in range(0, len(schedule.groups), per_step)]
     laps, index = divmod(step - 1, len(steps))
     for lap in range(1, laps + 1):
         random.Random(schedule.seed + lap * len(steps) + 1).shuffle(steps)
@@ -113,9 +120,13 @@ def validation_games(cfg: TrainConfig, source: scenarios.ScenarioSet) -> list[Gr
 
 def sampling(cfg: TrainConfig, trained: bool) -> Sampling:
     """The trained side's or the opponent's sampling parameters."""
-    return Sampling(temperature=cfg.trained_temperature if trained else cfg.opponent_temperature,
-                    top_p=cfg.trained_top_p if trained else cfg.opponent_top_p, top_k=cfg.top_k,
-                    presence_penalty=cfg.presence_penalty, max_tokens=cfg.max_completion_tokens)
+    return Sampling(
+        temperature=cfg.trained_temperature if trained else cfg.opponent_temperature,
+        top_p=cfg.trained_top_p if trained else cfg.opponent_top_p,
+        top_k=cfg.top_k,
+        presence_penalty=cfg.presence_penalty,
+        max_tokens=cfg.max_completion_tokens,
+    )
 
 
 class Players:
@@ -151,9 +162,10 @@ def play_groups(cfg: TrainConfig, players: Players, groups: list[Group], step: i
     def agents_for(trial: Trial):
         return players.pair(owners[trial.trial_id].role, seed=cfg.seed * 100_003 + step * 10_007 + trial.trial_id)
 
-    episodes = asyncio.run(play_many(trials, agents_for, ("buyer", "seller"), cfg.rollout_concurrency,
-                                     cfg.sanity_check, progress=False))
-    return [episodes[g * cfg.group_size:(g + 1) * cfg.group_size] for g in range(len(groups))]
+    episodes = asyncio.run(
+        play_many(trials, agents_for, ("buyer", "seller"), cfg.rollout_concurrency, cfg.sanity_check, progress=False)
+    )
+    return [episodes[g * cfg.group_size : (g + 1) * cfg.group_size] for g in range(len(groups))]
 
 
 def reward(episode: Episode, role: Role) -> float:
@@ -178,19 +190,42 @@ def validate(cfg: TrainConfig, players: Players, source: scenarios.ScenarioSet) 
     role."""
     games = validation_games(cfg, source)
     roles = {g.trial.trial_id: g.role for g in games}
-    episodes = asyncio.run(play_many([g.trial for g in games],
-                                     lambda t: players.pair(roles[t.trial_id], seed=cfg.seed + t.trial_id),
-                                     ("buyer", "seller"), cfg.rollout_concurrency, False, progress=False))
-    frame = pd.DataFrame([{"role": g.role.value, "condition": e.trial.condition.value,
-                           "deal": e.finished and e.state.outcome().deal, "reward": reward(e, g.role),
-                           "buyer_reward": reward(e, Role.BUYER), "seller_reward": reward(e, Role.SELLER)}
-                          for g, e in zip(games, episodes)])
+    episodes = asyncio.run(
+        play_many(
+            [g.trial for g in games],
+            lambda t: players.pair(roles[t.trial_id], seed=cfg.seed + t.trial_id),
+            ("buyer", "seller"),
+            cfg.rollout_concurrency,
+            False,
+            progress=False,
+        )
+    )
+    frame = pd.DataFrame(
+        [
+            {
+                "role": g.role.value,
+                "condition": e.trial.condition.value,
+                "deal": e.finished and e.state.outcome().deal,
+                "reward": reward(e, g.role),
+                "buyer_reward": reward(e, Role.BUYER),
+                "seller_reward": reward(e, Role.SELLER),
+            }
+            for g, e in zip(games, episodes)
+        ]
+    )
     rows = []
     for role in cfg.roles:
         played = frame[frame["role"] == role]
         for condition, cell in [*played.groupby("condition", sort=False), ("ALL", played)]:
-            rows.append({"role": role, "condition": condition, "games": len(cell),
-                         "deal_rate": float(cell["deal"].mean()), "reward": float(cell["reward"].mean()),
-                         "buyer_reward": float(cell["buyer_reward"].mean()),
-                         "seller_reward": float(cell["seller_reward"].mean())})
+            rows.append(
+                {
+                    "role": role,
+                    "condition": condition,
+                    "games": len(cell),
+                    "deal_rate": float(cell["deal"].mean()),
+                    "reward": float(cell["reward"].mean()),
+                    "buyer_reward": float(cell["buyer_reward"].mean()),
+                    "seller_reward": float(cell["seller_reward"].mean()),
+                }
+            )
     return pd.DataFrame(rows)

@@ -38,14 +38,16 @@ def prompt_text(tokenizer, messages: list[dict]) -> str:
 def check_prefix(tokenizer, messages: list[dict], reply: str) -> bool:
     """Whether the template renders the chat plus this reply with the sampling prompt as its prefix
     and the reply (plus end-of-turn) right after it."""
-    full = tokenizer.apply_chat_template([*messages, {"role": "assistant", "content": reply}], tokenize=False,
-                                         enable_thinking=False)
+    full = tokenizer.apply_chat_template(
+        [*messages, {"role": "assistant", "content": reply}], tokenize=False, enable_thinking=False
+    )
     prompt = prompt_text(tokenizer, messages)
-    return full.startswith(prompt) and full[len(prompt):].startswith(reply + tokenizer.eos_token)
+    return full.startswith(prompt) and full[len(prompt) :].startswith(reply + tokenizer.eos_token)
 
 
-def turn_samples(episode: Episode, role: str, advantage: float, tokenizer, max_sequence: int,
-                 max_completion: int) -> list[Sample]:
+def turn_samples(
+    episode: Episode, role: str, advantage: float, tokenizer, max_sequence: int, max_completion: int
+) -> list[Sample]:
     """The samples of one episode's turns played by `role` (from its agent's records). A sample longer than
     `max_sequence` tokens loses the oldest tokens of the whole sequence, as in the reference: the prompt's, since
     a completion is at most `max_completion` tokens, fewer than `max_sequence`."""
@@ -58,7 +60,9 @@ def turn_samples(episode: Episode, role: str, advantage: float, tokenizer, max_s
         if record.get("finish_reason") != "length" and len(completion) < max_completion:
             completion = completion + [tokenizer.eos_token_id]
         if completion:
-            samples.append(Sample(prompt[max(0, len(prompt) + len(completion) - max_sequence):], completion, advantage))
+            samples.append(
+                Sample(prompt[max(0, len(prompt) + len(completion) - max_sequence) :], completion, advantage)
+            )
     return samples
 
 
@@ -77,13 +81,22 @@ def completion_logprobs(model, samples: list[Sample], pad_id: int) -> tuple[torc
     attention = torch.zeros((len(samples), length), dtype=torch.long)
     mask = torch.zeros((len(samples), width), dtype=torch.float32)
     for row, (sequence, sample) in enumerate(zip(sequences, samples)):
-        input_ids[row, length - len(sequence):] = torch.tensor(sequence)
-        attention[row, length - len(sequence):] = 1
-        mask[row, width - len(sample.completion_ids):] = 1.0
+        input_ids[row, length - len(sequence) :] = torch.tensor(sequence)
+        attention[row, length - len(sequence) :] = 1
+        mask[row, width - len(sample.completion_ids) :] = 1.0
     input_ids, attention, mask = input_ids.to(device), attention.to(device), mask.to(device)
     positions = (attention.cumsum(dim=1) - 1).clamp(min=0)  # (B, L): left padding shifts positions
-    logits = model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
-                   logits_to_keep=width + 1, use_cache=False).logits[:, :-1].float()  # (B, T, V): position j predicts token j + 1
-    targets = input_ids[:, length - width:]  # (B, T)
+    logits = (
+        model(
+            input_ids=input_ids,
+            attention_mask=attention,
+            position_ids=positions,
+            logits_to_keep=width + 1,
+            use_cache=False,
+        )
+        .logits[:, :-1]
+        .float()
+    )  # (B, T, V): position j predicts token j + 1
+    targets = input_ids[:, length - width :]  # (B, T)
     logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)  # (B, T)
     return logp * mask, mask

@@ -27,9 +27,9 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from bargain.engine import scenarios
 from bargain.agents.arms import Arm
 from bargain.agents.backends import BackendError, Backends
+from bargain.engine import scenarios
 from bargain.engine.trial import Role
 from train import rollouts
 from train.config import BatchLayout, TrainConfig, batch_layout
@@ -81,8 +81,10 @@ def model_unavailable(model: str, exc: Exception) -> str:
     that the model was neither here nor downloadable, and that --model takes a local directory.
     """
     if Path(model).expanduser().is_dir():
-        return (f"there is no model in {model}: --model takes a Hub id or a directory written by save_pretrained "
-                "(config.json, the weights and the tokenizer files)")
+        return (
+            f"there is no model in {model}: --model takes a Hub id or a directory written by save_pretrained "
+            "(config.json, the weights and the tokenizer files)"
+        )
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE:
@@ -90,8 +92,10 @@ def model_unavailable(model: str, exc: Exception) -> str:
     else:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".:")
         where = f"it could not be downloaded from the Hugging Face Hub ({reason})"
-    return (f"cannot load the model {model!r}: there is no such directory here, and {where}; pass --model "
-            "/path/to/a/local/copy, or build a tiny model for a CPU try-out with `python -m bargain.agents.tiny DIR`")
+    return (
+        f"cannot load the model {model!r}: there is no such directory here, and {where}; pass --model "
+        "/path/to/a/local/copy, or build a tiny model for a CPU try-out with `python -m bargain.agents.tiny DIR`"
+    )
 
 
 def load_model(cfg: TrainConfig, accelerator):
@@ -114,8 +118,13 @@ def with_adapter(base, cfg: TrainConfig):
 
     if cfg.gradient_checkpointing:  # non-reentrant: the frozen embeddings need not require gradients
         base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_targets,
-                      task_type="CAUSAL_LM")
+    lora = LoraConfig(
+        r=cfg.lora_rank,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=0.0,
+        target_modules=cfg.lora_targets,
+        task_type="CAUSAL_LM",
+    )
     return get_peft_model(base, lora, adapter_name=adapter_name(cfg))
 
 
@@ -125,7 +134,7 @@ def pad_right_aligned(rows: list[torch.Tensor | None], width: int, device) -> to
     for i, row in enumerate(rows):
         if row is None:
             raise RuntimeError("a sample reached the optimiser before its log-probs were computed")
-        out[i, width - len(row):] = row.to(device)
+        out[i, width - len(row) :] = row.to(device)
     return out
 
 
@@ -133,14 +142,14 @@ def fill_logprobs(model, samples: list[Sample], pad_id: int, batch: int, referen
     """Store each sample's reference (adapter off) or old (current) log-probs, without gradients."""
     with torch.no_grad():
         for start in range(0, len(samples), batch):
-            chunk = samples[start:start + batch]
+            chunk = samples[start : start + batch]
             if reference:
                 with model.disable_adapter():
                     logp, _ = completion_logprobs(model, chunk, pad_id)
             else:
                 logp, _ = completion_logprobs(model, chunk, pad_id)
             for sample, row in zip(chunk, logp):
-                values = row[row.shape[0] - len(sample.completion_ids):].detach().cpu()
+                values = row[row.shape[0] - len(sample.completion_ids) :].detach().cpu()
                 if reference:
                     sample.ref_logp = values
                 else:
@@ -161,7 +170,7 @@ def fill_pool_logprobs(model, pool: list[Sample], accelerator, pad_id: int, batc
     and all of them receiving every result."""
     from accelerate.utils import gather_object
 
-    mine = pool[accelerator.process_index::accelerator.num_processes]
+    mine = pool[accelerator.process_index :: accelerator.num_processes]
     fill_logprobs(model, mine, pad_id, batch, reference)
     if accelerator.num_processes == 1:
         return
@@ -171,8 +180,17 @@ def fill_pool_logprobs(model, pool: list[Sample], accelerator, pad_id: int, batc
         setattr(pool[index], field, values)
 
 
-def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler, accelerator, pool: list[Sample],
-             pad_id: int, seed: int) -> dict:
+def optimise(
+    cfg: TrainConfig,
+    layout: BatchLayout,
+    model,
+    optimizer,
+    scheduler,
+    accelerator,
+    pool: list[Sample],
+    pad_id: int,
+    seed: int,
+) -> dict:
     """`epochs` passes over the pool (the same on every process). Each epoch shuffles it with `seed` (alike on
     every process), pads it with zero-weight copies to whole optimiser steps of `batch_size` samples, and takes
     them in order: process p trains on its `per_device` block of each step, in `accumulation` backward passes,
@@ -188,27 +206,38 @@ def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler,
     for epoch in range(cfg.epochs):
         order = pool[:]
         random.Random(seed * 1_009 + epoch).shuffle(order)
-        order += [Sample(s.prompt_ids, s.completion_ids, 0.0, weight=0.0, old_logp=s.old_logp, ref_logp=s.ref_logp)
-                  for s in (order[i % len(order)] for i in range(-len(order) % cfg.batch_size))]
+        order += [
+            Sample(s.prompt_ids, s.completion_ids, 0.0, weight=0.0, old_logp=s.old_logp, ref_logp=s.ref_logp)
+            for s in (order[i % len(order)] for i in range(-len(order) % cfg.batch_size))
+        ]
         for step_start in range(0, len(order), cfg.batch_size):
-            block = order[step_start:step_start + cfg.batch_size][mine]
+            block = order[step_start : step_start + cfg.batch_size][mine]
             for start in range(0, len(block), layout.mini_batch):
-                batch = block[start:start + layout.mini_batch]
+                batch = block[start : start + layout.mini_batch]
                 weight_total = sum(s.weight for s in batch) or 1.0
                 for piece in range(0, len(batch), micro):
-                    chunk = batch[piece:piece + micro]
+                    chunk = batch[piece : piece + micro]
                     logp, mask = completion_logprobs(model, chunk, pad_id)
                     width = logp.shape[1]
                     if cfg.old_logprobs == "first_visit":
                         for sample, row in zip(chunk, logp):
                             if sample.old_logp is None:
-                                sample.old_logp = row[width - len(sample.completion_ids):].detach().cpu()
+                                sample.old_logp = row[width - len(sample.completion_ids) :].detach().cpu()
                     old = pad_right_aligned([s.old_logp for s in chunk], width, logp.device)
                     ref = pad_right_aligned([s.ref_logp for s in chunk], width, logp.device)
                     weights = torch.tensor([s.weight for s in chunk], device=logp.device)
                     adv = torch.tensor([s.advantage for s in chunk], device=logp.device, dtype=torch.float32)
-                    loss, parts = policy_loss(cfg.loss, logp, old, ref, adv, mask * weights[:, None], clip=cfg.clip,
-                                              cap=cfg.cispo_cap, kl_coef=cfg.kl_coef)
+                    loss, parts = policy_loss(
+                        cfg.loss,
+                        logp,
+                        old,
+                        ref,
+                        adv,
+                        mask * weights[:, None],
+                        clip=cfg.clip,
+                        cap=cfg.cispo_cap,
+                        kl_coef=cfg.kl_coef,
+                    )
                     # policy_loss averages over the chunk's rows (padding rows add zero); make it the chunk's
                     # share of the mean over the mini-batch's real samples, and of the accumulation
                     scale = len(chunk) / weight_total / layout.accumulation
@@ -227,12 +256,18 @@ def optimise(cfg: TrainConfig, layout: BatchLayout, model, optimizer, scheduler,
             totals["grad_norm"] += float(norm)
             steps_taken += 1
     # means over every process's samples (the grad norm is already the global one's)
-    sums = torch.tensor([totals["loss"], totals["kl"], totals["ratio"], totals["clipped"], count, *first],
-                        dtype=torch.float64, device=accelerator.device)
+    sums = torch.tensor(
+        [totals["loss"], totals["kl"], totals["ratio"], totals["clipped"], count, *first],
+        dtype=torch.float64,
+        device=accelerator.device,
+    )
     sums = accelerator.reduce(sums, reduction="sum") if accelerator.num_processes > 1 else sums
     means = {k: float(sums[i] / max(float(sums[4]), 1.0)) for i, k in enumerate(("loss", "kl", "ratio", "clipped"))}
-    return means | {"grad_norm": totals["grad_norm"] / max(steps_taken, 1), "optimiser_steps": steps_taken,
-                    "first_loss": float(sums[5] / max(float(sums[6]), 1.0))}
+    return means | {
+        "grad_norm": totals["grad_norm"] / max(steps_taken, 1),
+        "optimiser_steps": steps_taken,
+        "first_loss": float(sums[5] / max(float(sums[6]), 1.0)),
+    }
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
@@ -240,17 +275,26 @@ def checkpoints(run_dir: Path) -> list[Path]:
     return sorted((run_dir / "checkpoints").glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
 
 
-def save_checkpoint(run_dir: Path, step: int, model, optimizer, scheduler, horizon: int | None, accelerator,
-                    keep_states: int = 0) -> Path:
+def save_checkpoint(
+    run_dir: Path, step: int, model, optimizer, scheduler, horizon: int | None, accelerator, keep_states: int = 0
+) -> Path:
     """The adapter in PEFT format plus what resuming needs (the schedule and its horizon: none before the first
     step), under checkpoints/step_<n>/. With `keep_states` > 0 only that many of the newest checkpoints keep the
     resume state: it is most of a checkpoint's size, and only the newest is ever resumed from. The state is
     written before older ones are removed, so a run killed in between still has one."""
     directory = run_dir / "checkpoints" / f"step_{step}"
     accelerator.unwrap_model(model).save_pretrained(str(directory))  # -> directory/<variant>/adapter_*.*
-    torch.save({"step": step, "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict() if scheduler is not None else None, "horizon": horizon,
-                "torch_rng": torch.get_rng_state(), "python_rng": random.getstate()}, directory / STATE_FILE)
+    torch.save(
+        {
+            "step": step,
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict() if scheduler is not None else None,
+            "horizon": horizon,
+            "torch_rng": torch.get_rng_state(),
+            "python_rng": random.getstate(),
+        },
+        directory / STATE_FILE,
+    )
     if keep_states:
         for older in [c for c in checkpoints(run_dir) if (c / STATE_FILE).exists()][:-keep_states]:
             (older / STATE_FILE).unlink()
@@ -263,7 +307,9 @@ def latest_checkpoint(path: Path) -> Path:
         return path
     found = [c for c in checkpoints(path) if (c / STATE_FILE).exists()]
     if not found:
-        raise FileNotFoundError(f"no checkpoint to resume from in {path}: expected {path}/checkpoints/step_N/{STATE_FILE}")
+        raise FileNotFoundError(
+            f"no checkpoint to resume from in {path}: expected {path}/checkpoints/step_N/{STATE_FILE}"
+        )
     return found[-1]
 
 
@@ -287,14 +333,21 @@ def replace_adapter(base_url: str, name: str, path: Path) -> None:
         root = url.removesuffix("/v1")
         try:
             unloaded = httpx.post(f"{root}/v1/unload_lora_adapter", json={"lora_name": name}, timeout=600)
-            loaded = (httpx.post(f"{root}/v1/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)},
-                                 timeout=600) if unloaded.status_code < 500 else unloaded)  # 4xx: none served yet
+            loaded = (
+                httpx.post(
+                    f"{root}/v1/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}, timeout=600
+                )
+                if unloaded.status_code < 500
+                else unloaded
+            )  # 4xx: none served yet
         except httpx.HTTPError as exc:
             raise BackendError(f"vLLM at {url} could not be reached to load the adapter ({exc})") from exc
         if loaded.status_code != 200:
-            raise BackendError(f"vLLM at {url} refused the adapter ({loaded.status_code}: {loaded.text[:300]}); "
-                               "start it with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora "
-                               "--max-lora-rank 32")
+            raise BackendError(
+                f"vLLM at {url} refused the adapter ({loaded.status_code}: {loaded.text[:300]}); "
+                "start it with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora "
+                "--max-lora-rank 32"
+            )
 
 
 def check_adapter_changes_output(players: rollouts.Players, trained: Arm) -> bool:
@@ -312,15 +365,21 @@ def check_adapter_changes_output(players: rollouts.Players, trained: Arm) -> boo
 
     async def both():
         backend = players.backend
-        return await asyncio.gather(backend.complete(Request(chat, backend.model_name(trained), greedy)),
-                                    backend.complete(Request(chat, backend.model_name(BASE), greedy)))
+        return await asyncio.gather(
+            backend.complete(Request(chat, backend.model_name(trained), greedy)),
+            backend.complete(Request(chat, backend.model_name(BASE), greedy)),
+        )
 
     with_adapter, without = asyncio.run(both())
     if with_adapter.text == without.text:
-        log.warning("after the first step, the hot-loaded adapter leaves %d greedy tokens unchanged (with: %r; "
-                    "without: %r): normal at a small learning rate; if it lasts, check that vLLM runs with "
-                    "--enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True", ADAPTER_CHECK_TOKENS,
-                    with_adapter.text[:80], without.text[:80])
+        log.warning(
+            "after the first step, the hot-loaded adapter leaves %d greedy tokens unchanged (with: %r; "
+            "without: %r): normal at a small learning rate; if it lasts, check that vLLM runs with "
+            "--enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True",
+            ADAPTER_CHECK_TOKENS,
+            with_adapter.text[:80],
+            without.text[:80],
+        )
         return False
     return True
 
@@ -334,8 +393,11 @@ def build_backends(cfg: TrainConfig, model, tokenizer, trained: Arm) -> Backends
         return Backends(HFBackend.of(model, tokenizer, [trained.name], cfg.model))
     from bargain.agents.backends.build import build_backend
 
-    return Backends(build_backend("vllm", base_url=cfg.base_url, model=cfg.served_model or cfg.model,
-                                  max_in_flight=cfg.rollout_concurrency))
+    return Backends(
+        build_backend(
+            "vllm", base_url=cfg.base_url, model=cfg.served_model or cfg.model, max_in_flight=cfg.rollout_concurrency
+        )
+    )
 
 
 def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = True) -> Run:
@@ -373,8 +435,12 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         torch.set_rng_state(state["torch_rng"])
         random.setstate(state["python_rng"])
         start = state["step"] + 1
-    recorded = cfg.to_dict() | {"world_size": layout.world_size, "per_device_batch": layout.per_device,
-                                "device_mini_batch": layout.mini_batch, "grad_accumulation": layout.accumulation}
+    recorded = cfg.to_dict() | {
+        "world_size": layout.world_size,
+        "per_device_batch": layout.per_device,
+        "device_mini_batch": layout.mini_batch,
+        "grad_accumulation": layout.accumulation,
+    }
     if accelerator.is_main_process:
         (run_dir / "config.yaml").write_text(yaml.safe_dump(recorded, sort_keys=False))
     accelerator.init_trackers("bargain-train", config=recorded)
@@ -389,15 +455,27 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         from bargain.agents.backends.replicas import split_urls
         from bargain.agents.serve import wait_until_ready
 
-        print(f"waiting for the vLLM server at {cfg.base_url} (it may still be starting; up to "
-              f"{SERVER_WAIT_S // 60} minutes)", file=sys.stderr, flush=True)
+        print(
+            f"waiting for the vLLM server at {cfg.base_url} (it may still be starting; up to "
+            f"{SERVER_WAIT_S // 60} minutes)",
+            file=sys.stderr,
+            flush=True,
+        )
         for url in split_urls(cfg.base_url):
             wait_until_ready(url, None, SERVER_WAIT_S)
-        hot_load(cfg, save_checkpoint(run_dir, start - 1, model, optimizer, scheduler, horizon, accelerator,
-                                      cfg.keep_optimizer_states))
+        hot_load(
+            cfg,
+            save_checkpoint(
+                run_dir, start - 1, model, optimizer, scheduler, horizon, accelerator, cfg.keep_optimizer_states
+            ),
+        )
     accelerator.wait_for_everyone()  # no process plays before the server has the adapter it is to play
     metrics: list[dict] = []
-    bar = tqdm(range(start, cfg.steps + 1), desc=f"train {cfg.variant}", disable=not progress or not accelerator.is_main_process)
+    bar = tqdm(
+        range(start, cfg.steps + 1),
+        desc=f"train {cfg.variant}",
+        disable=not progress or not accelerator.is_main_process,
+    )
     for step in bar:
         # 1-3. rollouts (this process's share of the groups), rewards, advantages
         began = time.perf_counter()
@@ -407,15 +485,24 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
             advantage = rollouts.advantages(cfg, list(mine), played)
             # the step's figures cover every process's games, in one exchange: (reward, deal) of a finished game,
             # None of a failed one
-            results = gather_object([(rollouts.reward(e, g.role), e.state.outcome().deal) if e.finished else None
-                                     for g, eps in zip(mine, played) for e in eps])
+            results = gather_object(
+                [
+                    (rollouts.reward(e, g.role), e.state.outcome().deal) if e.finished else None
+                    for g, eps in zip(mine, played)
+                    for e in eps
+                ]
+            )
         finished = [r for r in results if r is not None]
         rewards, deals, failed = [r for r, _ in finished], [d for _, d in finished], len(results) - len(finished)
         rollout_s = time.perf_counter() - began
         # 4. samples: one per trained turn, carrying its episode's advantage
-        samples = [s for g, eps, adv in zip(mine, played, advantage) for e, a in zip(eps, adv) if a is not None
-                   for s in turn_samples(e, g.role.value, a, tokenizer, cfg.max_sequence_tokens,
-                                         cfg.max_completion_tokens)]
+        samples = [
+            s
+            for g, eps, adv in zip(mine, played, advantage)
+            for e, a in zip(eps, adv)
+            if a is not None
+            for s in turn_samples(e, g.role.value, a, tokenizer, cfg.max_sequence_tokens, cfg.max_completion_tokens)
+        ]
         samples = pool_of(samples, accelerator)
         if scheduler is None:  # the cosine horizon: the optimiser steps the first step really makes, every step
             horizon = max(1, cfg.steps * cfg.epochs * math.ceil(len(samples) / cfg.batch_size))
@@ -425,32 +512,56 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
         model.eval()
         fill_pool_logprobs(unwrapped, samples, accelerator, tokenizer.pad_token_id, layout.mini_batch, reference=True)
         if cfg.old_logprobs == "before_epochs":
-            fill_pool_logprobs(unwrapped, samples, accelerator, tokenizer.pad_token_id, layout.mini_batch,
-                               reference=False)
+            fill_pool_logprobs(
+                unwrapped, samples, accelerator, tokenizer.pad_token_id, layout.mini_batch, reference=False
+            )
         # 6. epochs of mini-batches
         if torch.cuda.is_available():
             torch.cuda.reset_peak_memory_stats()
-        result = optimise(cfg, layout, model, optimizer, scheduler, accelerator, samples, tokenizer.pad_token_id,
-                          seed=cfg.seed * 1_000_003 + step)
+        result = optimise(
+            cfg,
+            layout,
+            model,
+            optimizer,
+            scheduler,
+            accelerator,
+            samples,
+            tokenizer.pad_token_id,
+            seed=cfg.seed * 1_000_003 + step,
+        )
         train_s = time.perf_counter() - began
         tokens = sum(len(s.prompt_ids) + len(s.completion_ids) for s in samples) * cfg.epochs
         # 7. save, hot-load, validate
         began = time.perf_counter()
         if accelerator.is_main_process:
-            checkpoint = save_checkpoint(run_dir, step, model, optimizer, scheduler, horizon, accelerator,
-                                         cfg.keep_optimizer_states)
+            checkpoint = save_checkpoint(
+                run_dir, step, model, optimizer, scheduler, horizon, accelerator, cfg.keep_optimizer_states
+            )
             if cfg.rollout_backend == "vllm":
                 hot_load(cfg, checkpoint)
                 if step == start:
                     check_adapter_changes_output(players, trained)
         accelerator.wait_for_everyone()  # the next step's rollouts are played by the adapter just trained
         sync_s = time.perf_counter() - began
-        row = {"step": step, "episodes": len(rewards), "failed_episodes": failed, "samples": len(samples), "world_size": layout.world_size,
-               "per_device_batch": layout.per_device, "grad_accumulation": layout.accumulation,
-               "reward": sum(rewards) / max(1, len(rewards)), "deal_rate": sum(deals) / max(1, len(deals)),
-               **result, "lr": scheduler.get_last_lr()[0], "rollout_s": rollout_s, "train_s": train_s, "sync_s": sync_s,
-               "samples_per_s": len(samples) * cfg.epochs / max(train_s, 1e-9), "tokens_per_s": tokens / max(train_s, 1e-9),
-               "peak_memory_gb": peak_memory_gb()}
+        row = {
+            "step": step,
+            "episodes": len(rewards),
+            "failed_episodes": failed,
+            "samples": len(samples),
+            "world_size": layout.world_size,
+            "per_device_batch": layout.per_device,
+            "grad_accumulation": layout.accumulation,
+            "reward": sum(rewards) / max(1, len(rewards)),
+            "deal_rate": sum(deals) / max(1, len(deals)),
+            **result,
+            "lr": scheduler.get_last_lr()[0],
+            "rollout_s": rollout_s,
+            "train_s": train_s,
+            "sync_s": sync_s,
+            "samples_per_s": len(samples) * cfg.epochs / max(train_s, 1e-9),
+            "tokens_per_s": tokens / max(train_s, 1e-9),
+            "peak_memory_gb": peak_memory_gb(),
+        }
         if accelerator.is_main_process and cfg.val_interval and step % cfg.val_interval == 0:
             table = rollouts.validate(cfg, players, source)
             table.insert(0, "step", step)
@@ -463,7 +574,8 @@ def run(cfg: TrainConfig, resume: str | Path | None = None, progress: bool = Tru
             with open(run_dir / "metrics.jsonl", "a") as handle:
                 handle.write(json.dumps(row) + "\n")
             pd.DataFrame([json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]).to_csv(
-                run_dir / "metrics.csv", index=False)
+                run_dir / "metrics.csv", index=False
+            )
             bar.set_postfix(reward=f"{row['reward']:.3f}", loss=f"{row['loss']:.4f}")
     accelerator.end_training()
     return Run(run_dir, metrics)

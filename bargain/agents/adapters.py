@@ -7,14 +7,15 @@ honours HF_HOME, HF_HUB_OFFLINE and HF_TOKEN); `--adapters-dir` points at a dire
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from bargain.agents.arms import ADAPTER_REPO, ArmError
 
 
-def adapter_paths(names: Iterable[str], adapters_dir: str | Path | None = None, repo: str = ADAPTER_REPO,
-                  revision: str | None = None) -> dict[str, Path]:
+def adapter_paths(
+    names: Iterable[str], adapters_dir: str | Path | None = None, repo: str = ADAPTER_REPO, revision: str | None = None
+) -> dict[str, Path]:
     """The directory of each named adapter, downloading what is missing unless a local copy is given."""
     names = list(dict.fromkeys(names))
     if not names:
@@ -27,8 +28,10 @@ def adapter_paths(names: Iterable[str], adapters_dir: str | Path | None = None, 
         try:
             root = Path(snapshot_download(repo, revision=revision, allow_patterns=[f"{n}/*" for n in names]))
         except Exception as exc:  # offline, gated, unknown revision: all mean "no adapters from the Hub"
-            raise ArmError(f"could not get adapters {', '.join(names)} from {repo} ({type(exc).__name__}: {exc}); "
-                           "check the network and HF_TOKEN, or copy them here and pass --adapters-dir") from exc
+            raise ArmError(
+                f"could not get adapters {', '.join(names)} from {repo} ({type(exc).__name__}: {exc}); "
+                "check the network and HF_TOKEN, or copy them here and pass --adapters-dir"
+            ) from exc
     paths = {name: root / name for name in names}
     missing = [name for name, path in paths.items() if not (path / "adapter_config.json").is_file()]
     if missing:

@@ -9,16 +9,17 @@ moves whatever order concurrent games run in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from bargain.agents.arms import resolve
 from bargain.agents.backends import PRESETS, Backends, Sampling
-from bargain.engine.game import Move, Observation
 from bargain.agents.llm import LLMAgent
+from bargain.agents.tactics import TACTICS
+from bargain.engine.game import Move, Observation
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.replies import Parsing
-from bargain.agents.tactics import TACTICS
 
 
 @runtime_checkable
@@ -53,14 +54,19 @@ class Side:
 
     def to_dict(self) -> dict:
         """JSON-ready fields (those of a model-vs-model run)."""
-        return {"sampling": self.sampling.to_dict(), "parsing": self.parsing.value,
-                "prompt_version": self.prompt_version.value, "reask": self.reask}
+        return {
+            "sampling": self.sampling.to_dict(),
+            "parsing": self.parsing.value,
+            "prompt_version": self.prompt_version.value,
+            "reask": self.reask,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Side":
+    def from_dict(cls, data: dict) -> Side:
         """Inverse of `to_dict`."""
-        return cls(Sampling(**data["sampling"]), Parsing(data["parsing"]), PromptVersion(data["prompt_version"]),
-                   data["reask"])
+        return cls(
+            Sampling(**data["sampling"]), Parsing(data["parsing"]), PromptVersion(data["prompt_version"]), data["reask"]
+        )
 
 
 def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
@@ -72,8 +78,15 @@ def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side
     if arm.kind == "tactic":
         return TACTICS[arm.name]
     backend = (backends or Backends()).for_arm(arm)
-    return lambda seed: LLMAgent(arm, backend, side.sampling, side.parsing, side.prompt_version, side.reask,
-                                 opponent_is_person=side.opponent_is_person)
+    return lambda seed: LLMAgent(
+        arm,
+        backend,
+        side.sampling,
+        side.parsing,
+        side.prompt_version,
+        side.reask,
+        opponent_is_person=side.opponent_is_person,
+    )
 
 
 def make_agent(spec: str, seed: int) -> Agent:

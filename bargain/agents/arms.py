@@ -62,7 +62,9 @@ class Arm:
         if role not in self.roles:
             reasons.append(f"trained as {' and '.join(r.value for r in self.roles)}, playing {role.value}")
         if trial.condition not in self.conditions:
-            reasons.append(f"trained under {', '.join(c.value for c in self.conditions)}, playing {trial.condition.value}")
+            reasons.append(
+                f"trained under {', '.join(c.value for c in self.conditions)}, playing {trial.condition.value}"
+            )
         if trial.mode is not TRAINED_MODE:
             reasons.append(f"trained in {TRAINED_MODE.value} mode, playing {trial.mode.value}")
         if trial.max_rounds != TRAINED_ROUNDS:
@@ -70,25 +72,44 @@ class Arm:
         return reasons
 
 
-def _adapter(name: str, roles: tuple[Role, ...], conditions: tuple[Condition, ...], loss: str,
-             transform: str, rank: int, checkpoint: int) -> Arm:
-    return Arm(name=name, kind="adapter", roles=roles, conditions=conditions, loss=loss, transform=transform,
-               lora_rank=rank, lora_alpha=2 * rank, checkpoint=checkpoint)
+def _adapter(
+    name: str,
+    roles: tuple[Role, ...],
+    conditions: tuple[Condition, ...],
+    loss: str,
+    transform: str,
+    rank: int,
+    checkpoint: int,
+) -> Arm:
+    return Arm(
+        name=name,
+        kind="adapter",
+        roles=roles,
+        conditions=conditions,
+        loss=loss,
+        transform=transform,
+        lora_rank=rank,
+        lora_alpha=2 * rank,
+        checkpoint=checkpoint,
+    )
 
 
 _B, _S, _BOTH = (Role.BUYER,), (Role.SELLER,), (Role.BUYER, Role.SELLER)
 _SU, _BU, _ALL = (Condition.SELLER_UNAWARE,), (Condition.BUYER_UNAWARE,), tuple(Condition)
 
-ADAPTERS: dict[str, Arm] = {a.name: a for a in (
-    _adapter("buyer-grpo", _B, _SU, "GRPO", "rank", 16, 24),
-    _adapter("buyer-cispo", _B, _SU, "CISPO", "rank", 16, 14),
-    _adapter("buyer-grpo-norank", _B, _SU, "GRPO", "none", 16, 21),
-    _adapter("buyer-cispo-norank", _B, _SU, "CISPO", "none", 16, 15),
-    _adapter("seller-grpo", _S, _BU, "GRPO", "rank", 16, 30),
-    _adapter("seller-cispo", _S, _BU, "CISPO", "rank", 16, 37),
-    _adapter("joint-grpo", _BOTH, _ALL, "GRPO", "rank", 32, 11),
-    _adapter("joint-cispo", _BOTH, _ALL, "CISPO", "rank", 32, 11),
-)}
+ADAPTERS: dict[str, Arm] = {
+    a.name: a
+    for a in (
+        _adapter("buyer-grpo", _B, _SU, "GRPO", "rank", 16, 24),
+        _adapter("buyer-cispo", _B, _SU, "CISPO", "rank", 16, 14),
+        _adapter("buyer-grpo-norank", _B, _SU, "GRPO", "none", 16, 21),
+        _adapter("buyer-cispo-norank", _B, _SU, "CISPO", "none", 16, 15),
+        _adapter("seller-grpo", _S, _BU, "GRPO", "rank", 16, 30),
+        _adapter("seller-cispo", _S, _BU, "CISPO", "rank", 16, 37),
+        _adapter("joint-grpo", _BOTH, _ALL, "GRPO", "rank", 32, 11),
+        _adapter("joint-cispo", _BOTH, _ALL, "CISPO", "rank", 32, 11),
+    )
+}
 RANKS: dict[str, int] = {name: arm.lora_rank for name, arm in ADAPTERS.items() if arm.lora_rank is not None}
 BASE = Arm(name="base", kind="base", roles=_BOTH, conditions=_ALL)
 

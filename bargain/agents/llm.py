@@ -30,8 +30,10 @@ MAX_CHARS_PER_TOKEN = 64
 # Parsing is linear (about 10 us per KB); a reply longer than this is parsed in a worker thread, so that
 # no reply holds up the event loop every other game (and the arena's every participant) shares.
 INLINE_PARSE_CHARS = 16_384
-REASK = ("Your last reply could not be used: {error}. Reply again: 1-3 sentences describing your "
-         "bargaining strategy, then the JSON dict inside a ```json code block.")
+REASK = (
+    "Your last reply could not be used: {error}. Reply again: 1-3 sentences describing your "
+    "bargaining strategy, then the JSON dict inside a ```json code block."
+)
 
 
 @dataclass
@@ -61,10 +63,26 @@ class LLMAgent:
         own = sum(1 for t in obs.history if t.role is obs.role)
         if self._chat and own == self._turns + 1:
             last = next(t for t in reversed(obs.history) if t.role is obs.role)
-            chat = [*self._chat, {"role": "assistant", "content": last.raw if last.raw is not None else
-                                  render_reply(last.thought or "", last.message, last.action, last.price)},
-                    {"role": "user", "content": user_message(obs, obs.history, obs.round, False, self.prompt_version,
-                                                             opponent_is_person=self.opponent_is_person)}]
+            chat = [
+                *self._chat,
+                {
+                    "role": "assistant",
+                    "content": last.raw
+                    if last.raw is not None
+                    else render_reply(last.thought or "", last.message, last.action, last.price),
+                },
+                {
+                    "role": "user",
+                    "content": user_message(
+                        obs,
+                        obs.history,
+                        obs.round,
+                        False,
+                        self.prompt_version,
+                        opponent_is_person=self.opponent_is_person,
+                    ),
+                },
+            ]
         else:
             chat = chat_messages(obs, self.prompt_version, opponent_is_person=self.opponent_is_person)
         self._chat, self._turns = chat, own
@@ -78,7 +96,9 @@ class LLMAgent:
         spent: list[Completion] = []
         replies: list[str] = []  # as parsed: cut to `longest`, valid Unicode
         while True:
-            completion = await self.backend.complete(Request(tuple(chat), self.backend.model_name(self.arm), self.sampling))
+            completion = await self.backend.complete(
+                Request(tuple(chat), self.backend.model_name(self.arm), self.sampling)
+            )
             spent.append(completion)
             text = completion.text[:longest]
             if len(text) <= INLINE_PARSE_CHARS:
@@ -90,17 +110,31 @@ class LLMAgent:
             replies.append(move.raw if move.raw is not None else text)
             if move.action is not Action.INVALID or len(spent) > self.reask:
                 break
-            chat += [{"role": "assistant", "content": move.raw},
-                     {"role": "user", "content": REASK.format(error=move.error)}]
+            chat += [
+                {"role": "assistant", "content": move.raw},
+                {"role": "user", "content": REASK.format(error=move.error)},
+            ]
         truncated = any(len(c.text) > longest for c in spent)
         self.records.append(self._record(obs, messages, spent, replies, truncated, move))
         return move
 
-    def _record(self, obs: Observation, messages: list[dict], spent: list[Completion], replies: list[str],
-                truncated: bool, move: Move) -> dict:
+    def _record(
+        self,
+        obs: Observation,
+        messages: list[dict],
+        spent: list[Completion],
+        replies: list[str],
+        truncated: bool,
+        move: Move,
+    ) -> dict:
         if self._settings is None:  # the same for every move of this agent
-            self._settings = {"arm": self.arm.spec, "backend": self.backend.name, "sampling": self.sampling.to_dict(),
-                              "parsing": self.parsing.value, "prompt_version": self.prompt_version.value}
+            self._settings = {
+                "arm": self.arm.spec,
+                "backend": self.backend.name,
+                "sampling": self.sampling.to_dict(),
+                "parsing": self.parsing.value,
+                "prompt_version": self.prompt_version.value,
+            }
         last = spent[-1]
         return {
             "round": obs.round,

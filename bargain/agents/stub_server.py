@@ -14,8 +14,8 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 from bargain.agents.backends.canned import canned_reply
 
@@ -28,9 +28,21 @@ class _Server(ThreadingHTTPServer):
 class StubServer:
     """Start with `with StubServer(...) as server:`; `server.url` is the base URL (…/v1)."""
 
-    def __init__(self, models: list[str], delay_s: float | Callable[[], float] = 0.0, reply: Callable[[dict], str] | None = None,
-                 fail_first: int = 0, fail_status: int = 503, reasoning_only: bool = False, load_delay_s: float = 0.0):
-        self.models, self.delay_s, self.reply = list(models), delay_s, reply or (lambda body: canned_reply(body["messages"]))
+    def __init__(
+        self,
+        models: list[str],
+        delay_s: float | Callable[[], float] = 0.0,
+        reply: Callable[[dict], str] | None = None,
+        fail_first: int = 0,
+        fail_status: int = 503,
+        reasoning_only: bool = False,
+        load_delay_s: float = 0.0,
+    ):
+        self.models, self.delay_s, self.reply = (
+            list(models),
+            delay_s,
+            reply or (lambda body: canned_reply(body["messages"])),
+        )
         self.fail_first, self.fail_status, self.reasoning_only = fail_first, fail_status, reasoning_only
         self.requests: list[dict] = []
         self.authorizations: list[str | None] = []  # the Authorization header of each chat request
@@ -45,7 +57,7 @@ class StubServer:
         self.httpd = _Server(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> "StubServer":
+    def __enter__(self) -> StubServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return self
 
@@ -115,8 +127,12 @@ class StubServer:
                         served = body.get("lora_name") in server.models
                         if served:
                             server.models.remove(body["lora_name"])
-                    self._send(200 if served else 404, {"status": "ok"} if served else
-                               {"error": {"message": f"the lora adapter {body.get('lora_name')!r} cannot be found"}})
+                    self._send(
+                        200 if served else 404,
+                        {"status": "ok"}
+                        if served
+                        else {"error": {"message": f"the lora adapter {body.get('lora_name')!r} cannot be found"}},
+                    )
                     return
                 if self.path.rstrip("/").endswith("/load_lora_adapter"):  # vLLM's runtime LoRA loading
                     with server.lock:
@@ -157,9 +173,14 @@ class StubServer:
             message["reasoning_content"] = text
         prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
         return {
-            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body["model"],
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                      "total_tokens": prompt_tokens + len(text.split())},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(text.split()),
+                "total_tokens": prompt_tokens + len(text.split()),
+            },
         }

@@ -15,8 +15,9 @@ takes (sequential: DEAL; simultaneous: matches) an opponent offer at least as go
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from bargain.engine.game import Action, Move, Observation
 from bargain.engine.trial import Mode, Role

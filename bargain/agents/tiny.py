@@ -14,12 +14,24 @@ import json
 import random
 from pathlib import Path
 
-SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
-                  "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]
+SPECIAL_TOKENS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+]
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 # Qwen2/Qwen3's pre-tokenizer split pattern.
-SPLIT_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+SPLIT_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 CHAT_TEMPLATE = (
     "{%- for message in messages %}"
     "{%- if message.role == 'assistant' %}"
@@ -49,9 +61,11 @@ def corpus(lines: int = 3000, seed: int = 0) -> list[str]:
         s = rng.choice(source)
         price = round(rng.uniform(*s.buyer_range), 2)
         action = rng.choice(["OFFER", "DEAL", "NO_DEAL"])
-        text.append(f"I will hold firm on the {s.product_name}.\n\n```json\n"
-                    + json.dumps({"message": f"How about {price}?", "action": action, "offer_price": price}, indent=2)
-                    + "\n```")
+        text.append(
+            f"I will hold firm on the {s.product_name}.\n\n```json\n"
+            + json.dumps({"message": f"How about {price}?", "action": action, "offer_price": price}, indent=2)
+            + "\n```"
+        )
         text.append(f"Item: {s.product_name}\nDescription: {s.product_description}\nYour persona: {s.buyer_persona}")
     return text
 
@@ -68,13 +82,19 @@ def build_tokenizer(directory: str | Path, vocab_size: int = 2300, pad_to: int |
     from transformers import PreTrainedTokenizerFast
 
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(SPLIT_PATTERN), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(SPLIT_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tokenizer.train_from_iterator(corpus(), trainer=trainer)
     if pad_to is not None and pad_to > tokenizer.get_vocab_size():
         data = json.loads(tokenizer.to_str())
@@ -82,8 +102,13 @@ def build_tokenizer(directory: str | Path, vocab_size: int = 2300, pad_to: int |
         for i in range(len(vocab), pad_to):
             vocab[f"\u0120zq{i}"] = i  # \u0120 is the byte-level alphabet's space
         tokenizer = Tokenizer.from_str(json.dumps(data))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                   padding_side="left", additional_special_tokens=SPECIAL_TOKENS[1:])
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        padding_side="left",
+        additional_special_tokens=SPECIAL_TOKENS[1:],
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(str(directory))
     return fast
@@ -93,9 +118,17 @@ def tiny_config(vocab_size: int):
     """A two-layer Qwen3 config (about 0.2M parameters besides the embeddings)."""
     from transformers import Qwen3Config
 
-    return Qwen3Config(vocab_size=(vocab_size + 63) // 64 * 64, hidden_size=64, intermediate_size=128,
-                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                       tie_word_embeddings=True, max_position_embeddings=8192)
+    return Qwen3Config(
+        vocab_size=(vocab_size + 63) // 64 * 64,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        tie_word_embeddings=True,
+        max_position_embeddings=8192,
+    )
 
 
 def small_config(vocab_size: int):
@@ -103,18 +136,36 @@ def small_config(vocab_size: int):
     (for GPU tests of the serving path; the tiny model's heads of 16 are CPU-only)."""
     from transformers import Qwen3Config
 
-    return Qwen3Config(vocab_size=(vocab_size + 63) // 64 * 64, hidden_size=256, intermediate_size=512,
-                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=64,
-                       tie_word_embeddings=True, max_position_embeddings=8192)
+    return Qwen3Config(
+        vocab_size=(vocab_size + 63) // 64 * 64,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=64,
+        tie_word_embeddings=True,
+        max_position_embeddings=8192,
+    )
 
 
 def qwen3_8b_config():
     """Qwen3-8B's shape (36 layers, hidden 4096, GQA 32/8), for benchmarks with random weights."""
     from transformers import Qwen3Config
 
-    return Qwen3Config(vocab_size=151936, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
-                       num_attention_heads=32, num_key_value_heads=8, head_dim=128, tie_word_embeddings=False,
-                       max_position_embeddings=40960, rope_theta=1000000.0, rms_norm_eps=1e-6)
+    return Qwen3Config(
+        vocab_size=151936,
+        hidden_size=4096,
+        intermediate_size=12288,
+        num_hidden_layers=36,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        tie_word_embeddings=False,
+        max_position_embeddings=40960,
+        rope_theta=1000000.0,
+        rms_norm_eps=1e-6,
+    )
 
 
 def build_model(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Path:
@@ -141,14 +192,16 @@ def build_model(directory: str | Path, seed: int = 0, shape: str = "tiny") -> Pa
                 torch.set_default_dtype(previous)
     else:
         raise ValueError(f"unknown shape {shape!r}: tiny, small or qwen3-8b")
-    model.generation_config = GenerationConfig(eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
-                                               pad_token_id=tokenizer.pad_token_id)
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tokenizer.pad_token_id
+    )
     model.save_pretrained(str(directory))
     return directory
 
 
-def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str, int] | None = None,
-                   seed: int = 0) -> Path:
+def build_adapters(
+    model_dir: str | Path, directory: str | Path, names: dict[str, int] | None = None, seed: int = 0
+) -> Path:
     """Save one random LoRA adapter per name (value: rank, alpha = 2 x rank; by default the eight released arms at
     their ranks) as `directory/<name>/`.
 
@@ -173,8 +226,14 @@ def build_adapters(model_dir: str | Path, directory: str | Path, names: dict[str
         generator = torch.Generator().manual_seed(seed + i + 1)
         with init_empty_weights():
             base = AutoModelForCausalLM.from_config(config)
-        lora = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=LORA_TARGETS,
-                          task_type="CAUSAL_LM", base_model_name_or_path=str(model_dir))
+        lora = LoraConfig(
+            r=rank,
+            lora_alpha=2 * rank,
+            lora_dropout=0.0,
+            target_modules=LORA_TARGETS,
+            task_type="CAUSAL_LM",
+            base_model_name_or_path=str(model_dir),
+        )
         model = get_peft_model(base, lora)
         for param_name, param in list(model.named_parameters()):
             if "lora_A" in param_name:  # PEFT's kaiming-uniform draw: bound 1 / sqrt(fan_in)
@@ -195,8 +254,16 @@ def templated_reply(price: float, action: str = "OFFER") -> str:
     return f"Offer.\n\n```json\n{json.dumps(data)}\n```"
 
 
-def teach_format(model_dir: str | Path, directory: str | Path, prices=(1.0, 2.0, 3.0, 4.0, 5.0), scenario: str = "low:0",
-                 steps: int = 300, batch: int = 8, learning_rate: float = 3e-3, seed: int = 0) -> Path:
+def teach_format(
+    model_dir: str | Path,
+    directory: str | Path,
+    prices=(1.0, 2.0, 3.0, 4.0, 5.0),
+    scenario: str = "low:0",
+    steps: int = 300,
+    batch: int = 8,
+    learning_rate: float = 3e-3,
+    seed: int = 0,
+) -> Path:
     """Fine-tune a tiny model on templated valid replies (a price drawn from `prices`) to the game's
     real prompts for both roles, so that it plays valid moves; saves it to `directory`.
 
@@ -222,8 +289,9 @@ def teach_format(model_dir: str | Path, directory: str | Path, prices=(1.0, 2.0,
         buyer, seller = scenarios.draw_prices(rng, picked)
         trial = Trial(1, picked, rng.choice(list(Condition)), buyer, seller, max_rounds=rng.randint(1, 4))
         obs = new_initial_state(trial).observation(rng.choice([Role.BUYER, Role.SELLER]))
-        prompt = tokenizer.apply_chat_template(chat_messages(obs), tokenize=False, add_generation_prompt=True,
-                                               enable_thinking=False)
+        prompt = tokenizer.apply_chat_template(
+            chat_messages(obs), tokenize=False, add_generation_prompt=True, enable_thinking=False
+        )
         prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         reply_ids = tokenizer(templated_reply(rng.choice(prices)), add_special_tokens=False)["input_ids"]
         examples.append((prompt_ids, reply_ids + [tokenizer.eos_token_id]))
@@ -236,9 +304,9 @@ def teach_format(model_dir: str | Path, directory: str | Path, prices=(1.0, 2.0,
         labels = torch.full((batch, length), -100)
         attention = torch.zeros((batch, length), dtype=torch.long)
         for row, (p, c) in enumerate(chosen):
-            ids[row, :len(p) + len(c)] = torch.tensor(p + c)
-            labels[row, len(p):len(p) + len(c)] = torch.tensor(c)
-            attention[row, :len(p) + len(c)] = 1
+            ids[row, : len(p) + len(c)] = torch.tensor(p + c)
+            labels[row, len(p) : len(p) + len(c)] = torch.tensor(c)
+            attention[row, : len(p) + len(c)] = 1
         loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
         loss.backward()
         optimizer.step()
@@ -257,19 +325,25 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformers.utils import logging
 
-
     parser = argparse.ArgumentParser(
         prog="python -m bargain.agents.tiny",
         description="Build a tiny Qwen3 model with random weights (two layers, a tokenizer trained here, Qwen3's chat "
-                    "template) for CPU try-outs: pass DIR as --model to `python -m train`, to `python -m bargain "
-                    "simulate ... --backend hf` or to `python app.py --backend hf`. Nothing is downloaded.")
+        "template) for CPU try-outs: pass DIR as --model to `python -m train`, to `python -m bargain "
+        "simulate ... --backend hf` or to `python app.py --backend hf`. Nothing is downloaded.",
+    )
     parser.add_argument("dir", help="directory to write the model to (created if missing)")
-    parser.add_argument("--teach-format", action="store_true",
-                        help="then fine-tune it to answer in the game's reply format with random prices (about a "
-                             "minute on a CPU): a random model's replies are all invalid, so training it has no "
-                             "reward to learn from")
-    parser.add_argument("--adapters-dir", help="also write the eight arms as random LoRA adapters here (DIR/<arm>/), "
-                                               "for --adapters-dir of the hf backend")
+    parser.add_argument(
+        "--teach-format",
+        action="store_true",
+        help="then fine-tune it to answer in the game's reply format with random prices (about a "
+        "minute on a CPU): a random model's replies are all invalid, so training it has no "
+        "reward to learn from",
+    )
+    parser.add_argument(
+        "--adapters-dir",
+        help="also write the eight arms as random LoRA adapters here (DIR/<arm>/), "
+        "for --adapters-dir of the hf backend",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
     args = parser.parse_args(argv)
     logging.disable_progress_bar()  # one loading bar per adapter says nothing here

@@ -53,8 +53,13 @@ class Assisted:
 
     def counts(self) -> dict[str, int]:
         """What each reader contributed."""
-        return {"rules": self.rules, "model_returned": self.model_returned, "model_added": self.model_added,
-                "model_refused": len(self.model_refused), "model_failed": int(self.model_failed)}
+        return {
+            "rules": self.rules,
+            "model_returned": self.model_returned,
+            "model_added": self.model_added,
+            "model_refused": len(self.model_refused),
+            "model_failed": int(self.model_failed),
+        }
 
 
 def parse_reply(text: str) -> list[dict] | None:
@@ -86,8 +91,10 @@ def parse_reply(text: str) -> list[dict] | None:
 
 def reader(assisted: dict[tuple[str, str], Assisted]):
     """A `read` for `claims.check_turns` that answers from readings already made, keyed by (message, role)."""
+
     def read(message: str, role) -> list[Claim]:
         return assisted[(message, getattr(role, "value", role))].claims
+
     return read
 
 
@@ -109,9 +116,13 @@ def combine(message: str, role: str, model_claims: list[dict]) -> Assisted:
     return Assisted(claims, rules, len(model_claims), added, refused)
 
 
-async def assist(messages: list[tuple[str, str]], backend: Backend, model: str, concurrency: int = 16,
-                 sampling: Sampling = Sampling(temperature=0.0, top_p=1.0, top_k=-1, presence_penalty=0.0,
-                                               max_tokens=512)) -> list[Assisted]:
+async def assist(
+    messages: list[tuple[str, str]],
+    backend: Backend,
+    model: str,
+    concurrency: int = 16,
+    sampling: Sampling = Sampling(temperature=0.0, top_p=1.0, top_k=-1, presence_penalty=0.0, max_tokens=512),
+) -> list[Assisted]:
     """Read every (message, role) with the model and the rules. A failed or unreadable model reply leaves
     the rules' claims (logged), so a message is never lost to the model."""
     slots = asyncio.Semaphore(concurrency)

@@ -27,12 +27,20 @@ def outcomes_by_condition(table: pd.DataFrame, path: Path, title: str, paper: pd
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=False)
     for ax, quantity in zip(axes, quantities):
         x = range(len(conditions))
-        ax.bar([i - 0.2 for i in x] if paper is not None else list(x), [cells.loc[c, quantity] for c in conditions],
-               width=0.4 if paper is not None else 0.6, label="this run")
+        ax.bar(
+            [i - 0.2 for i in x] if paper is not None else list(x),
+            [cells.loc[c, quantity] for c in conditions],
+            width=0.4 if paper is not None else 0.6,
+            label="this run",
+        )
         if paper is not None:
             reference = paper.set_index("transparency")
-            ax.bar([i + 0.2 for i in x], [reference[f"paper_{quantity}"].get(c) for c in conditions], width=0.4,
-                   label="paper")
+            ax.bar(
+                [i + 0.2 for i in x],
+                [reference[f"paper_{quantity}"].get(c) for c in conditions],
+                width=0.4,
+                label="paper",
+            )
             ax.legend(fontsize=8)
         ax.set_xticks(list(x), [c.replace("_", "\n") for c in conditions], fontsize=8)
         ax.set_title(quantity.replace("_", " "))

@@ -46,7 +46,9 @@ def transcript(turns: list[Turn]) -> str:
         if turn.round != current:
             current = turn.round
             lines.append(f"Round {turn.round}:")
-        tag = {Action.OFFER: f" [OFFER: {turn.price}]", Action.NO_DEAL: " [NO_DEAL]", Action.DEAL: " [DEAL]"}.get(turn.action, "")
+        tag = {Action.OFFER: f" [OFFER: {turn.price}]", Action.NO_DEAL: " [NO_DEAL]", Action.DEAL: " [DEAL]"}.get(
+            turn.action, ""
+        )
         lines.append(f"  {turn.role.title}: {turn.message}{tag}")
     return "\n".join(lines)
 
@@ -58,12 +60,19 @@ def judge_messages(trial: Trial, turns: list[Turn]) -> list[dict]:
     spec = instrument()
     (bl, bh), (sl, sh) = trial.scenario.buyer_range, trial.scenario.seller_range
     filled = spec["templates"][trial.condition.value].format(
-        item_name=trial.scenario.product_name, buyer_res_price=trial.buyer_price, seller_res_price=trial.seller_price,
-        buyer_res_price_range_low=bl, buyer_res_price_range_high=bh,
-        seller_res_price_range_low=sl, seller_res_price_range_high=sh,
-        mode_description=spec["mode_descriptions"][trial.mode.value])
-    return [{"role": "system", "content": spec["system_message"]},
-            {"role": "user", "content": filled + "\n" + transcript(turns) + spec["response_format"]}]
+        item_name=trial.scenario.product_name,
+        buyer_res_price=trial.buyer_price,
+        seller_res_price=trial.seller_price,
+        buyer_res_price_range_low=bl,
+        buyer_res_price_range_high=bh,
+        seller_res_price_range_low=sl,
+        seller_res_price_range_high=sh,
+        mode_description=spec["mode_descriptions"][trial.mode.value],
+    )
+    return [
+        {"role": "system", "content": spec["system_message"]},
+        {"role": "user", "content": filled + "\n" + transcript(turns) + spec["response_format"]},
+    ]
 
 
 def parse_judgment(text: str | None, condition: Condition) -> dict:
@@ -95,4 +104,3 @@ def parse_judgment(text: str | None, condition: Condition) -> dict:
         result[score] = int(value)
     result["error"] = "; ".join(problems) or None
     return result
-

@@ -10,8 +10,8 @@ condition unless told otherwise); a pooled `ALL` row follows the cells.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,8 +21,12 @@ from bargain.engine.trial import Condition
 
 JUDGE_COLUMNS = ("seller_honesty", "buyer_honesty", "buyer_credulity", "seller_credulity")
 MEAN_COLUMNS = (
-    "buyer_utility", "seller_utility", "buyer_norm_utility", "seller_norm_utility",
-    "welfare", "seller_advantage",
+    "buyer_utility",
+    "seller_utility",
+    "buyer_norm_utility",
+    "seller_norm_utility",
+    "welfare",
+    "seller_advantage",
 )
 DEAL_MEAN_COLUMNS = ("nbs_deviation", "nbs_deviation_share")  # over deals only
 T_COLUMNS = ("seller_advantage", "nbs_deviation", "nbs_deviation_share")
@@ -38,8 +42,13 @@ def read_trials(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise MetricsError(f"no such file: {path}")
-    readers = {".csv": pd.read_csv, ".parquet": pd.read_parquet, ".pq": pd.read_parquet,
-               ".pkl": pd.read_pickle, ".pickle": pd.read_pickle}  # only open pickles you trust
+    readers = {
+        ".csv": pd.read_csv,
+        ".parquet": pd.read_parquet,
+        ".pq": pd.read_parquet,
+        ".pkl": pd.read_pickle,
+        ".pickle": pd.read_pickle,
+    }  # only open pickles you trust
     reader = readers.get(path.suffix.lower())
     if reader is None:
         raise MetricsError(f"{path}: expected a .csv, .parquet or .pkl trials file")
@@ -156,7 +165,10 @@ def cell_table(frame: pd.DataFrame, by: Sequence[str] = ("transparency",)) -> pd
     missing = [c for c in by if c not in frame]
     if missing:
         raise MetricsError(f"cannot group by {', '.join(missing)}: no such column (have {', '.join(frame.columns)})")
-    groups = [((key if isinstance(key, tuple) else (key,)), group) for key, group in frame.groupby(by, sort=False, dropna=False)]
+    groups = [
+        ((key if isinstance(key, tuple) else (key,)), group)
+        for key, group in frame.groupby(by, sort=False, dropna=False)
+    ]
     groups.sort(key=lambda item: tuple(cell_order(k) for k in item[0]))
     rows = [{**dict(zip(by, keys)), **cell(group)} for keys, group in groups]
     rows.append({**{c: POOLED for c in by}, **cell(frame), **scatter_quantities(frame)})
@@ -172,4 +184,6 @@ def summary_markdown(table: pd.DataFrame, title: str) -> str:
 def records(table: pd.DataFrame) -> list[dict]:
     """A per-cell table as JSON-ready objects (NaN as null)."""
     clean = table.astype(object).where(table.notna(), None)
-    return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()} for row in clean.to_dict("records")]
+    return [
+        {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()} for row in clean.to_dict("records")
+    ]

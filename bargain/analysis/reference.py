@@ -19,8 +19,16 @@ from bargain.agents.arms import ADAPTERS
 from bargain.engine.scenarios import GRIDS, GridSpec
 from bargain.engine.trial import Role
 
-COMPARED = ("n", "deal_rate", "buyer_norm_utility", "seller_norm_utility", "buyer_utility", "seller_utility",
-            "nbs_deviation_share", "rounds")
+COMPARED = (
+    "n",
+    "deal_rate",
+    "buyer_norm_utility",
+    "seller_norm_utility",
+    "buyer_utility",
+    "seller_utility",
+    "nbs_deviation_share",
+    "rounds",
+)
 
 
 @lru_cache(maxsize=1)
@@ -54,8 +62,13 @@ def variant(grid: GridSpec, buyer: str, buyer_temperature: float, seller: str, s
     """The paper's variant a run reproduces, if any: the test scenarios of `paper-rl-test` under its
     rules (any number of trials per cell, any of its conditions) with the same arms and temperatures."""
     paper = GRIDS["paper-rl-test"]
-    same_games = (grid.tier, grid.start, grid.stop, grid.max_rounds, grid.mode) == \
-        (paper.tier, paper.start, paper.stop, paper.max_rounds, paper.mode)
+    same_games = (grid.tier, grid.start, grid.stop, grid.max_rounds, grid.mode) == (
+        paper.tier,
+        paper.start,
+        paper.stop,
+        paper.max_rounds,
+        paper.mode,
+    )
     if not same_games or not set(grid.conditions) <= set(paper.conditions):
         return None
     return VARIANTS.get((buyer, buyer_temperature, seller, seller_temperature))

@@ -18,13 +18,13 @@ LAUNCH_DEFAULTS = {
     # The chat's toolbar offers "Clear", which would wipe the transcript from view mid-game: hide it (the
     # page also redraws the transcript if it is ever cleared).
     "css": '#negotiation button[aria-label="Clear"], #negotiation button[title="Clear"] { display: none !important; }'
-           # a question left unanswered (or answered wrongly) on a submitted page
-           ".needs-answer { box-shadow: inset 4px 0 0 #dc2626; background: #fef2f2 !important; }"
-           # a long choice (a condition's description) ends in an ellipsis before the dropdown's arrow
-           ".long-choice input { text-overflow: ellipsis; padding-right: 1.5em; }"
-           # on a phone, the results tables in a smaller type, so that most of their columns fit
-           "@media (max-width: 640px) { .results-table table { font-size: 11px; }"
-           " .results-table th, .results-table td { padding: 3px 4px !important; } }",
+    # a question left unanswered (or answered wrongly) on a submitted page
+    ".needs-answer { box-shadow: inset 4px 0 0 #dc2626; background: #fef2f2 !important; }"
+    # a long choice (a condition's description) ends in an ellipsis before the dropdown's arrow
+    ".long-choice input { text-overflow: ellipsis; padding-right: 1.5em; }"
+    # on a phone, the results tables in a smaller type, so that most of their columns fit
+    "@media (max-width: 640px) { .results-table table { font-size: 11px; }"
+    " .results-table th, .results-table td { padding: 3px 4px !important; } }",
 }
 
 

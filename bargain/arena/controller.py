@@ -25,28 +25,31 @@ import re
 import secrets
 import time
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Iterable, cast
+from typing import cast
 
-from bargain.arena import MOVE_DEADLINE_S
-from bargain.engine import scenarios
 from bargain.agents.agent import Agent, Side, agent_factory
-from bargain.arena import inputs
-from bargain.arena.inputs import ArenaError, Setup
-from bargain.arena.views import TIMEOUT, person_view
 from bargain.agents.arms import Arm, catalogue, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
-from bargain.episodes import play
+from bargain.arena import MOVE_DEADLINE_S, inputs
+from bargain.arena.inputs import ArenaError, Setup
+from bargain.arena.views import TIMEOUT, person_view
+from bargain.engine import scenarios
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion
-from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, game_findings, game_state, utcnow
 from bargain.engine.trial import Role, Trial
+from bargain.episodes import play
+from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, game_findings, game_state, utcnow
 
 # Words by which an agent could give away that it is a program (blinding in studies): flagged in its move record.
-MENTIONS_AI = re.compile(r"\b(?:AI|A\.I\.|artificial intelligence|language models?|LLMs?|chat ?bots?|bots?|"
-                         r"neural|algorithms?|Qwen|GPT|ChatGPT|OpenAI|Anthropic|Claude|Gemini|Alibaba|Llama|Mistral|"
-                         r"machine learning|assistant)\b", re.IGNORECASE)
+MENTIONS_AI = re.compile(
+    r"\b(?:AI|A\.I\.|artificial intelligence|language models?|LLMs?|chat ?bots?|bots?|"
+    r"neural|algorithms?|Qwen|GPT|ChatGPT|OpenAI|Anthropic|Claude|Gemini|Alibaba|Llama|Mistral|"
+    r"machine learning|assistant)\b",
+    re.IGNORECASE,
+)
 ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
 CANNOT_SAVE = "The server cannot save games right now, so nothing was started or changed: try again in a minute."
 ALREADY_PLAYED = "That round was already played (sent twice, or from another tab): this is the game as it is stored."
@@ -74,9 +77,11 @@ class HumanAgent:
         self._spent_s = 0.0
         self.asked.set()
         try:
-            return await asyncio.wait_for(self._move, None if self.move_seconds is None else
-                                          max(0.0, self.move_seconds - (time.monotonic() - self.asked_at)))
-        except asyncio.TimeoutError:
+            return await asyncio.wait_for(
+                self._move,
+                None if self.move_seconds is None else max(0.0, self.move_seconds - (time.monotonic() - self.asked_at)),
+            )
+        except TimeoutError:
             return Move(Action.INVALID, error=TIMEOUT)
         finally:
             self.view = None
@@ -111,8 +116,9 @@ class GameInProgress(ArenaError):
     """The browser already has a game going on (`game_id`), perhaps in another tab: starting one means leaving it."""
 
     def __init__(self, game_id: str):
-        super().__init__("You have a game going on (perhaps in another tab): finish it, or leave it to start a new "
-                         "one.")
+        super().__init__(
+            "You have a game going on (perhaps in another tab): finish it, or leave it to start a new one."
+        )
         self.game_id = game_id
 
 
@@ -186,9 +192,16 @@ class Arena:
     a worker thread, so a slow or locked database never holds up the event loop that every other game shares.
     """
 
-    def __init__(self, store: Store, backends: Backends, source: scenarios.ScenarioSet | None = None,
-                 idle_timeout: timedelta = timedelta(hours=2), arms: Iterable[str] | None = None,
-                 sampling: Sampling = PRESETS["trained"], move_deadline: float = MOVE_DEADLINE_S):
+    def __init__(
+        self,
+        store: Store,
+        backends: Backends,
+        source: scenarios.ScenarioSet | None = None,
+        idle_timeout: timedelta = timedelta(hours=2),
+        arms: Iterable[str] | None = None,
+        sampling: Sampling = PRESETS["trained"],
+        move_deadline: float = MOVE_DEADLINE_S,
+    ):
         self.store, self.backends, self.sampling = store, backends, sampling
         self.move_deadline = move_deadline
         self.source = source or scenarios.bundled()
@@ -216,12 +229,28 @@ class Arena:
         else:
             scenario = rng.choice(self.source.tier(setup.scenario))
         buyer_price, seller_price = scenarios.draw_prices(rng, scenario)
-        return Trial(trial_id=1, scenario=scenario, condition=setup.condition, buyer_price=buyer_price,
-                     seller_price=seller_price, max_rounds=setup.rounds, mode=setup.mode, first_actor=setup.first_actor)
+        return Trial(
+            trial_id=1,
+            scenario=scenario,
+            condition=setup.condition,
+            buyer_price=buyer_price,
+            seller_price=seller_price,
+            max_rounds=setup.rounds,
+            mode=setup.mode,
+            first_actor=setup.first_actor,
+        )
 
-    async def start(self, setup: Setup, player: str | None = None, *, replace: bool = False, study: str | None = None,
-                    participant: str | None = None, game_index: int | None = None,
-                    move_seconds: float | None = None) -> dict:
+    async def start(
+        self,
+        setup: Setup,
+        player: str | None = None,
+        *,
+        replace: bool = False,
+        study: str | None = None,
+        participant: str | None = None,
+        game_index: int | None = None,
+        move_seconds: float | None = None,
+    ) -> dict:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
         A browser (`player`) has one game going on at a time: a start while it has one raises GameInProgress,
@@ -243,16 +272,34 @@ class Arena:
         backend = self.backends.for_arm(arm).describe() if arm.kind != "tactic" else None
         try:
             await asyncio.to_thread(
-                self.store.create_game, id=game_id, player=inputs.player_id(player), human_role=setup.role.value,
-                arm=arm.spec, scenario=trial.scenario.ref, seed=seed, condition=trial.condition.value,
-                mode=trial.mode.value, max_rounds=trial.max_rounds, first_actor=trial.first_actor.value,
-                buyer_price=trial.buyer_price, seller_price=trial.seller_price, trial=trial.to_dict(),
-                prompt_version=side.prompt_version.value, parsing=side.parsing.value,
-                sampling=side.sampling.to_dict() if arm.kind != "tactic" else None, backend=backend,
-                out_of_distribution=bool(reasons), ood_reasons=reasons, study=study, participant=participant,
-                game_index=game_index, extra={"scenario_choice": setup.scenario,
-                                              **({"move_seconds": move_seconds} if move_seconds else {})},
-                driver=self.process, generation=1, replace_active=replace)
+                self.store.create_game,
+                id=game_id,
+                player=inputs.player_id(player),
+                human_role=setup.role.value,
+                arm=arm.spec,
+                scenario=trial.scenario.ref,
+                seed=seed,
+                condition=trial.condition.value,
+                mode=trial.mode.value,
+                max_rounds=trial.max_rounds,
+                first_actor=trial.first_actor.value,
+                buyer_price=trial.buyer_price,
+                seller_price=trial.seller_price,
+                trial=trial.to_dict(),
+                prompt_version=side.prompt_version.value,
+                parsing=side.parsing.value,
+                sampling=side.sampling.to_dict() if arm.kind != "tactic" else None,
+                backend=backend,
+                out_of_distribution=bool(reasons),
+                ood_reasons=reasons,
+                study=study,
+                participant=participant,
+                game_index=game_index,
+                extra={"scenario_choice": setup.scenario, **({"move_seconds": move_seconds} if move_seconds else {})},
+                driver=self.process,
+                generation=1,
+                replace_active=replace,
+            )
         except AlreadyStarted as exc:
             if study is None:
                 raise GameInProgress(exc.game_id) from None
@@ -263,22 +310,34 @@ class Arena:
         if replace:  # the browser's game left behind, if this process runs it
             for left in [g for g in self.live.values() if g.player == player]:
                 self._let_go(left)
-        live = self._begin(game_id, new_initial_state(trial), setup.role, arm.spec, side, seed, move_seconds, 1,
-                           inputs.player_id(player))
+        live = self._begin(
+            game_id,
+            new_initial_state(trial),
+            setup.role,
+            arm.spec,
+            side,
+            seed,
+            move_seconds,
+            1,
+            inputs.player_id(player),
+        )
         await live.settled()
         return self.view_of(live)
 
     async def _playable(self, spec: str) -> Arm:
         """The arm named by `spec` if this server offers it and can play it now, else an ArenaError."""
         if spec not in self.arms:
-            raise ArenaError(f"{inputs.shown(spec)} is not an opponent offered here; choose one of: "
-                             f"{', '.join(self.arms)}")
+            raise ArenaError(
+                f"{inputs.shown(spec)} is not an opponent offered here; choose one of: {', '.join(self.arms)}"
+            )
         arm = resolve(spec)
         if arm.kind == "tactic":
             return arm
         if arm.kind != "openai" and self.backends.local is None:
-            raise ArenaError(f"{spec} is not available on this server: it was started without a model backend, "
-                             "so only the scripted tactics can be played")
+            raise ArenaError(
+                f"{spec} is not available on this server: it was started without a model backend, "
+                "so only the scripted tactics can be played"
+            )
         try:
             playable = await self.backends.for_arm(arm).available(arm)
         except BackendError as exc:  # no backend for it, or it cannot be reached: the log says which
@@ -288,18 +347,32 @@ class Arena:
             log.exception("checking whether %s can play", spec)
             playable = False
         if not playable:
-            raise ArenaError(f"{spec} cannot play right now: its model server does not answer or does not serve it. "
-                             "Try again in a minute, or choose another opponent.")
+            raise ArenaError(
+                f"{spec} cannot play right now: its model server does not answer or does not serve it. "
+                "Try again in a minute, or choose another opponent."
+            )
         return arm
 
-    def _begin(self, game_id: str, state: GameState, human_role: Role, arm_spec: str, side: Side, seed: int,
-               move_seconds: float | None, generation: int, player: str | None, spent_s: float = 0.0) -> LiveGame:
+    def _begin(
+        self,
+        game_id: str,
+        state: GameState,
+        human_role: Role,
+        arm_spec: str,
+        side: Side,
+        seed: int,
+        move_seconds: float | None,
+        generation: int,
+        player: str | None,
+        spent_s: float = 0.0,
+    ) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
         if not getattr(agent, "instant", False):  # a model: its moves are bounded in time
             agent = Deadline(agent, self.move_deadline)
         human = HumanAgent(move_seconds, spent_s if human_role in state.current_players() else 0.0)
-        live = LiveGame(game_id, state, human_role, human, agent, stored=len(state.turns), generation=generation,
-                        player=player)
+        live = LiveGame(
+            game_id, state, human_role, human, agent, stored=len(state.turns), generation=generation, player=player
+        )
         self.live[game_id] = live
         self._run_loop(live)
         return live
@@ -333,44 +406,67 @@ class Arena:
         if live.failure is not None:
             live.human.stop()
             if len(live.state.turns) > live.stored:  # never show what is not stored
-                live.state = replay(live.state.trial, list(live.state.turns[:live.stored]))
+                live.state = replay(live.state.trial, list(live.state.turns[: live.stored]))
 
     async def _store(self, live: LiveGame) -> None:
         """Commit the turns not yet stored (after every applied round, before the next); at the end, in the
         same transaction, the outcome and the claim checker's findings. The work runs in a worker thread."""
-        new = live.state.turns[live.stored:]
+        new = live.state.turns[live.stored :]
         records = {(r["round"], r["role"]): r for r in getattr(live.agent, "records", ())}
         rows = []
         for turn in new:
             record = records.get((turn.round, turn.role.value), {}) if turn.role is not live.human_role else {}
-            rows.append({"round": turn.round, "role": turn.role.value,
-                         "actor": "human" if turn.role is live.human_role else "agent",
-                         "action": turn.action.value, "price": turn.price, "message": turn.message,
-                         "thought": turn.thought or "", "raw": turn.raw, "error": turn.error,
-                         "flags": ["mentions_ai"] if turn.role is not live.human_role and MENTIONS_AI.search(
-                             turn.message or "") else [],
-                         "prompt_messages": record.get("messages"), "latency_s": record.get("latency_s"),
-                         "prompt_tokens": record.get("prompt_tokens"),
-                         "completion_tokens": record.get("completion_tokens"), "endpoint": record.get("endpoint")})
+            rows.append(
+                {
+                    "round": turn.round,
+                    "role": turn.role.value,
+                    "actor": "human" if turn.role is live.human_role else "agent",
+                    "action": turn.action.value,
+                    "price": turn.price,
+                    "message": turn.message,
+                    "thought": turn.thought or "",
+                    "raw": turn.raw,
+                    "error": turn.error,
+                    "flags": ["mentions_ai"]
+                    if turn.role is not live.human_role and MENTIONS_AI.search(turn.message or "")
+                    else [],
+                    "prompt_messages": record.get("messages"),
+                    "latency_s": record.get("latency_s"),
+                    "prompt_tokens": record.get("prompt_tokens"),
+                    "completion_tokens": record.get("completion_tokens"),
+                    "endpoint": record.get("endpoint"),
+                }
+            )
         ended = live.state.outcome() if live.state.is_terminal() else None
         turns, trial = list(live.state.turns), live.state.trial
 
         def commit() -> list[dict]:
             outcome, findings = None, cast(list[dict], [])
             if ended is not None:
-                checked = game_findings({"human_role": live.human_role.value, "buyer_price": trial.buyer_price,
-                                         "seller_price": trial.seller_price}, turns)
-                outcome = {"deal": ended.deal, "deal_price": ended.deal_price, "rounds": turns[-1].round,
-                           "paper_rounds": ended.rounds,
-                           "buyer_utility": ended.buyer_utility, "seller_utility": ended.seller_utility,
-                           "buyer_norm_utility": ended.buyer_norm_utility,
-                           "seller_norm_utility": ended.seller_norm_utility, **checked}
+                checked = game_findings(
+                    {
+                        "human_role": live.human_role.value,
+                        "buyer_price": trial.buyer_price,
+                        "seller_price": trial.seller_price,
+                    },
+                    turns,
+                )
+                outcome = {
+                    "deal": ended.deal,
+                    "deal_price": ended.deal_price,
+                    "rounds": turns[-1].round,
+                    "paper_rounds": ended.rounds,
+                    "buyer_utility": ended.buyer_utility,
+                    "seller_utility": ended.seller_utility,
+                    "buyer_norm_utility": ended.buyer_norm_utility,
+                    "seller_norm_utility": ended.seller_norm_utility,
+                    **checked,
+                }
                 findings = checked["claims"]
             # A person's move is played wherever it arrives, once: the write names the moves it was based on. A
             # pass made because time ran out comes only from the process driving the game now (its generation).
             timed_out = any(turn.error == TIMEOUT and turn.role is live.human_role for turn in new)
-            self.store.add_moves(live.id, rows, outcome, live.generation if timed_out else None,
-                                 based_on=live.stored)
+            self.store.add_moves(live.id, rows, outcome, live.generation if timed_out else None, based_on=live.stored)
             return findings
 
         live.findings = await asyncio.to_thread(commit)
@@ -396,8 +492,10 @@ class Arena:
         async with loading:
             live = self.live.get(game_id)
             try:
-                if live is not None and await asyncio.to_thread(self.store.version, game_id) != (live.generation,
-                                                                                                live.stored):
+                if live is not None and await asyncio.to_thread(self.store.version, game_id) != (
+                    live.generation,
+                    live.stored,
+                ):
                     self._let_go(live)  # another process took the game over or played on meanwhile: this is stale
                     live = None
                 if live is None:
@@ -418,12 +516,30 @@ class Arena:
         state = game_state(row)
         human_role = Role(row["human_role"])
         if row["status"] != "active" or state.is_terminal():
-            return LiveGame(game_id, state, human_role, HumanAgent(), None, status=row["status"],
-                            findings=row["claims"] or [], stored=len(state.turns))
+            return LiveGame(
+                game_id,
+                state,
+                human_role,
+                HumanAgent(),
+                None,
+                status=row["status"],
+                findings=row["claims"] or [],
+                stored=len(state.turns),
+            )
         side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]), opponent_is_person=True)
         spent = max(0.0, (utcnow() - row["updated_at"]).total_seconds())
-        return self._begin(game_id, state, human_role, row["arm"], side, row["seed"] or 0,
-                           (row["extra"] or {}).get("move_seconds"), row["generation"], row["player"], spent)
+        return self._begin(
+            game_id,
+            state,
+            human_role,
+            row["arm"],
+            side,
+            row["seed"] or 0,
+            (row["extra"] or {}).get("move_seconds"),
+            row["generation"],
+            row["player"],
+            spent,
+        )
 
     def _let_go(self, live: LiveGame) -> None:
         """Stop running a game here (another process drives it now, or it was abandoned)."""
@@ -432,8 +548,9 @@ class Arena:
             live.task.cancel()
         live.human.stop()
 
-    async def move(self, game_id: object, round_: object, action: object, price: object = None,
-                   message: object = "") -> dict:
+    async def move(
+        self, game_id: object, round_: object, action: object, price: object = None, message: object = ""
+    ) -> dict:
         """Check a move as a caller sent it (action, price and message as given) and play it (see `play`)."""
         return await self.play(game_id, round_, inputs.human_move(action, price, message))
 
@@ -486,9 +603,16 @@ class Arena:
         if row is None:
             raise ArenaError("no such game: start a new one")
         trial = Trial.from_dict(row["trial"])
-        return Setup(role=Role(row["human_role"]), arm=row["arm"], condition=trial.condition, mode=trial.mode,
-                     rounds=trial.max_rounds, scenario=(row["extra"] or {}).get("scenario_choice", trial.scenario.tier),
-                     prompt_version=PromptVersion(row["prompt_version"]), first_actor=trial.first_actor)
+        return Setup(
+            role=Role(row["human_role"]),
+            arm=row["arm"],
+            condition=trial.condition,
+            mode=trial.mode,
+            rounds=trial.max_rounds,
+            scenario=(row["extra"] or {}).get("scenario_choice", trial.scenario.tier),
+            prompt_version=PromptVersion(row["prompt_version"]),
+            first_actor=trial.first_actor,
+        )
 
     async def view(self, game_id: object, wait_s: float | None = None, retry: bool = True) -> dict:
         """The person's current view of a game (resuming it, and with `retry` retrying a failed round). With
@@ -520,8 +644,16 @@ class Arena:
         if live.state.is_terminal():
             self.live.pop(live.id, None)
         stopped = live.failure if live.task is not None and live.task.done() else None
-        view = person_view(live.id, obs, live.state if obs.terminal else None, live.human.waiting, stopped,
-                           live.status, live.findings, thinking=not live.is_settled)
+        view = person_view(
+            live.id,
+            obs,
+            live.state if obs.terminal else None,
+            live.human.waiting,
+            stopped,
+            live.status,
+            live.findings,
+            thinking=not live.is_settled,
+        )
         view["seconds_left"] = live.human.seconds_left
         return view
 

@@ -104,16 +104,19 @@ def player_id(value: object) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not _PLAYER_ID.fullmatch(value):
-        raise ArenaError(f"the player id must be 1 to 64 letters, digits or . _ : @ + - , starting with a letter or "
-                         f"digit; got {shown(value)}")
+        raise ArenaError(
+            f"the player id must be 1 to 64 letters, digits or . _ : @ + - , starting with a letter or "
+            f"digit; got {shown(value)}"
+        )
     return value
 
 
 def scenario(value: object) -> str:
     """A tier or split to draw from, or one scenario as TIER:INDEX."""
     if not isinstance(value, str) or not (value in SOURCES or _SCENARIO_REF.fullmatch(value)):
-        raise ArenaError(f"the scenario must be one of {', '.join(SOURCES)} or TIER:INDEX (e.g. low:12); "
-                         f"got {shown(value)}")
+        raise ArenaError(
+            f"the scenario must be one of {', '.join(SOURCES)} or TIER:INDEX (e.g. low:12); got {shown(value)}"
+        )
     return value
 
 
@@ -177,12 +180,26 @@ def human_move(action: object, price: object, text: object) -> Move:
     return Move(kind, message=said)
 
 
-def setup(role: object, opponent: object, condition: object, mode: object, rounds: object, source: object,
-          prompt_version: object, first_actor: object) -> Setup:
+def setup(
+    role: object,
+    opponent: object,
+    condition: object,
+    mode: object,
+    rounds: object,
+    source: object,
+    prompt_version: object,
+    first_actor: object,
+) -> Setup:
     """A game's setup from request parameters (no seed: the server draws it)."""
     if not isinstance(opponent, str) or len(opponent) > 200:
         raise ArenaError("choose an opponent offered on the page")
-    return Setup(role=choice("role", role, Role), arm=opponent, condition=choice("condition", condition, Condition),
-                 mode=choice("mode", mode, Mode), rounds=whole_number("rounds", rounds, 1, MAX_ROUNDS),
-                 scenario=scenario(source), prompt_version=choice("prompt_version", prompt_version, PromptVersion),
-                 first_actor=choice("first_actor", first_actor, Role))
+    return Setup(
+        role=choice("role", role, Role),
+        arm=opponent,
+        condition=choice("condition", condition, Condition),
+        mode=choice("mode", mode, Mode),
+        rounds=whole_number("rounds", rounds, 1, MAX_ROUNDS),
+        scenario=scenario(source),
+        prompt_version=choice("prompt_version", prompt_version, PromptVersion),
+        first_actor=choice("first_actor", first_actor, Role),
+    )

@@ -15,8 +15,8 @@ import hmac
 import math
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from bargain.arena.inputs import ArenaError
 
@@ -63,8 +63,14 @@ class Backoff:
     Doubling lets a person who mistypes a few times in again within seconds, while a guesser soon waits the cap
     for every guess; forgetting only after more than the cap keeps a guesser that waits it out at the cap."""
 
-    def __init__(self, free: int = 3, step_s: float = 10, cap_s: float = 15 * 60, forget_s: float = 3600,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        free: int = 3,
+        step_s: float = 10,
+        cap_s: float = 15 * 60,
+        forget_s: float = 3600,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         if free < 0 or not 0 < step_s <= cap_s < forget_s:
             raise ValueError("a backoff needs free >= 0 and 0 < step_s <= cap_s < forget_s")
         self.free, self.step_s, self.cap_s, self.forget_s, self.clock = free, step_s, cap_s, forget_s, clock
@@ -119,8 +125,10 @@ class StartLimits:
         """Count a game start, or refuse it with an ArenaError saying how long to wait."""
         for limit, key in ((self.per_browser, browser), (self.per_address, address)):
             if limit.full(key):
-                raise ArenaError(f"Too many games started from here in the last hour: wait "
-                                 f"{_minutes(limit.wait_s(key))} before starting another.")
+                raise ArenaError(
+                    f"Too many games started from here in the last hour: wait "
+                    f"{_minutes(limit.wait_s(key))} before starting another."
+                )
         self.per_browser.add(browser)
         self.per_address.add(address)
 

@@ -32,26 +32,39 @@ setInterval(tick, 1000);
 def info_markdown(view: dict) -> str:
     """The item, the person's persona and price, and exactly what their condition tells them."""
     other = "seller" if view["role"] == "buyer" else "buyer"
-    lines = [f"### {view['item']}", view["description"], "",
-             f"**You are the {view['role'].upper()}.** {view['persona']}",
-             f"**Your reservation price: {money(view['your_price'])}** (you can always "
-             f"{'buy from' if view['role'] == 'buyer' else 'sell to'} the market at this price).", ""]
+    lines = [
+        f"### {view['item']}",
+        view["description"],
+        "",
+        f"**You are the {view['role'].upper()}.** {view['persona']}",
+        f"**Your reservation price: {money(view['your_price'])}** (you can always "
+        f"{'buy from' if view['role'] == 'buyer' else 'sell to'} the market at this price).",
+        "",
+    ]
     if view["their_price"] is not None:
         lines.append(f"You know the {other}'s reservation price: **{money(view['their_price'])}**.")
     else:
         lo, hi = view["their_price_prior"]
-        lines.append(f"You do not know the {other}'s reservation price; it is uniformly distributed between "
-                     f"{money(lo)} and {money(hi)}.")
+        lines.append(
+            f"You do not know the {other}'s reservation price; it is uniformly distributed between "
+            f"{money(lo)} and {money(hi)}."
+        )
     if view["your_price_prior"] is not None:
         lo, hi = view["your_price_prior"]
-        lines.append(f"The {other} does not know your price; to them it is uniformly distributed between "
-                     f"{money(lo)} and {money(hi)}.")
+        lines.append(
+            f"The {other} does not know your price; to them it is uniformly distributed between "
+            f"{money(lo)} and {money(hi)}."
+        )
     else:
         lines.append(f"The {other} knows your reservation price.")
-    lines.append(f"\n*Mode: {view['mode']}; {view['max_rounds']} rounds. "
-                 + ("Both sides move at once each round; crossing offers close at their midpoint.*"
-                    if view["mode"] == Mode.SIMULTANEOUS else "Sides alternate, one move a round; Accept takes the "
-                    "other's last offer.*"))
+    lines.append(
+        f"\n*Mode: {view['mode']}; {view['max_rounds']} rounds. "
+        + (
+            "Both sides move at once each round; crossing offers close at their midpoint.*"
+            if view["mode"] == Mode.SIMULTANEOUS
+            else "Sides alternate, one move a round; Accept takes the other's last offer.*"
+        )
+    )
     return "\n".join(lines)
 
 
@@ -62,8 +75,12 @@ def move_words(turn: dict) -> str:
     """A move as people read it: "offers **2.40**", "accepts", "walks away", or a pass and why."""
     if turn.get("timed_out"):
         return "passes: time ran out"
-    return {"OFFER": f"offers **{money(turn['price'])}**", "DEAL": "accepts", "NO_DEAL": "walks away",
-            "INVALID": "passes (no valid move)"}[turn["action"]]
+    return {
+        "OFFER": f"offers **{money(turn['price'])}**",
+        "DEAL": "accepts",
+        "NO_DEAL": "walks away",
+        "INVALID": "passes (no valid move)",
+    }[turn["action"]]
 
 
 def chat_messages(view: dict, typing: bool = False) -> list[dict]:
@@ -82,6 +99,7 @@ def chat_messages(view: dict, typing: bool = False) -> list[dict]:
 def strategy_markdown(debrief: dict, who: str) -> str:
     """The other side's reservation price and its private strategy, move by move: a list, which reads on a phone as
     on a desktop; a strategy (for a reply that could not be read, the whole reply) cut to STRATEGY_SHOWN characters."""
+
     def shown(thought: str) -> str:
         words = " ".join(thought.split())
         cut = len(words) > STRATEGY_SHOWN
@@ -89,8 +107,10 @@ def strategy_markdown(debrief: dict, who: str) -> str:
         return f"*{plain(words)}{' …' if cut else ''}*" if words else "(no strategy written)"
 
     moves = "\n".join(f"- **Round {s['round']}**, {move_words(s)}: {shown(s['thought'])}" for s in debrief["strategy"])
-    return (f"{who} ({debrief['agent_role']}) had a reservation price of **{money(debrief['agent_price'])}**. "
-            f"Its private strategy, move by move:\n\n{moves}")
+    return (
+        f"{who} ({debrief['agent_role']}) had a reservation price of **{money(debrief['agent_price'])}**. "
+        f"Its private strategy, move by move:\n\n{moves}"
+    )
 
 
 def round_markdown(view: dict, thinking_s: float | None = None) -> str:
@@ -104,17 +124,22 @@ def round_markdown(view: dict, thinking_s: float | None = None) -> str:
         waiting = "" if view["your_turn"] or view.get("error") else " (waiting for the other side)"
     round_, last = view["round"], view["max_rounds"]
     left = last - round_ + 1
-    lines = [f"### Round {round_} of {last}{waiting}",
-             "This is the last round." if left == 1 else f"{left} rounds left, this one included."]
+    lines = [
+        f"### Round {round_} of {last}{waiting}",
+        "This is the last round." if left == 1 else f"{left} rounds left, this one included.",
+    ]
     if view["your_turn"] and thinking_s is None:
         if view["mode"] == Mode.SIMULTANEOUS and left == 1:
             lines.append("**Last round:** if your offers do not cross now, the game ends without a deal.")
         elif view["mode"] == Mode.SEQUENTIAL and left == 1:
-            lines.append("**Last move of the game:** it ends after yours. An offer now can no longer be accepted: "
-                         "accept their offer, or the game ends without a deal.")
+            lines.append(
+                "**Last move of the game:** it ends after yours. An offer now can no longer be accepted: "
+                "accept their offer, or the game ends without a deal."
+            )
         elif view["mode"] == Mode.SEQUENTIAL and left == 2:
-            lines.append("**Your last offer:** the game ends after the other side's next move, which can accept "
-                         "it or not.")
+            lines.append(
+                "**Your last offer:** the game ends after the other side's next move, which can accept it or not."
+            )
     return "\n\n".join(lines)
 
 
@@ -126,15 +151,25 @@ def result_markdown(view: dict) -> str:
     if outcome["deal"]:
         nbs = outcome["nbs_price"]
         side = "your" if (outcome["deal_price"] - nbs) * (1 if view["role"] == "seller" else -1) > 0 else "the agent's"
-        head = (f"## Deal at {money(outcome['deal_price'])} in round {outcome['rounds']}\n\n"
-                f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: "
-                f"the deal is {money(abs(outcome['deal_price'] - nbs))} on {side} side of it.")
+        head = (
+            f"## Deal at {money(outcome['deal_price'])} in round {outcome['rounds']}\n\n"
+            f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: "
+            f"the deal is {money(abs(outcome['deal_price'] - nbs))} on {side} side of it."
+        )
     else:
         head = "## No deal\n\nBoth sides fall back on the market: nobody gains."
-    table = ("\n\n| | raw utility | normalised |\n|---|---:|---:|\n"
-             f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
-             f"| agent | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |")
-    return head + table + "\n\n### Debrief\n\n" + strategy_markdown(debrief, "The agent") + claims_markdown(debrief["claims"])
+    table = (
+        "\n\n| | raw utility | normalised |\n|---|---:|---:|\n"
+        f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
+        f"| agent | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |"
+    )
+    return (
+        head
+        + table
+        + "\n\n### Debrief\n\n"
+        + strategy_markdown(debrief, "The agent")
+        + claims_markdown(debrief["claims"])
+    )
 
 
 def claims_markdown(findings: list[dict]) -> str:
@@ -150,11 +185,15 @@ def claims_markdown(findings: list[dict]) -> str:
             verdict = "and then improved on it: a bluff" if f["bluff"] else "and kept to it"
             lines.append(f"- Round {f['round']}: {who} called an offer final{said} {verdict}.")
             continue
-        subject = f"{whose} {limit}" if f["kind"] == "own_limit" else (
-            f"the {f['about']}'s {limit}" if f["speaker"] == "you" else f"your {limit}")
+        subject = (
+            f"{whose} {limit}"
+            if f["kind"] == "own_limit"
+            else (f"the {f['about']}'s {limit}" if f["speaker"] == "you" else f"your {limit}")
+        )
         verdict = f": **a misstatement in {whose} favour**" if f["misrepresentation"] else ""
-        lines.append(f"- Round {f['round']}: {who} said {subject} was {money(f['said'])}; it was "
-                     f"{money(f['truth'])}{verdict}.")
+        lines.append(
+            f"- Round {f['round']}: {who} said {subject} was {money(f['said'])}; it was {money(f['truth'])}{verdict}."
+        )
     return "\n\n### Claims\n\n" + "\n".join(lines)
 
 
@@ -176,14 +215,30 @@ class GamePanel:
     result: gr.Markdown | None  # free play's outcome and debrief; a study shows them on its debrief page
 
     @classmethod
-    def build(cls, countdown: bool = False, result: bool = True) -> "GamePanel":
+    def build(cls, countdown: bool = False, result: bool = True) -> GamePanel:
         """The panel's components, in reading order (a phone shows them one under another)."""
         info, status = gr.Markdown(), gr.Markdown()
-        clock = (gr.HTML(None, js_on_load=COUNTDOWN_JS, elem_id="countdown",
-                         html_template="${value == null || value === '' ? '' : "
-                                       "'<b>' + value + ' s</b> left for this move'}") if countdown else None)
-        chat = gr.Chatbot(label="Negotiation", height=360, feedback_options=None, buttons=[], allow_tags=False,
-                          sanitize_html=True, latex_delimiters=[], elem_id="negotiation", visible=False)
+        clock = (
+            gr.HTML(
+                None,
+                js_on_load=COUNTDOWN_JS,
+                elem_id="countdown",
+                html_template="${value == null || value === '' ? '' : '<b>' + value + ' s</b> left for this move'}",
+            )
+            if countdown
+            else None
+        )
+        chat = gr.Chatbot(
+            label="Negotiation",
+            height=360,
+            feedback_options=None,
+            buttons=[],
+            allow_tags=False,
+            sanitize_html=True,
+            latex_delimiters=[],
+            elem_id="negotiation",
+            visible=False,
+        )
         with gr.Row():
             message = gr.Textbox(label="Your message (optional)", max_lines=3, scale=3, max_length=inputs.MAX_MESSAGE)
             price = gr.Textbox(label="Price", placeholder="e.g. 2.40", scale=1, max_length=inputs.MAX_PRICE_TEXT)
@@ -193,8 +248,20 @@ class GamePanel:
             walk = gr.Button("Walk away", variant="stop", interactive=False)
             retry = gr.Button("Try again", visible=False)
         note = gr.Markdown()
-        return cls(info, status, clock, chat, message, price, offer, accept, walk, retry, note,
-                   gr.Markdown() if result else None)
+        return cls(
+            info,
+            status,
+            clock,
+            chat,
+            message,
+            price,
+            offer,
+            accept,
+            walk,
+            retry,
+            note,
+            gr.Markdown() if result else None,
+        )
 
     @property
     def components(self) -> list:
@@ -215,11 +282,18 @@ class GamePanel:
         empties the message and price boxes (after a move was played; what was refused stays for correcting)."""
         updates: dict = {self.message: "", self.price: ""} if clear else {}
         if view is None:
-            updates.update({self.info: "", self.status: "", self.chat: gr.update(value=[], visible=False),
-                            self.note: note, self.offer: gr.update(interactive=False),
-                            self.walk: gr.update(interactive=False),
-                            self.accept: gr.update(interactive=False, visible=False),
-                            self.retry: gr.update(visible=False)})
+            updates.update(
+                {
+                    self.info: "",
+                    self.status: "",
+                    self.chat: gr.update(value=[], visible=False),
+                    self.note: note,
+                    self.offer: gr.update(interactive=False),
+                    self.walk: gr.update(interactive=False),
+                    self.accept: gr.update(interactive=False, visible=False),
+                    self.retry: gr.update(visible=False),
+                }
+            )
             if self.result is not None:
                 updates[self.result] = ""
             if self.countdown is not None:
@@ -227,14 +301,25 @@ class GamePanel:
             return updates
         thinking = thinking_s is not None
         actions = view["actions"] if view["status"] == "active" and view["your_turn"] and not thinking else []
-        said = note or (f"**{view['notice']}**" if view.get("notice") else
-                        f"**{view['error']}**" if view["error"] and not thinking else "")
-        updates.update({self.info: info_markdown(view), self.status: round_markdown(view, thinking_s),
-                        self.chat: gr.update(value=chat_messages(view, thinking), visible=True), self.note: said,
-                        self.offer: gr.update(interactive="OFFER" in actions),
-                        self.accept: gr.update(interactive="DEAL" in actions, visible=view["mode"] == Mode.SEQUENTIAL),
-                        self.walk: gr.update(interactive="NO_DEAL" in actions),
-                        self.retry: gr.update(visible=bool(view.get("retry")) and not thinking)})
+        said = note or (
+            f"**{view['notice']}**"
+            if view.get("notice")
+            else f"**{view['error']}**"
+            if view["error"] and not thinking
+            else ""
+        )
+        updates.update(
+            {
+                self.info: info_markdown(view),
+                self.status: round_markdown(view, thinking_s),
+                self.chat: gr.update(value=chat_messages(view, thinking), visible=True),
+                self.note: said,
+                self.offer: gr.update(interactive="OFFER" in actions),
+                self.accept: gr.update(interactive="DEAL" in actions, visible=view["mode"] == Mode.SEQUENTIAL),
+                self.walk: gr.update(interactive="NO_DEAL" in actions),
+                self.retry: gr.update(visible=bool(view.get("retry")) and not thinking),
+            }
+        )
         if self.result is not None:
             updates[self.result] = result_markdown(view)
         if self.countdown is not None:

@@ -20,23 +20,23 @@ import shutil
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import gradio as gr
 import pandas as pd
 
+from bargain.agents.arms import resolve
 from bargain.arena import inputs
 from bargain.arena.controller import VIEW_WAIT_S, Arena, ArenaError, GameInProgress
 from bargain.arena.inputs import SOURCES, Setup
 from bargain.arena.limits import AdminGate, StartLimits
 from bargain.arena.panel import GamePanel, chat_messages
 from bargain.arena.views import money
-from bargain.agents.arms import resolve
 from bargain.engine.prompts import PromptVersion
-from bargain.store import StoreError
 from bargain.engine.trial import Condition, Mode, Role
+from bargain.store import StoreError
 
 CONDITION_LABELS = {
     Condition.FULL: "full: both know both prices",
@@ -122,14 +122,20 @@ def private_export(write: Callable[[str], list[Path]], name: str) -> dict:
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     data = buffer.getvalue()
-    return {"name": f"{name}.zip", "size": f"{len(data) / 1e6:.1f} MB" if len(data) >= 100_000 else
-            f"{len(data) / 1e3:.0f} kB", "data": base64.b64encode(data).decode()}
+    return {
+        "name": f"{name}.zip",
+        "size": f"{len(data) / 1e6:.1f} MB" if len(data) >= 100_000 else f"{len(data) / 1e3:.0f} kB",
+        "data": base64.b64encode(data).decode(),
+    }
 
 
 def export_link() -> gr.HTML:
     """Where an admin's export appears: a link that saves the archive in their browser."""
-    return gr.HTML(None, js_on_load=EXPORT_JS, html_template="${value ? `<a href='#' data-export>Download ${value.name} "
-                   "(${value.size})</a>` : ''}")
+    return gr.HTML(
+        None,
+        js_on_load=EXPORT_JS,
+        html_template="${value ? `<a href='#' data-export>Download ${value.name} (${value.size})</a>` : ''}",
+    )
 
 
 def sweep_exports(older_than_s: float = 60.0) -> None:
@@ -181,37 +187,50 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         saved = gr.BrowserState(None, storage_key="bargain-arena", secret=browser_key)
         current = gr.State(None)  # the view shown (dict), or None
 
-        gr.Markdown("# Bargaining arena\nHaggle with a language model (or a scripted tactic) over an everyday item. "
-                    "Each side has a private reservation price; who knows what depends on the condition.")
+        gr.Markdown(
+            "# Bargaining arena\nHaggle with a language model (or a scripted tactic) over an everyday item. "
+            "Each side has a private reservation price; who knows what depends on the condition."
+        )
         if options.note:
             gr.Markdown(options.note)
         with gr.Tab("Play"):
             with gr.Accordion("Game setup", open=True) as setup_box:
                 with gr.Row():
                     role = gr.Radio([r.value for r in Role], value=Role.BUYER.value, label="You play")
-                    opponent = gr.Dropdown(choices, value=offered[0] if "tactic:linear" not in offered else "tactic:linear",
-                                           label="Opponent")
-                    condition = gr.Dropdown([(label, c.value) for c, label in CONDITION_LABELS.items()],
-                                            value=Condition.BOTH_UNAWARE.value, label="Information condition",
-                                            elem_classes=["long-choice"])
+                    opponent = gr.Dropdown(
+                        choices,
+                        value=offered[0] if "tactic:linear" not in offered else "tactic:linear",
+                        label="Opponent",
+                    )
+                    condition = gr.Dropdown(
+                        [(label, c.value) for c, label in CONDITION_LABELS.items()],
+                        value=Condition.BOTH_UNAWARE.value,
+                        label="Information condition",
+                        elem_classes=["long-choice"],
+                    )
                 with gr.Row():
                     mode = gr.Radio([m.value for m in Mode], value=Mode.SIMULTANEOUS.value, label="Mode")
                     opener = gr.Radio([r.value for r in Role], value=Role.BUYER.value, label="Who opens (sequential)")
-                    rounds = gr.Slider(1, inputs.MAX_ROUNDS, value=4, step=1,
-                                       label="Rounds (the adapters were trained with 4)")
-                    version = gr.Radio([v.value for v in PromptVersion], value=PromptVersion.TRAIN.value,
-                                       label="Prompt version")
+                    rounds = gr.Slider(
+                        1, inputs.MAX_ROUNDS, value=4, step=1, label="Rounds (the adapters were trained with 4)"
+                    )
+                    version = gr.Radio(
+                        [v.value for v in PromptVersion], value=PromptVersion.TRAIN.value, label="Prompt version"
+                    )
                 with gr.Row():
-                    source = gr.Dropdown(list(SOURCES), value=inputs.DEFAULT_SOURCE,
-                                         label="Random scenario from (tier or split)")
+                    source = gr.Dropdown(
+                        list(SOURCES), value=inputs.DEFAULT_SOURCE, label="Random scenario from (tier or split)"
+                    )
                     search = gr.Textbox(label="...or search a product", placeholder="e.g. rice", max_length=MAX_SEARCH)
                     picked = gr.Dropdown([], value=None, label="Chosen scenario", allow_custom_value=False)
                 badge = gr.Markdown()
                 start = gr.Button("Start game", variant="primary")
                 start_note = gr.Markdown()  # what refused a start, beside the button that asked
                 with gr.Group(visible=False) as confirm_box:  # asked here, where the person clicked Start
-                    gr.Markdown("**Your game is still going on.** Start a new one and leave this one? It will be "
-                                "recorded as abandoned by you.")
+                    gr.Markdown(
+                        "**Your game is still going on.** Start a new one and leave this one? It will be "
+                        "recorded as abandoned by you."
+                    )
                     with gr.Row():
                         leave = gr.Button("Leave it and start a new game", variant="stop")
                         stay = gr.Button("Keep playing this game")
@@ -220,12 +239,18 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         with gr.Tab("Results") as results_tab:
             refresh = gr.Button("Refresh")
             mine = gr.Dataframe(label="Your games (newest first)", interactive=False, elem_classes=["results-table"])
-            table = gr.Dataframe(label="Everyone's finished games on this server, per opponent and condition",
-                                 interactive=False, visible=options.public_results, elem_classes=["results-table"])
+            table = gr.Dataframe(
+                label="Everyone's finished games on this server, per opponent and condition",
+                interactive=False,
+                visible=options.public_results,
+                elem_classes=["results-table"],
+            )
             plot = gr.Plot(show_label=False, visible=False)  # its title is in the figure: a label would cover it
             with gr.Accordion("Export all games and moves (admin)", open=False):
                 if options.storage_warning:
-                    gr.Markdown("**" + options.storage_warning.replace("_", "\\_") + "**")  # variable names, not emphasis
+                    gr.Markdown(
+                        "**" + options.storage_warning.replace("_", "\\_") + "**"
+                    )  # variable names, not emphasis
                 password = gr.Textbox(label="Admin password", type="password", max_length=200)
                 export = gr.Button("Export CSV and Parquet")
                 files = export_link()
@@ -233,27 +258,58 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         form = [role, opponent, condition, mode, opener, rounds, version, source, picked]
         game_outputs = [current, saved, *panel.components, again, setup_box, start_note, confirm_box, *form]
 
-        def render(view: dict | None, ids: dict, note: str = "", thinking_s: float | None = None,
-                   clear: bool = False, setup: Setup | None = None) -> dict:
+        def render(
+            view: dict | None,
+            ids: dict,
+            note: str = "",
+            thinking_s: float | None = None,
+            clear: bool = False,
+            setup: Setup | None = None,
+        ) -> dict:
             """The page for a view (or for no game): the panel, what the browser keeps, and with `setup` the form
             showing the game's settings (a resumed game, or one started again)."""
             updates = panel.show(view, note, thinking_s, clear)
             # A finished game stays kept (and shown after a reload) until the person starts another.
-            updates.update({current: view, saved: keep(secret, ids["player"], view["game_id"] if view else None),
-                            again: gr.update(visible=view is not None and view["status"] != "active"),
-                            setup_box: gr.update(open=view is None), start_note: "",
-                            confirm_box: gr.update(visible=False)})
+            updates.update(
+                {
+                    current: view,
+                    saved: keep(secret, ids["player"], view["game_id"] if view else None),
+                    again: gr.update(visible=view is not None and view["status"] != "active"),
+                    setup_box: gr.update(open=view is None),
+                    start_note: "",
+                    confirm_box: gr.update(visible=False),
+                }
+            )
             if setup is not None:
-                updates.update(dict(zip(form, [setup.role.value, setup.arm, setup.condition.value, setup.mode.value,
-                                               setup.first_actor.value, setup.rounds, setup.prompt_version.value])))
+                updates.update(
+                    dict(
+                        zip(
+                            form,
+                            [
+                                setup.role.value,
+                                setup.arm,
+                                setup.condition.value,
+                                setup.mode.value,
+                                setup.first_actor.value,
+                                setup.rounds,
+                                setup.prompt_version.value,
+                            ],
+                        )
+                    )
+                )
                 chosen = ":" in setup.scenario  # one product, as found by a search
                 updates[source] = inputs.DEFAULT_SOURCE if chosen else setup.scenario
-                updates[picked] = gr.update(choices=[(arena.source.get(setup.scenario).product_name + f" "
-                                                      f"({setup.scenario})", setup.scenario)] if chosen else [],
-                                            value=setup.scenario if chosen else None)
+                updates[picked] = gr.update(
+                    choices=[(arena.source.get(setup.scenario).product_name + f" ({setup.scenario})", setup.scenario)]
+                    if chosen
+                    else [],
+                    value=setup.scenario if chosen else None,
+                )
             return updates
 
-        def describe_choice(arm_spec: str, role_value: str, condition_value: str, mode_value: str, rounds_value: int) -> str:
+        def describe_choice(
+            arm_spec: str, role_value: str, condition_value: str, mode_value: str, rounds_value: int
+        ) -> str:
             from bargain.engine.scenarios import bundled
             from bargain.engine.trial import Trial
 
@@ -262,17 +318,28 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             if not options.available[arm_spec]:
                 return f"**{arm_spec} is not available here.** {options.note}"
             try:
-                probe = Trial(1, bundled().get("low:0"), inputs.choice("condition", condition_value, Condition), 2.0,
-                              1.5, inputs.whole_number("rounds", rounds_value, 1, inputs.MAX_ROUNDS),
-                              inputs.choice("mode", mode_value, Mode))
+                probe = Trial(
+                    1,
+                    bundled().get("low:0"),
+                    inputs.choice("condition", condition_value, Condition),
+                    2.0,
+                    1.5,
+                    inputs.whole_number("rounds", rounds_value, 1, inputs.MAX_ROUNDS),
+                    inputs.choice("mode", mode_value, Mode),
+                )
                 agent_role = inputs.choice("role", role_value, Role).other
             except ArenaError:
                 return ""
             reasons = resolve(arm_spec).out_of_distribution(agent_role, probe)
             return ("**Outside training conditions** (out of distribution): " + "; ".join(reasons)) if reasons else ""
 
-        panel.chat.clear(lambda view: chat_messages(view) if isinstance(view, dict) and "transcript" in view else [],
-                         current, panel.chat, api_visibility="private", queue=False)
+        panel.chat.clear(
+            lambda view: chat_messages(view) if isinstance(view, dict) and "transcript" in view else [],
+            current,
+            panel.chat,
+            api_visibility="private",
+            queue=False,
+        )
 
         setup_inputs: list[gr.Dropdown | gr.Radio | gr.Slider] = [opponent, role, condition, mode, rounds]
         for control in setup_inputs:
@@ -281,16 +348,30 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
         def find(text: str):
             text = text if isinstance(text, str) else ""
             found = arena.source.search(text[:MAX_SEARCH])[:50] if len(text.strip()) >= 2 else []
-            return gr.update(choices=[(f"{s.product_name} ({s.ref})", s.ref) for s in found],
-                             value=found[0].ref if found else None)
+            return gr.update(
+                choices=[(f"{s.product_name} ({s.ref})", s.ref) for s in found], value=found[0].ref if found else None
+            )
 
         search.change(find, search, picked, api_visibility="private", queue=False)
 
         def starter(leaving: bool = False, same: bool = False):
             """Start a game from the form (`leaving`: the person chose to leave the one going on; `same`: Play again,
             with the finished game's settings)."""
-            async def on_start(view, saved_value, role_value, arm_spec, condition_value, mode_value, opener_value,
-                               rounds_value, version_value, source_value, picked_value, request: gr.Request):
+
+            async def on_start(
+                view,
+                saved_value,
+                role_value,
+                arm_spec,
+                condition_value,
+                mode_value,
+                opener_value,
+                rounds_value,
+                version_value,
+                source_value,
+                picked_value,
+                request: gr.Request,
+            ):
                 ids = kept(secret, saved_value)
                 active = isinstance(view, dict) and view.get("status") == "active" and "game_id" in view
                 if active and not leaving:  # ask first, beside the button: the game in progress would be left
@@ -299,8 +380,16 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     if same and isinstance(view, dict) and "game_id" in view:
                         setup = await arena.setup_of(view["game_id"])
                     else:
-                        setup = inputs.setup(role_value, arm_spec, condition_value, mode_value, rounds_value,
-                                             picked_value or source_value, version_value, opener_value)
+                        setup = inputs.setup(
+                            role_value,
+                            arm_spec,
+                            condition_value,
+                            mode_value,
+                            rounds_value,
+                            picked_value or source_value,
+                            version_value,
+                            opener_value,
+                        )
                     options.limits.check(ids["player"], address(request))
                     new = await arena.start(setup, player=ids["player"], replace=leaving)
                 except GameInProgress:  # going on in another tab (or sent twice): ask, as for the game shown
@@ -311,6 +400,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     log.exception("starting a game")
                     return {start_note: f"**{UNEXPECTED}**", confirm_box: gr.update(visible=False)}
                 return render(new, ids, clear=True, setup=setup)
+
             return on_start
 
         start_inputs = [current, saved, *form]
@@ -331,9 +421,21 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     yield render(view, ids, note=f"**{exc}**")
                     return
                 # The person's move is shown at once, while the other side thinks (seconds shown as they pass).
-                pending = {**view, "your_turn": False, "transcript": [*view["transcript"], {
-                    "round": view["round"], "speaker": "you", "role": view["role"], "action": move.action.value,
-                    "price": move.price, "message": move.message}]}
+                pending = {
+                    **view,
+                    "your_turn": False,
+                    "transcript": [
+                        *view["transcript"],
+                        {
+                            "round": view["round"],
+                            "speaker": "you",
+                            "role": view["role"],
+                            "action": move.action.value,
+                            "price": move.price,
+                            "message": move.message,
+                        },
+                    ],
+                }
                 began = time.monotonic()
                 work = asyncio.ensure_future(arena.play(view["game_id"], view["round"], move))
                 while not work.done():
@@ -350,12 +452,18 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     return
                 # After a round that could not be played, what was typed stays for the retry.
                 yield render(new, ids, clear=new["error"] is None)
+
             return submit
 
         for button, action in ((panel.offer, "OFFER"), (panel.accept, "DEAL"), (panel.walk, "NO_DEAL")):
             button.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
-                submitter(action), [current, saved, panel.message, panel.price], game_outputs,
-                api_visibility="private", trigger_mode="once", show_progress="hidden")
+                submitter(action),
+                [current, saved, panel.message, panel.price],
+                game_outputs,
+                api_visibility="private",
+                trigger_mode="once",
+                show_progress="hidden",
+            )
 
         async def follow(saved_value, retry: bool):
             """The kept game: resumed if it is on, shown with its outcome and debrief if it has ended, the form
@@ -392,7 +500,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         demo.load(resume, saved, game_outputs, api_visibility="private")
         panel.retry.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
-            try_again, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden")
+            try_again, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden"
+        )
 
         def results(saved_value):
             player = kept(secret, saved_value)["player"]
@@ -401,8 +510,11 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     return [readable(my_games(arena, player)), gr.update(), gr.update(visible=False)]
                 table_value = per_arm(arena)
                 figure = results_figure(table_value)
-                return [readable(my_games(arena, player)), readable(table_value.drop(columns=["your_ci95"])),
-                        gr.update(value=figure, visible=figure is not None)]
+                return [
+                    readable(my_games(arena, player)),
+                    readable(table_value.drop(columns=["your_ci95"])),
+                    gr.update(value=figure, visible=figure is not None),
+                ]
             except StoreError as exc:
                 log.error("reading the results: %s", exc)
                 raise refusal("The results cannot be read right now: try again in a minute.") from None
@@ -435,17 +547,27 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 log.exception("an API call")
                 raise refusal(UNEXPECTED) from None
 
-        async def start_game(role: str = "buyer", opponent: str = "tactic:linear", condition: str = "both_unaware",
-                             mode: str = "simultaneous", rounds: int = 4, scenario: str = "low",
-                             prompt_version: str = "train", player: str | None = None, first_actor: str = "buyer",
-                             request: gr.Request | None = None) -> dict:
+        async def start_game(
+            role: str = "buyer",
+            opponent: str = "tactic:linear",
+            condition: str = "both_unaware",
+            mode: str = "simultaneous",
+            rounds: int = 4,
+            scenario: str = "low",
+            prompt_version: str = "train",
+            player: str | None = None,
+            first_actor: str = "buyer",
+            request: gr.Request | None = None,
+        ) -> dict:
             """Start a game against one of the offered opponents and return your view of it (keep `game_id`)."""
+
             async def work():
                 setup = inputs.setup(role, opponent, condition, mode, rounds, scenario, prompt_version, first_actor)
                 who = inputs.player_id(player)
                 where = address(request)  # no signed browser id here, and the session hash is the caller's choice
                 options.limits.check(f"api:{where}", where)
                 return await arena.start(setup, player=who)
+
             return await answer(work())
 
         async def play_move(game_id: str, round: int, action: str, price: str = "", message: str = "") -> dict:
@@ -470,15 +592,23 @@ def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
     """The person's own latest games, newest first."""
     games = arena.store.player_games(player) if player else pd.DataFrame()
     if games.empty:
-        return pd.DataFrame(columns=["started", "opponent", "role", "condition", "status", "deal", "deal_price",
-                                     "your_norm_utility"])
-    return games.assign(started=games["started"].astype(str).str[:19],
-                        deal_price=games["deal_price"].map(lambda v: money(v) if pd.notna(v) else ""),
-                        your_norm_utility=games["your_norm_utility"].astype(float).round(3))
+        return pd.DataFrame(
+            columns=["started", "opponent", "role", "condition", "status", "deal", "deal_price", "your_norm_utility"]
+        )
+    return games.assign(
+        started=games["started"].astype(str).str[:19],
+        deal_price=games["deal_price"].map(lambda v: money(v) if pd.notna(v) else ""),
+        your_norm_utility=games["your_norm_utility"].astype(float).round(3),
+    )
 
 
-SHORT_HEADERS = {"your_norm_utility": "you (norm.)", "agent_norm_utility": "agent (norm.)",
-                 "agent_misrepresentation_rate": "agent misstated", "deal_rate": "deals", "deal_price": "price"}
+SHORT_HEADERS = {
+    "your_norm_utility": "you (norm.)",
+    "agent_norm_utility": "agent (norm.)",
+    "agent_misrepresentation_rate": "agent misstated",
+    "deal_rate": "deals",
+    "deal_price": "price",
+}
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
@@ -495,11 +625,10 @@ def per_arm(arena: Arena) -> pd.DataFrame:
     table = arena.store.results_by_arm()
     n = table["games"].astype(float)
     mean = table["your_norm_utility"].astype(float)
-    variance = ((table["your_norm_utility_sq"].astype(float) - mean ** 2) * n / (n - 1)).clip(lower=0)
+    variance = ((table["your_norm_utility_sq"].astype(float) - mean**2) * n / (n - 1)).clip(lower=0)
     half = stats.t.ppf(0.975, (n - 1).clip(lower=1)) * (variance / n) ** 0.5
     numbers = ["deal_rate", "your_norm_utility", "agent_norm_utility", "agent_misrepresentation_rate"]
-    table = table.assign(**{c: table[c].astype(float).round(3) for c in numbers},
-                         your_ci95=half.where(n > 1).round(3))
+    table = table.assign(**{c: table[c].astype(float).round(3) for c in numbers}, your_ci95=half.where(n > 1).round(3))
     return table.drop(columns=["your_norm_utility_sq"])
 
 
@@ -521,19 +650,41 @@ def results_figure(table: pd.DataFrame):
         cells = table[table["condition"] == condition].set_index("opponent")
         xs = [i - 0.4 + width * (k + 0.5) for i, o in enumerate(opponents) if o in cells.index]
         rows = [cells.loc[o] for o in opponents if o in cells.index]
-        bars = axes.bar(xs, [r["your_norm_utility"] for r in rows], width * 0.92, label=condition,
-                        yerr=[0 if pd.isna(r["your_ci95"]) else r["your_ci95"] for r in rows], capsize=3)
+        bars = axes.bar(
+            xs,
+            [r["your_norm_utility"] for r in rows],
+            width * 0.92,
+            label=condition,
+            yerr=[0 if pd.isna(r["your_ci95"]) else r["your_ci95"] for r in rows],
+            capsize=3,
+        )
         for bar, row in zip(bars, rows):
-            axes.annotate(f"n={int(row['games'])}", (bar.get_x() + bar.get_width() / 2, 0), xytext=(0, 2),
-                          textcoords="offset points", ha="center", va="bottom", fontsize=7)
+            axes.annotate(
+                f"n={int(row['games'])}",
+                (bar.get_x() + bar.get_width() / 2, 0),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
     axes.set_xticks(range(len(opponents)), opponents, rotation=20, ha="right", fontsize=8)
     axes.axhline(0, color="black", linewidth=0.6)
     axes.set_ylabel("your normalised utility")
-    figure.suptitle("Your side's mean normalised utility, by opponent and condition\n(everyone's games; bars: 95% "
-                    "intervals)", fontsize=9)
+    figure.suptitle(
+        "Your side's mean normalised utility, by opponent and condition\n(everyone's games; bars: 95% intervals)",
+        fontsize=9,
+    )
     # The legend below the axes: inside, it covered bars.
-    figure.legend(*axes.get_legend_handles_labels(), loc="lower center", ncol=min(4, len(conditions)), fontsize=7,
-                  title="condition", title_fontsize=7, frameon=False)
+    figure.legend(
+        *axes.get_legend_handles_labels(),
+        loc="lower center",
+        ncol=min(4, len(conditions)),
+        fontsize=7,
+        title="condition",
+        title_fontsize=7,
+        frameon=False,
+    )
     figure.tight_layout(rect=(0, 0.12, 1, 1))
     plt.close(figure)
     return figure

@@ -17,24 +17,41 @@ TIMEOUT = "timeout"  # the error of a pass made because the person's time for a 
 # Why a game's loop stopped before its end, in words for the person (bargain.arena.controller sets the kind).
 FAILURES = {
     "agent": "The other side is unavailable right now; your game is saved and nothing of this round was applied. "
-             "{retry} to retry, now or later.",
+    "{retry} to retry, now or later.",
     "slow": "The other side took too long to answer; your game is saved and nothing of this round was applied. "
-            "{retry} to retry, now or later.",
+    "{retry} to retry, now or later.",
     "storage": "The game is paused: the server cannot save moves right now. Nothing of this round was applied and "
-               "your game is saved up to here. {retry} to retry in a moment.",
+    "your game is saved up to here. {retry} to retry in a moment.",
     "stale": "This round was played elsewhere meanwhile (another tab, or another server of this site); nothing of it "
-             "was applied twice. {retry} to see the game as it is stored.",
+    "was applied twice. {retry} to see the game as it is stored.",
 }
 
 
 def _transcript(obs: Observation) -> list[dict]:
-    return [{"round": t.round, "speaker": "you" if t.role is obs.role else "agent", "role": t.role.value,
-             "action": t.action.value, "price": t.price, "message": t.message, "timed_out": t.error == TIMEOUT}
-            for t in obs.history]
+    return [
+        {
+            "round": t.round,
+            "speaker": "you" if t.role is obs.role else "agent",
+            "role": t.role.value,
+            "action": t.action.value,
+            "price": t.price,
+            "message": t.message,
+            "timed_out": t.error == TIMEOUT,
+        }
+        for t in obs.history
+    ]
 
 
-def person_view(game_id: str, obs: Observation, ended: GameState | None, your_turn: bool, failure: str | None,
-                status: str = "active", findings: list[dict] | None = None, thinking: bool = False) -> dict:
+def person_view(
+    game_id: str,
+    obs: Observation,
+    ended: GameState | None,
+    your_turn: bool,
+    failure: str | None,
+    status: str = "active",
+    findings: list[dict] | None = None,
+    thinking: bool = False,
+) -> dict:
     """The JSON view of a game for the person playing `obs.role`. Only `ended` (a finished game, with its
     claim `findings`) may bring in what the observation hides, as the debrief. After a `failure` (the loop
     stopped: one of FAILURES), the person may move again if the turn is theirs, or else retry. `thinking`: the
@@ -65,8 +82,13 @@ def person_view(game_id: str, obs: Observation, ended: GameState | None, your_tu
         "retry": stopped and not your_turn,
         "thinking": thinking and status == "active" and not stopped and not your_turn,
         "notice": None,
-        "error": (FAILURES[failure].format(retry=retry) if failure is not None and stopped else
-                  "This game was abandoned after being left idle: start a new one." if status == "abandoned" else None),
+        "error": (
+            FAILURES[failure].format(retry=retry)
+            if failure is not None and stopped
+            else "This game was abandoned after being left idle: start a new one."
+            if status == "abandoned"
+            else None
+        ),
         "outcome": None,
         "debrief": None,
     }
@@ -96,8 +118,11 @@ def _debrief(state: GameState, role: Role, findings: list[dict]) -> dict:
     return {
         "agent_role": agent.value,
         "agent_price": state.trial.reservation(agent),
-        "strategy": [{"round": t.round, "thought": t.thought or "", "action": t.action.value, "price": t.price}
-                     for t in state.turns if t.role is agent],
+        "strategy": [
+            {"round": t.round, "thought": t.thought or "", "action": t.action.value, "price": t.price}
+            for t in state.turns
+            if t.role is agent
+        ],
         "claims": [{**f, "speaker": "you" if f["role"] == role.value else "agent"} for f in findings],
     }
 

@@ -1,1 +1,2 @@
-"""Data shipped with the package: the paper's scenarios (MIT, see LICENSE.scenarios) and its published per-cell outcomes (paper_reference_cells.csv)."""
+"""Data shipped with the package: the paper's scenarios (MIT, see LICENSE.scenarios) and its published per-cell
+outcomes (paper_reference_cells.csv)."""

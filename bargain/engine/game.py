@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 from bargain.engine.outcome import Outcome, settle
 from bargain.engine.trial import ROLES, Condition, Mode, Role, Trial
@@ -68,8 +69,15 @@ class Move(_MoveFields):
 
     __slots__ = ()
 
-    def __new__(cls, action: Action, price: float | None = None, message: str = "", thought: str = "",
-                raw: str | None = None, error: str | None = None) -> "Move":
+    def __new__(
+        cls,
+        action: Action,
+        price: float | None = None,
+        message: str = "",
+        thought: str = "",
+        raw: str | None = None,
+        error: str | None = None,
+    ) -> Move:
         if action.__class__ is not Action:
             raise GameError(f"a move's action must be an Action, got {action!r}")
         if action is Action.OFFER:
@@ -83,14 +91,26 @@ class Move(_MoveFields):
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
-        return {"action": self.action.value, "price": self.price, "message": self.message,
-                "thought": self.thought, "raw": self.raw, "error": self.error}
+        return {
+            "action": self.action.value,
+            "price": self.price,
+            "message": self.message,
+            "thought": self.thought,
+            "raw": self.raw,
+            "error": self.error,
+        }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "Move":
+    def from_dict(cls, data: Mapping) -> Move:
         """Inverse of `to_dict`."""
-        return cls(Action(data["action"]), data.get("price"), data.get("message", ""),
-                   data.get("thought", ""), data.get("raw"), data.get("error"))
+        return cls(
+            Action(data["action"]),
+            data.get("price"),
+            data.get("message", ""),
+            data.get("thought", ""),
+            data.get("raw"),
+            data.get("error"),
+        )
 
 
 def is_price(value: object) -> bool:
@@ -134,12 +154,12 @@ class Turn(NamedTuple):
         return {"round": self.round, "role": self.role.value, **self.move.to_dict()}
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "Turn":
+    def from_dict(cls, data: Mapping) -> Turn:
         """Inverse of `to_dict`."""
         return cls.of(int(data["round"]), Role(data["role"]), Move.from_dict(data))
 
     @classmethod
-    def of(cls, round_: int, role: Role, move: Move) -> "Turn":
+    def of(cls, round_: int, role: Role, move: Move) -> Turn:
         """The record of `move` played by `role` in `round_`."""
         return cls(round_, role, *move)
 
@@ -221,8 +241,13 @@ class GameState:
         knows = trial.condition.knows_other_price(role)
         other_knows = trial.condition.knows_other_price(role.other)
         return (
-            role, trial.condition, trial.mode, trial.max_rounds,
-            scenario.product_name, scenario.product_description, scenario.persona(role),
+            role,
+            trial.condition,
+            trial.mode,
+            trial.max_rounds,
+            scenario.product_name,
+            scenario.product_description,
+            scenario.persona(role),
             trial.reservation(role),
             trial.reservation(role.other) if knows else None,
             None if knows else scenario.price_range(role.other),
@@ -258,8 +283,18 @@ class GameState:
     def observation(self, role: Role) -> Observation:
         """The view of `role`: its own facts, what its condition reveals, the public record."""
         to_move = role in self._players
-        return tuple.__new__(Observation, (*self._facts[role], self.round, tuple(self._seen[role]), to_move,
-                                           self._legal if to_move else (), self.end_round is not None, self.deal_price))
+        return tuple.__new__(
+            Observation,
+            (
+                *self._facts[role],
+                self.round,
+                tuple(self._seen[role]),
+                to_move,
+                self._legal if to_move else (),
+                self.end_round is not None,
+                self.deal_price,
+            ),
+        )
 
     def outcome(self) -> Outcome:
         """Utilities and benchmarks of the ended game (docs/PROTOCOL.md §8)."""
@@ -334,8 +369,9 @@ class GameState:
         lo, hi = self.trial.seller_price / SANITY_FACTOR, self.trial.buyer_price * SANITY_FACTOR
         if move.price > 0 and lo <= move.price <= hi:
             return move
-        return move._replace(action=Action.INVALID, price=None,
-                             error=f"offer {move.price} outside the sanity range [{lo:g}, {hi:g}]")
+        return move._replace(
+            action=Action.INVALID, price=None, error=f"offer {move.price} outside the sanity range [{lo:g}, {hi:g}]"
+        )
 
     def _next_round(self) -> None:
         if self.round >= self.trial.max_rounds:
@@ -353,14 +389,20 @@ class GameState:
 
     def to_dict(self) -> dict:
         """The trial, the rules flag and the move log: all that is needed to rebuild the state."""
-        return {"trial": self.trial.to_dict(), "sanity_check": self.sanity_check,
-                "turns": [t.to_dict() for t in self.turns]}
+        return {
+            "trial": self.trial.to_dict(),
+            "sanity_check": self.sanity_check,
+            "turns": [t.to_dict() for t in self.turns],
+        }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "GameState":
+    def from_dict(cls, data: Mapping) -> GameState:
         """Rebuild a state by replaying its move log through the rules."""
-        return replay(Trial.from_dict(data["trial"]), [Turn.from_dict(t) for t in data["turns"]],
-                      sanity_check=bool(data.get("sanity_check", False)))
+        return replay(
+            Trial.from_dict(data["trial"]),
+            [Turn.from_dict(t) for t in data["turns"]],
+            sanity_check=bool(data.get("sanity_check", False)),
+        )
 
 
 def new_initial_state(trial: Trial, sanity_check: bool = False) -> GameState:

@@ -14,10 +14,23 @@ from bargain.engine.trial import Condition, Role, Trial
 
 # The paper's per-trial columns, in the order of its released tables.
 PAPER_COLUMNS = (
-    "trial_id", "mode", "transparency", "max_rounds", "first_actor", "item_name",
-    "buyer_res_price", "seller_res_price", "buyer_res_price_range", "seller_res_price_range",
-    "deal", "deal_price", "rounds", "buyer_utility", "seller_utility",
-    "true_nbs_price", "expected_nbs_price",
+    "trial_id",
+    "mode",
+    "transparency",
+    "max_rounds",
+    "first_actor",
+    "item_name",
+    "buyer_res_price",
+    "seller_res_price",
+    "buyer_res_price_range",
+    "seller_res_price_range",
+    "deal",
+    "deal_price",
+    "rounds",
+    "buyer_utility",
+    "seller_utility",
+    "true_nbs_price",
+    "expected_nbs_price",
 )
 
 
@@ -67,7 +80,9 @@ class Outcome:
         return self.buyer_norm_utility if role is Role.BUYER else self.seller_norm_utility
 
 
-def settle(trial: Trial, deal_price: float | None, rounds: int, buyer_invalid: int = 0, seller_invalid: int = 0) -> Outcome:
+def settle(
+    trial: Trial, deal_price: float | None, rounds: int, buyer_invalid: int = 0, seller_invalid: int = 0
+) -> Outcome:
     """The outcome of `trial` ended at `deal_price` (None: no deal) after `rounds` rounds."""
     v_b, v_s = trial.buyer_price, trial.seller_price
     surplus = v_b - v_s

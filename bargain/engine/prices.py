@@ -66,9 +66,10 @@ def _why_not(text: str) -> str:
         reason = "underscores do not separate thousands; type 1000 or 1,000"
     elif len(_CURRENCIES.findall(typed)) > 1:
         reason = "it names a currency more than once; keep one, such as $3 or 3 EUR"
-    elif "." in typed and "," in typed[typed.index("."):]:
-        reason = ("a comma after the decimal point is ambiguous (1.250,00 could be 1250 or 1.25); "
-                  "type 1,250.00 or 1250,00")
+    elif "." in typed and "," in typed[typed.index(".") :]:
+        reason = (
+            "a comma after the decimal point is ambiguous (1.250,00 could be 1250 or 1.25); type 1,250.00 or 1250,00"
+        )
     elif "," in typed:
         reason = "commas must separate groups of three digits (1,250.00) or come before exactly two decimals (2,50)"
     elif typed.count(".") > 1:

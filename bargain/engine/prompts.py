@@ -51,8 +51,10 @@ def condition_lines(obs: Observation) -> str:
         lines = f"Your prior on the {other}'s reservation price is ~ Uniform[{lo}, {hi}].\n"
     if obs.prior_on_me is not None:
         lo, hi = obs.prior_on_me
-        lines += (f"The {other} does not know your exact reservation price, "
-                  f"their prior on your reservation price is ~ Uniform[{lo}, {hi}].\n")
+        lines += (
+            f"The {other} does not know your exact reservation price, "
+            f"their prior on your reservation price is ~ Uniform[{lo}, {hi}].\n"
+        )
     return lines
 
 
@@ -117,8 +119,15 @@ def quoted(message: str) -> str:
     return "".join(map(_spelt_out, json.dumps(message, ensure_ascii=False)))
 
 
-def user_message(obs: Observation, seen: tuple[Turn, ...], round_: int, first: bool,
-                 version: PromptVersion = PromptVersion.TRAIN, *, opponent_is_person: bool = False) -> str:
+def user_message(
+    obs: Observation,
+    seen: tuple[Turn, ...],
+    round_: int,
+    first: bool,
+    version: PromptVersion = PromptVersion.TRAIN,
+    *,
+    opponent_is_person: bool = False,
+) -> str:
     """The user message for a turn in `round_`, given the turns `seen` before it (docs/PROTOCOL.md §5).
 
     With `opponent_is_person` (the arena) the opponent's message is `quoted`; otherwise it is
@@ -144,8 +153,9 @@ def _seen_before(obs: Observation, index: int) -> tuple[Turn, ...]:
     return obs.history[:index]
 
 
-def chat_messages(obs: Observation, version: PromptVersion = PromptVersion.TRAIN, *,
-                  opponent_is_person: bool = False) -> list[dict[str, str]]:
+def chat_messages(
+    obs: Observation, version: PromptVersion = PromptVersion.TRAIN, *, opponent_is_person: bool = False
+) -> list[dict[str, str]]:
     """The side's whole chat so far (no system role: the prompt opens the first user message).
 
     Past turns are rebuilt from the observation: each of the side's moves is preceded by the
@@ -158,10 +168,15 @@ def chat_messages(obs: Observation, version: PromptVersion = PromptVersion.TRAIN
     own = [i for i, t in enumerate(obs.history) if t.role is obs.role]
     for k, i in enumerate(own):
         turn = obs.history[i]
-        asked = user_message(obs, _seen_before(obs, i), turn.round, k == 0, version,
-                             opponent_is_person=opponent_is_person)
+        asked = user_message(
+            obs, _seen_before(obs, i), turn.round, k == 0, version, opponent_is_person=opponent_is_person
+        )
         messages.append({"role": "user", "content": asked})
-        reply = turn.raw if turn.raw is not None else render_reply(turn.thought or "", turn.message, turn.action, turn.price)
+        reply = (
+            turn.raw
+            if turn.raw is not None
+            else render_reply(turn.thought or "", turn.message, turn.action, turn.price)
+        )
         messages.append({"role": "assistant", "content": reply})
     if obs.to_move:
         asked = user_message(obs, obs.history, obs.round, not own, version, opponent_is_person=opponent_is_person)

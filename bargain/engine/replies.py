@@ -99,16 +99,26 @@ def parse_reply(text: str | None, parsing: Parsing | str = Parsing.STRICT) -> Mo
     message = _message(data.get("message"))
     action = _lenient_action(data.get("action")) if lenient else data.get("action")
     if not isinstance(action, str) or action not in VALID_ACTIONS:
-        return Move(Action.INVALID, message=message, thought=thought, raw=raw,
-                    error=f"action {reprlib.repr(data.get('action'))} is not one of OFFER, DEAL, NO_DEAL")
+        return Move(
+            Action.INVALID,
+            message=message,
+            thought=thought,
+            raw=raw,
+            error=f"action {reprlib.repr(data.get('action'))} is not one of OFFER, DEAL, NO_DEAL",
+        )
     if action != Action.OFFER:
         return Move(Action(action), message=message, thought=thought, raw=raw)
     price = data.get("offer_price")
     if lenient:
         price = _lenient_price(price)
     if not is_price(price):
-        return Move(Action.INVALID, message=message, thought=thought, raw=raw,
-                    error=f"an OFFER needs a finite number as offer_price, got {reprlib.repr(data.get('offer_price'))}")
+        return Move(
+            Action.INVALID,
+            message=message,
+            thought=thought,
+            raw=raw,
+            error=f"an OFFER needs a finite number as offer_price, got {reprlib.repr(data.get('offer_price'))}",
+        )
     return Move(Action.OFFER, price=price, message=message, thought=thought, raw=raw)
 
 

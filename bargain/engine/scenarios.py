@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from bargain.engine.trial import Condition, Mode, Role, Scenario, Trial, TrialError
 
@@ -115,8 +115,7 @@ def from_mapping(data: Mapping[str, Sequence[Mapping]], source: str) -> Scenario
         raise ScenarioError(f"{source}: expected one JSON object keyed by tier ({', '.join(TIERS)})")
     try:
         tiers = {
-            tier: tuple(Scenario.from_dict(tier, i, s) for i, s in enumerate(records))
-            for tier, records in data.items()
+            tier: tuple(Scenario.from_dict(tier, i, s) for i, s in enumerate(records)) for tier, records in data.items()
         }
     except (TrialError, TypeError, ValueError) as exc:
         raise ScenarioError(f"{source}: {exc}") from exc
@@ -233,7 +232,7 @@ class GridSpec:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "GridSpec":
+    def from_dict(cls, data: Mapping) -> GridSpec:
         """Inverse of `to_dict`."""
         return cls(
             name=data.get("name", "custom"),
@@ -250,7 +249,9 @@ class GridSpec:
 
 GRIDS: dict[str, GridSpec] = {
     "paper-zeroshot": GridSpec(tier="low", start=0, stop=10, trials_per_cell=8, max_rounds=6, name="paper-zeroshot"),
-    "paper-rl-test": GridSpec(tier="low", start=1508, stop=1516, trials_per_cell=40, max_rounds=4, name="paper-rl-test"),
+    "paper-rl-test": GridSpec(
+        tier="low", start=1508, stop=1516, trials_per_cell=40, max_rounds=4, name="paper-rl-test"
+    ),
     "paper-rl-val": GridSpec(tier="low", start=1500, stop=1508, trials_per_cell=16, max_rounds=4, name="paper-rl-val"),
 }
 

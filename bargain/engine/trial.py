@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 
 class Role(enum.StrEnum):
@@ -20,7 +20,7 @@ class Role(enum.StrEnum):
     SELLER = "seller"
 
     @property
-    def other(self) -> "Role":
+    def other(self) -> Role:
         """The opposite side."""
         return _OTHER[self]
 
@@ -111,10 +111,16 @@ class Scenario:
         }
 
     @classmethod
-    def from_dict(cls, tier: str, index: int, data: Mapping) -> "Scenario":
+    def from_dict(cls, tier: str, index: int, data: Mapping) -> Scenario:
         """Build a scenario from one dataset record, checking every field is there."""
-        keys = ("product_name", "product_description", "buyer_persona", "seller_persona",
-                "buyer_res_price_range", "seller_res_price_range")
+        keys = (
+            "product_name",
+            "product_description",
+            "buyer_persona",
+            "seller_persona",
+            "buyer_res_price_range",
+            "seller_res_price_range",
+        )
         missing = [k for k in keys if k not in data]
         if missing:
             raise TrialError(f"scenario {tier}:{index} lacks {', '.join(missing)}")
@@ -188,7 +194,7 @@ class Trial:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "Trial":
+    def from_dict(cls, data: Mapping) -> Trial:
         """Inverse of `to_dict`."""
         scenario = data["scenario"]
         return cls(

@@ -13,9 +13,10 @@ find the database at its head and have nothing to do.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -70,8 +71,10 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK})
             before = current(connection)  # another process may have upgraded it meanwhile
             if before is not None and before not in {script.revision for script in scripts.walk_revisions()}:
-                raise SchemaError(f"the database is at schema revision {before}, which this program does not know "
-                                  "(a newer bargain made it): upgrade bargain")
+                raise SchemaError(
+                    f"the database is at schema revision {before}, which this program does not know "
+                    "(a newer bargain made it): upgrade bargain"
+                )
             with _ALEMBIC:
                 command.upgrade(config(connection), "head")
             return before, newest

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Callable
+from collections.abc import Callable
 
 from sqlalchemy import (
     JSON,
@@ -49,12 +49,13 @@ RETIRED = HAND_VERSION + 1  # bargain_meta's version once Alembic keeps the sche
 
 metadata = MetaData()
 
-meta = Table("bargain_meta", metadata,
-             Column("key", String(32), primary_key=True),
-             Column("value", String(200), nullable=False))
+meta = Table(
+    "bargain_meta", metadata, Column("key", String(32), primary_key=True), Column("value", String(200), nullable=False)
+)
 
 games = Table(
-    "games", metadata,
+    "games",
+    metadata,
     Column("id", String(32), primary_key=True),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=False),
@@ -96,12 +97,18 @@ games = Table(
     Column("agent_misstated", Boolean),
     Column("extra", JSON, nullable=False),
     Index("one_game_per_index", "study", "participant", "game_index", unique=True),
-    Index("one_active_game_per_player", "player", unique=True, sqlite_where=text("status = 'active'"),
-          postgresql_where=text("status = 'active'")),
+    Index(
+        "one_active_game_per_player",
+        "player",
+        unique=True,
+        sqlite_where=text("status = 'active'"),
+        postgresql_where=text("status = 'active'"),
+    ),
 )
 
 moves = Table(
-    "moves", metadata,
+    "moves",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("game_id", String(32), ForeignKey("games.id"), nullable=False, index=True),
     Column("seq", Integer, nullable=False),
@@ -122,27 +129,41 @@ moves = Table(
     Column("endpoint", String(512)),
     Column("duplicate", Boolean, nullable=False, server_default=false()),
     Column("created_at", DateTime, nullable=False),
-    Index("one_move_per_round", "game_id", "round", "role", unique=True, sqlite_where=text("duplicate = 0"),
-          postgresql_where=text("NOT duplicate")),
+    Index(
+        "one_move_per_round",
+        "game_id",
+        "round",
+        "role",
+        unique=True,
+        sqlite_where=text("duplicate = 0"),
+        postgresql_where=text("NOT duplicate"),
+    ),
 )
 
-studies = Table("studies", metadata,
-                Column("name", String(64), primary_key=True),
-                Column("version", Integer, primary_key=True),
-                Column("hash", String(64), nullable=False),
-                Column("config", JSON, nullable=False),
-                Column("salt", String(32), nullable=False),
-                Column("created_at", DateTime, nullable=False))
+studies = Table(
+    "studies",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("hash", String(64), nullable=False),
+    Column("config", JSON, nullable=False),
+    Column("salt", String(32), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+)
 
-study_cells = Table("study_cells", metadata,
-                    Column("study", String(64), primary_key=True),
-                    Column("version", Integer, primary_key=True),
-                    Column("cell", String(128), primary_key=True),
-                    Column("quota", Integer, nullable=False),
-                    Column("filled", Integer, nullable=False))
+study_cells = Table(
+    "study_cells",
+    metadata,
+    Column("study", String(64), primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("cell", String(128), primary_key=True),
+    Column("quota", Integer, nullable=False),
+    Column("filled", Integer, nullable=False),
+)
 
 study_participants = Table(
-    "study_participants", metadata,
+    "study_participants",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("study", String(64), nullable=False, index=True),
     Column("version", Integer, nullable=False),
@@ -170,7 +191,8 @@ study_participants = Table(
 )
 
 study_answers = Table(
-    "study_answers", metadata,
+    "study_answers",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("participant_id", Integer, ForeignKey("study_participants.id"), nullable=False, index=True),
     Column("survey", String(16), nullable=False),
@@ -189,8 +211,11 @@ def _fill_v2(connection: Connection) -> None:
     metric in its own column, and `rounds` as the round in which a finished game ended."""
     connection.execute(games.update().where(games.c.status == "abandoned").values(abandoned_by="idle"))
     last_round = select(func.max(moves.c["round"])).where(moves.c.game_id == games.c.id).scalar_subquery()
-    connection.execute(games.update().where(games.c.status == "finished").values(
-        paper_rounds=games.c.rounds, rounds=func.coalesce(last_round, games.c.rounds)))
+    connection.execute(
+        games.update()
+        .where(games.c.status == "finished")
+        .values(paper_rounds=games.c.rounds, rounds=func.coalesce(last_round, games.c.rounds))
+    )
 
 
 def _fill_v4(connection: Connection) -> None:
@@ -200,7 +225,8 @@ def _fill_v4(connection: Connection) -> None:
     newest are abandoned by the person. (`adopt` then makes the unique indexes.)"""
     seen: set[tuple] = set()
     for move_id, game_id, round_, role in connection.execute(
-            select(moves.c.id, moves.c.game_id, moves.c["round"], moves.c.role).order_by(moves.c.game_id, moves.c.seq)):
+        select(moves.c.id, moves.c.game_id, moves.c["round"], moves.c.role).order_by(moves.c.game_id, moves.c.seq)
+    ):
         if (game_id, round_, role) in seen:
             connection.execute(moves.update().where(moves.c.id == move_id).values(duplicate=True))
         seen.add((game_id, round_, role))
@@ -209,34 +235,57 @@ def _fill_v4(connection: Connection) -> None:
         for study, participant, listed in people:
             listed = json.loads(listed) if isinstance(listed, str) else (listed or [])
             for index, game_id in enumerate(listed, 1):
-                connection.execute(games.update().where(games.c.id == game_id, games.c.study == study,
-                                                        games.c.participant == participant).values(game_index=index))
+                connection.execute(
+                    games.update()
+                    .where(games.c.id == game_id, games.c.study == study, games.c.participant == participant)
+                    .values(game_index=index)
+                )
     newest: dict[str, str] = {}
-    for game_id, player in connection.execute(select(games.c.id, games.c.player).where(
-            games.c.status == "active", games.c.player.is_not(None)).order_by(games.c.created_at.desc())):
+    for game_id, player in connection.execute(
+        select(games.c.id, games.c.player)
+        .where(games.c.status == "active", games.c.player.is_not(None))
+        .order_by(games.c.created_at.desc())
+    ):
         if player in newest:
-            connection.execute(games.update().where(games.c.id == game_id).values(status="abandoned",
-                                                                                  abandoned_by="person"))
+            connection.execute(
+                games.update().where(games.c.id == game_id).values(status="abandoned", abandoned_by="person")
+            )
         newest.setdefault(player, game_id)
 
 
 # The hand versions' upgrades, each from the version before: (version reached, SQL statements, then a fill or None).
 STEPS: list[tuple[int, list[str], Callable[[Connection], None] | None]] = [
-    (2, ["ALTER TABLE games ADD COLUMN claims JSON", "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN",
-         "ALTER TABLE games ADD COLUMN paper_rounds INTEGER", "ALTER TABLE games ADD COLUMN abandoned_by VARCHAR(16)",
-         "ALTER TABLE moves ADD COLUMN flags JSON", "ALTER TABLE games ADD COLUMN driver VARCHAR(32)",
-         "ALTER TABLE games ADD COLUMN generation INTEGER DEFAULT 0"],
-     _fill_v2),
+    (
+        2,
+        [
+            "ALTER TABLE games ADD COLUMN claims JSON",
+            "ALTER TABLE games ADD COLUMN agent_misstated BOOLEAN",
+            "ALTER TABLE games ADD COLUMN paper_rounds INTEGER",
+            "ALTER TABLE games ADD COLUMN abandoned_by VARCHAR(16)",
+            "ALTER TABLE moves ADD COLUMN flags JSON",
+            "ALTER TABLE games ADD COLUMN driver VARCHAR(32)",
+            "ALTER TABLE games ADD COLUMN generation INTEGER DEFAULT 0",
+        ],
+        _fill_v2,
+    ),
     (3, ["ALTER TABLE moves ADD COLUMN endpoint VARCHAR(512)"], None),
-    (4, ["ALTER TABLE games ADD COLUMN game_index INTEGER", "ALTER TABLE moves ADD COLUMN duplicate BOOLEAN NOT NULL "
-         "DEFAULT FALSE"], _fill_v4),
+    (
+        4,
+        [
+            "ALTER TABLE games ADD COLUMN game_index INTEGER",
+            "ALTER TABLE moves ADD COLUMN duplicate BOOLEAN NOT NULL DEFAULT FALSE",
+        ],
+        _fill_v4,
+    ),
 ]
 
 # Columns the study tables gained while they were made outside any version (a study's pseudonym salt, retention's
 # flag, the browser token): added where missing, with what a new row would get (each study then a salt of its own).
-STUDY_COLUMNS = (("studies", "salt", "VARCHAR(32) NOT NULL DEFAULT ''"),
-                 ("study_participants", "forgotten", "BOOLEAN NOT NULL DEFAULT FALSE"),
-                 ("study_participants", "browser", "VARCHAR(64)"))
+STUDY_COLUMNS = (
+    ("studies", "salt", "VARCHAR(32) NOT NULL DEFAULT ''"),
+    ("study_participants", "forgotten", "BOOLEAN NOT NULL DEFAULT FALSE"),
+    ("study_participants", "browser", "VARCHAR(64)"),
+)
 
 
 def hand_version(connection: Connection) -> int | None:
@@ -248,8 +297,10 @@ def hand_version(connection: Connection) -> int | None:
         return None
     value = connection.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
     if value is None or not value.isdigit() or not 1 <= int(value) <= HAND_VERSION:
-        raise SchemaError(f"the database records schema version {value!r} in bargain_meta but no Alembic revision: "
-                          f"only versions 1 to {HAND_VERSION} can be adopted")
+        raise SchemaError(
+            f"the database records schema version {value!r} in bargain_meta but no Alembic revision: "
+            f"only versions 1 to {HAND_VERSION} can be adopted"
+        )
     return int(value)
 
 
@@ -283,5 +334,8 @@ def _add_study_columns(connection: Connection) -> None:
             connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
             if column == "salt":
                 for name, version in connection.execute(select(studies.c.name, studies.c.version)).all():
-                    connection.execute(studies.update().where(studies.c.name == name, studies.c.version == version)
-                                       .values(salt=secrets.token_hex(16)))
+                    connection.execute(
+                        studies.update()
+                        .where(studies.c.name == name, studies.c.version == version)
+                        .values(salt=secrets.token_hex(16))
+                    )

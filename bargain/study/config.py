@@ -32,10 +32,11 @@ import logging
 import math
 import re
 import stat
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import yaml
 
@@ -43,9 +44,28 @@ from bargain.agents.arms import ArmError, resolve
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.scenarios import TIERS, ScenarioError, ScenarioSet, bundled
 from bargain.engine.trial import Condition, Mode, Role, Scenario
-from bargain.study.survey import (FLAG, MISSING, AttentionCheck, Builtin, Comprehension, Invalid, Section, Surveys,
-                                  amount, at, of_type, one_of, read_attention_checks, read_comprehension, read_surveys,
-                                  read_yaml, regex, text, texts, whole)
+from bargain.study.survey import (
+    FLAG,
+    MISSING,
+    AttentionCheck,
+    Builtin,
+    Comprehension,
+    Invalid,
+    Section,
+    Surveys,
+    amount,
+    at,
+    of_type,
+    one_of,
+    read_attention_checks,
+    read_comprehension,
+    read_surveys,
+    read_yaml,
+    regex,
+    text,
+    texts,
+    whole,
+)
 
 log = logging.getLogger(__name__)
 EXAMPLE = Path(__file__).resolve().parents[1] / "studies" / "example.yaml"  # shipped in the package
@@ -276,7 +296,8 @@ class ParticipantId:
 
     parameters: tuple[str, ...] = DEFAULT_ID_PARAMETERS
     patterns: Mapping[str, str] = dataclasses.field(
-        default_factory=lambda: {name: default_id_pattern(name) for name in DEFAULT_ID_PARAMETERS})
+        default_factory=lambda: {name: default_id_pattern(name) for name in DEFAULT_ID_PARAMETERS}
+    )
 
     def accepts(self, parameter: str, value: object) -> bool:
         """Whether `value` is a valid id under URL parameter `parameter` (one of the study's)."""
@@ -357,8 +378,11 @@ def load(path: str | Path) -> Study:
     study = _parse(top, path, raw) if top.ok else None
     if errors or study is None:
         order = {str(key): i for i, key in enumerate(top.data)}  # report in the order the file is written
-        errors.sort(key=lambda line: order.get(re.split(r"[.\[:]", line[len(f"{path}: "):])[0], len(order)))
-        raise StudyError(errors or [f"{path}: (top level): the study file is empty; start from the example, bargain/studies/example.yaml"])
+        errors.sort(key=lambda line: order.get(re.split(r"[.\[:]", line[len(f"{path}: ") :])[0], len(order)))
+        raise StudyError(
+            errors
+            or [f"{path}: (top level): the study file is empty; start from the example, bargain/studies/example.yaml"]
+        )
     for warning in disclosure_warnings(study):
         log.warning(warning)
     return study
@@ -371,8 +395,10 @@ def read_bounded(file: Path, what: str, folder: Path | None = None) -> bytes:
     try:
         real, home = file.resolve(strict=True), folder.resolve() if folder is not None else None
         if home is not None and not real.is_relative_to(home):
-            raise Invalid(f"{what} lies outside the study's folder {home}; put the text beside the study file and "
-                          "give its path relative to it")
+            raise Invalid(
+                f"{what} lies outside the study's folder {home}; put the text beside the study file and "
+                "give its path relative to it"
+            )
         if not stat.S_ISREG(real.stat().st_mode):
             raise Invalid(f"{what} is not a regular file; name a file")
         with real.open("rb") as handle:
@@ -392,7 +418,9 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
     conditions, roles = cells.get("conditions", _factor(Condition)), cells.get("roles", _factor(Role))
     for i, key in enumerate(arm_keys if arms and arm_keys else ()):
         if key not in arms:
-            cells.error(f"cells.arms[{i}]", f"`{key}` is not an arm; define it under arms or use one of {', '.join(arms)}")
+            cells.error(
+                f"cells.arms[{i}]", f"`{key}` is not an arm; define it under arms or use one of {', '.join(arms)}"
+            )
     for key in set(arms) - set(arm_keys or arms):
         top.error(f"arms.{key}", f"arm `{key}` is not in cells.arms; add it there or remove it")
     product = tuple(Cell(*cell) for cell in itertools.product(arm_keys or (), conditions or (), roles or ()))
@@ -402,24 +430,40 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
     surveys = read_surveys(top, one_opponent=design.assignment is not Assignment.WITHIN)
     checks = read_attention_checks(top, games, surveys.per_game)
     return Study(
-        path=path, name=top.get("name", text(r"(?=.{1,64}\Z)[a-z0-9]+(-[a-z0-9]+)*",
-                                             "a slug of at most 64 lowercase letters, digits and -")),
-        version=top.get("version", whole(1)), arms=MappingProxyType(arms), cells=product,
+        path=path,
+        name=top.get(
+            "name", text(r"(?=.{1,64}\Z)[a-z0-9]+(-[a-z0-9]+)*", "a slug of at most 64 lowercase letters, digits and -")
+        ),
+        version=top.get("version", whole(1)),
+        arms=MappingProxyType(arms),
+        cells=product,
         title=top.get("title", text(r"[^\r\n]{1,100}", "one line of at most 100 characters"), DEFAULT_TITLE),
-        mode=top.get("mode", one_of(Mode), Mode.SIMULTANEOUS), rounds=top.get("rounds", whole(1, 20), 4),
+        mode=top.get("mode", one_of(Mode), Mode.SIMULTANEOUS),
+        rounds=top.get("rounds", whole(1, 20), 4),
         first_actor=top.get("first_actor", one_of(Role), Role.BUYER),
         prompt_version=top.get("prompt_version", one_of(PromptVersion), PromptVersion.TRAIN),
-        scenarios=_scenarios(top), games_per_participant=games, design=design, texts=shown,
-        comprehension=read_comprehension(top), attention_checks=checks, surveys=surveys,
-        timing=_timing(top), payment=_payment(top), completion=_completion(top),
-        exclusions=_exclusions(top, len(checks)), participant_id=_participant_id(top),
+        scenarios=_scenarios(top),
+        games_per_participant=games,
+        design=design,
+        texts=shown,
+        comprehension=read_comprehension(top),
+        attention_checks=checks,
+        surveys=surveys,
+        timing=_timing(top),
+        payment=_payment(top),
+        completion=_completion(top),
+        exclusions=_exclusions(top, len(checks)),
+        participant_id=_participant_id(top),
         retention_days=top.get("retention_days", whole(1), None),
-        hash_participant_ids_in_exports=top.get("hash_participant_ids_in_exports", FLAG, True), hash=digest)
+        hash_participant_ids_in_exports=top.get("hash_participant_ids_in_exports", FLAG, True),
+        hash=digest,
+    )
 
 
 def _factor(cls: type[enum.Enum]) -> Callable[[Any], tuple]:
     def check(value: Any) -> tuple:
         return tuple(one_of(cls)(name) for name in texts(1, f"{cls.__name__.lower()} name")(value))
+
     return check
 
 
@@ -430,10 +474,15 @@ def _arms(top: Section) -> dict[str, StudyArm]:
     arms = {}
     for key, value in (mapping or {}).items():
         if not isinstance(key, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", key):
-            top.error(f"arms.{key}", f"arm key {key!r} must be 1-32 lowercase letters, digits, _ or -, not starting with _ or -")
+            top.error(
+                f"arms.{key}",
+                f"arm key {key!r} must be 1-32 lowercase letters, digits, _ or -, not starting with _ or -",
+            )
             continue
         arm = Section(top.errors, top.file, value, f"arms.{key}", ("spec", "label"))
-        arms[key] = StudyArm(key, arm.get("spec", _spec), arm.get("label", text(what="what participants see"), DEFAULT_LABEL))
+        arms[key] = StudyArm(
+            key, arm.get("spec", _spec), arm.get("label", text(what="what participants see"), DEFAULT_LABEL)
+        )
     return arms
 
 
@@ -447,18 +496,31 @@ def _spec(value: Any) -> str:
 
 def _design(top: Section, n_cells: int, n_arms: int, games: int | None) -> Design:
     section = top.section("design", ("assignment", "quota_per_cell", "order", "distinct_arms"))
-    design = Design(section.get("assignment", one_of(Assignment)), section.get("quota_per_cell", whole(1)),
-                    section.get("order", one_of(Order), Order.RANDOM), section.get("distinct_arms", FLAG, False))
+    design = Design(
+        section.get("assignment", one_of(Assignment)),
+        section.get("quota_per_cell", whole(1)),
+        section.get("order", one_of(Order), Order.RANDOM),
+        section.get("distinct_arms", FLAG, False),
+    )
     if design.assignment is Assignment.WITHIN and games and n_cells and games > n_cells:
-        top.error("games_per_participant", f"a within design gives each of a participant's games its own cell, but "
-                                           f"{games} games exceed the {n_cells} cells; play at most {n_cells} games, "
-                                           "add cells, or use design.assignment: between")
+        top.error(
+            "games_per_participant",
+            f"a within design gives each of a participant's games its own cell, but "
+            f"{games} games exceed the {n_cells} cells; play at most {n_cells} games, "
+            "add cells, or use design.assignment: between",
+        )
     if design.distinct_arms and design.assignment is Assignment.BETWEEN:
-        section.error("design.distinct_arms", "applies to a within design (between, all of a participant's games "
-                                              "are in one cell, against one arm); remove it or use assignment: within")
+        section.error(
+            "design.distinct_arms",
+            "applies to a within design (between, all of a participant's games "
+            "are in one cell, against one arm); remove it or use assignment: within",
+        )
     elif design.distinct_arms and games and n_arms and games > n_arms:
-        section.error("design.distinct_arms", f"a participant's {games} games cannot each meet a different one of the "
-                                              f"{n_arms} arms; play at most {n_arms} games, add arms, or remove it")
+        section.error(
+            "design.distinct_arms",
+            f"a participant's {games} games cannot each meet a different one of the "
+            f"{n_arms} arms; play at most {n_arms} games, add arms, or remove it",
+        )
     return design
 
 
@@ -484,8 +546,10 @@ def _texts_and_hash(top: Section, path: Path, raw: bytes) -> tuple[Texts, str]:
         if not loaded[field].strip():
             section.error(f"texts.{field}", f"{file} is empty; write the {field} text")
         digest.update(len(data).to_bytes(8, "big") + data)
-    version = section.get("consent_version", text(r".{1,64}", 'text of at most 64 characters naming the consent '
-                                                              'form\'s version, e.g. "1.0"'))
+    version = section.get(
+        "consent_version",
+        text(r".{1,64}", 'text of at most 64 characters naming the consent form\'s version, e.g. "1.0"'),
+    )
     consent, instructions, debrief = (loaded.get(field, "") for field in TEXTS)
     return Texts(consent, instructions, debrief, version), digest.hexdigest()
 
@@ -493,8 +557,11 @@ def _texts_and_hash(top: Section, path: Path, raw: bytes) -> tuple[Texts, str]:
 def _scenarios(top: Section) -> ScenarioPool:
     section = top.section("scenarios", ("tier", "split", "list"))
     if section.ok and len(section.data) != 1:
-        section.error("scenarios", "write exactly one of tier (low, medium, high, very_high), split (train, val, "
-                                   "test) or list (of TIER:INDEX such as low:12)")
+        section.error(
+            "scenarios",
+            "write exactly one of tier (low, medium, high, very_high), split (train, val, "
+            "test) or list (of TIER:INDEX such as low:12)",
+        )
     refs, canonical = section.get("list", texts(1, "scenario reference"), ()), []
     for i, ref in enumerate(refs or ()):
         try:
@@ -503,8 +570,9 @@ def _scenarios(top: Section) -> ScenarioPool:
             section.error(f"scenarios.list[{i}]", f"{exc}; name a bundled scenario")
     if len(set(canonical)) < len(canonical):
         section.error("scenarios.list", "names a scenario twice; list each once")
-    return ScenarioPool(section.get("tier", one_of(TIERS), None), section.get("split", one_of(SPLITS), None),
-                        tuple(canonical))
+    return ScenarioPool(
+        section.get("tier", one_of(TIERS), None), section.get("split", one_of(SPLITS), None), tuple(canonical)
+    )
 
 
 def _timing(top: Section) -> Timing:
@@ -515,18 +583,25 @@ def _timing(top: Section) -> Timing:
 def _payment(top: Section) -> Payment:
     section = top.section("payment", ("currency", "base", "bonus", "timeout_rule"))
     bonus = section.section("bonus", ("per_unit", "cap", "floor_at_zero"))
-    return Payment(section.get("currency", text(r"[A-Z]{3}", "a three-letter ISO 4217 code such as GBP")),
-                   section.get("base", amount),
-                   Bonus(bonus.get("per_unit", amount), bonus.get("cap", amount), bonus.get("floor_at_zero", FLAG, True)),
-                   section.get("timeout_rule", one_of(TimeoutRule)))
+    return Payment(
+        section.get("currency", text(r"[A-Z]{3}", "a three-letter ISO 4217 code such as GBP")),
+        section.get("base", amount),
+        Bonus(bonus.get("per_unit", amount), bonus.get("cap", amount), bonus.get("floor_at_zero", FLAG, True)),
+        section.get("timeout_rule", one_of(TimeoutRule)),
+    )
 
 
 def _completion(top: Section) -> Completion:
-    section = top.section("completion", ("code", "screened_out_code", "redirect_url", "declined_message",
-                                         "per_participant_codes"))
-    return Completion(section.get("code", _CODE), section.get("screened_out_code", _CODE),
-                      section.get("declined_message", text()), section.get("redirect_url", _redirect, None),
-                      section.get("per_participant_codes", FLAG, False))
+    section = top.section(
+        "completion", ("code", "screened_out_code", "redirect_url", "declined_message", "per_participant_codes")
+    )
+    return Completion(
+        section.get("code", _CODE),
+        section.get("screened_out_code", _CODE),
+        section.get("declined_message", text()),
+        section.get("redirect_url", _redirect, None),
+        section.get("per_participant_codes", FLAG, False),
+    )
 
 
 def _redirect(value: Any) -> str:
@@ -545,8 +620,11 @@ def _exclusions(top: Section, n_checks: int) -> tuple[Exclusion, ...]:
         for key in set(rule.data) & set(ExclusionRule):
             threshold = rule.get(key, whole(1 if ExclusionRule(key).under else 0))
             if key == ExclusionRule.FAILED_ATTENTION_CHECKS_OVER and threshold is not None and threshold >= n_checks:
-                rule.error(at(path, key), f"can never apply with {n_checks} attention checks; use a number below "
-                                          f"{n_checks} or add attention_checks")
+                rule.error(
+                    at(path, key),
+                    f"can never apply with {n_checks} attention checks; use a number below "
+                    f"{n_checks} or add attention_checks",
+                )
             rules.append(Exclusion(ExclusionRule(key), threshold))
     if len({rule.rule for rule in rules}) < len(rules):
         top.error("exclusions", "names one rule twice; keep one")
@@ -560,18 +638,27 @@ def _participant_id(top: Section) -> ParticipantId:
     parameters = section.get("parameters", texts(1, "URL parameter name"), DEFAULT_ID_PARAMETERS) or ()
     for i, name in enumerate(parameters):
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
-            section.error(f"participant_id.parameters[{i}]", f"{name!r} is not a URL parameter name (letters, digits, _ . -)")
+            section.error(
+                f"participant_id.parameters[{i}]", f"{name!r} is not a URL parameter name (letters, digits, _ . -)"
+            )
     common = section.get("id_pattern", regex, None)
     own = section.section("id_patterns", parameters, optional=True)
-    return ParticipantId(parameters, {name: own.get(name, regex, None) or common or default_id_pattern(name)
-                                      for name in parameters})
+    return ParticipantId(
+        parameters, {name: own.get(name, regex, None) or common or default_id_pattern(name) for name in parameters}
+    )
 
 
 # Words that tell participants the other party is a program, and words of a debrief saying they were not told.
-_PROGRAM = re.compile(r"\b(AI|A\.I\.|artificial intelligence|computers?|software|(chat)?bots?|language models?|LLMs?|"
-                      r"algorithms?|automated)\b", re.IGNORECASE)
-_HIDDEN = re.compile(r"\b((did|do|could)(n't| not) (tell|inform)|were(n't| not) (told|informed)|decei|deception\b|"
-                     r"withh[eo]ld)", re.IGNORECASE)
+_PROGRAM = re.compile(
+    r"\b(AI|A\.I\.|artificial intelligence|computers?|software|(chat)?bots?|language models?|LLMs?|"
+    r"algorithms?|automated)\b",
+    re.IGNORECASE,
+)
+_HIDDEN = re.compile(
+    r"\b((did|do|could)(n't| not) (tell|inform)|were(n't| not) (told|informed)|decei|deception\b|"
+    r"withh[eo]ld)",
+    re.IGNORECASE,
+)
 
 
 def disclosure_warnings(study: Study) -> list[str]:
@@ -585,24 +672,34 @@ def disclosure_warnings(study: Study) -> list[str]:
     warnings = []
     hidden = _HIDDEN.search(study.texts.debrief)
     if hidden:
-        warnings.append(f"{study.path}: texts.debrief: says participants were not told what the other party is "
-                        f"({hidden.group(0)!r}), but {field} tells them it is a program ({word!r}); make the two "
-                        "agree (bargain/studies/example.yaml explains a disclosed and a deception design)")
+        warnings.append(
+            f"{study.path}: texts.debrief: says participants were not told what the other party is "
+            f"({hidden.group(0)!r}), but {field} tells them it is a program ({word!r}); make the two "
+            "agree (bargain/studies/example.yaml explains a disclosed and a deception design)"
+        )
     for which in ("per_game", "final"):
         for i, item in enumerate(getattr(study.surveys, which)):
             if item.builtin is Builtin.PERSON_OR_PROGRAM:
-                warnings.append(f"{study.path}: surveys.{which}[{i}]: asks whether the other party was a person or a "
-                                f"program, but {field} already tells participants it is a program ({word!r}); "
-                                "remove the question, or the disclosure")
+                warnings.append(
+                    f"{study.path}: surveys.{which}[{i}]: asks whether the other party was a person or a "
+                    f"program, but {field} already tells participants it is a program ({word!r}); "
+                    "remove the question, or the disclosure"
+                )
     return warnings
 
 
 def _told(study: Study) -> tuple[str, str] | None:
     """The first field participants read before playing that says the other party is a program, with the words."""
-    shown = {"texts.consent": study.texts.consent, "texts.instructions": study.texts.instructions,
-             "title": study.title, **{f"arms.{key}.label": arm.label for key, arm in study.arms.items()},
-             **{f"comprehension.questions[{i}]": " ".join((q.text, *q.options))
-                for i, q in enumerate(study.comprehension.questions)}}
+    shown = {
+        "texts.consent": study.texts.consent,
+        "texts.instructions": study.texts.instructions,
+        "title": study.title,
+        **{f"arms.{key}.label": arm.label for key, arm in study.arms.items()},
+        **{
+            f"comprehension.questions[{i}]": " ".join((q.text, *q.options))
+            for i, q in enumerate(study.comprehension.questions)
+        },
+    }
     for field, words in shown.items():
         found = _PROGRAM.search(words)
         if found:

@@ -18,18 +18,27 @@ from bargain.store import GameRow, Store
 from bargain.study.records import cell_counts, participants, shared_browsers
 
 # The funnel's steps: how many participants reached each (a stage reached implies the ones before it).
-FUNNEL = (("arrived", None), ("consented", "instructions"), ("passed the check", "game"),
-          ("finished their games", "final_survey"), ("completed", "completed"))
+FUNNEL = (
+    ("arrived", None),
+    ("consented", "instructions"),
+    ("passed the check", "game"),
+    ("finished their games", "final_survey"),
+    ("completed", "completed"),
+)
 ENDINGS = ("screened_out", "declined", "dropped", "full")
 
 
 def funnel(store: Store, study: str, version: int) -> pd.DataFrame:
     """Participants who reached each step, and how many ended each other way."""
     people = participants(store, study, [version])
-    rows = [{"step": name, "participants": sum(1 for p in people if stage is None or stage in p["stage_times"])}
-            for name, stage in FUNNEL]
-    rows += [{"step": ending.replace("_", " "), "participants": sum(p["stage"] == ending for p in people)}
-             for ending in ENDINGS]
+    rows = [
+        {"step": name, "participants": sum(1 for p in people if stage is None or stage in p["stage_times"])}
+        for name, stage in FUNNEL
+    ]
+    rows += [
+        {"step": ending.replace("_", " "), "participants": sum(p["stage"] == ending for p in people)}
+        for ending in ENDINGS
+    ]
     rows.append({"step": "now in a game", "participants": sum(p["stage"] == "game" for p in people)})
     return pd.DataFrame(rows)
 
@@ -37,8 +46,13 @@ def funnel(store: Store, study: str, version: int) -> pd.DataFrame:
 def cells(store: Store, study: str, version: int) -> pd.DataFrame:
     """Each cell's slots taken against its quota."""
     counts = cell_counts(store, study, version)
-    return pd.DataFrame([{"cell": cell, "taken": taken, "quota": quota, "left": quota - taken}
-                         for cell, (taken, quota) in sorted(counts.items())], columns=["cell", "taken", "quota", "left"])
+    return pd.DataFrame(
+        [
+            {"cell": cell, "taken": taken, "quota": quota, "left": quota - taken}
+            for cell, (taken, quota) in sorted(counts.items())
+        ],
+        columns=["cell", "taken", "quota", "left"],
+    )
 
 
 def page_times(store: Store, study: str, version: int) -> pd.DataFrame:
@@ -48,16 +62,30 @@ def page_times(store: Store, study: str, version: int) -> pd.DataFrame:
         entered = sorted((datetime.fromisoformat(at), stage) for stage, at in person["stage_times"].items())
         for (start, stage), (end, _) in zip(entered, entered[1:]):
             spent.setdefault(stage, []).append((end - start).total_seconds())
-    return pd.DataFrame([{"page": stage, "participants": len(values), "median_seconds": round(statistics.median(values), 1)}
-                         for stage, values in spent.items()], columns=["page", "participants", "median_seconds"])
+    return pd.DataFrame(
+        [
+            {"page": stage, "participants": len(values), "median_seconds": round(statistics.median(values), 1)}
+            for stage, values in spent.items()
+        ],
+        columns=["page", "participants", "median_seconds"],
+    )
 
 
 def excluded(store: Store, study: str, version: int) -> pd.DataFrame:
     """Participants flagged by the study's exclusion rules, and why (their data is kept)."""
     people = [p for p in participants(store, study, [version]) if p["excluded"]]
-    return pd.DataFrame([{"participant": p["participant"], "reasons": "; ".join(p["exclusion_reasons"]),
-                          "attention_failures": p["attention_failures"], "timeouts": p["timeouts"]} for p in people],
-                        columns=["participant", "reasons", "attention_failures", "timeouts"])
+    return pd.DataFrame(
+        [
+            {
+                "participant": p["participant"],
+                "reasons": "; ".join(p["exclusion_reasons"]),
+                "attention_failures": p["attention_failures"],
+                "timeouts": p["timeouts"],
+            }
+            for p in people
+        ],
+        columns=["participant", "reasons", "attention_failures", "timeouts"],
+    )
 
 
 def same_browser(store: Store, study: str, version: int) -> pd.DataFrame:
@@ -65,20 +93,53 @@ def same_browser(store: Store, study: str, version: int) -> pd.DataFrame:
     under a new id, or people sharing a computer): flagged for a look, their data kept."""
     people = participants(store, study, [version])
     others = shared_browsers(people)
-    rows = [{"participant": p["participant"], "other_ids_from_this_browser": others[p["id"]], "stage": p["stage"]}
-            for p in people if others[p["id"]]]
+    rows = [
+        {"participant": p["participant"], "other_ids_from_this_browser": others[p["id"]], "stage": p["stage"]}
+        for p in people
+        if others[p["id"]]
+    ]
     return pd.DataFrame(rows, columns=["participant", "other_ids_from_this_browser", "stage"])
 
 
 def recent_games(store: Store, study: str, limit: int = 50) -> pd.DataFrame:
     """The study's latest games (newest first) with what a transcript viewer needs to pick one."""
     with store.reading() as session:
-        rows = session.execute(select(GameRow.id, GameRow.created_at, GameRow.participant, GameRow.game_index,
-                                      GameRow.arm, GameRow.condition, GameRow.human_role, GameRow.status, GameRow.deal,
-                                      GameRow.deal_price).where(GameRow.study == study)
-                               .order_by(GameRow.created_at.desc()).limit(limit)).mappings().all()
-    return pd.DataFrame(rows, columns=["id", "created_at", "participant", "game_index", "arm", "condition", "human_role",
-                                       "status", "deal", "deal_price"])
+        rows = (
+            session.execute(
+                select(
+                    GameRow.id,
+                    GameRow.created_at,
+                    GameRow.participant,
+                    GameRow.game_index,
+                    GameRow.arm,
+                    GameRow.condition,
+                    GameRow.human_role,
+                    GameRow.status,
+                    GameRow.deal,
+                    GameRow.deal_price,
+                )
+                .where(GameRow.study == study)
+                .order_by(GameRow.created_at.desc())
+                .limit(limit)
+            )
+            .mappings()
+            .all()
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "id",
+            "created_at",
+            "participant",
+            "game_index",
+            "arm",
+            "condition",
+            "human_role",
+            "status",
+            "deal",
+            "deal_price",
+        ],
+    )
 
 
 def game_label(game) -> str:
@@ -94,19 +155,27 @@ def transcript_markdown(store: Store, game_id: str) -> str:
         return "No such game."
     scenario = game["trial"].get("scenario", {})
     person, agent = game["human_role"], "seller" if game["human_role"] == "buyer" else "buyer"
-    head = (f"### {scenario.get('product_name', game['scenario'])}\n\n"
-            f"Condition **{game['condition']}**, {game['mode']}, {game['max_rounds']} rounds; status **{game['status']}**"
-            + (f", deal at {game['deal_price']:.2f}" if game["deal"] else "") + "\n\n"
-            f"| | participant ({person}) | agent ({agent}: {game['arm']}) |\n|---|---|---|\n"
-            f"| reservation price | {game[f'{person}_price']:.2f} | {game[f'{agent}_price']:.2f} |\n"
-            f"| normalised utility | {_number(game[f'{person}_norm_utility'])} | {_number(game[f'{agent}_norm_utility'])} |")
+    head = (
+        f"### {scenario.get('product_name', game['scenario'])}\n\n"
+        f"Condition **{game['condition']}**, {game['mode']}, {game['max_rounds']} rounds; status **{game['status']}**"
+        + (f", deal at {game['deal_price']:.2f}" if game["deal"] else "")
+        + "\n\n"
+        f"| | participant ({person}) | agent ({agent}: {game['arm']}) |\n|---|---|---|\n"
+        f"| reservation price | {game[f'{person}_price']:.2f} | {game[f'{agent}_price']:.2f} |\n"
+        f"| normalised utility | {_number(game[f'{person}_norm_utility'])} | {_number(game[f'{agent}_norm_utility'])} |"
+    )
     lines = ["| round | who | move | message | agent's private strategy | flags |", "|---|---|---|---|---|---|"]
     for move in game["moves"]:
         who = "participant" if move["actor"] == "human" else "agent"
-        did = move["action"] + (f" {move['price']:.2f}" if move["price"] is not None else "") + (
-            f" ({move['error']})" if move["error"] == "timeout" else "")
-        lines.append(f"| {move['round']} | {who} | {did} | {_cell(move['message'])} | {_cell(move['thought'])} | "
-                     f"{', '.join(move.get('flags') or [])} |")
+        did = (
+            move["action"]
+            + (f" {move['price']:.2f}" if move["price"] is not None else "")
+            + (f" ({move['error']})" if move["error"] == "timeout" else "")
+        )
+        lines.append(
+            f"| {move['round']} | {who} | {did} | {_cell(move['message'])} | {_cell(move['thought'])} | "
+            f"{', '.join(move.get('flags') or [])} |"
+        )
     return head + "\n\n" + "\n".join(lines)
 
 

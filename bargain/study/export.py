@@ -28,7 +28,8 @@ it is unless the file turns it off) every file but the payment files carries the
 `records.pseudonym(salt, id)`, with the salt of the participant's study version, instead of the recruiting
 platform's id, and leaves out the recruiting parameters (STUDY_ID, SESSION_ID) and the browser's player id. The
 payment files always carry the real ids, since payment needs them: they sit apart in `payment/`, and
-they are never uploaded to the Hub (`PUBLISHED` names what is). A participant whose id was already replaced by its pseudonym under the study's
+they are never uploaded to the Hub (`PUBLISHED` names what is). A participant whose id was already replaced by its
+pseudonym under the study's
 retention rule cannot be paid through a file any more and is in neither payment file.
 """
 
@@ -37,9 +38,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 import pandas as pd
 from sqlalchemy import JSON, select
@@ -70,22 +71,22 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "participant": _ID,
         "version": "the version of the study file the participant took part in",
         "stage": "where the participant is: a stage (consent ... debrief), completed, or how they left "
-                 "(declined, screened_out, full, dropped)",
+        "(declined, screened_out, full, dropped)",
         "forgotten": "whether the platform's id was replaced by its pseudonym under the study's retention rule "
-                     "(such a participant cannot be paid through the payment files any more)",
+        "(such a participant cannot be paid through the payment files any more)",
         "consent_version": "the version of the consent form agreed to (empty: did not consent)",
         "comprehension_attempts": "tries at the comprehension questions",
         "cells": "the cell of each game in play order (arm/condition/role), separated by ;. How they were drawn: "
-                 "{design}",
+        "{design}",
         "games_done": "games played to their end",
         "attention_failures": "attention checks answered wrongly",
         "timeouts": "moves not made in time (each counted as a pass), over all games",
         "excluded": "whether an exclusion rule flags the participant's data (the data is kept)",
         "browser_shared_with": "how many other participants of the study came from the same browser (a person back "
-                               "under a new id, or a shared computer; 0: none seen)",
+        "under a new id, or a shared computer; 0: none seen)",
         "exclusion_reasons": "the exclusion rules that apply, each as `rule threshold` (as the study file writes it, "
-                             "e.g. `first_round_walkaways_over 0`: walked away in round 1 of more games than 0), "
-                             "separated by ;",
+        "e.g. `first_round_walkaways_over 0`: walked away in round 1 of more games than 0), "
+        "separated by ;",
         "bonus": "the performance bonus, set at completion by the study's payment rule (empty: not completed)",
         "base_payment": "the study's base payment if the participant completed the study, else 0",
         "total_payment": "base payment plus bonus",
@@ -93,7 +94,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "completed_at": "completion (UTC; empty: not completed)",
         "seconds": "seconds from arrival to entering the current stage (for a completed participant, the whole study)",
         "seconds_to_{stage}": "seconds from arrival to entering stage {stage} (its last entry, for a stage entered "
-                              "once per game; empty: never entered)",
+        "once per game; empty: never entered)",
         "source_study_id": "the recruiting platform's STUDY_ID parameter, as given (not in a hashed export)",
         "source_session_id": "the recruiting platform's SESSION_ID parameter, as given (not in a hashed export)",
     },
@@ -137,11 +138,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "claims": "the claim checker's findings on the public messages, as JSON",
         "agent_misstated": "whether the agent misstated a price limit in its favour (claim checker)",
         "claims_checker": "the claim checker's version that made claims and agent_misstated (empty: not recorded, "
-                          "python -m bargain rescore remakes them)",
+        "python -m bargain rescore remakes them)",
         "extra": "further records as JSON (the time allowed per move, the judge's scores)",
         "version": "the version of the study file the participant took part in",
         "game_index": "the game's place among the participant's games, from 1 (empty: a game started twice from two "
-                      "tabs, abandoned)",
+        "tabs, abandoned)",
         "cell": "the game's cell, arm/condition/role",
         "person_norm_utility": "the participant's normalised utility",
         "agent_norm_utility": "the agent's normalised utility",
@@ -167,7 +168,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "endpoint": "the server that answered the agent's move (one of several replicas; empty in process)",
         "flags": "flags on the move as a JSON list, e.g. mentions_ai: an agent message naming AI or a model",
         "duplicate": "whether the move is a second one for its round and side, stored before the database refused "
-                     "such moves (schema version 4): kept for the record, not part of the game as played",
+        "such moves (schema version 4): kept for the record, not part of the game as played",
         "created_at": "when the move was stored (UTC)",
         "participant": _ID,
         "game_index": "the game's place among the participant's games, from 1",
@@ -200,8 +201,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "bonus": "the performance bonus, two decimals",
         "total": "base plus bonus, two decimals",
         "completion_code": "the completion code the participant was shown: the study's one code, or with "
-                           "completion.per_participant_codes their own; match it against the code the platform "
-                           "shows for the submission",
+        "completion.per_participant_codes their own; match it against the code the platform "
+        "shows for the submission",
     },
 }
 
@@ -217,23 +218,32 @@ def _studies(store: Store, name: str, version: int | None) -> list[dict]:
     """The stored versions to export (configuration and salt), oldest first; an unknown name or version is an
     ExportError naming what the database holds, since a mistyped name would otherwise export nothing."""
     with store.reading() as session:
-        rows = [dict(r) for r in session.execute(select(StudyRow.__table__).where(StudyRow.name == name)
-                                                 .order_by(StudyRow.version)).mappings()]
+        rows = [
+            dict(r)
+            for r in session.execute(
+                select(StudyRow.__table__).where(StudyRow.name == name).order_by(StudyRow.version)
+            ).mappings()
+        ]
         names = session.scalars(select(StudyRow.name).distinct().order_by(StudyRow.name)).all() if not rows else []
     if not rows:
         held = f"the studies there: {', '.join(names)}" if names else "it holds no study"
         raise ExportError(f"the database has no study named {name!r}; {held}")
     chosen = [r for r in rows if version is None or r["version"] == version]
     if not chosen:
-        raise ExportError(f"study {name!r} has no version {version}; its versions: "
-                          f"{', '.join(str(r['version']) for r in rows)}")
+        raise ExportError(
+            f"study {name!r} has no version {version}; its versions: {', '.join(str(r['version']) for r in rows)}"
+        )
     return chosen
 
 
 def _answers(store: Store, name: str, versions: list[int]) -> list[dict]:
     """Every answer of those participants, in the order given."""
-    query = (select(AnswerRow.__table__).join(ParticipantRow.__table__, AnswerRow.participant_id == ParticipantRow.id)
-             .where(ParticipantRow.study == name, ParticipantRow.version.in_(versions)).order_by(AnswerRow.id))
+    query = (
+        select(AnswerRow.__table__)
+        .join(ParticipantRow.__table__, AnswerRow.participant_id == ParticipantRow.id)
+        .where(ParticipantRow.study == name, ParticipantRow.version.in_(versions))
+        .order_by(AnswerRow.id)
+    )
     with store.reading() as session:
         return [dict(r) for r in session.execute(query).mappings()]
 
@@ -264,26 +274,44 @@ def _participant_record(person: dict, shown: str, base: float, stages: list[str]
         return (entered[stage] - person["created_at"]).total_seconds() if stage in entered else None
 
     owed = base if person["stage"] == "completed" else 0.0
-    record = {"participant": shown, "version": person["version"], "stage": person["stage"],
-              "forgotten": person["forgotten"], "consent_version": person["consent_version"],
-              "comprehension_attempts": person["comprehension_attempts"], "cells": ";".join(person["cells"]),
-              "games_done": person["games_done"], "attention_failures": person["attention_failures"],
-              "timeouts": person["timeouts"], "excluded": person["excluded"], "browser_shared_with": others,
-              "exclusion_reasons": ";".join(person["exclusion_reasons"]), "bonus": person["bonus"],
-              "base_payment": owed, "total_payment": round(owed + (person["bonus"] or 0.0), 2),
-              "created_at": person["created_at"], "completed_at": person["completed_at"],
-              "seconds": since(person["stage"]), **{f"seconds_to_{stage}": since(stage) for stage in stages}}
+    record = {
+        "participant": shown,
+        "version": person["version"],
+        "stage": person["stage"],
+        "forgotten": person["forgotten"],
+        "consent_version": person["consent_version"],
+        "comprehension_attempts": person["comprehension_attempts"],
+        "cells": ";".join(person["cells"]),
+        "games_done": person["games_done"],
+        "attention_failures": person["attention_failures"],
+        "timeouts": person["timeouts"],
+        "excluded": person["excluded"],
+        "browser_shared_with": others,
+        "exclusion_reasons": ";".join(person["exclusion_reasons"]),
+        "bonus": person["bonus"],
+        "base_payment": owed,
+        "total_payment": round(owed + (person["bonus"] or 0.0), 2),
+        "created_at": person["created_at"],
+        "completed_at": person["completed_at"],
+        "seconds": since(person["stage"]),
+        **{f"seconds_to_{stage}": since(stage) for stage in stages},
+    }
     if not hashed:
         record.update({column: person["source"].get(parameter) for parameter, column in SOURCE_COLUMNS.items()})
     return record
 
 
-def _participants_table(people: list[dict], shown: Mapping[int, str], studies: list[dict], hashed: bool) -> pd.DataFrame:
+def _participants_table(
+    people: list[dict], shown: Mapping[int, str], studies: list[dict], hashed: bool
+) -> pd.DataFrame:
     """One row per participant: where they got to, what they were assigned, what they earned, how long it took."""
     base = {s["version"]: s["config"]["payment"]["base"] for s in studies}
     stages = _stages(people)
-    columns = [*(key for key in DESCRIPTIONS["participants"] if not key.startswith(("seconds_to_", "source_"))),
-               *(f"seconds_to_{stage}" for stage in stages), *(() if hashed else SOURCE_COLUMNS.values())]
+    columns = [
+        *(key for key in DESCRIPTIONS["participants"] if not key.startswith(("seconds_to_", "source_"))),
+        *(f"seconds_to_{stage}" for stage in stages),
+        *(() if hashed else SOURCE_COLUMNS.values()),
+    ]
     others = records.shared_browsers(people)
     rows = [_participant_record(p, shown[p["id"]], base[p["version"]], stages, hashed, others[p["id"]]) for p in people]
     timed = {column: float for column in columns if column.startswith("seconds")}
@@ -303,20 +331,25 @@ def _study_moves(store: Store, games: pd.DataFrame) -> pd.DataFrame:
     return moves[moves["game_id"].isin(set(games["id"]))].reset_index(drop=True)
 
 
-def _games_table(games: pd.DataFrame, moves: pd.DataFrame, people: list[dict], shown: Mapping[int, str],
-                 hashed: bool) -> pd.DataFrame:
+def _games_table(
+    games: pd.DataFrame, moves: pd.DataFrame, people: list[dict], shown: Mapping[int, str], hashed: bool
+) -> pd.DataFrame:
     """The arena's game rows with the study's view of them: whose game it was, which of their games and cells,
     both sides' normalised utilities, and whether the participant timed out (what the bonus rule reads)."""
     owner = {p["participant"]: p for p in people}
     table = games.copy()
     buyer = table["human_role"] == "buyer"
-    late = set(moves.loc[(moves["actor"] == "human") & (moves["error"] == TIMEOUT) & ~moves["duplicate"].astype(bool),
-                         "game_id"])
+    late = set(
+        moves.loc[
+            (moves["actor"] == "human") & (moves["error"] == TIMEOUT) & ~moves["duplicate"].astype(bool), "game_id"
+        ]
+    )
     table["participant"] = [shown[owner[x]["id"]] for x in games["participant"]]
     table["version"] = pd.array([owner[x]["version"] for x in games["participant"]], dtype="Int64")
     table["game_index"] = pd.array(games["game_index"], dtype="Int64")
-    table["cell"] = [None if pd.isna(i) else owner[x]["cells"][int(i) - 1]
-                     for x, i in zip(games["participant"], games["game_index"])]
+    table["cell"] = [
+        None if pd.isna(i) else owner[x]["cells"][int(i) - 1] for x, i in zip(games["participant"], games["game_index"])
+    ]
     table["person_norm_utility"] = games["buyer_norm_utility"].where(buyer, games["seller_norm_utility"]).astype(float)
     table["agent_norm_utility"] = games["seller_norm_utility"].where(buyer, games["buyer_norm_utility"]).astype(float)
     table["timed_out"] = games["id"].isin(late)
@@ -331,10 +364,22 @@ def _moves_table(moves: pd.DataFrame, games: pd.DataFrame) -> pd.DataFrame:
 
 def _long_table(answers: list[dict], shown: Mapping[int, str]) -> pd.DataFrame:
     """One row per answer."""
-    rows = [(shown[a["participant_id"]], a["survey"], a["game"], a["item"], a["attempt"], a["value"], a["correct"],
-             a["created_at"]) for a in answers]
+    rows = [
+        (
+            shown[a["participant_id"]],
+            a["survey"],
+            a["game"],
+            a["item"],
+            a["attempt"],
+            a["value"],
+            a["correct"],
+            a["created_at"],
+        )
+        for a in answers
+    ]
     return pd.DataFrame(rows, columns=list(LONG_COLUMNS)).astype(
-        {"game": "Int64", "attempt": "Int64", "correct": "boolean", "answered_at": "datetime64[us]"})
+        {"game": "Int64", "attempt": "Int64", "correct": "boolean", "answered_at": "datetime64[us]"}
+    )
 
 
 def _wide_name(survey: str, game: int, item: str, attempt: int) -> str:
@@ -351,11 +396,14 @@ def _wide_columns(configs: Iterable[dict]) -> dict[str, bool]:
     for config in configs:
         comprehension = config["comprehension"]
         for attempt in range(1, comprehension["attempts"] + 1):
-            columns.update({_wide_name("comprehension", 0, q["id"], attempt): False for q in comprehension["questions"]})
+            columns.update(
+                {_wide_name("comprehension", 0, q["id"], attempt): False for q in comprehension["questions"]}
+            )
         for game in range(1, config["games_per_participant"] + 1):
             columns.update({f"g{game}_{item['id']}": _numeric(item) for item in config["surveys"]["per_game"]})
-            columns.update({f"g{game}_{check['id']}": False for check in config["attention_checks"]
-                            if check["after_game"] == game})
+            columns.update(
+                {f"g{game}_{check['id']}": False for check in config["attention_checks"] if check["after_game"] == game}
+            )
         columns.update({f"final_{item['id']}": _numeric(item) for item in config["surveys"]["final"]})
     return columns
 
@@ -369,11 +417,16 @@ def _wide_table(long: pd.DataFrame, people: list[dict], shown: Mapping[int, str]
     """One row per participant, one column per question asked (per game, per comprehension attempt); scales and
     rubric levels as whole numbers."""
     columns = _wide_columns(configs)
-    named = long.assign(column=[_wide_name(*key) for key in zip(long["survey"], long["game"], long["item"],
-                                                                 long["attempt"])])
+    named = long.assign(
+        column=[_wide_name(*key) for key in zip(long["survey"], long["game"], long["item"], long["attempt"])]
+    )
     values = named.pivot(index="participant", columns="column", values="value").reindex(columns=list(columns))
-    table = pd.DataFrame({"participant": pd.array([shown[p["id"]] for p in people], dtype=object),
-                          "version": pd.array([p["version"] for p in people], dtype="Int64")})
+    table = pd.DataFrame(
+        {
+            "participant": pd.array([shown[p["id"]] for p in people], dtype=object),
+            "version": pd.array([p["version"] for p in people], dtype="Int64"),
+        }
+    )
     values.index = values.index.astype(object)  # no participant yet: both keys empty, of one type
     table = table.join(values, on="participant")
     for column, numeric in columns.items():
@@ -385,12 +438,20 @@ def _wide_table(long: pd.DataFrame, people: list[dict], shown: Mapping[int, str]
 def _payments_table(people: list[dict], studies: list[dict]) -> pd.DataFrame:
     """Base, bonus and completion code per completed participant whose real id is still known, for paying them."""
     payment = {s["version"]: s["config"]["payment"] for s in studies}
-    code = {s["version"]: functools.partial(Completion(**s["config"]["completion"]).code_for, s["salt"])
-            for s in studies}
-    rows = [{"participant_id": p["participant"], "currency": payment[p["version"]]["currency"],
-             "base": payment[p["version"]]["base"], "bonus": round(p["bonus"] or 0.0, 2),
-             "completion_code": code[p["version"]](p["participant"])}
-            for p in people if p["stage"] == "completed" and not p["forgotten"]]
+    code = {
+        s["version"]: functools.partial(Completion(**s["config"]["completion"]).code_for, s["salt"]) for s in studies
+    }
+    rows = [
+        {
+            "participant_id": p["participant"],
+            "currency": payment[p["version"]]["currency"],
+            "base": payment[p["version"]]["base"],
+            "bonus": round(p["bonus"] or 0.0, 2),
+            "completion_code": code[p["version"]](p["participant"]),
+        }
+        for p in people
+        if p["stage"] == "completed" and not p["forgotten"]
+    ]
     table = pd.DataFrame(rows, columns=["participant_id", "currency", "base", "bonus", "completion_code"])
     return table.assign(total=(table["base"] + table["bonus"]).round(2))
 
@@ -406,17 +467,21 @@ def _bonuses_table(payments: pd.DataFrame) -> pd.DataFrame:
 def _vocabulary(configs: list[dict], stages: list[str]) -> dict[str, dict[str, str]]:
     """What each `{...}` of a family of columns ranges over, with the question's text and what its answers mean
     where it has them."""
+
     def texts(config: dict, items: Iterable[dict]) -> dict[str, str]:
         roles = list(dict.fromkeys(cell["role"] for cell in config["cells"]))
         return {item["id"]: f"{' '.join(item['text'].split())} ({_answer_key(item, roles)})" for item in items}
 
-    return {"stage": dict.fromkeys(stages, ""),
-            "game": dict.fromkeys(map(str, range(1, max(c["games_per_participant"] for c in configs) + 1)), ""),
-            "attempt": dict.fromkeys(map(str, range(1, max(c["comprehension"]["attempts"] for c in configs) + 1)), ""),
-            "question": {k: v for c in configs for k, v in texts(c, c["comprehension"]["questions"]).items()},
-            "item": {k: v for c in configs
-                     for k, v in texts(c, [*c["surveys"]["per_game"], *c["attention_checks"]]).items()},
-            "final": {k: v for c in configs for k, v in texts(c, c["surveys"]["final"]).items()}}
+    return {
+        "stage": dict.fromkeys(stages, ""),
+        "game": dict.fromkeys(map(str, range(1, max(c["games_per_participant"] for c in configs) + 1)), ""),
+        "attempt": dict.fromkeys(map(str, range(1, max(c["comprehension"]["attempts"] for c in configs) + 1)), ""),
+        "question": {k: v for c in configs for k, v in texts(c, c["comprehension"]["questions"]).items()},
+        "item": {
+            k: v for c in configs for k, v in texts(c, [*c["surveys"]["per_game"], *c["attention_checks"]]).items()
+        },
+        "final": {k: v for c in configs for k, v in texts(c, c["surveys"]["final"]).items()},
+    }
 
 
 def _answer_key(item: dict, roles: list[str]) -> str:
@@ -462,19 +527,27 @@ def _drawn(config: dict) -> str:
     """How one version of the study drew a participant's cells (bargain.study.records.assign)."""
     design, games = config["design"], config["games_per_participant"]
     if design["assignment"] == "between":
-        return (f"between subjects: one cell per participant, drawn at random among the cells with the fewest "
-                f"participants and room left (quota {design['quota_per_cell']} participants per cell), for all "
-                f"{games} of their games.")
-    arms = ("each of a participant's games against a different arm" if design.get("distinct_arms") else
-            "the same arm may come in more than one of a participant's games (in another condition or role)")
+        return (
+            f"between subjects: one cell per participant, drawn at random among the cells with the fewest "
+            f"participants and room left (quota {design['quota_per_cell']} participants per cell), for all "
+            f"{games} of their games."
+        )
+    arms = (
+        "each of a participant's games against a different arm"
+        if design.get("distinct_arms")
+        else "the same arm may come in more than one of a participant's games (in another condition or role)"
+    )
     order = "in random order" if design["order"] == "random" else "in the study's fixed order of cells"
-    return (f"within subjects: {games} games per participant, each in its own cell, drawn at random among the cells "
-            f"with the fewest games and room left (quota {design['quota_per_cell']} games per cell), so that the "
-            f"cells' counts stay within one of each other; {arms}; played {order}.")
+    return (
+        f"within subjects: {games} games per participant, each in its own cell, drawn at random among the cells "
+        f"with the fewest games and room left (quota {design['quota_per_cell']} games per cell), so that the "
+        f"cells' counts stay within one of each other; {arms}; played {order}."
+    )
 
 
-def _expanded(descriptions: Mapping[str, str], vocabulary: Mapping[str, Mapping[str, str]],
-              design: str) -> Iterator[tuple[str, str]]:
+def _expanded(
+    descriptions: Mapping[str, str], vocabulary: Mapping[str, Mapping[str, str]], design: str
+) -> Iterator[tuple[str, str]]:
     """(column, description) for every column a file's descriptions name, families expanded."""
     for name, description in descriptions.items():
         keys = re.findall(r"\{(\w+)\}", name)
@@ -500,32 +573,50 @@ def _kind(column: pd.Series) -> str:
 
 def _declared_kinds() -> dict[str, dict[str, str]]:
     """The arena's columns' types as the database declares them: a column without a value yet keeps its type."""
-    return {file: {c.key: "JSON" if isinstance(c.type, JSON) else KINDS[c.type.python_type] for c in model.__table__.columns}
-            for file, model in (("games", GameRow), ("moves", MoveRow))}
+    return {
+        file: {
+            c.key: "JSON" if isinstance(c.type, JSON) else KINDS[c.type.python_type] for c in model.__table__.columns
+        }
+        for file, model in (("games", GameRow), ("moves", MoveRow))
+    }
 
 
-def _codebook(tables: Mapping[str, pd.DataFrame], vocabulary: Mapping[str, Mapping[str, str]],
-              design: str) -> pd.DataFrame:
+def _codebook(
+    tables: Mapping[str, pd.DataFrame], vocabulary: Mapping[str, Mapping[str, str]], design: str
+) -> pd.DataFrame:
     """file, column, type, description for every column of every file written."""
     rows, declared = [], _declared_kinds()
     for file, table in tables.items():
         described = dict(_expanded(DESCRIPTIONS[file], vocabulary, design))
-        rows += [{"file": file, "column": column, "type": declared.get(file, {}).get(column) or _kind(table[column]),
-                  "description": described.get(column, UNDESCRIBED)} for column in table.columns]
+        rows += [
+            {
+                "file": file,
+                "column": column,
+                "type": declared.get(file, {}).get(column) or _kind(table[column]),
+                "description": described.get(column, UNDESCRIBED),
+            }
+            for column in table.columns
+        ]
     return pd.DataFrame(rows, columns=["file", "column", "type", "description"])
 
 
 def _codebook_markdown(codebook: pd.DataFrame, name: str, versions: list[int], hashed: bool) -> str:
     """The codebook for people: one table per file."""
-    ids = ("pseudonyms (p_ and a salted hash of the platform's id, stable within the study)" if hashed
-           else "the recruiting platform's ids")
-    lines = [f"# Codebook: study {name}, version{'s' if len(versions) > 1 else ''} "
-             f"{', '.join(map(str, versions))}", "",
-             f"Participants are identified by {ids}. Tables are written as CSV and Parquet; CSV shows numbers to "
-             "10 significant digits and prefixes with ' any text that a spreadsheet would run as a formula, "
-             "Parquet holds the exact values. The payment files (payment/) carry the platform's ids.", ""]
+    ids = (
+        "pseudonyms (p_ and a salted hash of the platform's id, stable within the study)"
+        if hashed
+        else "the recruiting platform's ids"
+    )
+    lines = [
+        f"# Codebook: study {name}, version{'s' if len(versions) > 1 else ''} {', '.join(map(str, versions))}",
+        "",
+        f"Participants are identified by {ids}. Tables are written as CSV and Parquet; CSV shows numbers to "
+        "10 significant digits and prefixes with ' any text that a spreadsheet would run as a formula, "
+        "Parquet holds the exact values. The payment files (payment/) carry the platform's ids.",
+        "",
+    ]
     for file, rows in codebook.groupby("file", sort=False):
-        where = (f"{PAYMENT_DIR}/{file}.csv" if file in ("bonuses", "payments") else f"{file}.csv, {file}.parquet")
+        where = f"{PAYMENT_DIR}/{file}.csv" if file in ("bonuses", "payments") else f"{file}.csv, {file}.parquet"
         lines += [f"## {file} ({where})", "", "| column | type | description |", "|---|---|---|"]
         lines += [f"| {r.column} | {r.type} | {r.description.replace('|', '/')} |" for r in rows.itertuples()]
         lines.append("")
@@ -537,17 +628,21 @@ def _codebook_markdown(codebook: pd.DataFrame, name: str, versions: list[int], h
 
 def _write_payment(table: pd.DataFrame, path: Path, header: bool) -> Path:
     """A payment file: amounts with two decimals, ids formula-safe like every CSV cell."""
-    table.assign(participant_id=table["participant_id"].map(_inert)).to_csv(path, index=False, header=header,
-                                                                              float_format="%.2f")
+    table.assign(participant_id=table["participant_id"].map(_inert)).to_csv(
+        path, index=False, header=header, float_format="%.2f"
+    )
     return path
 
 
-def export_study(store: Store, name: str, version: int | None = None, *, out_dir: str | Path,
-                 hashed: bool | None = None) -> list[Path]:
+def export_study(
+    store: Store, name: str, version: int | None = None, *, out_dir: str | Path, hashed: bool | None = None
+) -> list[Path]:
     """Write the study's tables, codebook and payment files into `out_dir` (see the module's docstring); `hashed`
     None follows the study's `hash_participant_ids_in_exports`. Returns the paths written."""
     studies = _studies(store, name, version)
-    hashed = any(s["config"].get("hash_participant_ids_in_exports", True) for s in studies) if hashed is None else hashed
+    hashed = (
+        any(s["config"].get("hash_participant_ids_in_exports", True) for s in studies) if hashed is None else hashed
+    )
     versions, configs = [s["version"] for s in studies], [s["config"] for s in studies]
     people = records.participants(store, name, versions)
     shown = {p["id"]: _shown_id(p, {s["version"]: s["salt"] for s in studies}, hashed) for p in people}
@@ -556,21 +651,34 @@ def export_study(store: Store, name: str, version: int | None = None, *, out_dir
     game_table = _games_table(games, moves, people, shown, hashed)
     long = _long_table(_answers(store, name, versions), shown)
     payments = _payments_table(people, studies)
-    tables = {"participants": _participants_table(people, shown, studies, hashed), "games": game_table,
-              "moves": _moves_table(moves, game_table), "surveys_long": long,
-              "surveys_wide": _wide_table(long, people, shown, configs)}
-    codebook = _codebook({**tables, "bonuses": _bonuses_table(payments), "payments": payments},
-                         _vocabulary(configs, _stages(people)), _design_text(configs))
+    tables = {
+        "participants": _participants_table(people, shown, studies, hashed),
+        "games": game_table,
+        "moves": _moves_table(moves, game_table),
+        "surveys_long": long,
+        "surveys_wide": _wide_table(long, people, shown, configs),
+    }
+    codebook = _codebook(
+        {**tables, "bonuses": _bonuses_table(payments), "payments": payments},
+        _vocabulary(configs, _stages(people)),
+        _design_text(configs),
+    )
     directory = Path(out_dir)
     (directory / PAYMENT_DIR).mkdir(parents=True, exist_ok=True)
     written = [path for table_name, table in tables.items() for path in write_table(table, directory, table_name)]
     codebook.to_csv(directory / CODEBOOK[1], index=False)
     (directory / CODEBOOK[0]).write_text(_codebook_markdown(codebook, name, versions, hashed), encoding="utf-8")
-    return [*written, directory / CODEBOOK[0], directory / CODEBOOK[1],
-            _write_payment(_bonuses_table(payments), directory / PAYMENT_DIR / "bonuses.csv", header=False),
-            _write_payment(payments, directory / PAYMENT_DIR / "payments.csv", header=True)]
+    return [
+        *written,
+        directory / CODEBOOK[0],
+        directory / CODEBOOK[1],
+        _write_payment(_bonuses_table(payments), directory / PAYMENT_DIR / "bonuses.csv", header=False),
+        _write_payment(payments, directory / PAYMENT_DIR / "payments.csv", header=True),
+    ]
 
 
 # --- publishing ----------------------------------------------------------------------------------------------
 
-PUBLISHED = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + list(CODEBOOK)  # never payment/
+PUBLISHED = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + list(
+    CODEBOOK
+)  # never payment/

@@ -17,16 +17,16 @@ import logging
 import re
 import secrets
 import weakref
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import AsyncIterator, Mapping
 
 from bargain.arena.controller import TIMEOUT, VIEW_WAIT_S, Arena, ArenaError
 from bargain.arena.inputs import Setup
+from bargain.engine.game import Action
 from bargain.store import StoreError, utcnow
 from bargain.study import records
-from bargain.engine.game import Action
 from bargain.study.config import Assignment, Conduct, Order, Played, Study
 from bargain.study.records import StageError
 from bargain.study.survey import ItemType, SurveyItem
@@ -47,15 +47,22 @@ class StudyRunner:
     study: Study
     arena: Arena
     # one step at a time per participant; a participant's lock lives while a request holds it
-    _locks: weakref.WeakValueDictionary[int, asyncio.Lock] = field(default_factory=weakref.WeakValueDictionary,
-                                                                   repr=False)
+    _locks: weakref.WeakValueDictionary[int, asyncio.Lock] = field(
+        default_factory=weakref.WeakValueDictionary, repr=False
+    )
     _released: float = field(default=float("-inf"), repr=False)  # when idle participants were last released
 
     def __post_init__(self) -> None:
         within = self.study.design.assignment is Assignment.WITHIN
         quota = self.study.design.quota_per_cell
-        records.register(self.arena.store, self.study.name, self.study.version, self.study.hash,
-                         self.study.to_dict(), {self.study.cell_key(c): quota for c in self.study.cells})
+        records.register(
+            self.arena.store,
+            self.study.name,
+            self.study.version,
+            self.study.hash,
+            self.study.to_dict(),
+            {self.study.cell_key(c): quota for c in self.study.cells},
+        )
         self.within = within
 
     # --- who is asking --------------------------------------------------------------------------
@@ -66,11 +73,14 @@ class StudyRunner:
             value = params.get(name)
             if value:
                 if not self.study.participant_id.accepts(name, value):
-                    raise StudyStop("The participant id in the link is not valid. Please open the study again from "
-                                    "the recruiting platform's link.")
+                    raise StudyStop(
+                        "The participant id in the link is not valid. Please open the study again from "
+                        "the recruiting platform's link."
+                    )
                 return value
-        raise StudyStop("This link has no participant id. Please open the study from the link on the recruiting "
-                        "platform.")
+        raise StudyStop(
+            "This link has no participant id. Please open the study from the link on the recruiting platform."
+        )
 
     def _source(self, params: Mapping[str, str]) -> dict:
         return {name: str(params[name])[:MAX_PARAMETER] for name in SOURCE_PARAMETERS if params.get(name)}
@@ -79,8 +89,16 @@ class StudyRunner:
         """The participant's record (with the token of the browser they came from, if known); their request counts
         as activity before anyone idle is released."""
         external = self.participant_id(params)
-        row = await asyncio.to_thread(records.arrive, self.arena.store, self.study.name, self.study.version,
-                                      self.study.hash, external, self._source(params), browser)
+        row = await asyncio.to_thread(
+            records.arrive,
+            self.arena.store,
+            self.study.name,
+            self.study.version,
+            self.study.hash,
+            external,
+            self._source(params),
+            browser,
+        )
         await self.release_idle()
         return row
 
@@ -100,8 +118,13 @@ class StudyRunner:
     async def _reread(self, row: dict) -> dict:
         return await asyncio.to_thread(records.arrived, self.arena.store, self.study.name, row["participant"])
 
-    async def page(self, params: Mapping[str, str], retry: bool = False, wait_s: float | None = VIEW_WAIT_S,
-                   browser: str | None = None) -> dict:
+    async def page(
+        self,
+        params: Mapping[str, str],
+        retry: bool = False,
+        wait_s: float | None = VIEW_WAIT_S,
+        browser: str | None = None,
+    ) -> dict:
         """The page the participant is at (arriving, reloading, or coming back from another tab or process). It
         answers at once: a game whose other side is still thinking is shown so (its view `thinking`: ask again),
         waiting at most `wait_s`; with `retry`, a round of the game that failed is tried again. `browser`: the
@@ -135,13 +158,17 @@ class StudyRunner:
         given = self._answers(row, stage, data)
         if given is not None and {k: v for k, (v, _) in given.items.items()} == page:
             return "Your answers were already saved; here is where you are now."
-        return ("Your answers to that page had already been saved, and the ones first sent count; here is where you "
-                "are now.")
+        return (
+            "Your answers to that page had already been saved, and the ones first sent count; here is where you "
+            "are now."
+        )
 
     async def _saved_page(self, row: dict, stage: str) -> dict[str, str] | None:
         """The stored answers of the last page of `stage` the participant sent (None: not a page of answers)."""
-        store, survey = self.arena.store, {"comprehension": "comprehension", "game_survey": "per_game",
-                                           "final_survey": "final"}.get(stage)
+        store, survey = (
+            self.arena.store,
+            {"comprehension": "comprehension", "game_survey": "per_game", "final_survey": "final"}.get(stage),
+        )
         if survey is None:
             return None
         game = row["games_done"] if survey == "per_game" else 0
@@ -170,22 +197,33 @@ class StudyRunner:
             return await self._complete(row)
         return await self._page(row)
 
-    async def _move(self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (),
-                    **fields) -> dict:
+    async def _move(
+        self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (), **fields
+    ) -> dict:
         """Move the participant on from `expected` to `stage`, saving a page's `answers` in the same transaction."""
-        return await asyncio.to_thread(records.move_to, self.arena.store, row["id"], stage, expected, answers,
-                                       **fields)
+        return await asyncio.to_thread(records.move_to, self.arena.store, row["id"], stage, expected, answers, **fields)
 
-    async def _enter(self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (),
-                     **fields) -> dict:
+    async def _enter(
+        self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (), **fields
+    ) -> dict:
         """Move on to `stage`; entering the games takes the participant's slots first (or ends: the study is full).
         Taking slots is idempotent (a participant's cells are kept with their record), so a process that dies
         after it is repeated by the next request without taking more."""
         if stage == "game" and not row["cells"]:
-            fixed = [self.study.cell_key(c) for c in self.study.cells] if self.study.design.order is Order.FIXED else None
-            cells = await asyncio.to_thread(records.assign, self.arena.store, self.study.name, self.study.version,
-                                            row["id"], self.study.games_per_participant, self.within, fixed,
-                                            distinct_arms=self.study.design.distinct_arms)
+            fixed = (
+                [self.study.cell_key(c) for c in self.study.cells] if self.study.design.order is Order.FIXED else None
+            )
+            cells = await asyncio.to_thread(
+                records.assign,
+                self.arena.store,
+                self.study.name,
+                self.study.version,
+                row["id"],
+                self.study.games_per_participant,
+                self.within,
+                fixed,
+                distinct_arms=self.study.design.distinct_arms,
+            )
             if not cells:
                 return await self._page(await self._move(row, "full", expected, answers))
             fields["cells"] = cells
@@ -200,38 +238,52 @@ class StudyRunner:
             questions = self.study.comprehension.questions
             if any(data.get(q.id) not in q.options for q in questions):
                 return None
-            return records.Answers("comprehension", 0, {q.id: (data[q.id], data[q.id] == q.answer) for q in questions},
-                                   row["comprehension_attempts"] + 1)
+            return records.Answers(
+                "comprehension",
+                0,
+                {q.id: (data[q.id], data[q.id] == q.answer) for q in questions},
+                row["comprehension_attempts"] + 1,
+            )
         items = self._items(row, stage)
         read = {item.id: read_answer(item, data.get(item.id)) for item in items}
         if any(error for _, error in read.values()):
             return None
         checks = {c.id: c for c in self._checks(row, stage)}
-        return records.Answers("per_game" if stage == "game_survey" else "final",
-                               row["games_done"] if stage == "game_survey" else 0,
-                               {k: (v, v == checks[k].answer if k in checks else None)
-                                for k, (v, _) in read.items() if v is not None})
+        return records.Answers(
+            "per_game" if stage == "game_survey" else "final",
+            row["games_done"] if stage == "game_survey" else 0,
+            {k: (v, v == checks[k].answer if k in checks else None) for k, (v, _) in read.items() if v is not None},
+        )
 
     async def _comprehension(self, row: dict, data: Mapping) -> dict:
         questions = self.study.comprehension.questions
         answers = self._answers(row, "comprehension", data)
         if answers is None:
-            return await self._page(row, errors={q.id: "Choose one of the options." for q in questions
-                                                 if data.get(q.id) not in q.options})
+            return await self._page(
+                row, errors={q.id: "Choose one of the options." for q in questions if data.get(q.id) not in q.options}
+            )
         attempt = answers.attempt
         saved = await asyncio.to_thread(records.saved_answers, self.arena.store, row["id"], "comprehension", 0, attempt)
         if saved:  # saved by a request that did not move the participant on (an older version died between the two)
-            answers = records.Answers("comprehension", 0, {q.id: (saved[q.id], saved[q.id] == q.answer)
-                                                           for q in questions if q.id in saved}, attempt)
+            answers = records.Answers(
+                "comprehension",
+                0,
+                {q.id: (saved[q.id], saved[q.id] == q.answer) for q in questions if q.id in saved},
+                attempt,
+            )
         passed = all(correct for _, correct in answers.items.values()) and len(answers.items) == len(questions)
         if passed:
             return await self._enter(row, "game", "comprehension", (answers,), comprehension_attempts=attempt)
         if attempt >= self.study.comprehension.attempts:
-            return await self._page(await self._move(row, "screened_out", "comprehension", (answers,),
-                                                     comprehension_attempts=attempt))
+            return await self._page(
+                await self._move(row, "screened_out", "comprehension", (answers,), comprehension_attempts=attempt)
+            )
         row = await self._move(row, "comprehension", "comprehension", (answers,), comprehension_attempts=attempt)
-        return await self._page(row, note="Some answers were not right. Read the instructions again and retry: "
-                                          f"{self.study.comprehension.attempts - attempt} attempt(s) left.")
+        return await self._page(
+            row,
+            note="Some answers were not right. Read the instructions again and retry: "
+            f"{self.study.comprehension.attempts - attempt} attempt(s) left.",
+        )
 
     # --- games ------------------------------------------------------------------------------------
 
@@ -245,19 +297,32 @@ class StudyRunner:
         cell = self.study.cell_by_key(row["cells"][index])
         pool = self.study.scenarios
         scenario = pool.tier or pool.split or secrets.choice(pool.refs)
-        setup = Setup(role=cell.role, arm=self.study.arms[cell.arm].spec, condition=cell.condition, mode=self.study.mode,
-                      rounds=self.study.rounds, scenario=scenario, prompt_version=self.study.prompt_version,
-                      first_actor=self.study.first_actor)
-        view = await self.arena.start(setup, study=self.study.name, participant=row["participant"],
-                                      game_index=index + 1, move_seconds=self.study.timing.move_seconds)
+        setup = Setup(
+            role=cell.role,
+            arm=self.study.arms[cell.arm].spec,
+            condition=cell.condition,
+            mode=self.study.mode,
+            rounds=self.study.rounds,
+            scenario=scenario,
+            prompt_version=self.study.prompt_version,
+            first_actor=self.study.first_actor,
+        )
+        view = await self.arena.start(
+            setup,
+            study=self.study.name,
+            participant=row["participant"],
+            game_index=index + 1,
+            move_seconds=self.study.timing.move_seconds,
+        )
         games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
         return games[index]
 
     async def _move_in_game(self, row: dict, data: Mapping) -> dict:
         game_id = await self._game_id(row)
         try:
-            view = await self.arena.move(game_id, data.get("round"), data.get("action"), data.get("price"),
-                                         data.get("message"))
+            view = await self.arena.move(
+                game_id, data.get("round"), data.get("action"), data.get("price"), data.get("message")
+            )
         except ArenaError as exc:  # a bad move, or the game ended meanwhile (a timeout): which one, the view says
             view = await self.arena.view(game_id)
             if view["status"] == "active":
@@ -270,8 +335,9 @@ class StudyRunner:
             return await self._page(row, view=view)
         game = stored(await asyncio.to_thread(self.arena.store.game, view["game_id"]), "a played game")
         timeouts = sum(m["actor"] == "human" and m["error"] == TIMEOUT for m in game["moves"])
-        row = await self._move(row, "game_survey", "game", games_done=row["games_done"] + 1,
-                               timeouts=row["timeouts"] + timeouts)
+        row = await self._move(
+            row, "game_survey", "game", games_done=row["games_done"] + 1, timeouts=row["timeouts"] + timeouts
+        )
         return await self._page(row, view=view)
 
     # --- surveys ----------------------------------------------------------------------------------
@@ -286,24 +352,34 @@ class StudyRunner:
             return [item.for_role(role) for item in self.study.surveys.final]
         game = row["games_done"]
         role = self.study.cell_by_key(row["cells"][game - 1]).role
-        checks = [SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
-                  for c in self._checks(row, stage)]
+        checks = [
+            SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
+            for c in self._checks(row, stage)
+        ]
         return [item.for_role(role) for item in self.study.surveys.per_game] + checks
 
     async def _survey(self, row: dict, stage: str, data: Mapping) -> dict:
         answers = self._answers(row, stage, data)
         if answers is None:
-            errors = {item.id: error for item in self._items(row, stage)
-                      for _, error in [read_answer(item, data.get(item.id))] if error}
+            errors = {
+                item.id: error
+                for item in self._items(row, stage)
+                for _, error in [read_answer(item, data.get(item.id))]
+                if error
+            }
             return await self._page(row, errors=errors)
         saved = await self._saved_page(row, stage)
         if saved:  # saved by a request that did not move the participant on (an older version died between the two)
             answers = records.Answers(answers.survey, answers.game, {k: (v, None) for k, v in saved.items()})
         checks = {c.id: c for c in self._checks(row, stage)}
-        survey = records.Answers(answers.survey, answers.game,
-                                 {k: v for k, v in answers.items.items() if k not in checks})
-        attention = records.Answers("attention", answers.game,
-                                    {k: (v, v == checks[k].answer) for k, (v, _) in answers.items.items() if k in checks})
+        survey = records.Answers(
+            answers.survey, answers.game, {k: v for k, v in answers.items.items() if k not in checks}
+        )
+        attention = records.Answers(
+            "attention",
+            answers.game,
+            {k: (v, v == checks[k].answer) for k, (v, _) in answers.items.items() if k in checks},
+        )
         failures = row["attention_failures"] + sum(not ok for _, ok in attention.items.values())
         if stage == "final_survey":
             following = "debrief"
@@ -311,34 +387,44 @@ class StudyRunner:
             following = "game"
         else:
             following = "final_survey" if self.study.surveys.final else "debrief"
-        return await self._page(await self._move(row, following, stage, (survey, attention),
-                                                 attention_failures=failures))
+        return await self._page(
+            await self._move(row, following, stage, (survey, attention), attention_failures=failures)
+        )
 
     # --- the end ----------------------------------------------------------------------------------
 
     async def _complete(self, row: dict) -> dict:
         """The bonus by the payment rule and the exclusion rules that flag the participant's data (they complete and
         are paid either way), recorded as they complete."""
-        games = [stored(await asyncio.to_thread(self.arena.store.game, game_id), "a played game")
-                 for game_id in row["games"]]
+        games = [
+            stored(await asyncio.to_thread(self.arena.store.game, game_id), "a played game") for game_id in row["games"]
+        ]
         scored = []
         for game in games:
             person = game["human_role"]
             timed_out = any(m["actor"] == "human" and m["error"] == TIMEOUT for m in game["moves"])
             scored.append((game[f"{person}_norm_utility"] or 0.0, timed_out))
         bonus = round(self.study.payment.bonus_for(scored), 2)
-        conduct = Conduct(row["attention_failures"], row["timeouts"], (utcnow() - row["created_at"]).total_seconds(),
-                          tuple(played(game) for game in games))
+        conduct = Conduct(
+            row["attention_failures"],
+            row["timeouts"],
+            (utcnow() - row["created_at"]).total_seconds(),
+            tuple(played(game) for game in games),
+        )
         reasons = [f"{rule.rule.value} {rule.threshold}" for rule in self.study.exclusions if rule.excludes(conduct)]
-        row = await self._move(row, "completed", "debrief", bonus=bonus, excluded=bool(reasons),
-                               exclusion_reasons=reasons)
+        row = await self._move(
+            row, "completed", "debrief", bonus=bonus, excluded=bool(reasons), exclusion_reasons=reasons
+        )
         return await self._page(row)
 
     async def _completion_code(self, row: dict) -> str:
         """The participant's completion code: the study's, or their own (derived with the study's secret salt)."""
         completion = self.study.completion
-        salt = (await asyncio.to_thread(records.study_salt, self.arena.store, self.study.name, self.study.version)
-                if completion.per_participant_codes else "")
+        salt = (
+            await asyncio.to_thread(records.study_salt, self.arena.store, self.study.name, self.study.version)
+            if completion.per_participant_codes
+            else ""
+        )
         return completion.code_for(salt, row["participant"])
 
     async def release_idle(self) -> None:
@@ -349,18 +435,36 @@ class StudyRunner:
             return
         self._released = now
         try:
-            await asyncio.to_thread(records.release_idle, self.arena.store, self.study.name, self.study.version,
-                                    timedelta(minutes=self.study.timing.idle_minutes), self.within)
+            await asyncio.to_thread(
+                records.release_idle,
+                self.arena.store,
+                self.study.name,
+                self.study.version,
+                timedelta(minutes=self.study.timing.idle_minutes),
+                self.within,
+            )
             if self.study.retention_days is not None:
-                await asyncio.to_thread(records.forget_identifiers, self.arena.store, self.study.name,
-                                        self.study.version, self.study.retention_days)
+                await asyncio.to_thread(
+                    records.forget_identifiers,
+                    self.arena.store,
+                    self.study.name,
+                    self.study.version,
+                    self.study.retention_days,
+                )
         except StoreError as exc:
             log.error("idle participants could not be released, or old identifiers forgotten: %s", exc)
 
     # --- what the participant sees --------------------------------------------------------------
 
-    async def _page(self, row: dict, note: str = "", errors: dict | None = None, view: dict | None = None,
-                    wait_s: float | None = None, retry: bool = True) -> dict:
+    async def _page(
+        self,
+        row: dict,
+        note: str = "",
+        errors: dict | None = None,
+        view: dict | None = None,
+        wait_s: float | None = None,
+        retry: bool = True,
+    ) -> dict:
         """The page of the participant's stage. `view`: the game view the caller already holds (the game just
         moved in, or just ended), so that it is not fetched twice; `wait_s`: how long to wait for the other side of
         a game (a page load answers at once); `retry`: whether a round that failed is tried again."""
@@ -371,18 +475,23 @@ class StudyRunner:
         elif stage == "instructions":
             page["text"] = study.texts.instructions
         elif stage == "comprehension":
-            page["questions"] = [{"id": q.id, "text": q.text, "options": list(q.options)}
-                                 for q in study.comprehension.questions]
+            page["questions"] = [
+                {"id": q.id, "text": q.text, "options": list(q.options)} for q in study.comprehension.questions
+            ]
             page["attempts_left"] = study.comprehension.attempts - row["comprehension_attempts"]
         elif stage == "game":
             game_id = await self._game_id(row)
             if view is None or view["game_id"] != game_id:
                 view = await self.arena.view(game_id, wait_s, retry)
             if view["status"] != "active":
-                return await self._after_game(await asyncio.to_thread(
-                    records.arrived, self.arena.store, study.name, row["participant"]), view)
-            page.update(game=row["games_done"] + 1, opponent=study.label(study.cell_by_key(
-                row["cells"][row["games_done"]]).arm), view=blind(view))
+                return await self._after_game(
+                    await asyncio.to_thread(records.arrived, self.arena.store, study.name, row["participant"]), view
+                )
+            page.update(
+                game=row["games_done"] + 1,
+                opponent=study.label(study.cell_by_key(row["cells"][row["games_done"]]).arm),
+                view=blind(view),
+            )
         elif stage in ("game_survey", "final_survey"):
             page["items"] = [item_dict(item) for item in self._items(row, stage)]
             if stage == "game_survey":
@@ -398,14 +507,19 @@ class StudyRunner:
             page.update(code=code, redirect=study.completion.redirect(code))
         elif stage == "screened_out":
             code = study.completion.screened_out_code
-            page.update(code=code, redirect=study.completion.redirect(code),
-                        text="Thank you. Your answers show the instructions were not clear enough to go on, so the "
-                             "study ends here.")
+            page.update(
+                code=code,
+                redirect=study.completion.redirect(code),
+                text="Thank you. Your answers show the instructions were not clear enough to go on, so the "
+                "study ends here.",
+            )
         elif stage == "declined":
             page["text"] = study.completion.declined_message
         elif stage == "full":
-            page["text"] = ("Thank you for your interest: the study is full. Please return it on the recruiting "
-                            "platform; you will not be penalised.")
+            page["text"] = (
+                "Thank you for your interest: the study is full. Please return it on the recruiting "
+                "platform; you will not be penalised."
+            )
         elif stage == "dropped":
             page["text"] = "This session has ended after a long time without activity. Thank you for your time."
         return page
@@ -421,8 +535,11 @@ def played(game: dict) -> Played:
     """What the participant did in a stored game: their own moves (a move not made in time is the engine's pass, not
     theirs), how long the game took, and whether they walked away in its first round."""
     own = [m for m in game["moves"] if m["actor"] == "human" and m["error"] != TIMEOUT]
-    return Played(len(own), (game["finished_at"] - game["created_at"]).total_seconds(),
-                  any(m["round"] == 1 and m["action"] == Action.NO_DEAL for m in own))
+    return Played(
+        len(own),
+        (game["finished_at"] - game["created_at"]).total_seconds(),
+        any(m["round"] == 1 and m["action"] == Action.NO_DEAL for m in own),
+    )
 
 
 def blind(view: dict) -> dict:
@@ -438,9 +555,16 @@ def blind_outcome(outcome: dict | None) -> dict | None:
 
 def item_dict(item: SurveyItem) -> dict:
     """A survey item as the page shows it."""
-    return {"id": item.id, "type": item.type.value, "text": item.text, "required": item.required,
-            "options": list(item.options), "scale": list(item.scale) if item.scale else None,
-            "anchors": list(item.anchors) if item.anchors else None, "max_length": item.max_length}
+    return {
+        "id": item.id,
+        "type": item.type.value,
+        "text": item.text,
+        "required": item.required,
+        "options": list(item.options),
+        "scale": list(item.scale) if item.scale else None,
+        "anchors": list(item.anchors) if item.anchors else None,
+        "max_length": item.max_length,
+    }
 
 
 def stored(row: dict | None, what: str) -> dict:
@@ -456,8 +580,11 @@ def read_answer(item: SurveyItem, given: object) -> tuple[str | None, str | None
         return None, ("Please answer this question." if item.required else None)
     if item.type is ItemType.LIKERT and item.scale is not None:  # a Likert item always has its scale
         low, high = item.scale
-        if isinstance(given, bool) or not isinstance(given, (int, float, str)) or str(given).strip() not in {
-                str(v) for v in range(low, high + 1)}:
+        if (
+            isinstance(given, bool)
+            or not isinstance(given, (int, float, str))
+            or str(given).strip() not in {str(v) for v in range(low, high + 1)}
+        ):
             return None, f"Choose a point from {low} to {high}."
         return str(int(str(given).strip())), None
     if item.type is ItemType.CHOICE:

@@ -19,12 +19,12 @@ from typing import Any
 
 import gradio as gr
 
+from bargain.arena.inputs import ArenaError
+from bargain.arena.limits import AdminGate
 from bargain.arena.panel import GamePanel, claims_markdown, strategy_markdown
 from bargain.arena.ui import UNEXPECTED, export_link, private_export, refusal
 from bargain.arena.views import money
-from bargain.arena.inputs import ArenaError
 from bargain.store import StoreError
-from bargain.arena.limits import AdminGate
 from bargain.study import records
 from bargain.study.config import TimeoutRule
 from bargain.study.flow import StudyRunner, StudyStop
@@ -34,14 +34,16 @@ log = logging.getLogger(__name__)
 # Said on the game page once a move of the participant's was not made in time, by the study's payment rule.
 TIMED_OUT = {
     TimeoutRule.NO_BONUS_FOR_TIMED_OUT_GAMES: "Your time for a move ran out, so it counted as a pass (no offer made). "
-                                              "Under this study's payment rule, a game in which a move was not made in "
-                                              "time earns no bonus.",
+    "Under this study's payment rule, a game in which a move was not made in "
+    "time earns no bonus.",
     TimeoutRule.BONUS_AS_PLAYED: "Your time for a move ran out, so it counted as a pass (no offer made). The game "
-                                 "still counts towards your bonus as it ends.",
+    "still counts towards your bonus as it ends.",
 }
 CANNOT_REACH = "The study's records cannot be read right now. Nothing is lost: reload this page in a minute."
-CANNOT_SAVE = ("The study's records cannot be saved right now, so that step was not taken and nothing is lost: "
-               "try again in a minute.")
+CANNOT_SAVE = (
+    "The study's records cannot be saved right now, so that step was not taken and nothing is lost: "
+    "try again in a minute."
+)
 MAX_PARAMETERS, MAX_VALUE = 16, 256  # what a study link may carry
 SECTIONS = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "end")
 
@@ -60,16 +62,20 @@ def _component(item: SurveyItem) -> gr.components.Component:
         return gr.Radio([str(v) for v in range(low, high + 1)], label=label)
     if item.type is ItemType.CHOICE:
         return gr.Radio(list(item.options), label=item.text)
-    return gr.Textbox(label=item.text + ("" if item.required else " (optional)"), max_length=item.max_length or 500,
-                      lines=3)
+    return gr.Textbox(
+        label=item.text + ("" if item.required else " (optional)"), max_length=item.max_length or 500, lines=3
+    )
 
 
 def debrief_markdown(page: dict) -> str:
     """The study's debrief, then each game's: the other party's price, its strategy, the claims checked."""
     parts = [page["text"]]
     for number, debrief in enumerate(page["debriefs"], 1):
-        parts.append(f"### Game {number}\n\n" + strategy_markdown(debrief, "The other party")
-                     + claims_markdown(debrief["claims"]))
+        parts.append(
+            f"### Game {number}\n\n"
+            + strategy_markdown(debrief, "The other party")
+            + claims_markdown(debrief["claims"])
+        )
     return "\n\n".join(parts)
 
 
@@ -78,16 +84,23 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
     same page opened with `?admin` in its address, behind the admin password."""
     study = runner.study
     admin = admin or AdminGate(None)
-    per_game = [*study.surveys.per_game,
-                *(SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
-                  for c in study.attention_checks)]
+    per_game = [
+        *study.surveys.per_game,
+        *(
+            SurveyItem(id=c.id, type=ItemType.CHOICE, text=c.text, options=c.options, values=c.options)
+            for c in study.attention_checks
+        ),
+    ]
     with gr.Blocks(title=study.title, analytics_enabled=False) as demo:
         params = gr.State({})
         # A random token the browser keeps (encrypted with a key of this study's): the same browser coming back under
         # another id is flagged for the researcher (records.shared_browsers).
         salt = records.study_salt(runner.arena.store, study.name, study.version)
-        browser = gr.BrowserState("", storage_key=f"bargain-study-{study.name}",
-                                  secret=hmac.new(salt.encode(), b"browser token", hashlib.sha256).hexdigest())
+        browser = gr.BrowserState(
+            "",
+            storage_key=f"bargain-study-{study.name}",
+            secret=hmac.new(salt.encode(), b"browser token", hashlib.sha256).hexdigest(),
+        )
         shown = gr.State("")  # the stage whose section is shown
         view = gr.State(None)  # the game view shown
         note = gr.Markdown()
@@ -133,25 +146,45 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 with gr.Row():
                     times_table = gr.Dataframe(label="Median seconds per page", interactive=False)
                     excluded_table = gr.Dataframe(label="Excluded (data kept, flagged)", interactive=False)
-                browsers_table = gr.Dataframe(label="Ids that came from a browser another id came from (a person "
-                                                    "back under a new id, or a shared computer: data kept, flagged)",
-                                              interactive=False)
+                browsers_table = gr.Dataframe(
+                    label="Ids that came from a browser another id came from (a person "
+                    "back under a new id, or a shared computer: data kept, flagged)",
+                    interactive=False,
+                )
                 games_table = gr.Dataframe(label="Recent games", interactive=False)
                 picked_game = gr.Dropdown([], label="Show a game, both sides' private information side by side")
                 transcript = gr.Markdown()
                 with gr.Accordion("Export the study's data", open=False):
-                    gr.Markdown("Participants, games, moves and surveys (long and wide) as CSV and Parquet, with a "
-                                "codebook; participant ids as the study file sets them (pseudonyms by default). "
-                                "`payment/bonuses.csv` is the bulk bonus file of Prolific and carries the real ids: "
-                                "keep it private. The archive is made for this page only: it is not kept on the "
-                                "server, and no address serves it.")
+                    gr.Markdown(
+                        "Participants, games, moves and surveys (long and wide) as CSV and Parquet, with a "
+                        "codebook; participant ids as the study file sets them (pseudonyms by default). "
+                        "`payment/bonuses.csv` is the bulk bonus file of Prolific and carries the real ids: "
+                        "keep it private. The archive is made for this page only: it is not kept on the "
+                        "server, and no address serves it."
+                    )
                     export_button = gr.Button("Export")
                     export_files = export_link()
 
         survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
-        outputs = [params, shown, view, note, admin_box, *boxes.values(), consent_text, instructions_text, comprehension_head,
-                   *questions.values(), game_head, *panel.components, survey_head, *survey_fields, debrief_text,
-                   end_text, redirect]
+        outputs = [
+            params,
+            shown,
+            view,
+            note,
+            admin_box,
+            *boxes.values(),
+            consent_text,
+            instructions_text,
+            comprehension_head,
+            *questions.values(),
+            game_head,
+            *panel.components,
+            survey_head,
+            *survey_fields,
+            debrief_text,
+            end_text,
+            redirect,
+        ]
 
         def render(query: dict, page: dict) -> list:
             """Every output for a page, so that no path returns fewer."""
@@ -162,7 +195,8 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             if errors:  # each question named, and marked where it stands
                 asked = {q["id"]: q["text"] for q in page.get("questions") or page.get("items") or ()}
                 note_text = "**Please check your answers:**\n" + "\n".join(
-                    f"- *{asked.get(key, key)}*: {error}" for key, error in errors.items())
+                    f"- *{asked.get(key, key)}*: {error}" for key, error in errors.items()
+                )
             values: dict[Any, Any] = {params: query, shown: stage, note: note_text, view: page.get("view")}
             if stage == "comprehension":
                 for key, question in questions.items():
@@ -172,8 +206,10 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             values[consent_text] = page.get("text", "") if stage == "consent" else gr.update()
             values[instructions_text] = page.get("text", "") if stage == "instructions" else gr.update()
             if stage == "comprehension":
-                values[comprehension_head] = (f"### Before you start\nAnswer these questions on the instructions "
-                                              f"({page['attempts_left']} attempt(s) left).")
+                values[comprehension_head] = (
+                    f"### Before you start\nAnswer these questions on the instructions "
+                    f"({page['attempts_left']} attempt(s) left)."
+                )
             if stage == "game":
                 game = page["view"]
                 said = []
@@ -188,22 +224,32 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 fresh = {} if errors else {"value": None}  # a new survey starts empty; a refused one keeps its answers
                 for item_id, component in fields[stage].items():
                     item = asked.get(item_id)
-                    values[component] = gr.update(visible=item is not None, elem_classes=["needs-answer"] if item_id in
-                                                  errors else [], **fresh, **(
-                        {"choices": item["options"]} if item and item["type"] == "choice" else {}))
+                    values[component] = gr.update(
+                        visible=item is not None,
+                        elem_classes=["needs-answer"] if item_id in errors else [],
+                        **fresh,
+                        **({"choices": item["options"]} if item and item["type"] == "choice" else {}),
+                    )
                 if stage == "game_survey":
                     outcome = page["outcome"]
-                    result = (f"a deal at {money(outcome['deal_price'])}" if outcome["deal"] else "no deal")
+                    result = f"a deal at {money(outcome['deal_price'])}" if outcome["deal"] else "no deal"
                     values[survey_head] = f"### Game {page['game']} is over: {result}\nA few questions about it."
             if stage == "debrief":
                 values[debrief_text] = debrief_markdown(page)
             if section == "end":
                 code = page.get("code")
                 link = page.get("redirect")
-                values[end_text] = "\n\n".join(filter(None, [
-                    page.get("text") or ("## Thank you!\nYou have completed the study." if stage == "completed" else ""),
-                    f"Your completion code: **{code}**" if code else "",
-                    f"You will be taken back in a few seconds, or [follow this link]({link})." if link else ""]))
+                values[end_text] = "\n\n".join(
+                    filter(
+                        None,
+                        [
+                            page.get("text")
+                            or ("## Thank you!\nYou have completed the study." if stage == "completed" else ""),
+                            f"Your completion code: **{code}**" if code else "",
+                            f"You will be taken back in a few seconds, or [follow this link]({link})." if link else "",
+                        ],
+                    )
+                )
                 values[redirect] = link or ""
             return [values.get(component, gr.update()) for component in outputs]
 
@@ -232,8 +278,12 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
         async def on_load(kept: str, request: gr.Request):
             query = _query(dict(request.query_params) if request else {})
             if "admin" in (request.query_params if request else {}):  # the researcher's view: no participant here
-                yield [gr.update(visible=component is admin_box) if component in (admin_box, *boxes.values())
-                       else gr.update() for component in outputs] + [gr.update()]
+                yield [
+                    gr.update(visible=component is admin_box)
+                    if component in (admin_box, *boxes.values())
+                    else gr.update()
+                    for component in outputs
+                ] + [gr.update()]
                 return
             token = kept if isinstance(kept, str) and re.fullmatch(r"[0-9a-f]{32}", kept) else secrets.token_hex(16)
             async for update in current(query, token=token):
@@ -255,6 +305,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     note_text = UNEXPECTED
                 async for update in current(query, note_text):
                     yield update
+
             return handler
 
         demo.load(on_load, browser, [*outputs, browser], api_visibility="private")
@@ -262,13 +313,25 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
         agree.click(step("consent", lambda: {"agree": True}), [params], outputs, **private)
         decline.click(step("consent", lambda: {"agree": False}), [params], outputs, **private)
         read.click(step("instructions", lambda: {}), [params], outputs, **private)
-        check.click(step("comprehension", lambda *v: dict(zip(questions, v))), [params, *questions.values()], outputs,
-                    **private)
+        check.click(
+            step("comprehension", lambda *v: dict(zip(questions, v))), [params, *questions.values()], outputs, **private
+        )
         for button, action in ((panel.offer, "OFFER"), (panel.accept, "DEAL"), (panel.walk, "NO_DEAL")):
             button.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
-                step("game", lambda shown_view, said, typed, action=action: {
-                    "round": (shown_view or {}).get("round"), "action": action, "price": typed, "message": said}),
-                [params, view, panel.message, panel.price], outputs, show_progress="hidden", **private)
+                step(
+                    "game",
+                    lambda shown_view, said, typed, action=action: {
+                        "round": (shown_view or {}).get("round"),
+                        "action": action,
+                        "price": typed,
+                        "message": said,
+                    },
+                ),
+                [params, view, panel.message, panel.price],
+                outputs,
+                show_progress="hidden",
+                **private,
+            )
         if panel.countdown is None:
             raise RuntimeError("the study's game panel is built with its countdown")
         panel.countdown.click(current, [params], outputs, **private)
@@ -278,14 +341,24 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 yield update
 
         panel.retry.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
-            try_again, [params], outputs, **private)
-        survey_done.click(step("game_survey", lambda *v: dict(zip(fields["game_survey"], v))),
-                          [params, *fields["game_survey"].values()], outputs, **private)
-        final_done.click(step("final_survey", lambda *v: dict(zip(fields["final_survey"], v))),
-                         [params, *fields["final_survey"].values()], outputs, **private)
+            try_again, [params], outputs, **private
+        )
+        survey_done.click(
+            step("game_survey", lambda *v: dict(zip(fields["game_survey"], v))),
+            [params, *fields["game_survey"].values()],
+            outputs,
+            **private,
+        )
+        final_done.click(
+            step("final_survey", lambda *v: dict(zip(fields["final_survey"], v))),
+            [params, *fields["final_survey"].values()],
+            outputs,
+            **private,
+        )
         finish.click(step("debrief", lambda: {}), [params], outputs, **private)
-        redirect.change(None, redirect, None, js="(url) => { if (url) setTimeout(() => { window.location.href = url; },"
-                                                 " 4000); }")
+        redirect.change(
+            None, redirect, None, js="(url) => { if (url) setTimeout(() => { window.location.href = url; }, 4000); }"
+        )
 
         def dashboard(given: str, request: gr.Request):
             from bargain.arena.ui import client_address
@@ -297,14 +370,33 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 raise refusal(str(exc)) from None
             store, name, version = runner.arena.store, study.name, study.version
             games = tables.recent_games(store, name)
-            return [gr.update(visible=True), tables.funnel(store, name, version), tables.cells(store, name, version),
-                    tables.page_times(store, name, version), tables.excluded(store, name, version),
-                    tables.same_browser(store, name, version), games,
-                    gr.update(choices=[(tables.game_label(g), g.id) for g in games.itertuples()])]
+            return [
+                gr.update(visible=True),
+                tables.funnel(store, name, version),
+                tables.cells(store, name, version),
+                tables.page_times(store, name, version),
+                tables.excluded(store, name, version),
+                tables.same_browser(store, name, version),
+                games,
+                gr.update(choices=[(tables.game_label(g), g.id) for g in games.itertuples()]),
+            ]
 
-        open_dashboard.click(dashboard, password, [dashboard_box, funnel_table, cells_table, times_table,
-                                                   excluded_table, browsers_table, games_table, picked_game],
-                             api_visibility="private", concurrency_limit=2)
+        open_dashboard.click(
+            dashboard,
+            password,
+            [
+                dashboard_box,
+                funnel_table,
+                cells_table,
+                times_table,
+                excluded_table,
+                browsers_table,
+                games_table,
+                picked_game,
+            ],
+            api_visibility="private",
+            concurrency_limit=2,
+        )
 
         def show_game(game_id: str, given: str, request: gr.Request) -> str:
             from bargain.arena.ui import client_address
@@ -327,8 +419,10 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
             except ArenaError as exc:
                 raise refusal(str(exc)) from None
             try:
-                return private_export(lambda out: export_study(runner.arena.store, study.name, study.version,
-                                                               out_dir=out), f"{study.name}-v{study.version}")
+                return private_export(
+                    lambda out: export_study(runner.arena.store, study.name, study.version, out_dir=out),
+                    f"{study.name}-v{study.version}",
+                )
             except Exception:
                 log.exception("exporting the study")
                 raise refusal("The study's data cannot be exported right now: try again in a minute.") from None
@@ -359,8 +453,11 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
         async def study_step(query: dict, stage: str, data: dict) -> dict:
             """Make a step on the page of `stage` (consent, instructions, comprehension, game, game_survey,
             final_survey, debrief) with `data`; returns the page that follows."""
-            return await answered(runner.submit(_query(query), str(stage)[:32], data if isinstance(data, dict) else {}),
-                                  "a study step", CANNOT_SAVE)
+            return await answered(
+                runner.submit(_query(query), str(stage)[:32], data if isinstance(data, dict) else {}),
+                "a study step",
+                CANNOT_SAVE,
+            )
 
         # Undocumented: callable by programs that know them, listed nowhere, and no page links to them.
         gr.api(study_page, api_name="study_page", queue=False, api_visibility="undocumented")

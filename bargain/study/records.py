@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Optional, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
 from sqlalchemy.exc import IntegrityError
@@ -68,9 +69,9 @@ class ParticipantRow(Base):
     forgotten: Mapped[bool] = mapped_column(Boolean, default=False)  # the id was replaced by its pseudonym (retention)
     # A random token the participant's browser keeps, from their first page: one browser taking part under several
     # ids shows here (a flag for the researcher, not proof: people share computers, and storage can be cleared).
-    browser: Mapped[Optional[str]] = mapped_column(String(64), index=True)
+    browser: Mapped[str | None] = mapped_column(String(64), index=True)
     stage: Mapped[str] = mapped_column(String(16), default="consent", index=True)
-    consent_version: Mapped[Optional[str]] = mapped_column(String(64))
+    consent_version: Mapped[str | None] = mapped_column(String(64))
     comprehension_attempts: Mapped[int] = mapped_column(default=0)
     cells: Mapped[list] = mapped_column(JSON, default=list)  # the cell of each game, in order
     games: Mapped[list] = mapped_column(JSON, default=list)  # the ids of the games started, in order
@@ -79,11 +80,11 @@ class ParticipantRow(Base):
     timeouts: Mapped[int] = mapped_column(default=0)
     excluded: Mapped[bool] = mapped_column(Boolean, default=False)
     exclusion_reasons: Mapped[list] = mapped_column(JSON, default=list)
-    bonus: Mapped[Optional[float]] = mapped_column(Float)
+    bonus: Mapped[float | None] = mapped_column(Float)
     stage_times: Mapped[dict] = mapped_column(JSON, default=dict)  # stage -> when it was entered (ISO, UTC)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
-    completed_at: Mapped[Optional[datetime]]
+    completed_at: Mapped[datetime | None]
 
 
 class AnswerRow(Base):
@@ -98,7 +99,7 @@ class AnswerRow(Base):
     item: Mapped[str] = mapped_column(String(64))
     attempt: Mapped[int] = mapped_column(Integer, default=1)
     value: Mapped[str] = mapped_column(Text)
-    correct: Mapped[Optional[bool]]
+    correct: Mapped[bool | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -125,9 +126,11 @@ def _record_study(store: Store, name: str, version: int, digest: str, config: di
             for cell, quota in quotas.items():
                 session.add(CellRow(study=name, version=version, cell=cell, quota=quota))
         elif row.hash != digest:
-            raise StudyConflict(f"the database already holds study {name!r} version {version} from a different file "
-                                f"(hash {row.hash[:12]}..., this one {digest[:12]}...): a changed study needs a new "
-                                "version number, or restore the file as it was")
+            raise StudyConflict(
+                f"the database already holds study {name!r} version {version} from a different file "
+                f"(hash {row.hash[:12]}..., this one {digest[:12]}...): a changed study needs a new "
+                "version number, or restore the file as it was"
+            )
 
 
 Row = TypeVar("Row", bound=Base)
@@ -152,13 +155,15 @@ def arrived(store: Store, study: str, external_id: str) -> dict:
 def participant(store: Store, study: str, external_id: str) -> dict | None:
     """A participant's record, as a plain dict (None if they never arrived)."""
     with store.reading() as session:
-        row = session.scalars(select(ParticipantRow).where(ParticipantRow.study == study,
-                                                           ParticipantRow.participant == external_id)).first()
+        row = session.scalars(
+            select(ParticipantRow).where(ParticipantRow.study == study, ParticipantRow.participant == external_id)
+        ).first()
         return None if row is None else columns_of(row)
 
 
-def arrive(store: Store, study: str, version: int, digest: str, external_id: str, source: dict,
-           browser: str | None = None) -> dict:
+def arrive(
+    store: Store, study: str, version: int, digest: str, external_id: str, source: dict, browser: str | None = None
+) -> dict:
     """The participant's record, created at their first arrival (a second arrival, from any tab or process,
     finds the same one: the database's unique constraint decides a race), with the `browser` token of their first
     page. Every arrival (any request of the participant's: a page, a move, an answer) counts as activity, recorded
@@ -169,17 +174,32 @@ def arrive(store: Store, study: str, version: int, digest: str, external_id: str
         known = browser is None or found["browser"] is not None
         if now - found["updated_at"] >= TOUCH_EVERY or not known:
             with store.writing("record a participant's activity in") as session:
-                session.execute(update(ParticipantRow).where(ParticipantRow.id == found["id"],
-                                                             ParticipantRow.updated_at < now).values(updated_at=now))
+                session.execute(
+                    update(ParticipantRow)
+                    .where(ParticipantRow.id == found["id"], ParticipantRow.updated_at < now)
+                    .values(updated_at=now)
+                )
                 if not known:
-                    session.execute(update(ParticipantRow).where(ParticipantRow.id == found["id"],
-                                                                 ParticipantRow.browser.is_(None)).values(browser=browser))
+                    session.execute(
+                        update(ParticipantRow)
+                        .where(ParticipantRow.id == found["id"], ParticipantRow.browser.is_(None))
+                        .values(browser=browser)
+                    )
             return arrived(store, study, external_id)
         return found
     try:
         with store.writing("record a participant in") as session:
-            session.add(ParticipantRow(study=study, version=version, study_hash=digest, participant=external_id,
-                                       source=source, stage_times={"consent": utcnow().isoformat()}, browser=browser))
+            session.add(
+                ParticipantRow(
+                    study=study,
+                    version=version,
+                    study_hash=digest,
+                    participant=external_id,
+                    source=source,
+                    stage_times={"consent": utcnow().isoformat()},
+                    browser=browser,
+                )
+            )
     except StoreError as exc:
         if not isinstance(exc.__cause__, IntegrityError):
             raise
@@ -197,8 +217,9 @@ class Answers:
     attempt: int = 1
 
 
-def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, answers: Iterable[Answers] = (),
-            **fields: Any) -> dict:
+def move_to(
+    store: Store, row_id: int, stage: str, expected: str | None = None, answers: Iterable[Answers] = (), **fields: Any
+) -> dict:
     """Save a page's `answers` and set the participant's stage (and other fields) in one transaction; with
     `expected`, only from that stage, else StageError (a double submission or a second tab changes nothing
     twice). An answer already stored under the same key (a page saved by a process that died before it moved
@@ -208,13 +229,29 @@ def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, 
         if expected is not None and row.stage != expected:
             raise StageError(f"participant {row.participant} is at {row.stage!r}, not {expected!r}")
         for page in answers:
-            kept = set(session.scalars(select(AnswerRow.item).where(
-                AnswerRow.participant_id == row_id, AnswerRow.survey == page.survey, AnswerRow.game == page.game,
-                AnswerRow.attempt == page.attempt)))
+            kept = set(
+                session.scalars(
+                    select(AnswerRow.item).where(
+                        AnswerRow.participant_id == row_id,
+                        AnswerRow.survey == page.survey,
+                        AnswerRow.game == page.game,
+                        AnswerRow.attempt == page.attempt,
+                    )
+                )
+            )
             for item, (value, correct) in page.items.items():
                 if item not in kept:
-                    session.add(AnswerRow(participant_id=row_id, survey=page.survey, game=page.game, item=item,
-                                          attempt=page.attempt, value=value, correct=correct))
+                    session.add(
+                        AnswerRow(
+                            participant_id=row_id,
+                            survey=page.survey,
+                            game=page.game,
+                            item=item,
+                            attempt=page.attempt,
+                            value=value,
+                            correct=correct,
+                        )
+                    )
         for key, value in fields.items():
             setattr(row, key, value)
         now = utcnow()
@@ -230,7 +267,8 @@ def move_to(store: Store, row_id: int, stage: str, expected: str | None = None, 
 def saved_answers(store: Store, row_id: int, survey: str, game: int, attempt: int | None = None) -> dict[str, str]:
     """The stored answers of one page (item -> value): of `attempt`, or of the latest attempt when None."""
     query = select(AnswerRow.item, AnswerRow.value, AnswerRow.attempt).where(
-        AnswerRow.participant_id == row_id, AnswerRow.survey == survey, AnswerRow.game == game)
+        AnswerRow.participant_id == row_id, AnswerRow.survey == survey, AnswerRow.game == game
+    )
     with store.reading() as session:
         rows = session.execute(query if attempt is None else query.where(AnswerRow.attempt == attempt)).all()
     latest = max((r.attempt for r in rows), default=None)
@@ -251,9 +289,17 @@ class StageError(StoreError):
     """A step submitted for a stage the participant has already left (a double submission, a stale tab)."""
 
 
-def assign(store: Store, study: str, version: int, row_id: int, games: int, within: bool,
-           fixed_order: list[str] | None = None, rng: random.Random | None = None,
-           distinct_arms: bool = False) -> list[str]:
+def assign(
+    store: Store,
+    study: str,
+    version: int,
+    row_id: int,
+    games: int,
+    within: bool,
+    fixed_order: list[str] | None = None,
+    rng: random.Random | None = None,
+    distinct_arms: bool = False,
+) -> list[str]:
     """Take slots for a participant, exactly and at most once: one cell for all `games` (between-subject), or
     `games` distinct cells (within-subject), always among the cells with the fewest slots taken and a free one
     (ties broken at random), so that the cells' counts stay within one of each other. With `distinct_arms`
@@ -266,8 +312,12 @@ def assign(store: Store, study: str, version: int, row_id: int, games: int, with
         row = _must(session, ParticipantRow, row_id, with_for_update=True)
         if row.cells:  # assigned already (another tab, another process): the same assignment
             return list(row.cells)
-        cells = session.scalars(select(CellRow).where(CellRow.study == study, CellRow.version == version)
-                                .order_by(CellRow.cell).with_for_update()).all()
+        cells = session.scalars(
+            select(CellRow)
+            .where(CellRow.study == study, CellRow.version == version)
+            .order_by(CellRow.cell)
+            .with_for_update()
+        ).all()
         open_cells = [c for c in cells if c.filled < c.quota]
         rng.shuffle(open_cells)
         open_cells.sort(key=lambda c: c.filled)  # stable: random among equals
@@ -293,7 +343,9 @@ def _arm(cell: CellRow) -> str:
     return cell.cell.split("/", 1)[0]
 
 
-def _distinct_arms(cells: Sequence[CellRow], open_cells: list[CellRow], games: int, rng: random.Random) -> list[CellRow]:
+def _distinct_arms(
+    cells: Sequence[CellRow], open_cells: list[CellRow], games: int, rng: random.Random
+) -> list[CellRow]:
     """`games` open cells of different arms: the arms with the fewest slots taken over all their cells (ties at
     random), and in each its least-filled open cell (`open_cells` is least-filled first). Picking the g least-loaded
     of the arms keeps the arms' loads within one of each other, and every arm has the same number of cells (the
@@ -319,19 +371,32 @@ def release_idle(store: Store, study: str, version: int, idle: timedelta, within
     returns their ids."""
     cutoff = utcnow() - idle
     with store.writing("release idle participants in") as session:
-        idle_rows = session.scalars(select(ParticipantRow).where(
-            ParticipantRow.study == study, ParticipantRow.version == version, ParticipantRow.stage.notin_(ENDED),
-            ParticipantRow.updated_at < cutoff).with_for_update()).all()
+        idle_rows = session.scalars(
+            select(ParticipantRow)
+            .where(
+                ParticipantRow.study == study,
+                ParticipantRow.version == version,
+                ParticipantRow.stage.notin_(ENDED),
+                ParticipantRow.updated_at < cutoff,
+            )
+            .with_for_update()
+        ).all()
         for row in idle_rows:
             # Between subjects the one slot is a participant's; within, each unfinished game's slot goes back.
-            unfinished = row.cells[row.games_done:] if within else row.cells[:1]
+            unfinished = row.cells[row.games_done :] if within else row.cells[:1]
             for cell in unfinished:
-                session.execute(update(CellRow).where(CellRow.study == study, CellRow.version == version,
-                                                      CellRow.cell == cell).values(filled=CellRow.filled - 1))
+                session.execute(
+                    update(CellRow)
+                    .where(CellRow.study == study, CellRow.version == version, CellRow.cell == cell)
+                    .values(filled=CellRow.filled - 1)
+                )
             row.stage, row.updated_at = "dropped", utcnow()
             row.stage_times = {**row.stage_times, "dropped": row.updated_at.isoformat()}
-            session.execute(update(GameRow).where(GameRow.id.in_(row.games), GameRow.status == "active")
-                            .values(status="abandoned", abandoned_by="idle", updated_at=row.updated_at))
+            session.execute(
+                update(GameRow)
+                .where(GameRow.id.in_(row.games), GameRow.status == "active")
+                .values(status="abandoned", abandoned_by="idle", updated_at=row.updated_at)
+            )
         return [r.participant for r in idle_rows]
 
 
@@ -362,13 +427,21 @@ def forget_identifiers(store: Store, name: str, version: int, days: int) -> int:
     cutoff = utcnow() - timedelta(days=days)
     with store.writing("forget participant ids in") as session:
         salt = _must(session, StudyRow, (name, version)).salt
-        rows = session.scalars(select(ParticipantRow).where(
-            ParticipantRow.study == name, ParticipantRow.version == version, ParticipantRow.created_at < cutoff,
-            ParticipantRow.forgotten.is_(False))).all()
+        rows = session.scalars(
+            select(ParticipantRow).where(
+                ParticipantRow.study == name,
+                ParticipantRow.version == version,
+                ParticipantRow.created_at < cutoff,
+                ParticipantRow.forgotten.is_(False),
+            )
+        ).all()
         for row in rows:
             alias = pseudonym(salt, row.participant)
-            session.execute(update(GameRow).where(GameRow.study == name, GameRow.participant == row.participant)
-                            .values(participant=alias, player=None))
+            session.execute(
+                update(GameRow)
+                .where(GameRow.study == name, GameRow.participant == row.participant)
+                .values(participant=alias, player=None)
+            )
             row.participant, row.source, row.forgotten = alias, {}, True
         return len(rows)
 
@@ -376,14 +449,19 @@ def forget_identifiers(store: Store, name: str, version: int, days: int) -> int:
 def cell_counts(store: Store, study: str, version: int) -> dict[str, tuple[int, int]]:
     """Cell -> (slots taken, quota)."""
     with store.reading() as session:
-        return {c.cell: (c.filled, c.quota) for c in session.scalars(
-            select(CellRow).where(CellRow.study == study, CellRow.version == version))}
+        return {
+            c.cell: (c.filled, c.quota)
+            for c in session.scalars(select(CellRow).where(CellRow.study == study, CellRow.version == version))
+        }
 
 
 def participants(store: Store, study: str, versions: list[int]) -> list[dict]:
     """The participants of these versions of a study, in order of arrival."""
-    query = (select(ParticipantRow).where(ParticipantRow.study == study, ParticipantRow.version.in_(versions))
-             .order_by(ParticipantRow.id))
+    query = (
+        select(ParticipantRow)
+        .where(ParticipantRow.study == study, ParticipantRow.version.in_(versions))
+        .order_by(ParticipantRow.id)
+    )
     with store.reading() as session:
         return [columns_of(row) for row in session.scalars(query)]
 
@@ -391,5 +469,7 @@ def participants(store: Store, study: str, versions: list[int]) -> list[dict]:
 def answers(store: Store, row_id: int) -> list[dict]:
     """A participant's answers in the order given."""
     with store.reading() as session:
-        return [columns_of(a) for a in session.scalars(select(AnswerRow).where(AnswerRow.participant_id == row_id)
-                                                      .order_by(AnswerRow.id))]
+        return [
+            columns_of(a)
+            for a in session.scalars(select(AnswerRow).where(AnswerRow.participant_id == row_id).order_by(AnswerRow.id))
+        ]

@@ -20,10 +20,11 @@ from __future__ import annotations
 import difflib
 import enum
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from re import _parser as sre  # type: ignore[attr-defined]  # a pattern's parse tree: no public module gives it
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import yaml
 
@@ -62,7 +63,7 @@ class SurveyItem:
     max_length: int | None = None
     builtin: Builtin | None = None
 
-    def for_role(self, role: Role | None) -> "SurveyItem":
+    def for_role(self, role: Role | None) -> SurveyItem:
         """The item as a participant playing `role` sees it (only built-in honesty depends on the role)."""
         return builtin_item(self.builtin, self.id, self.required, role) if self.builtin else self
 
@@ -105,7 +106,7 @@ def rubric_levels(template: str, header: str) -> tuple[str, ...]:
     lines = template.splitlines()
     start = lines.index(header) + 1
     levels = []
-    for level, line in enumerate(lines[start:start + 5]):
+    for level, line in enumerate(lines[start : start + 5]):
         number, _, description = line.partition(": ")
         if number != str(level) or not description:
             raise ValueError(f"the judge rubric under {header!r} is not five levels 0-4")
@@ -114,20 +115,30 @@ def rubric_levels(template: str, header: str) -> tuple[str, ...]:
 
 
 def _judge_rubric(role: Role, score: str) -> tuple[str, ...]:
-    """The judge's levels for the other party's honesty or the participant's credulity, `role` being the participant's."""
-    template = instrument()["templates"][f"{role.value}_unaware"]  # the participant uninformed, the other party informed
+    """The judge's levels for the other party's honesty or the participant's credulity (`role`: the participant's)."""
+    template = instrument()["templates"][
+        f"{role.value}_unaware"
+    ]  # the participant uninformed, the other party informed
     rated = role.other if score == "honesty" else role
     return rubric_levels(template, f"{rated.title}'s {score}:")
 
 
 # Verb agreement after "the buyer" (or "the seller") becomes "you" in the credulity levels.
-_SECOND_PERSON = (("You is ", "You are "), ("but is ", "but are "), ("ignores or questions", "ignore or question"),
-                  ("engages ", "engage "), ("pursues their", "pursue your"), ("evaluates ", "evaluate "),
-                  ("tends ", "tend "), ("does not", "do not"), ("against their own", "against your own"))
+_SECOND_PERSON = (
+    ("You is ", "You are "),
+    ("but is ", "but are "),
+    ("ignores or questions", "ignore or question"),
+    ("engages ", "engage "),
+    ("pursues their", "pursue your"),
+    ("evaluates ", "evaluate "),
+    ("tends ", "tend "),
+    ("does not", "do not"),
+    ("against their own", "against your own"),
+)
 
 
 def _address(level: str, role: Role) -> str:
-    """A rubric level addressed to the participant playing `role`: the other side is "the other party", they are "you"."""
+    """A rubric level addressed to the participant playing `role`: the other side is "the other party", they "you"."""
     me, other = role.value, role.other.value
     words = level.replace(f"the {other}", "the other party")
     words = words.replace(f"The {me} ", "You ").replace(f"the {me.capitalize()} ", "you ").replace(f"the {me}", "you")
@@ -137,13 +148,21 @@ def _address(level: str, role: Role) -> str:
     return words[0].upper() + words[1:]
 
 
-def builtin_item(kind: Builtin, item_id: str | None = None, required: bool = True, role: Role | None = None) -> SurveyItem:
-    """A built-in item; honesty's levels name the other party's floor or ceiling, so without `role` it has no options."""
+def builtin_item(
+    kind: Builtin, item_id: str | None = None, required: bool = True, role: Role | None = None
+) -> SurveyItem:
+    """A built-in item; honesty's levels name the other party's floor or ceiling: without `role` it has no options."""
     item_id = item_id or kind.value
     if kind is Builtin.PERSON_OR_PROGRAM:
-        return SurveyItem(item_id, ItemType.CHOICE, "Was the other party a person or a computer program?", required,
-                          ("A person", "A computer program", "Not sure"), ("person", "program", "not sure"),
-                          builtin=kind)
+        return SurveyItem(
+            item_id,
+            ItemType.CHOICE,
+            "Was the other party a person or a computer program?",
+            required,
+            ("A person", "A computer program", "Not sure"),
+            ("person", "program", "not sure"),
+            builtin=kind,
+        )
     if kind is Builtin.HONESTY:
         question = "The other party's honesty: which statement describes the other party best?"
     else:
@@ -162,8 +181,9 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
     for key_node, _ in node.value:
         key = loader.construct_object(key_node)
         if isinstance(key, (str, int)) and key in seen:
-            raise yaml.MarkedYAMLError(problem=f"`{key}` is written twice in one mapping; keep one",
-                                       problem_mark=key_node.start_mark)
+            raise yaml.MarkedYAMLError(
+                problem=f"`{key}` is written twice in one mapping; keep one", problem_mark=key_node.start_mark
+            )
         seen.append(key)
     return loader.construct_mapping(node)
 
@@ -171,19 +191,27 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
 def _guarded(construct: Callable[[yaml.SafeLoader, yaml.ScalarNode], Any]) -> Callable:
     """A scalar constructor whose ValueError (a date such as 2025-13-01, an integer of thousands of digits) is a
     YAML error at the value's place, rather than an exception no one reports in the project's words."""
+
     def build(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
         try:
             return construct(loader, node)
         except ValueError as exc:
             shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
-            raise yaml.constructor.ConstructorError(None, None, f"cannot read {shown!r} ({str(exc)[:80]}); write it "
-                                                                "in quotes if it is text", node.start_mark) from exc
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"cannot read {shown!r} ({str(exc)[:80]}); write it in quotes if it is text",
+                node.start_mark,
+            ) from exc
+
     return build
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-for _tag, _construct in (("int", yaml.SafeLoader.construct_yaml_int),
-                         ("timestamp", yaml.SafeLoader.construct_yaml_timestamp)):
+for _tag, _construct in (
+    ("int", yaml.SafeLoader.construct_yaml_int),
+    ("timestamp", yaml.SafeLoader.construct_yaml_timestamp),
+):
     _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _guarded(_construct))
 
 MAX_DEPTH = 10  # mappings and lists inside one another; the deepest field (surveys.per_game[0].anchors) is 5
@@ -211,8 +239,10 @@ def _check_depth(data: bytes) -> None:
             keyed = keyed or (depth == 0 and isinstance(event, yaml.MappingStartEvent))
             depth += 1
             if depth > MAX_DEPTH:
-                raise Invalid(f"{field}: nested deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1}); "
-                              "no study field needs more than 5: write it as bargain/studies/example.yaml does")
+                raise Invalid(
+                    f"{field}: nested deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1}); "
+                    "no study field needs more than 5: write it as bargain/studies/example.yaml does"
+                )
 
 
 class Invalid(Exception):
@@ -237,7 +267,7 @@ def _where(path: str) -> str:
 
 
 class Section:
-    """One mapping of the study file at `path` (MISSING: absent): its fields are read checked, problems go to `errors`."""
+    """One mapping of the study file at `path` (MISSING: absent): its fields are read checked, problems to `errors`."""
 
     def __init__(self, errors: list[str], file: Path, value: Any, path: str, known: tuple[str, ...]):
         self.errors, self.file, self.path, self.ok = errors, file, path, isinstance(value, dict)
@@ -249,8 +279,7 @@ class Section:
                 close = difflib.get_close_matches(str(key), known, n=1)
                 hint = f" (did you mean `{close[0]}`?)" if close else ""
                 fix = "; a study never shows public results, so remove it" if key == "public_results" else ""
-                self.error(at(path, key), f"unknown field `{key}` {_where(path)}; known: "
-                                          f"{', '.join(known)}{hint}{fix}")
+                self.error(at(path, key), f"unknown field `{key}` {_where(path)}; known: {', '.join(known)}{hint}{fix}")
 
     def error(self, path: str, message: str) -> None:
         """Record one problem at `path`."""
@@ -268,11 +297,13 @@ class Section:
             self.error(at(self.path, key), str(exc))
             return None
 
-    def section(self, key: str, known: tuple[str, ...], optional: bool = False) -> "Section":
+    def section(self, key: str, known: tuple[str, ...], optional: bool = False) -> Section:
         """The mapping under `key` (an absent optional one reads as empty, giving every default)."""
         if key not in self.data and not optional:
             self.get(key, lambda value: value)
-        return Section(self.errors, self.file, self.data.get(key, {} if optional else MISSING), at(self.path, key), known)
+        return Section(
+            self.errors, self.file, self.data.get(key, {} if optional else MISSING), at(self.path, key), known
+        )
 
     def items(self, key: str) -> list[tuple[str, Any]]:
         """The elements of the (optional) list under `key`, each with its path."""
@@ -282,11 +313,13 @@ class Section:
 
 def of_type(kind: type, what: str) -> Callable[[Any], Any]:
     """A check that a value has YAML type `kind` (a bool is not a number)."""
+
     def check(value: Any) -> Any:
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             quote = "; put it in quotes" if kind is str and isinstance(value, (bool, int, float)) else ""
             raise Invalid(f"must be {what}; got {show(value)}{quote}")
         return value
+
     return check
 
 
@@ -297,25 +330,30 @@ MAX_AMOUNT = 1_000_000.0  # no payment of a study is more, in any currency
 def whole(lo: int, hi: int = MAX_WHOLE) -> Callable[[Any], int]:
     """A check for a whole number from `lo` to `hi` (every number is bounded: a typo of many digits is refused at
     load, not when the database cannot store it)."""
+
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
             raise Invalid(f"must be a whole number from {lo} to {hi}; got {show(value)[:60]}")
         return value
+
     return check
 
 
 def text(pattern: str | None = None, what: str = "text") -> Callable[[Any], str]:
     """A check for non-blank text, matching `pattern` in full when given."""
+
     def check(value: Any) -> str:
         of_type(str, what)(value)
         if not value.strip() or (pattern and not re.fullmatch(pattern, value)):
             raise Invalid(f"must be {what}; got {value[:60]!r}{'...' if len(value) > 60 else ''}")
         return value
+
     return check
 
 
 def texts(minimum: int, what: str) -> Callable[[Any], tuple[str, ...]]:
     """A check for a list of at least `minimum` distinct texts."""
+
     def check(value: Any) -> tuple[str, ...]:
         if not isinstance(value, list) or len(value) < minimum:
             raise Invalid(f"must be a list of at least {minimum} {what}s; got {show(value)}")
@@ -325,6 +363,7 @@ def texts(minimum: int, what: str) -> Callable[[Any], tuple[str, ...]]:
             twice = sorted({repr(v) for v in value if value.count(v) > 1})
             raise Invalid(f"lists {', '.join(twice)} twice; list each once")
         return tuple(value)
+
     return check
 
 
@@ -336,6 +375,7 @@ def one_of(names: type[enum.Enum] | tuple[str, ...]) -> Callable[[Any], Any]:
         if value not in allowed:
             raise Invalid(f"must be one of {', '.join(allowed)}; got {show(value)}")
         return value if isinstance(names, tuple) else names(value)
+
     return check
 
 
@@ -367,14 +407,20 @@ def regex(value: Any) -> str:
     except re.error as exc:
         raise Invalid(f"is not a regular expression ({exc}); fix it, e.g. [A-Za-z0-9_-]{{1,64}}") from exc
     if _nested_repeat(parsed):
-        raise Invalid("repeats a part that can match in more than one way (as (a+)+, (a*)* or (a|a)* do), which can "
-                      "take exponential time on a crafted id; write one flat repetition, e.g. [A-Za-z0-9_-]{1,64}")
+        raise Invalid(
+            "repeats a part that can match in more than one way (as (a+)+, (a*)* or (a|a)* do), which can "
+            "take exponential time on a crafted id; write one flat repetition, e.g. [A-Za-z0-9_-]{1,64}"
+        )
     if parsed.getwidth()[1] > MAX_ID:
-        raise Invalid(f"accepts ids longer than {MAX_ID} characters, which the records cannot hold; bound every "
-                      "repetition, e.g. [A-Za-z0-9_-]{1,64} rather than [A-Za-z0-9_-]+")
+        raise Invalid(
+            f"accepts ids longer than {MAX_ID} characters, which the records cannot hold; bound every "
+            "repetition, e.g. [A-Za-z0-9_-]{1,64} rather than [A-Za-z0-9_-]+"
+        )
     if _splits(parsed) > MAX_SPLITS:
-        raise Invalid(f"has repetitions that can divide an id in more than {MAX_SPLITS} ways, which makes a wrong id "
-                      "slow to refuse; use fewer repetitions of variable length, e.g. [A-Za-z0-9_-]{1,64}")
+        raise Invalid(
+            f"has repetitions that can divide an id in more than {MAX_SPLITS} ways, which makes a wrong id "
+            "slow to refuse; use fewer repetitions of variable length, e.g. [A-Za-z0-9_-]{1,64}"
+        )
     if re.fullmatch(value, ""):
         raise Invalid("accepts an empty id; require at least one character, e.g. [A-Za-z0-9_-]{1,64}")
     return value
@@ -391,8 +437,12 @@ def _parts(argument: Any) -> Iterator[sre.SubPattern]:
 
 def _ambiguous(pattern: sre.SubPattern) -> bool:
     """Whether a part of `pattern` can match in more than one way: a repeat of variable count, or an alternation."""
-    return any(op is sre.BRANCH or (op in _REPEATS and argument[0] != argument[1])
-               or any(_ambiguous(part) for part in _parts(argument)) for op, argument in pattern)
+    return any(
+        op is sre.BRANCH
+        or (op in _REPEATS and argument[0] != argument[1])
+        or any(_ambiguous(part) for part in _parts(argument))
+        for op, argument in pattern
+    )
 
 
 def _splits(pattern: sre.SubPattern) -> int:
@@ -408,8 +458,11 @@ def _splits(pattern: sre.SubPattern) -> int:
 
 def _nested_repeat(pattern: sre.SubPattern) -> bool:
     """Whether `pattern` repeats (more than once) a part that can match in more than one way."""
-    return any((op in _REPEATS and argument[1] > 1 and _ambiguous(argument[2]))
-               or any(_nested_repeat(part) for part in _parts(argument)) for op, argument in pattern)
+    return any(
+        (op in _REPEATS and argument[1] > 1 and _ambiguous(argument[2]))
+        or any(_nested_repeat(part) for part in _parts(argument))
+        for op, argument in pattern
+    )
 
 
 FLAG = of_type(bool, "true or false")
@@ -419,11 +472,16 @@ _NEEDS = {ItemType.LIKERT: ("scale", "anchors"), ItemType.CHOICE: ("options",), 
 
 
 def _scale(value: Any) -> tuple[int, int]:
-    if (not isinstance(value, list) or len(value) != 2
-            or any(isinstance(v, bool) or not isinstance(v, int) or not -1000 <= v <= 1000 for v in value)
-            or not 1 <= value[1] - value[0] <= 10):
-        raise Invalid("must be [low, high], two whole numbers from -1000 to 1000, 2 to 11 points apart such as "
-                      f"[1, 7]; got {show(value)[:60]}")
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or any(isinstance(v, bool) or not isinstance(v, int) or not -1000 <= v <= 1000 for v in value)
+        or not 1 <= value[1] - value[0] <= 10
+    ):
+        raise Invalid(
+            "must be [low, high], two whole numbers from -1000 to 1000, 2 to 11 points apart such as "
+            f"[1, 7]; got {show(value)[:60]}"
+        )
     return value[0], value[1]
 
 
@@ -440,8 +498,11 @@ def read_surveys(top: Section, one_opponent: bool) -> Surveys:
     per_game, final = _read_survey(surveys, "per_game"), _read_survey(surveys, "final")
     for i, item in enumerate(final):
         if item.builtin in (Builtin.HONESTY, Builtin.CREDULITY) and not one_opponent:
-            top.error(f"surveys.final[{i}]", f"built-in `{item.builtin}` rates one other party, but in a within design "
-                                             "a participant meets several; move it to surveys.per_game")
+            top.error(
+                f"surveys.final[{i}]",
+                f"built-in `{item.builtin}` rates one other party, but in a within design "
+                "a participant meets several; move it to surveys.per_game",
+            )
     return Surveys(per_game, final)
 
 
@@ -462,24 +523,34 @@ def _read_survey(surveys: Section, which: str) -> tuple[SurveyItem, ...]:
             if key in item.data and item_type and key not in _NEEDS[item_type]:
                 item.error(at(path, key), f"`{key}` does not apply to a {item_type} item; remove it")
         options = item.get("options", texts(2, "option")) if item_type is ItemType.CHOICE else ()
-        items.append(SurveyItem(
-            id=item.get("id", ID), type=item_type, text=item.get("text", text()),
-            required=item.get("required", FLAG, True), options=options or (), values=options or (),
-            scale=item.get("scale", _scale) if item_type is ItemType.LIKERT else None,
-            anchors=item.get("anchors", _anchors) if item_type is ItemType.LIKERT else None,
-            max_length=item.get("max_length", whole(1, 10000), 500) if item_type is ItemType.TEXT else None))
+        items.append(
+            SurveyItem(
+                id=item.get("id", ID),
+                type=item_type,
+                text=item.get("text", text()),
+                required=item.get("required", FLAG, True),
+                options=options or (),
+                values=options or (),
+                scale=item.get("scale", _scale) if item_type is ItemType.LIKERT else None,
+                anchors=item.get("anchors", _anchors) if item_type is ItemType.LIKERT else None,
+                max_length=item.get("max_length", whole(1, 10000), 500) if item_type is ItemType.TEXT else None,
+            )
+        )
     _unique_ids(surveys, f"{surveys.path}.{which}", [item.id for item in items])
     return tuple(items)
 
 
-def _question(section: Section, path: str, value: Any,
-              extra: tuple[str, ...] = ()) -> tuple[Section, tuple[Any, Any, Any, Any]]:
+def _question(
+    section: Section, path: str, value: Any, extra: tuple[str, ...] = ()
+) -> tuple[Section, tuple[Any, Any, Any, Any]]:
     """A question's mapping and its (id, text, options, answer); `extra` names further fields it may have."""
     item = Section(section.errors, section.file, value, path, ("id", "text", "options", "answer", *extra))
     options = item.get("options", texts(2, "option"))
     answer = item.get("answer", text())
     if options and answer is not None and answer not in options:
-        item.error(at(path, "answer"), f"{answer!r} is not one of the options; copy one of {', '.join(map(repr, options))}")
+        item.error(
+            at(path, "answer"), f"{answer!r} is not one of the options; copy one of {', '.join(map(repr, options))}"
+        )
     return item, (item.get("id", ID), item.get("text", text()), options, answer)
 
 
@@ -493,7 +564,9 @@ def read_comprehension(top: Section) -> Comprehension:
     return Comprehension(section.get("attempts", whole(1), 1), questions)
 
 
-def read_attention_checks(top: Section, games: int | None, per_game: tuple[SurveyItem, ...]) -> tuple[AttentionCheck, ...]:
+def read_attention_checks(
+    top: Section, games: int | None, per_game: tuple[SurveyItem, ...]
+) -> tuple[AttentionCheck, ...]:
     """The attention checks, each after one of the `games` games, with ids apart from the per-game survey's."""
     checks = []
     for path, value in top.items("attention_checks"):

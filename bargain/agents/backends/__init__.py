@@ -10,8 +10,9 @@ inside the backend that needs them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol
 
 
 class BackendError(RuntimeError):
@@ -39,10 +40,15 @@ class Sampling:
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
-        return {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k,
-                "presence_penalty": self.presence_penalty, "max_tokens": self.max_tokens}
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "presence_penalty": self.presence_penalty,
+            "max_tokens": self.max_tokens,
+        }
 
-    def with_overrides(self, text: str) -> "Sampling":
+    def with_overrides(self, text: str) -> Sampling:
         """Apply `key=value,key=value` overrides, e.g. `temperature=0.5,max_tokens=512`."""
         types = {f.name: f.type for f in fields(self)}
         changes = {}
@@ -166,16 +172,20 @@ class Backends:
         if arm.kind == "openai":
             url = arm.base_url.rstrip("/")
             if url not in self.remote:
-                raise BackendError(f"{arm.spec} names an endpoint this program was not configured with; "
-                                   "remote models are set where the program is started, never by a request")
+                raise BackendError(
+                    f"{arm.spec} names an endpoint this program was not configured with; "
+                    "remote models are set where the program is started, never by a request"
+                )
             if url not in self._remote:
                 from bargain.agents.backends.openai_server import OpenAIServer
 
                 self._remote[url] = OpenAIServer(url, api_key=self.api_key, vllm=False)
             return self._remote[url]
         if self.local is None:
-            raise BackendError(f"{arm.spec} needs a model backend: pass --backend vllm --base-url URL "
-                               "(see `python -m bargain serve`) or --backend hf --model ID_OR_PATH")
+            raise BackendError(
+                f"{arm.spec} needs a model backend: pass --backend vllm --base-url URL "
+                "(see `python -m bargain serve`) or --backend hf --model ID_OR_PATH"
+            )
         return self.local
 
     async def aclose(self) -> None:

@@ -12,10 +12,21 @@ from bargain.agents.backends import Backend, BackendError
 KINDS = ("none", "vllm", "hf")
 
 
-def build_backend(kind: str, *, base_url: str | None = None, model: str | None = None, adapters: list[str] | None = None,
-                  adapters_dir: str | None = None, adapter_repo: str | None = None, adapter_revision: str | None = None,
-                  device: str | None = None, dtype: str | None = None, max_in_flight: int = 256,
-                  api_key: str | None = None, sticky: bool = False) -> Backend | None:
+def build_backend(
+    kind: str,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    adapters: list[str] | None = None,
+    adapters_dir: str | None = None,
+    adapter_repo: str | None = None,
+    adapter_revision: str | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    max_in_flight: int = 256,
+    api_key: str | None = None,
+    sticky: bool = False,
+) -> Backend | None:
     """The backend for the base model and adapters: an OpenAI-compatible server (several replicas when `base_url`
     lists several, comma-separated; `sticky` keeps a game on one), hf in process, or none.
 
@@ -30,17 +41,21 @@ def build_backend(kind: str, *, base_url: str | None = None, model: str | None =
         api_key = api_key or os.environ.get("BARGAIN_API_KEY")  # a server started with vLLM's --api-key
 
         if not base_url:
-            raise BackendError("--backend vllm needs --base-url, e.g. http://127.0.0.1:8000/v1 "
-                               "(start a server with `python -m bargain serve`)")
+            raise BackendError(
+                "--backend vllm needs --base-url, e.g. http://127.0.0.1:8000/v1 "
+                "(start a server with `python -m bargain serve`)"
+            )
         from bargain.agents.backends.replicas import Replicas, split_urls
 
         urls = split_urls(base_url)
         if not urls:
-            raise BackendError(f"--base-url {base_url!r} names no server; e.g. http://127.0.0.1:8000/v1, several "
-                               "separated by commas")
+            raise BackendError(
+                f"--base-url {base_url!r} names no server; e.g. http://127.0.0.1:8000/v1, several separated by commas"
+            )
         if len(urls) > 1:
-            return Replicas(urls, base_model=model or BASE_MODEL, api_key=api_key, max_in_flight=max_in_flight,
-                            sticky=sticky)
+            return Replicas(
+                urls, base_model=model or BASE_MODEL, api_key=api_key, max_in_flight=max_in_flight, sticky=sticky
+            )
         return OpenAIServer(urls[0], base_model=model or BASE_MODEL, api_key=api_key, max_in_flight=max_in_flight)
     if kind == "hf":
         from bargain.agents.backends.hf import HFBackend

@@ -47,5 +47,11 @@ class CannedBackend:
 
     async def complete(self, request: Request) -> Completion:
         """The canned reply for this side."""
-        return Completion(text=canned_reply(request.messages), prompt_tokens=0, completion_tokens=0,
-                          latency_s=0.0, model=request.model, finish_reason="stop")
+        return Completion(
+            text=canned_reply(request.messages),
+            prompt_tokens=0,
+            completion_tokens=0,
+            latency_s=0.0,
+            model=request.model,
+            finish_reason="stop",
+        )

@@ -18,8 +18,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping, TypeVar
+from typing import TypeVar
 
 from bargain.agents.backends import BackendError
 
@@ -47,8 +48,10 @@ def prepare_zero_gpu() -> None:
         try:
             import spaces  # noqa: F401
         except ImportError:
-            raise BackendError("this Space runs on ZeroGPU but the `spaces` package is missing: add `spaces` to the "
-                               "Space's requirements (see the README, \"Deploying as a Space\")") from None
+            raise BackendError(
+                "this Space runs on ZeroGPU but the `spaces` package is missing: add `spaces` to the "
+                'Space\'s requirements (see the README, "Deploying as a Space")'
+            ) from None
 
 
 def batch_seconds(requests: list, sampling) -> int:
@@ -93,15 +96,23 @@ def plan(config, weights_bytes: int, dtype_bytes: int, tokens_per_game: int = TO
 def fit_batch(memory: MemoryPlan, free_bytes: int, max_batch: int, card: str) -> int:
     """The batch the card allows (at most `max_batch`); BackendError when the model and one game do not fit."""
     fits = memory.games(free_bytes)
-    gib = 2 ** 30
+    gib = 2**30
     if fits < 1:
         raise BackendError(
-            f"the GPU ({card}) has {free_bytes / gib:.1f} GiB free; the model needs {memory.weights_bytes / gib:.1f} GiB "
+            f"the GPU ({card}) has {free_bytes / gib:.1f} GiB free; the model needs "
+            f"{memory.weights_bytes / gib:.1f} GiB "
             f"for its weights and adapters and {memory.per_game_bytes / gib:.2f} GiB per game: choose a card with "
             f"more memory (Qwen3-8B in bf16: 24 GB or more), or serve the model elsewhere with `python -m bargain "
-            "serve` and set BARGAIN_BACKEND=vllm and BARGAIN_BASE_URL")
+            "serve` and set BARGAIN_BACKEND=vllm and BARGAIN_BASE_URL"
+        )
     if fits < max_batch:
-        log.warning("the GPU (%s) has room for %d games generated together (%.1f GiB free, %.1f GiB of weights, "
-                    "%.2f GiB per game): more wait for the next batch", card, fits, free_bytes / gib,
-                    memory.weights_bytes / gib, memory.per_game_bytes / gib)
+        log.warning(
+            "the GPU (%s) has room for %d games generated together (%.1f GiB free, %.1f GiB of weights, "
+            "%.2f GiB per game): more wait for the next batch",
+            card,
+            fits,
+            free_bytes / gib,
+            memory.weights_bytes / gib,
+            memory.per_game_bytes / gib,
+        )
     return min(max_batch, fits)

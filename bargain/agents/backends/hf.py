@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from bargain.agents.backends import BackendError, Completion, Request, Sampling
-from bargain.agents.backends.hardware import (batch_seconds, fit_batch, gpu_function, on_zero_gpu, plan,
-                                             prepare_zero_gpu)
+from bargain.agents.backends.hardware import batch_seconds, fit_batch, gpu_function, on_zero_gpu, plan, prepare_zero_gpu
 
 BASE_ADAPTER = "__base__"  # peft's name for "no adapter" in a mixed batch
 
@@ -65,8 +65,15 @@ class HFBackend:
 
     name = "hf"
 
-    def __init__(self, model: str, adapters: Mapping[str, str | Path] | None = None, device: str | None = None,
-                 dtype: str | None = None, max_batch: int = 64, revision: str | None = None):
+    def __init__(
+        self,
+        model: str,
+        adapters: Mapping[str, str | Path] | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        max_batch: int = 64,
+        revision: str | None = None,
+    ):
         prepare_zero_gpu()  # before torch touches CUDA
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -76,8 +83,10 @@ class HFBackend:
             tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
             base = AutoModelForCausalLM.from_pretrained(model, revision=revision, dtype=torch_dtype)
         except OSError as exc:
-            raise BackendError(f"cannot load the model {model!r} ({exc}); pass a Hub id or a local directory "
-                               "with --model (offline: set HF_HUB_OFFLINE=1 and use a cached or local copy)") from exc
+            raise BackendError(
+                f"cannot load the model {model!r} ({exc}); pass a Hub id or a local directory "
+                "with --model (offline: set HF_HUB_OFFLINE=1 and use a cached or local copy)"
+            ) from exc
         adapters = dict(adapters or {})
         if adapters:
             from peft import PeftModel
@@ -100,7 +109,7 @@ class HFBackend:
         self._setup(loaded, tokenizer, list(adapters), model, device, max_batch)
 
     @classmethod
-    def of(cls, model, tokenizer, adapters: list[str], model_id: str, max_batch: int = 64) -> "HFBackend":
+    def of(cls, model, tokenizer, adapters: list[str], model_id: str, max_batch: int = 64) -> HFBackend:
         """A backend over a model already in memory (the trainer's: its rollouts use the weights it trains)."""
         backend = cls.__new__(cls)
         backend._setup(model, tokenizer, adapters, model_id, str(next(model.parameters()).device), max_batch)
@@ -118,8 +127,9 @@ class HFBackend:
         self.revision = getattr(model.config, "_commit_hash", None)
         self.model.eval()
         eos = model.generation_config.eos_token_id
-        self.eos_ids = sorted({*(eos if isinstance(eos, list) else [eos] if eos is not None else []),
-                               self.tokenizer.eos_token_id})
+        self.eos_ids = sorted(
+            {*(eos if isinstance(eos, list) else [eos] if eos is not None else []), self.tokenizer.eos_token_id}
+        )
         self.max_batch = max_batch
         self._torch = torch
         # On ZeroGPU, with a GPU attached while it runs, for what each batch needs.
@@ -139,15 +149,22 @@ class HFBackend:
 
     def describe(self) -> dict:
         """For the records."""
-        return {"backend": "hf", "base_model": self.model_id, "revision": self.revision,
-                "device": self.device, "dtype": str(self.dtype).removeprefix("torch."),
-                "adapters": sorted(self.adapters)}
+        return {
+            "backend": "hf",
+            "base_model": self.model_id,
+            "revision": self.revision,
+            "device": self.device,
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "adapters": sorted(self.adapters),
+        }
 
     async def complete(self, request: Request) -> Completion:
         """Queue the request; the worker answers it in the next batch."""
         if request.model != BASE_ADAPTER and request.model not in self.adapters:
-            raise BackendError(f"adapter {request.model!r} is not loaded in the hf backend "
-                               f"(loaded: {', '.join(self.adapters) or 'none'})")
+            raise BackendError(
+                f"adapter {request.model!r} is not loaded in the hf backend "
+                f"(loaded: {', '.join(self.adapters) or 'none'})"
+            )
         queue = self._queue_for_this_loop()
         future = asyncio.get_running_loop().create_future()
         queue.put_nowait((request, future))
@@ -184,18 +201,21 @@ class HFBackend:
 
     def prompt_text(self, request: Request) -> str:
         """The chat rendered by the model's template, thinking off, generation prompt on."""
-        return self.tokenizer.apply_chat_template(list(request.messages), tokenize=False,
-                                                  add_generation_prompt=True, enable_thinking=False)
+        return self.tokenizer.apply_chat_template(
+            list(request.messages), tokenize=False, add_generation_prompt=True, enable_thinking=False
+        )
 
     def generate_batch(self, requests: list[Request], sampling: Sampling) -> list[Completion]:
         """One `generate` call for requests sharing a sampling setting (adapters may differ)."""
         torch = self._torch
         start = time.perf_counter()
-        encoded = self.tokenizer([self.prompt_text(r) for r in requests], return_tensors="pt", padding=True,
-                                 add_special_tokens=False).to(self.device)
+        encoded = self.tokenizer(
+            [self.prompt_text(r) for r in requests], return_tensors="pt", padding=True, add_special_tokens=False
+        ).to(self.device)
         prompt_length = encoded["input_ids"].shape[1]
-        options = dict(max_new_tokens=sampling.max_tokens, pad_token_id=self.tokenizer.pad_token_id,
-                       eos_token_id=self.eos_ids)
+        options = dict(
+            max_new_tokens=sampling.max_tokens, pad_token_id=self.tokenizer.pad_token_id, eos_token_id=self.eos_ids
+        )
         if sampling.temperature > 0:
             options.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k)
         else:
@@ -203,7 +223,9 @@ class HFBackend:
         if sampling.presence_penalty:
             from transformers import LogitsProcessorList
 
-            options["logits_processor"] = LogitsProcessorList([presence_penalty_processor(sampling.presence_penalty, prompt_length)])
+            options["logits_processor"] = LogitsProcessorList(
+                [presence_penalty_processor(sampling.presence_penalty, prompt_length)]
+            )
         if self.adapters:
             options["adapter_names"] = [r.model for r in requests]
         with torch.inference_mode():
@@ -214,14 +236,15 @@ class HFBackend:
             tokens = output[row, prompt_length:].tolist()
             ends = [i for i, t in enumerate(tokens) if t in self.eos_ids]
             length = ends[0] + 1 if ends else len(tokens)
-            completions.append(Completion(
-                text=self.tokenizer.decode(tokens[:length], skip_special_tokens=True),
-                prompt_tokens=int(encoded["attention_mask"][row].sum()),
-                completion_tokens=length,
-                latency_s=latency,
-                model=request.model,
-                finish_reason="stop" if ends else "length",
-                revision=self.revision,
-            ))
+            completions.append(
+                Completion(
+                    text=self.tokenizer.decode(tokens[:length], skip_special_tokens=True),
+                    prompt_tokens=int(encoded["attention_mask"][row].sum()),
+                    completion_tokens=length,
+                    latency_s=latency,
+                    model=request.model,
+                    finish_reason="stop" if ends else "length",
+                    revision=self.revision,
+                )
+            )
         return completions
-

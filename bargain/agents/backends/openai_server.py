@@ -31,9 +31,16 @@ class OpenAIServer(ListsModels):
 
     name = "openai-compatible"
 
-    def __init__(self, base_url: str, base_model: str = "Qwen/Qwen3-8B", api_key: str | None = None,
-                 max_in_flight: int = 256, timeout_s: float = DEFAULT_TIMEOUT_S, max_retries: int = 4,
-                 vllm: bool = True):
+    def __init__(
+        self,
+        base_url: str,
+        base_model: str = "Qwen/Qwen3-8B",
+        api_key: str | None = None,
+        max_in_flight: int = 256,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = 4,
+        vllm: bool = True,
+    ):
         self.base_url = base_url.rstrip("/")
         self.base_model = base_model
         self.vllm = vllm
@@ -53,8 +60,13 @@ class OpenAIServer(ListsModels):
             # A plain HTTP client: the default one, once dropped, schedules its own closing on
             # whatever loop is running then, which fails when its connections belong to a closed one.
             http = openai.DefaultAsyncHttpxClient(timeout=self.timeout_s)
-            self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
-                                              max_retries=self.max_retries, http_client=http)
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key,
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+                http_client=http,
+            )
             self._slots = asyncio.Semaphore(self.max_in_flight)
             self._probing = asyncio.Lock()  # concurrent availability checks share one GET /models
         return self._client, self._slots
@@ -106,8 +118,11 @@ class OpenAIServer(ListsModels):
         return {"backend": "vllm" if self.vllm else "openai", "base_url": self.base_url, "base_model": self.base_model}
 
     def _unreachable(self, exc: Exception) -> str:
-        fix = ("start one with `python -m bargain serve` or pass the right --base-url" if self.vllm
-               else "check the URL of the openai:MODEL@URL model")  # a hosted API is named by its spec, not a flag
+        fix = (
+            "start one with `python -m bargain serve` or pass the right --base-url"
+            if self.vllm
+            else "check the URL of the openai:MODEL@URL model"
+        )  # a hosted API is named by its spec, not a flag
         return f"cannot reach the OpenAI-compatible server at {self.base_url} ({exc}); {fix}"
 
     async def _list_models(self, client) -> set[str]:
@@ -121,21 +136,30 @@ class OpenAIServer(ListsModels):
         except openai.APIConnectionError as exc:  # includes the timeout
             raise BackendError(self._unreachable(exc)) from exc
         except openai.APIStatusError as exc:
-            raise BackendError(f"the OpenAI-compatible server at {self.base_url} answered GET /models with HTTP "
-                               f"{exc.status_code} ({exc.message}); check the --base-url and the API key") from exc
+            raise BackendError(
+                f"the OpenAI-compatible server at {self.base_url} answered GET /models with HTTP "
+                f"{exc.status_code} ({exc.message}); check the --base-url and the API key"
+            ) from exc
         try:
             return {model["id"] for model in json.loads(text)["data"]}
         except (ValueError, KeyError, TypeError) as exc:
-            raise BackendError(f"the server at {self.base_url} sent no model list for GET /models ({text[:200]!r}); check "
-                               "that --base-url points at an OpenAI-compatible API (it usually ends in /v1)") from exc
+            raise BackendError(
+                f"the server at {self.base_url} sent no model list for GET /models ({text[:200]!r}); check "
+                "that --base-url points at an OpenAI-compatible API (it usually ends in /v1)"
+            ) from exc
 
     async def complete(self, request: Request) -> Completion:
         """One chat completion, retried on transient errors, within the in-flight bound."""
         import openai
 
         s = request.sampling
-        body = {"model": request.model, "messages": list(request.messages), "temperature": s.temperature,
-                "top_p": s.top_p, "presence_penalty": s.presence_penalty}
+        body = {
+            "model": request.model,
+            "messages": list(request.messages),
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "presence_penalty": s.presence_penalty,
+        }
         if self.vllm:
             body.update(max_tokens=s.max_tokens, top_k=s.top_k, chat_template_kwargs={"enable_thinking": False})
         else:  # hosted APIs: the current name of the limit (newer OpenAI models refuse max_tokens)
@@ -151,15 +175,19 @@ class OpenAIServer(ListsModels):
                 raise ServerUnavailable(self._unreachable(exc)) from exc
             except openai.APIStatusError as exc:
                 error = ServerUnavailable if exc.status_code >= 500 or exc.status_code in (408, 429) else BackendError
-                raise error(f"{self.base_url} refused the request for model {request.model!r}: "
-                            f"HTTP {exc.status_code}: {exc.message}") from exc
+                raise error(
+                    f"{self.base_url} refused the request for model {request.model!r}: "
+                    f"HTTP {exc.status_code}: {exc.message}"
+                ) from exc
             latency = time.perf_counter() - start
         try:
             response = json.loads(text)
             choice = response["choices"][0]
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise BackendError(f"{self.base_url} sent no usable chat completion for {request.model!r}: {text[:200]!r}") from exc
+            raise BackendError(
+                f"{self.base_url} sent no usable chat completion for {request.model!r}: {text[:200]!r}"
+            ) from exc
         content = message.get("content") or ""
         recovered = False
         if not content.strip():

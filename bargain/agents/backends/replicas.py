@@ -47,11 +47,27 @@ class Replicas(ListsModels):
 
     name = "openai-compatible"
 
-    def __init__(self, urls: list[str], base_model: str = "Qwen/Qwen3-8B", api_key: str | None = None,
-                 max_in_flight: int = 256, sticky: bool = False):
+    def __init__(
+        self,
+        urls: list[str],
+        base_model: str = "Qwen/Qwen3-8B",
+        api_key: str | None = None,
+        max_in_flight: int = 256,
+        sticky: bool = False,
+    ):
         self.base_model, self.sticky = base_model, sticky
-        self.replicas = [Replica(OpenAIServer(url, base_model=base_model, api_key=api_key, max_in_flight=max_in_flight,
-                                              max_retries=RETRIES_PER_REPLICA)) for url in urls]
+        self.replicas = [
+            Replica(
+                OpenAIServer(
+                    url,
+                    base_model=base_model,
+                    api_key=api_key,
+                    max_in_flight=max_in_flight,
+                    max_retries=RETRIES_PER_REPLICA,
+                )
+            )
+            for url in urls
+        ]
 
     @property
     def base_url(self) -> str:
@@ -61,8 +77,12 @@ class Replicas(ListsModels):
         return self.replicas[0].server.model_name(arm)
 
     def describe(self) -> dict:
-        return {"backend": "vllm", "base_url": self.base_url, "base_model": self.base_model,
-                "replicas": len(self.replicas)}
+        return {
+            "backend": "vllm",
+            "base_url": self.base_url,
+            "base_model": self.base_model,
+            "replicas": len(self.replicas),
+        }
 
     async def aclose(self) -> None:
         for replica in self.replicas:

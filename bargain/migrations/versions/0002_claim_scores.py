@@ -19,8 +19,10 @@ depends_on = None
 
 def upgrade() -> None:
     op.add_column("games", sa.Column("claims_checker", sa.String(32)))
-    op.create_table("rescores",
-                    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-                    sa.Column("checker", sa.String(32), nullable=False),
-                    sa.Column("at", sa.DateTime, nullable=False),
-                    sa.Column("games", sa.Integer, nullable=False))
+    op.create_table(
+        "rescores",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("checker", sa.String(32), nullable=False),
+        sa.Column("at", sa.DateTime, nullable=False),
+        sa.Column("games", sa.Integer, nullable=False),
+    )
