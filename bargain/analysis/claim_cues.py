@@ -164,29 +164,30 @@ def noun_cues() -> list[Cue]:
     """Limit nouns owned by the speaker ("my budget", "my labour minimum") or the other side ("your floor")."""
     cues = []
     for direction, nouns in NOUN_GROUPS:
+        suffix = direction or "any"
         noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
-        cues.append(_cue("my-noun", rf"\b(?:my|our)\s+(?!{PEOPLE})(?!(?:final|last|best|first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
+        cues.append(_cue(f"my-noun-{suffix}", rf"\b(?:my|our)\s+(?!{PEOPLE})(?!(?:final|last|best|first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
                          OWN, direction, "near"))
-        cues.append(_cue("the-noun", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?(?!(?:wholesale|retail|market|going|list|sticker|average|typical|usual)\b){noun}"
+        cues.append(_cue(f"the-noun-{suffix}", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|actual|rock)))(?:the\s+)?(?!(?:wholesale|retail|market|going|list|sticker|average|typical|usual)\b){noun}"
                                      rf"(?:\s+(?:for|on|of)\s+(?:the\s+|a\s+|this\s+|these\s+|my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}){{0,2}}\s*"
                                      rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True))
-        cues.append(_cue("thats-the-noun", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last|number)\b){noun}", OWN, direction, "before"))
-        cues.append(_cue("noun-for-me", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b|\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
+        cues.append(_cue(f"thats-the-noun-{suffix}", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last|number)\b){noun}", OWN, direction, "before"))
+        cues.append(_cue(f"noun-for-me-{suffix}", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b|\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
                          OWN, direction, "near"))  # "the max for me", "for me the upper bound is 16.5k"
-        cues.append(_cue("noun-to-you", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b", OTHER, direction, "near"))  # "the cost to you"
-        cues.append(_cue("i-have-a-noun", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
+        cues.append(_cue(f"noun-to-you-{suffix}", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b", OTHER, direction, "near"))  # "the cost to you"
+        cues.append(_cue(f"i-have-a-noun-{suffix}", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
                                           rf"are)\s+working\s+with|"
                                           rf"['’]m\s+sticking\s+to|gave\s+myself|['’]ve\s+been\s+given|was\s+given|"
                                           rf"(?:have|['’]ve)\s+been\s+(?:given|approved\s+for|authori[sz]ed))\s+"
                                           rf"(?:a|an|the|my)\s+(?:total|{noun})", OWN, direction, "after"))
-        cues.append(_cue("a-noun-of", rf"\b(?:authori[sz]ed|approved|allowed|given|allocated|set)\s+(?:me\s+|us\s+)?"
+        cues.append(_cue(f"a-noun-of-{suffix}", rf"\b(?:authori[sz]ed|approved|allowed|given|allocated|set)\s+(?:me\s+|us\s+)?"
                                       rf"(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after"))
-        cues.append(_cue("a-noun", rf"\b(?:a|an)\s+{_MODS}(?:[\w'’-]+\s+)?{noun}\s+of\b", OWN, direction, "after", personal=True))
-        cues.append(_cue("you-have-a-noun", rf"{_YOU}\s+(?:must\s+|surely\s+|probably\s+|clearly\s+)?(?:have|['’]ve\s+got|got)\s+"
+        cues.append(_cue(f"a-noun-{suffix}", rf"\b(?:a|an)\s+{_MODS}(?:[\w'’-]+\s+)?{noun}\s+of\b", OWN, direction, "after", personal=True))
+        cues.append(_cue(f"you-have-a-noun-{suffix}", rf"{_YOU}\s+(?:must\s+|surely\s+|probably\s+|clearly\s+)?(?:have|['’]ve\s+got|got)\s+"
                                             rf"(?:a|an)\s+{noun}", OTHER, direction, "after"))
-        cues.append(_cue("your-noun", rf"{_YOUR}\s+(?:[\w'’-]+\s+)?{noun}", OTHER, direction, "near"))
+        cues.append(_cue(f"your-noun-{suffix}", rf"{_YOUR}\s+(?:[\w'’-]+\s+)?{noun}", OTHER, direction, "near"))
     return cues
 
 
