@@ -117,18 +117,28 @@ class Cue:
     loss: bool = False
     consequence: bool = False
     weak: bool = False
+    fires: tuple[str, ...] = ()  # messages in which it must find an asserted price (read without a speaker's side)
+    misses: tuple[str, ...] = ()  # messages with its words, or near them, in which it must not
+
+
+Examples = tuple[str, ...] | dict[str | None, tuple[str, ...]]  # a family's are given by direction
 
 
 def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
-         speakers: tuple[str, ...] | None = None, **flags: bool) -> Cue:
+         speakers: tuple[str, ...] | None = None, fires: Examples = (), misses: Examples = (), **flags: bool) -> Cue:
+    """A cue of `pattern` (compiled case-insensitive), said by `speakers` or, by default, by the side whose limit it
+    states; `fires` and `misses` are its own examples, or its family's by direction."""
     if speakers is None:  # a ceiling is a buyer's, a floor a seller's; the other side's the other way round
         hi_speaker = BUYER if kind == OWN else SELLER
         lo_speaker = SELLER if kind == OWN else BUYER
         speakers = BOTH if direction is None else ((hi_speaker,) if direction == HI else (lo_speaker,))
-    return Cue(name, re.compile(pattern, re.IGNORECASE), kind, direction, side, speakers, **flags)
+    if isinstance(fires, dict):
+        fires, misses = fires[direction], misses[direction]
+    return Cue(name, re.compile(pattern, re.IGNORECASE), kind, direction, side, speakers, fires=fires, misses=misses,
+               **flags)
 
 
-def _both(name: str, template: str, kind: str, side: str, words: dict[str, str], **flags: bool) -> list[Cue]:
+def _both(name: str, template: str, kind: str, side: str, words: dict[str, str], **flags) -> list[Cue]:
     """A ceiling cue and its floor twin: `template` with "{words}" replaced by each direction's words."""
     return [_cue(f"{name}-{direction}", template.replace("{words}", words[direction]), kind, direction, side, **flags)
             for direction in (HI, LO)]
@@ -175,7 +185,8 @@ def noun_cues() -> list[Cue]:
         cues.append(_cue(f"thats-the-noun-{suffix}", rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last|number)\b){noun}", OWN, direction, "before"))
         cues.append(_cue(f"noun-for-me-{suffix}", rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b|\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
                          OWN, direction, "near"))  # "the max for me", "for me the upper bound is 16.5k"
-        cues.append(_cue(f"noun-to-you-{suffix}", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b", OTHER, direction, "near"))  # "the cost to you"
+        if direction == LO:  # "the cost to you"; a ceiling or limit "to you" is not said
+            cues.append(_cue(f"noun-to-you-{suffix}", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b", OTHER, direction, "near"))
         cues.append(_cue(f"i-have-a-noun-{suffix}", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|have\s+got|got|set|set\s+(?:myself|"
                                           rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|re)\s+working\s+with|(?:am|"
                                           rf"are)\s+working\s+with|"
@@ -224,7 +235,7 @@ _CUES: list[Cue] = noun_cues() + [
          OWN, LO, "after"),
     _cue("highest-is", r"^\W*(?:(?:the|my|our)\s+)?(?:absolute\s+|very\s+)?(?:highest|most)\s*(?=(?:is|['’]s|:|would\s+be)\b|:)",
          OWN, HI, "after"),
-    *[_cue(f"the-noun-i-{direction}", rf"\bthe\s+(?:[\w-]+\s+)?(?:{nouns})\s+(?:that\s+)?{_I}\b{_PAST}[^¤.!?]{{0,60}}?\b(?:is|was|['’]s)\b",
+    *[_cue(f"the-noun-i-{direction or 'any'}", rf"\bthe\s+(?:[\w-]+\s+)?(?:{nouns})\s+(?:that\s+)?{_I}\b{_PAST}[^¤.!?]{{0,60}}?\b(?:is|was|['’]s)\b",
            OWN, direction, "after") for direction, nouns in ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))],
     _cue("the-amount-i-can", rf"\bthe\s+(?:[\w-]+\s+)?(?:amount|sum|total|figure|number|price|money|cash|rent|most)\s+"
                              rf"(?:that\s+)?{_I}\s*(?:can|could|['’]ve|have|was|were|am|['’]m)?\s*(?:\w+\s+)?(?:pay|spend|afford|"

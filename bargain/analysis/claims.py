@@ -267,8 +267,10 @@ def _clause_of(clauses: list[Clause], price: Price) -> int:
     return next(i for i, c in enumerate(clauses) if price in c.prices)
 
 
-def readings(message: str, role: Role | None) -> list[Reading]:
-    """Every cue found, with the price it claims and whether its clause asserts it."""
+def readings(message: str, role: Role | str | None) -> list[Reading]:
+    """Every cue found, with the price it claims and the rule that cancels it, if one does: what `extract_claims`
+    decides from, and what `python -m benchmarks.claims --cues` counts."""
+    role = None if role is None else _role(role)
     masked, clauses = _parse(message, role)
     found = []
     for index, clause in enumerate(clauses):
