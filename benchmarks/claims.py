@@ -1,12 +1,13 @@
 """Claim checker: precision and recall per kind on every labelled set, and milliseconds per message.
 
-    python -m benchmarks.claims [--repeats 5] [--model openai:MODEL@URL | --oracle]
+    python -m benchmarks.claims [--repeats 5] [--model openai:MODEL@URL | --oracle | --cues]
 
 Reads each set in tests/data (development sets, tuned on; test sets, never tuned on), scores
 `bargain.analysis.claims.extract_claims` with the speaker's side as the callers give it (a claim
 counts when a gold claim of the same kind and value, within 0.005, is in the same message), and
-prints a table, with how many messages that carry no claim got one reported. Then times every message of all sets after start-up (the patterns compiled, the
-first call made): the median of `--repeats` passes, in milliseconds per message. Goal: under 5 ms.
+prints a table, with how many messages that carry no claim got one reported. Then times every
+message of all sets after start-up (the patterns compiled, the first call made): the median of
+`--repeats` passes, in milliseconds per message. Goal: under 5 ms.
 
 `--model SPEC` scores the model-assisted reading instead (bargain.analysis.claims_model: each claim
 the model lists is kept only if the rules confirm it) and prints what the model added and what was
@@ -37,8 +38,8 @@ from bargain.analysis.claims_model import Assisted, combine, read_all, reader
 from bargain.analysis.price_mentions import find_prices
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-SETS = {"development": ["claims_labelled.jsonl", "claims_retired_test.jsonl", "claims_heldout.jsonl", "claims_dev.jsonl",
-                        *(f"claims_dev{n}.jsonl" for n in range(2, 48))],
+SETS = {"development": ["claims_labelled.jsonl", "claims_retired_test.jsonl", "claims_heldout.jsonl",
+                        "claims_dev.jsonl", *(f"claims_dev{n}.jsonl" for n in range(2, 48))],
         "test": ["claims_fresh.jsonl", *(f"claims_fresh{n}.jsonl" for n in range(2, 11))]}
 GOAL_MS = 5.0
 

@@ -128,8 +128,8 @@ def _consequent(s: Site) -> bool:
     """The consequent of a condition that opens the sentence, up to a contrast: "If I were buying in bulk, I'd pay
     around 1.10"; not "If it had the charger I'd pay more, but my max is 35"."""
     first = s.clause.sentence_span[0]
-    return not s.cue.conditional and not s.clause.opens_sentence and cues.ANTECEDENT.match(s.masked, first) is not None \
-        and not cues.CONTRAST.search(s.masked, first, s.span[0])
+    return not s.cue.conditional and not s.clause.opens_sentence \
+        and cues.ANTECEDENT.match(s.masked, first) is not None and not cues.CONTRAST.search(s.masked, first, s.span[0])
 
 
 def _negated(s: Site) -> bool:
@@ -154,11 +154,14 @@ def _reported(s: Site) -> bool:
         or cues.REPORTED_TAIL.match(s.masked, clause.end, clause.sentence_span[1]) is not None
 
 
+_WAS = re.compile(r"\b(?:was|were)\b", re.IGNORECASE)
+
+
 def _not_now(s: Site) -> bool:
     """A limit that was or will be, not the one now: "last year my budget for the conference was 2,000", "my budget
     will be 300"."""
     return cues.NOT_NOW.search(s.between) is not None or (
-        re.search(r"\b(?:was|were)\b", s.between, re.IGNORECASE) is not None and cues.PAST_TIME.search(s.text) is not None)
+        _WAS.search(s.between) is not None and cues.PAST_TIME.search(s.text) is not None)
 
 
 def _past_ceiling(s: Site) -> bool:
@@ -212,8 +215,8 @@ def _compared(s: Site) -> bool:
         and _COMPARED_BEFORE.search(s.masked[s.clause.start:s.span[0]]) is not None
 
 
-_OFFER_OF = re.compile(r"\b(?:my|our|this|that)\s+(?:\w+\s+)?(?:offer|bid|counter(?:offer)?|proposal)\s+(?:of\s+|at\s+)?$",
-                       re.IGNORECASE)
+_OFFER_OF = re.compile(r"\b(?:my|our|this|that)\s+(?:\w+\s+)?(?:offer|bid|counter(?:offer)?|proposal)\s+"
+                       r"(?:of\s+|at\s+)?$", re.IGNORECASE)
 
 
 def _offer_of(s: Site) -> bool:
@@ -236,28 +239,29 @@ def _part_of_cost(s: Site) -> bool:
 
 LIMIT_CANCELLERS: tuple[Canceller, ...] = (
     Canceller("question", lambda s: s.clause.question,
-              cancels=(("buyer", "Is 50 your max?"), ("seller", "is 50 ur floor")),
+              cancels=(("seller", "Is 50 your max?"), ("buyer", "is 50 ur floor")),
               keeps=(("seller", "35 is the last price, ok?"),)),
     Canceller("hypothetical", _hypothetical,
               cancels=(("buyer", "If my budget were 3, I'd say yes."),),
               keeps=(("seller", "If I go below 30 I lose money."),)),
     Canceller("consequent", _consequent,
-              cancels=(("buyer", "If I were buying in bulk, I'd pay around 1.10"),),
+              cancels=(("seller", "Had I bought it new, it would have cost me 900."),),
               keeps=(("buyer", "If it had the charger I'd pay more, but my max is 35."),)),
     Canceller("counterfactual", lambda s: cues.COUNTERFACTUAL.search(s.text) is not None,
-              cancels=(("buyer", "I would have paid 900 for it new."),),
+              cancels=(("buyer", "Were my limit 1.50, I'd have said so."),),
               keeps=(("buyer", "I can pay 900 at most."),)),
     Canceller("negated", _negated,
-              cancels=(("buyer", "I'm not saying my budget is 2."), ("seller", "I didn't pay 800 for it.")),
-              keeps=(("buyer", "I can't go above 2.40."), ("buyer", "I can't do 150, I need at least 190."))),
+              cancels=(("buyer", "I'm not saying my budget is 2."), ("seller", "i never said my min was 70")),
+              keeps=(("buyer", "I can't go above 2.40."), ("seller", "I can't do 150, I need at least 190."))),
     Canceller("reported", lambda s: s.cue.kind != "final_offer" and _reported(s),
               cancels=(("seller", "You said your budget was 50."), ("seller", "2.60 is over your budget, you said.")),
               keeps=(("buyer", "My budget is 50."),)),
     Canceller("not-now", _not_now,
-              cancels=(("buyer", "Last year my budget for the conference was 2,000."), ("buyer", "My budget will be 300.")),
+              cancels=(("buyer", "Last year my budget for the conference was 2,000."),
+                       ("buyer", "My budget will be 300.")),
               keeps=(("buyer", "My budget is 300."),)),
     Canceller("quoted", lambda s: quoted(s.masked, s.clause, s.span),
-              cancels=(("buyer", "You wrote 'my budget is 80' in your ad."),),
+              cancels=(("seller", "My grandfather's motto was 'not a penny less', but I'm more flexible."),),
               keeps=(("buyer", "My budget is 80."),)),
     Canceller("when-i-was", lambda s: cues.WHEN_I_WAS.search(s.before_cue) is not None,
               cancels=(("seller", "When I started out I'd never go below 20."),),
@@ -280,8 +284,8 @@ LIMIT_CANCELLERS: tuple[Canceller, ...] = (
               cancels=(("buyer", "I set aside 2k for the honeymoon, totally separate from this."),),
               keeps=(("buyer", "I set aside 2k for this."),)),
     Canceller("heard",
-              lambda s: s.cue.kind == "other_limit" and cues.HEARD.search(s.masked, s.clause.sentence_span[0], s.span[0])
-              is not None,
+              lambda s: s.cue.kind == "other_limit"
+              and cues.HEARD.search(s.masked, s.clause.sentence_span[0], s.span[0]) is not None,
               cancels=(("buyer", "My friend said you'd take 250."),),
               keeps=(("buyer", "I know you'd take 250."),)),
     Canceller("sarcasm", lambda s: cues.SARCASM.search(s.sentence) is not None,
@@ -303,7 +307,7 @@ LIMIT_CANCELLERS: tuple[Canceller, ...] = (
               cancels=(("buyer", "I won't go higher than my current offer of 7,800."),),
               keeps=(("buyer", "I won't go higher than 7,800."),)),
     Canceller("part-of-cost", _part_of_cost,
-              cancels=(("seller", "That's less than half what I paid, which was 40."),),
+              cancels=(("seller", "12 doesn't even cover what I paid."),),
               keeps=(("seller", "I won't sell below what I paid, which was 40."),)),
 )
 
@@ -368,12 +372,13 @@ FINAL_CANCELLERS: tuple[Canceller, ...] = (
               cancels=(("seller", "I'm not going to say my final price is 500."),),
               keeps=(("seller", "No, this is my final offer."),)),
     Canceller("said", lambda s: _SAID_BEFORE.search(_left(s)) is not None,
-              cancels=(("buyer", "The garage said it's non-negotiable."), ("buyer", "I can add 0.10 to my last offer.")),
+              cancels=(("buyer", "The garage said it's non-negotiable."),
+                       ("buyer", "I can add 0.10 to my last offer.")),
               keeps=(("buyer", "It's non-negotiable."),)),
     Canceller("reported-or-quoted",
               lambda s: cues.REPORTED_AFTER.search(s.before_cue) is not None or quoted(s.masked, s.clause, s.span),
               cancels=(("buyer", "According to your message, 700 is non-negotiable."),
-                       ("buyer", "You wrote 'not a penny less than 80'.")),
+                       ("buyer", "'Take it or leave it,' you said — well, I'm leaving it.")),
               keeps=(("seller", "700 is non-negotiable."),)),
     Canceller("third-party", _third_party,
               cancels=(("buyer", "The shop across the street is firm at 45."),),
@@ -386,7 +391,8 @@ FINAL_CANCELLERS: tuple[Canceller, ...] = (
     Canceller("someone-elses",
               lambda s: _SOMEONE_ELSES.search(_left(s)) is not None
               or cues.ANTECEDENT.match(s.masked, s.clause.sentence_span[0]) is not None,
-              cancels=(("buyer", "My brother's final offer was 500."), ("seller", "500 would have been my final price.")),
+              cancels=(("buyer", "My brother's final offer was 500."),
+                       ("seller", "500 would have been my final price.")),
               keeps=(("buyer", "My final offer is 500."),)),
     Canceller("past-or-open", lambda s: _NOT_NOW_AFTER.match(s.masked[s.span[1]:s.clause.end + 1]) is not None,
               cancels=(("seller", "My last price for those was 30."),),
