@@ -138,6 +138,11 @@ def _cue(name: str, pattern: str, kind: str, direction: str | None, side: str,
                **flags)
 
 
+def _one_of(*phrases: str) -> str:
+    """Any of `phrases`, tried in order: a cue's alternatives, one to a line."""
+    return "|".join(phrases)
+
+
 def _both(name: str, template: str, kind: str, side: str, words: dict[str, str], **flags) -> list[Cue]:
     """A ceiling cue and its floor twin: `template` with "{words}" replaced by each direction's words."""
     return [_cue(f"{name}-{direction}", template.replace("{words}", words[direction]), kind, direction, side, **flags)
@@ -297,6 +302,31 @@ def noun_cues() -> list[Cue]:
                                  LO: ("is 20 ur lowest?",),
                                  None: ("Is 300 your limit?",)}))
     return cues
+
+
+# --- final offers by refusing to move -------------------------------------------------------------
+_WILL_NOT = (r"(?:not|won['’]?t|will\s+not|shall\s+not|shan['’]t|refuse\s+to|['’]m\s+not|am\s+not|ain['’]?t|"
+             r"(?<!can)['’]t)\s*(?:going\s+to\s+|gonna\s+|be\s+)?")  # "I'm not budging", "I won't be moving"
+_CANNOT = (r"(?:can['’]?t|cannot|can\s+not|couldn['’]?t|could\s+not|(?:am|['’]m)\s+unable\s+to)\s*"
+           r"(?:going\s+to\s+|gonna\s+)?")
+_STAYING = r"(?:moving|movin|move|budging|budgin|budge|shifting|shift)"  # moving at all
+_GOING = r"(?:going|go|coming|come|dropping|drop|negotiating|negotiate|bending|bend)"  # moving in a direction
+_MOVING = (rf"(?:{_STAYING}\b(?:\s+(?:an\s+inch|any\s+further|any\s+more|anymore|on\s+(?:this|that|price)|"
+           r"from\s+(?:this|that|it)(?:\s+(?:figure|price|number|offer))?))?|"
+           rf"{_GOING}\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|a\s+(?:cent|penny|dime))\b)"
+           # "... than this", "... than my offer of"
+           r"(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
+           r"(?:\s+(?:price|offer|one|figure|number))?)?"
+           # not "not moving house", "won't go below it unless", "not going out"
+           r"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|"
+           r"on\s+(?!(?:the\s+)?(?:price|this|that|it)\b|¤)|(?:the|my|our|your)\s+(?!price\b)|"
+           r"(?:below|under|above|over|beyond|past)(?!\s+(?:it|that|this)\b)))")
+
+
+def _not_moving(name: str, negation: str, **fields) -> Cue:
+    """A refusal to move from the price ("not moving", "can't go any lower"), the subject the speaker or dropped:
+    one definition for the family, whose members differ only in `negation`."""
+    return _cue(name, rf"(?:{_IM}|{_I}|^\W*)\s*{negation}{_MOVING}", FINAL, None, "sentence", **fields)
 
 
 # --- the lexicon ---------------------------------------------------------------------------------
@@ -696,11 +726,22 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("lol my wallet says 1.20 and that's it",
                 "Wallet says 35, so that's where I'm at."),
          misses=("Past 8k the bank says no.",)),
-    _cue("tops-out", r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b|\b(?:capped|maxed(?:\s+out)?|limited|tapped)"
-                     r"(?:\s+(?:me|us))?\s+(?:at|to)\b|\bapproved\s+(?:me|us)\s+for\b|\bcapped\s+(?:\w+\s+){1,7}?at\b|"
-                     r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b|\b(?:prepared|willing|able|allowed|permitted|authori[sz]ed)\s+to\s+(?:pay|spend|go)\s+up\s+to\b|\breimburse\s+(?:me|us)\s+(?:for\s+)?up\s+to\b|\bcaps\s+(?!(?:transfers|withdrawals|payments|deposits)\b)(?:\w+\s+){1,4}at\b|\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|go\s+(?:up\s+)?to)\b|"
-                     r"\bdown\s+to\s+(?:my|our)\s+last\b|\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+"
-                     r"(?:spend|pay|go)\s+(?:more\s+than|over|above|beyond)",
+    _cue("tops-out", _one_of(
+        r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b",
+        r"\b(?:capped|maxed(?:\s+out)?|limited|tapped)(?:\s+(?:me|us))?\s+(?:at|to)\b",
+        r"\bapproved\s+(?:me|us)\s+for\b",
+        r"\bcapped\s+(?:\w+\s+){1,7}?at\b",
+        r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b",
+        r"\b(?:prepared|willing|able|allowed|permitted|authori[sz]ed)\s+to\s+(?:pay|spend|"
+            r"go)\s+up\s+to\b",
+        r"\breimburse\s+(?:me|us)\s+(?:for\s+)?up\s+to\b",
+        r"\bcaps\s+(?!(?:transfers|withdrawals|payments|deposits)\b)(?:\w+\s+){1,4}at\b",
+        r"\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|"
+            r"go\s+(?:up\s+)?to)\b",
+        r"\bdown\s+to\s+(?:my|our)\s+last\b",
+        r"\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+(?:spend|pay|"
+            r"go)\s+(?:more\s+than|over|above|beyond)",
+    ),
          OWN, HI, "after",
          fires=("i'm capped at 1.5",
                 "im tapped out at 32"),
@@ -862,33 +903,53 @@ _CUES: list[Cue] = noun_cues() + [
                 "Below 50 I lose money."),
          misses=("I'm not saying I'd lose money at 30, I'm saying I'd prefer 35.",)),
     # refusing everything past a threshold: anything above 1,200 is out of reach / under 7k I'd rather keep it
-    _cue("refuse-hi", r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|reach|range|"
-                      r"price\s+range|means|limit|mandate|authority|remit)|\bout\s+of\s+(?:reach|range|"
-                      r"the\s+question)\b|"
-                      r"\bbeyond\s+(?:me|us)\b|\btoo\s+(?:much|rich|steep)\s+for\s+(?:me|us)\b|\bmore\s+than\s+(?:I|"
-                      r"we)\s+(?:can|could)\b|"
-                      r"\b(?:I|we)\s*(?:['’]m|am|['’]re|are)\s+out\b|\b(?:I|we)\s*(?:['’]ll|will)\s+(?:walk|pass)\b|"
-                      r"\bno\s+deal\b|\bnot\s+happening\b|\ba\s+no[- ]go\b|\bdeal[- ]?breaker\b|"
-                      r"\b(?:I|we)\s*(?:\w+\s+)?(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:make\s+(?:it|this|that|the\s+\w+)\s+work|"
-                      r"do|afford|go|justify|swing|"
-                      r"manage)\b"
-                      r"|\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b"
-                      r"|\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b|"
-                      r"\bneeds?\s+(?:a\s+)?sign-?off\b|"
-                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b|\boff\s+the\s+table\b|"
-                      r"\b(?:won['’]?t|will\s+not|can['’]?t|cannot)\s+(?:authori[sz]e|approve|sign\s+off)\b|\bblows?\s+(?:my|our)\s+\w*\s*budget\b",
+    _cue("refuse-hi", _one_of(
+        r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|reach|"
+            r"range|price\s+range|means|limit|mandate|authority|remit)",
+        r"\bout\s+of\s+(?:reach|range|the\s+question)\b",
+        r"\bbeyond\s+(?:me|us)\b",
+        r"\btoo\s+(?:much|rich|steep)\s+for\s+(?:me|us)\b",
+        r"\bmore\s+than\s+(?:I|we)\s+(?:can|could)\b",
+        r"\b(?:I|we)\s*(?:['’]m|am|['’]re|are)\s+out\b",
+        r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:walk|pass)\b",
+        r"\bno\s+deal\b",
+        r"\bnot\s+happening\b",
+        r"\ba\s+no[- ]go\b",
+        r"\bdeal[- ]?breaker\b",
+        r"\b(?:I|we)\s*(?:\w+\s+)?(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:make\s+(?:it|"
+            r"this|that|the\s+\w+)\s+work|do|afford|go|justify|swing|manage)\b",
+        r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b",
+        r"\bforget\s+it\b",
+        r"\bwalk(?:ing)?\s+away\b",
+        r"\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b",
+        r"\bneeds?\s+(?:a\s+)?sign-?off\b",
+        r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b",
+        r"\boff\s+the\s+table\b",
+        r"\b(?:won['’]?t|will\s+not|can['’]?t|cannot)\s+(?:authori[sz]e|approve|sign\s+off)\b",
+        r"\bblows?\s+(?:my|our)\s+\w*\s*budget\b",
+    ),
          OWN, HI, "threshold", (BUYER,), conditional=True,
          fires=("I can't go past 580.",
                 "I can't go over 110."),
          misses=("I'd rather not lose the sale over five bucks, so let's say 45?",)),
-    _cue("refuse-lo", r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|rate)\b|"
-                      r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b|\bstays?\s+with\s+(?:me|us)\b|"
-                      r"\b(?:I|we)\s*(?:['’]m|am)\s+(?:not\s+(?:selling|interested)|keeping)\b|\bno\s+deal\b|"
-                      r"\bnot\s+happening\b|\bforget\s+it\b|\bwalk(?:ing)?\s+away\b|\ba\s+no[- ]go\b|"
-                      r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b|\bnot\s+worth\s+(?:it|my\s+time)\b|"
-                      r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+(?:really\s+)?work\s+for\s+(?:me|us)\b|"
-                      r"\b(?:I|we)\s*(?:\w+ly\s+)?(?:can['’]?t|cannot|won['’]?t|will\s+not|couldn['’]?t|shan['’]t)\s+"
-                      r"(?:do|go|let|part|sell|justify|accept)\b",
+    _cue("refuse-lo", _one_of(
+        r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|"
+            r"rate)\b",
+        r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b",
+        r"\bstays?\s+with\s+(?:me|us)\b",
+        r"\b(?:I|we)\s*(?:['’]m|am)\s+(?:not\s+(?:selling|interested)|keeping)\b",
+        r"\bno\s+deal\b",
+        r"\bnot\s+happening\b",
+        r"\bforget\s+it\b",
+        r"\bwalk(?:ing)?\s+away\b",
+        r"\ba\s+no[- ]go\b",
+        r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b",
+        r"\bnot\s+worth\s+(?:it|my\s+time)\b",
+        r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+(?:really\s+)?work\s+for\s+(?:me|"
+            r"us)\b",
+        r"\b(?:I|we)\s*(?:\w+ly\s+)?(?:can['’]?t|cannot|won['’]?t|will\s+not|couldn['’]?t|"
+            r"shan['’]t)\s+(?:do|go|let|part|sell|justify|accept)\b",
+    ),
          OWN, LO, "threshold", (SELLER,), conditional=True,
          fires=("i wont sell under 7k",
                 "i wont sell under 40"),
@@ -1070,83 +1131,106 @@ _CUES: list[Cue] = noun_cues() + [
                 "You're buying for the office, so 120 a chair is well within your budget."),
          misses=("Is 2k within your range?",)),
     # final offers: the price is the nearest one in the sentence
-    _cue("final", r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|very\s+)?(?:final|definitive|ultimate|closing)|"
-                  r"(?:very\s+)?last)\s+(?:offer|price|bid|answer|word|number|figure|call(?!\s+for\b)|say|revision|quote|position|"
-                  r"proposal|proposition|stance|amount|rate)\b"
-                  r"(?!\s+(?:I|we|you|they|he|she)\s+(?:\w+\s+)?(?:listed|posted|quoted|gave|offered|said|mentioned|wrote|"
-                  r"made|sent|saw|got|paid|heard)\b)|"  # "the last price I listed was a typo"
-                  r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b|for\b|is\b))|"
-                  r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|totally\s+)?final\b"
-                  r"(?!\s+(?:sale|sales|clearance|day|days|week|round|exam|stop|call|episode|chapter|destination)\b)|"
-                  r"\bfinal\s*[.!:,—-](?!\s*sale)|\bfinal$|\bfinal(?=\s*¤)", FINAL, None, "sentence",
+    _cue("final", _one_of(
+        r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|"
+            r"very\s+)?(?:final|definitive|ultimate|closing)|(?:very\s+)?last)\s+(?:offer|price|bid|"
+            r"answer|word|number|figure|call(?!\s+for\b)|say|revision|quote|position|proposal|"
+            r"proposition|stance|amount|rate)\b(?!\s+(?:I|we|you|they|he|she)\s+(?:\w+\s+)?(?:listed|"
+            r"posted|quoted|gave|offered|said|mentioned|wrote|made|sent|saw|got|paid|heard)\b)",
+        r"\bmy\s+final(?=\s*(?:[.,!;:—-]|$|and\b|for\b|is\b))",
+        r"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|it\s+is|is)\s+(?:absolutely\s+|"
+            r"totally\s+)?final\b(?!\s+(?:sale|sales|clearance|day|days|week|round|exam|stop|call|"
+            r"episode|chapter|destination)\b)",
+        r"\bfinal\s*[.!:,—-](?!\s*sale)",
+        r"\bfinal$",
+        r"\bfinal(?=\s*¤)",
+    ), FINAL, None, "sentence",
          fires=("70 final",
                 "380 final"),
          misses=("final offer?",)),
-    _cue("take-it-or-leave-it", r"\btake[- ]it[- ]or[- ]leave[- ]it\b(?!\s+(?:is|isn['’]t|was)\b)|\bstanding\s+firm\b|\bnon[- ]?negotiable\b|\bnot\s+negotiable\b|"
-                                r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b|"
-                                r"\bfix\s+price\b|\bprice\s+(?:is\s+)?fix(?:ed)?\b|\b(?:it|this|that)\s+is\s+fixed\b|"
-                                r"\bno\s+(?:bargain(?:ing)?|haggle|discounts?(?=\s*(?:[.,!;]|$)))\b|"
-                                r"\btake\s+(?=¤+(?:\s+\w+){0,2}\s+or\s+leave\s+it\b)|\bas\s+(?:high|low|far)\s+as\s+(?:I['’]?m|I\s+am)\s+going\b|"
-                                r"\bend\s+of\s+(?:the\s+)?(?:story|discussion|negotiation|road|line|it)\b|\bwhere\s+it\s+stays\b|"
-                                r"\bit\s+stays\s+there\b|(?<=¤)(?:\s+[\w'’]+){1,3}?\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bthat['’]?s\s+me\s+done\b|"
-                                r"\bdone\s+(?:discussing|talking|negotiating|haggling|moving|budging|bargaining)\b|\bnot\s+up\s+for\s+(?:further\s+|any\s+)?(?:discussion|debate|negotiation)\b|"
-                                r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b|\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b|"
-                                r"\bwon['’]?t\s+change\s+it\b|(?<=¤),?\s+done\b|\bend\s+of(?=\s*[.!]|\s*$)|"
-                                r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b|\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b|"
-                                r"\bthe\s+last\s+time\s+I['’]?m\s+(?:moving|lowering|raising|dropping|going\s+(?:up|down))\b|\bbest\s+and\s+final\b(?=\s*(?:from\s+me\b|[:.,!—-]|$))|\bthat['’]?s\s+where\s+(?:I|we)['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b|\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))|"
-                                r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|that|the\s+price)\b|"
-                                r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b|"
-                                r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|my\s+\w+)\b|\bI['’]?m\s+sticking\s+(?:(?:to|with)\s+(?:it|that|this)\b|at(?=\s*¤))|\btake\s+it\s+or\s+walk\b|\bthat['’]?s\s+that\b(?!\s*\w)|\bI['’]?m\s+holding\s+(?:at|firm)\b|\bthat['’]?s\s+it\b(?=[,:]?\s*¤)|\bthis\s+is\s+it\b|\bfull\s+stop\b|"
-                                r"\bmy\s+last\s+word\b|\bfirm\s+at\b|\bfirm\s+on\b(?=\s*(?:¤|(?:the\s+|my\s+|our\s+|that\s+|this\s+)?(?:\w+\s+)?(?:price|offer|"
-                                r"number|figure|amount|quote|rate|bid|sum|total)\b|(?:this|that|it)\b(?!\s+(?:being|is|needs?)\b)))|\bfirm\s+price\b|"
-                                r"(?<=¤)\s*(?:\w+,?\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b|\bI['’]?m\s+(?:\w+ly\s+)?firm\b(?!\s+(?:on|about)\s+(?!(?:the\s+)?(?:price|this|that|it)\b))|"
-                                r"(?:¤|\b(?:price|it|that|this|offer|number|figure|quote|rate))\s+is\s+firm\b|"
-                                r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
-                                r"thing\s+I['’]ll\s+say)\b|"
-                                r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b|"
-                                r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b|"
-                                r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|week|sale|score|"
-                                r"payment|instal+ment))|\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b|\b(?:that|it|this)\s+(?:won['’]?t|will\s+not)\s+change\b|\bas\s+final\s+as\s+it\s+gets\b|\bI['’]?m\s+done\s+(?:talking|"
-                                r"negotiating|haggling)\b|"
-                                r"(?<=¤)\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|message|season|spring|summer|autumn|fall|winter|"
-                                r"\w+day))|"
-                                r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b|\bfirm\s+(?=¤)|\bor\s+I(?:['’]ll|"
-                                r"\s+will)?\s+walk\b|\bthat['’]?s\s+firm\b|\bno\s+further\b|"
-                                r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
+    _cue("take-it-or-leave-it", _one_of(
+        r"\btake[- ]it[- ]or[- ]leave[- ]it\b(?!\s+(?:is|isn['’]t|was)\b)",
+        r"\bstanding\s+firm\b",
+        r"\bnon[- ]?negotiable\b",
+        r"\bnot\s+negotiable\b",
+        r"\bno\s+more\s+(?:haggling|negotiating|negotiation|bargaining|back[- ]and[- ]forth)\b",
+        r"\bfix\s+price\b",
+        r"\bprice\s+(?:is\s+)?fix(?:ed)?\b",
+        r"\b(?:it|this|that)\s+is\s+fixed\b",
+        r"\bno\s+(?:bargain(?:ing)?|haggle|discounts?(?=\s*(?:[.,!;]|$)))\b",
+        r"\btake\s+(?=¤+(?:\s+\w+){0,2}\s+or\s+leave\s+it\b)",
+        r"\bas\s+(?:high|low|far)\s+as\s+(?:I['’]?m|I\s+am)\s+going\b",
+        r"\bend\s+of\s+(?:the\s+)?(?:story|discussion|negotiation|road|line|it)\b",
+        r"\bwhere\s+it\s+stays\b",
+        r"\bit\s+stays\s+there\b",
+        r"(?<=¤)(?:\s+[\w'’]+){1,3}?\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b",
+        r"\bthat['’]?s\s+me\s+done\b",
+        r"\bdone\s+(?:discussing|talking|negotiating|haggling|moving|budging|bargaining)\b",
+        r"\bnot\s+up\s+for\s+(?:further\s+|any\s+)?(?:discussion|debate|negotiation)\b",
+        r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b",
+        r"\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b",
+        r"\bwon['’]?t\s+change\s+it\b",
+        r"(?<=¤),?\s+done\b",
+        r"\bend\s+of(?=\s*[.!]|\s*$)",
+        r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b",
+        r"\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b",
+        r"\bthe\s+last\s+time\s+I['’]?m\s+(?:moving|lowering|raising|dropping|going\s+(?:up|"
+            r"down))\b",
+        r"\bbest\s+and\s+final\b(?=\s*(?:from\s+me\b|[:.,!—-]|$))",
+        r"\bthat['’]?s\s+where\s+(?:I|we)['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b",
+        r"\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))",
+        r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|"
+            r"that|the\s+price)\b",
+        r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b",
+        r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|"
+            r"my\s+\w+)\b",
+        r"\bI['’]?m\s+sticking\s+(?:(?:to|with)\s+(?:it|that|this)\b|at(?=\s*¤))",
+        r"\btake\s+it\s+or\s+walk\b",
+        r"\bthat['’]?s\s+that\b(?!\s*\w)",
+        r"\bI['’]?m\s+holding\s+(?:at|firm)\b",
+        r"\bthat['’]?s\s+it\b(?=[,:]?\s*¤)",
+        r"\bthis\s+is\s+it\b",
+        r"\bfull\s+stop\b",
+        r"\bmy\s+last\s+word\b",
+        r"\bfirm\s+at\b",
+        r"\bfirm\s+on\b(?=\s*(?:¤|(?:the\s+|my\s+|our\s+|that\s+|this\s+)?(?:\w+\s+)?(?:price|"
+            r"offer|number|figure|amount|quote|rate|bid|sum|total)\b|(?:this|that|it)\b(?!\s+(?:being|"
+            r"is|needs?)\b)))",
+        r"\bfirm\s+price\b",
+        r"(?<=¤)\s*(?:\w+,?\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b",
+        r"\bI['’]?m\s+(?:\w+ly\s+)?firm\b(?!\s+(?:on|about)\s+(?!(?:the\s+)?(?:price|this|that|"
+            r"it)\b))",
+        r"(?:¤|\b(?:price|it|that|this|offer|number|figure|quote|rate))\s+is\s+firm\b",
+        r"\b(?:the\s+)?last\s+(?:revision|concession|move|reduction|drop|step|"
+            r"thing\s+I['’]ll\s+say)\b",
+        r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b",
+        r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b",
+        r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|week|"
+            r"sale|score|payment|instal+ment))",
+        r"\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b",
+        r"\b(?:that|it|this)\s+(?:won['’]?t|will\s+not)\s+change\b",
+        r"\bas\s+final\s+as\s+it\s+gets\b",
+        r"\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b",
+        r"(?<=¤)\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|message|season|"
+            r"spring|summer|autumn|fall|winter|\w+day))",
+        r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b",
+        r"\bfirm\s+(?=¤)",
+        r"\bor\s+I(?:['’]ll|\s+will)?\s+walk\b",
+        r"\bthat['’]?s\s+firm\b",
+        r"\bno\s+further\b",
+        r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
+    ),
          FINAL, None, "sentence",
          fires=("15 firm",
                 "3k firm"),
          misses=("is 12 firm?",)),
-    _cue("not-moving", rf"(?:{_IM}|{_I}|^\W*)\s*(?:not|won['’]?t|will\s+not|shall\s+not|shan['’]t|refuse\s+to|['’]m\s+not|am\s+not|ain['’]?t|(?<!can)['’]t)\s*"
-                       rf"(?:going\s+to\s+|gonna\s+|be\s+)?(?:(?:moving|movin|move|budging|budgin|budge|shifting|shift)\b(?:\s+(?:an\s+inch|"
-                       rf"any\s+further|"
-                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that|it)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
-                       rf"negotiating|"
-                       rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
-                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
-                       rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b|¤)|"
-                       rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
-                       rf"that|this)\b)))",
-         FINAL, None, "sentence",
-         fires=("350, not moving",
-                "I'm not moving."),
-         misses=("Were I not moving, I'd never sell it for 600.",)),
-    _cue("cannot-go-lower", rf"(?:{_IM}|{_I}|^\W*)\s*(?:can['’]?t|cannot|can\s+not|couldn['’]?t|could\s+not|(?:am|['’]m)\s+unable\s+to)\s*"
-                       rf"(?:going\s+to\s+|gonna\s+)?(?:(?:moving|movin|move|budging|budgin|budge|shifting|shift)\b(?:\s+(?:an\s+inch|"
-                       rf"any\s+further|"
-                       rf"any\s+more|anymore|on\s+(?:this|that|price)|from\s+(?:this|that|it)(?:\s+(?:figure|price|number|offer))?))?|(?:going|go|coming|come|dropping|drop|"
-                       rf"negotiating|"
-                       rf"negotiate|bending|bend)\s+(?:any\s+)?(?:lower|higher|further|down|up|anywhere|an\s+inch|"
-                       rf"a\s+(?:cent|penny|dime))\b)(?:\s+than\s+(?:this|that|here|what\s+I(?:['’]ve)?\s+\w+|my\s+(?:\w+\s+)?(?:offer|bid)(?:\s+of)?)"
-                       rf"(?:\s+(?:price|offer|one|figure|number))?)?"
-                       rf"(?!\s+(?:than|without|unless|if|either|house|out|away|abroad|in\b|to\b|on\s+(?!(?:the\s+)?(?:price|this|that|it)\b|¤)|"
-                       rf"(?:the|my|our|your)\s+(?!price\b)|(?:below|under|above|over|beyond|past)(?!\s+(?:it|"
-                       rf"that|this)\b)))",
-         FINAL, None, "sentence", weak=True,
-         fires=("I can't go any higher, this is it.",
-                "budget is 60, cant go higher, final"),
-         misses=("I'm not saying I can't go lower, I'm just saying 35 is fair.",)),
+    # "I'm not moving", "I won't go any lower than this": by choice, a final offer; "I can't go lower": by need, which
+    # only stresses a limit stated in its sentence ("I paid 340, so I can't go lower")
+    _not_moving("not-moving", _WILL_NOT, fires=("350, not moving", "I'm not moving."),
+                misses=("Were I not moving, I'd never sell it for 600.",)),
+    _not_moving("cannot-go-lower", _CANNOT, weak=True,
+                fires=("I can't go any higher, this is it.", "budget is 60, cant go higher, final"),
+                misses=("I'm not saying I can't go lower, I'm just saying 35 is fair.",)),
     _cue("no-lower", r"(?:^\W*|(?<=,)\s*)no\s+(?:lower|higher|less|more)\s*(?=[.!]|$)", FINAL, None, "sentence",
          weak=True,
          fires=("firm 45, no more",
