@@ -95,7 +95,8 @@ def _clauses(masked: str, prices: list[Price]) -> list[Clause]:
         end = end_match.start() if end_match else len(masked)
         stop = end_match.group(0) if end_match else ""
         text = masked[pos:end]
-        whole_question = ("?" in stop and (cues.QUESTION_START.match(text) is not None or cues.TAG.search(text) is not None)) \
+        whole_question = ("?" in stop and (cues.QUESTION_START.match(text) is not None
+                                           or cues.TAG.search(text) is not None)) \
             or cues.BARE_QUESTION.match(text) is not None
         cuts = [pos] + [pos + m.end() for m in cues.CLAUSE_BREAK.finditer(text)] + [end]
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not cues.EMPTY_CLAUSE.fullmatch(masked[a:b])]
@@ -168,7 +169,8 @@ def _anaphoric_price(masked: str, clauses: list[Clause], index: int, span: tuple
             or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
                          masked[clause.start:span[0]], re.IGNORECASE))
     if back and index > 0:
-        for prev in reversed(clauses[max(0, index - 3):index]):  # "I can let it go for 42, but that's it, not a dollar less"
+        # "I can let it go for 42, but that's it, not a dollar less"
+        for prev in reversed(clauses[max(0, index - 3):index]):
             if prev.prices:
                 return None if prev.question else prev.prices[-1]
             if prev.sentence != clause.sentence:
@@ -267,6 +269,9 @@ def _clause_of(clauses: list[Clause], price: Price) -> int:
     return next(i for i, c in enumerate(clauses) if price in c.prices)
 
 
+_NAMED_AS = re.compile(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?")  # "my budget is 300", "max: 300"
+
+
 def readings(message: str, role: Role | str | None) -> list[Reading]:
     """Every cue found, with the price it claims and the rule that cancels it, if one does: what `extract_claims`
     decides from, and what `python -m benchmarks.claims --cues` counts."""
@@ -297,8 +302,10 @@ def readings(message: str, role: Role | str | None) -> list[Reading]:
                     price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
                         or _anaphoric_price(masked, clauses, index, span)
                 if price is None and cue.stresses_offer:  # "Two hundred for both, and I won't go a dollar higher"
-                    before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence else None
-                    offered = before.prices[-1] if before is not None and before.prices and not before.question else None
+                    before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence \
+                        else None
+                    offered = before.prices[-1] if before is not None and before.prices and not before.question \
+                        else None
                     cancelled = "question" if clause.question else "quoted" if quoted(masked, clause, span) else None
                     found.append(Reading("final_offer", None, offered, *span, cancelled, cue.name))
                     continue
@@ -306,20 +313,23 @@ def readings(message: str, role: Role | str | None) -> list[Reading]:
                     continue
                 home = clauses[_clause_of(clauses, price)]
                 if cue.kind == "own_limit" and home is not clause and cues.WILL_NOT.search(match.group(0)) \
-                        and cues.OFFERED.search(masked, home.start, price.start):  # names the price in its sentence only
-                    found.append(Reading("final_offer", None, price if home.sentence == clause.sentence else None, *span,
-                                          cancel_limit(masked, clauses, index, cue, span, price), cue.name))
+                        and cues.OFFERED.search(masked, home.start, price.start):
+                    offered = price if home.sentence == clause.sentence else None  # named in its sentence only
+                    found.append(Reading("final_offer", None, offered, *span,
+                                         cancel_limit(masked, clauses, index, cue, span, price), cue.name))
                     continue  # "I can accept 4,100, and I will not go lower than that" stands by the offer
                 if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
-                        and not re.fullmatch(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
+                        and not _NAMED_AS.fullmatch(masked, span[1], price.start) \
                         and cues.COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
                     continue  # "your price is above my budget at 2,400"
-                if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(between(masked, span, price)):
+                if cue.side == "near" and cue.kind == "own_limit" \
+                        and cues.COMPARED.search(between(masked, span, price)):
                     continue  # "2.60 is over my budget"
                 kind = _person(masked, clauses, index, span) if cue.personal else cue.kind
                 if kind is None:
                     continue
-                if cue.stresses_offer:  # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
+                # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
+                if cue.stresses_offer:
                     same = home.sentence == clause.sentence
                     speaker_there = cues.FIRST.search(masked[home.start:home.end]) is not None
                     found.append(Reading("final_offer", None, price if same or not speaker_there else None, *span,
@@ -407,8 +417,9 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
     speaker = None if role is None else _role(role)
     if kind == "final_offer":
         for reading in readings(message, speaker):
-            if reading.kind == "final_offer" and reading.asserted and (value is None or reading.price is not None and any(
-                    same_value(v, value) for v in (reading.price.low, reading.price.high))):
+            if reading.kind == "final_offer" and reading.asserted and (
+                    value is None or reading.price is not None
+                    and any(same_value(v, value) for v in (reading.price.low, reading.price.high))):
                 return Claim(kind, value, message[reading.start:reading.end], reading.start, reading.end)
         return None
     if value is None:
