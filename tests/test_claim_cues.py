@@ -14,6 +14,7 @@ except ImportError:  # pragma: no cover
     import sre_parse
 
 from bargain.analysis import claim_cues as cues
+from bargain.analysis import claim_words
 from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
 from bargain.analysis.claims import extract_claims, readings
 
@@ -104,6 +105,15 @@ PATTERNS = [(cue.name, cue.pattern) for cue in cues.CUES] + \
 @pytest.mark.parametrize("name, pattern", PATTERNS, ids=[name for name, _ in PATTERNS])
 def test_no_pattern_holds_an_alternative_twice(name, pattern):
     assert not _repeats(sre_parse.parse(pattern.pattern, pattern.flags)), name
+
+
+WORD_LISTS = {name: value for name, value in vars(claim_words).items() if isinstance(value, tuple)}
+
+
+@pytest.mark.parametrize("name", sorted(WORD_LISTS))
+def test_no_word_list_holds_a_word_twice(name):
+    words = WORD_LISTS[name]
+    assert len(words) == len(set(words)), [w for i, w in enumerate(words) if w in words[:i]]
 
 
 def test_the_duplicate_check_catches_a_repeated_alternative():

@@ -17,6 +17,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bargain.analysis.claim_words import (
+    ADVERBS,
+    ANY_NOUNS,
+    COINS,
+    CONJUNCTIONS,
+    EXPENSES,
+    HI_COMPARISONS,
+    HI_NOUNS,
+    LO_COMPARISONS,
+    LO_NOUNS,
+    MONEY_VERBS,
+    NEGATIONS,
+    NOUN_MODIFIERS,
+    OBJECTS,
+    PERSONS,
+    SUBJECT_DROPPERS,
+    not_after,
+    one_of,
+)
+
 MASK = "¤"  # what every character of a price becomes before the patterns run
 QUOTES = frozenset("'\"‘’“”")  # a cue between two of these is mentioned, not said
 # A quote still open before a cue, and one closing after it ("you wrote 'not a penny less than 80'"); an apostrophe
@@ -25,73 +45,33 @@ QUOTE_OPEN = re.compile(r"(?:^|\s)['‘\"“][^'’\"”]*$")
 QUOTE_CLOSE = re.compile(r"(?<=\S)['’\"”](?!\w)")
 P = r"¤+"  # a masked price
 _I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
-_SUBJ = (rf"(?:{_I}\s*|^\W*(?:(?:pls|please|sorry|sry|nah|no|ok|okay|look|honestly|tbh|man|bro|"
-         rf"dude|yeah|well|so|"
-         rf"sir|madam)\W+)*)")  # chat drops the subject: "paid 65 for it new"
+_SUBJ = rf"(?:{_I}\s*|^\W*(?:{one_of(SUBJECT_DROPPERS)}\W+)*)"  # chat drops the subject: "paid 65 for it new"
 _IM = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"
 _IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
-_ADV = (r"(?:(?:\w+ly|really|just|simply|honestly|absolutely|definitely|seriously|truly|literally|"
-        r"only|possibly|even|ever|"
-        r"actually|realistically|basically|frankly|still|already|originally|myself|personally|"
-        r"physically|"
-        r"afford\s+to|bring\s+myself\s+to|go\s+and|be|want\s+to|wanna|intend\s+to|plan\s+to)\s+)*")
-_OBJ = r"(?:(?:it|them|['’]em|this|these|that|those|the|my|our|her|him)(?:\s+[\w'-]+){0,3}?)"
-_NEG = (r"(?:can['’]?t|cannot|can\s+not|not\s+can|won['’]?t|will\s+not|shall\s+not|shan['’]t|"
-        r"must\s+not|wouldn['’]?t|would\s+not|couldn['’]?t|could\s+not|"
-        r"don['’]?t|do\s+not|am\s+not|['’]m\s+not|are\s+not|aren['’]t|['’]re\s+not|not|never|"
-        r"refuse\s+to|"
-        r"(?:am|are|is|['’]m|['’]re)\s+unable\s+to|unable\s+to|no\s+longer|(?:['’]d|"
-        r"would)\s+(?:\w+\s+)?rather\s+not|ain['’]?t|dont|wont|cant|"
-        r"(?:am|['’]m|are|['’]re)\s+not\s+(?:in\s+a\s+position|able|prepared|willing|going)\s+to)")
-_VERB = (r"(?:go(?:ing|in)?|pay(?:ing|in)?|spend(?:ing)?|sell(?:ing|in)?|accept(?:ing)?|take|"
-         r"taking|takin|charg(?:e|ing)|"
-         r"ask(?:ing)?|bill|quote|list|rent|let|lease|sublet|do(?:ing)?|part(?:ing)?\s+with|"
-         r"let(?:ting)?\s+[\w'’]+(?:\s+\w+)?\s+go|touch|drop(?:ping)?|budg(?:e|ing)|come\s+down|"
-         r"coming\s+down|come\s+up|mov(?:e|"
-         r"ing)|"
-         r"offer(?:ing)?|afford|giv(?:e|ing)|shell(?:ing)?\s+out|fork(?:ing)?\s+out|"
-         r"cough(?:ing)?\s+up|"
-         r"hav(?:e|ing)|get(?:ting)?|manag(?:e|ing)|stretch(?:ing)?|justify(?:ing)?|bid(?:ding)?|"
-         r"put\s+down|put|lay\s+out|settle|settling|consider(?:ing)?|entertain(?:ing)?|let\s+go|"
-         r"part|discount(?:ing)?|"
-         r"pric(?:e|ing))")
-_COIN = r"(?:cent|penny|dime|nickel|dollar|euro|pound|quid|buck|lira|rupee|franc|rand|peso)"
+_ADV = rf"(?:{one_of(ADVERBS)}\s+)*"
+_OBJ = rf"(?:{one_of(OBJECTS)}(?:\s+[\w'-]+){{0,3}}?)"
+_NEG = one_of(NEGATIONS)
+_VERB = one_of(MONEY_VERBS)
+_COIN = one_of(COINS)
 _CENT = rf"(?:a\s+(?:single\s+)?{_COIN}|one\s+(?:single\s+)?{_COIN})"
-# What a seller pays for besides the item: "fuel cost me 30", "I pay my babysitter 15" state no floor.
-_EXPENSE_WORDS = ("fuel", "petrol", "gas", "diesel", "storage", r"storage\sunit", "parking", "insurance", "rent",
-                  "repairs", "repair", "tolls", "fees", "babysitter", "listing", "ads", "advert", "tax", "taxes",
-                  "licence", "license", "permit", "pitch")
-_EXPENSES = rf"(?:{'|'.join(_EXPENSE_WORDS)})"
-_NOT_THE_ITEM = (rf"(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts|transmission|engine|tyres|"
-                 rf"tires|brakes|battery|"
-                 rf"clutch)\b")  # "I put 2,000 into the transmission": a part, not what the item cost
-def _not_after(words: tuple[str, ...]) -> str:
-    """A run of fixed-width look-behinds: the next word does not follow any of `words` (regex look-behinds cannot
-    take an alternation of different widths)."""
-    return "".join(rf"(?<!{word}\s)" for word in words)
-
-
-_NOT_AFTER_EXPENSE = _not_after(_EXPENSE_WORDS)  # "fuel cost me" is no cost of the item
+_EXPENSES = one_of(EXPENSES)
+# "I put 2,000 into the transmission": a part, not what the item cost
+_NOT_THE_ITEM = (rf"(?:{_EXPENSES}|shipping|delivery|fix(?:ing)?|parts|transmission|engine|tyres|tires|brakes|"
+                 r"battery|clutch)\b")
+_NOT_AFTER_EXPENSE = not_after(EXPENSES)  # "fuel cost me" is no cost of the item
 _NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
-_OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|(?:any\s+)?offers?|a\s+(?:cent|penny|"
-            r"dime|dollar|euro|pound)|(?:a\s+)?dime|"
+_OBJ_OPT = (r"(?:\s+(?:it|them|this|these|that|those|anything|(?:any\s+)?offers?|"
+            r"a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
             r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?")
 _FILLER = r"(?!(?:my|our|your|is|isn['’]t|not|over|under|above|below|beyond|past|than)\b)"  # "50 for the bike, tops"
 # "I won't go any lower than this" is final, not a limit
 _NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"
-_HI_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:more\s+th[ae]n|more['’]n|above|over|higher\s+th[ae]n|"
-            r"beyond|past|north\s+of|in\s+excess\s+of|upwards\s+of|"
-            r"a\s+(?:cent|penny|dime)\s+(?:more|over|above)(?:\s+than)?|any\s+more\s+than|"
-            r"any\s+higher\s+than)")
-_LO_COMP = (r"(?:(?:any|much|a\s+lot)\s+)?(?:less\s+th[ae]n|below|under|lower\s+th[ae]n|south\s+of|"
-            r"cheaper\s+than|"
-            r"a\s+(?:cent|penny|dime)\s+(?:less|under|below)(?:\s+than)?|any\s+less\s+than|"
-            r"any\s+lower\s+than)")
+_HI_COMP = rf"(?:(?:any|much|a\s+lot)\s+)?{one_of(HI_COMPARISONS)}"
+_LO_COMP = rf"(?:(?:any|much|a\s+lot)\s+)?{one_of(LO_COMPARISONS)}"
 
 # A bound on a time or a count, not a price: "at most a week to pay the rest", "at least two days".
-_NOT_A_SPAN = (r"(?!\s+(?:a|an|one|two|three|four|five|six|\d+)\s+(?:\w+\s+)?(?:weeks?|days?|"
-               r"months?|hours?|years?|minutes?|"
-               r"mins?|nights?|times?)\b)")
+_NOT_A_SPAN = (r"(?!\s+(?:a|an|one|two|three|four|five|six|\d+)\s+(?:\w+\s+)?"
+               r"(?:weeks?|days?|months?|hours?|years?|minutes?|mins?|nights?|times?)\b)")
 
 HI, LO = "hi", "lo"
 OWN, OTHER, FINAL = "own_limit", "other_limit", "final_offer"
@@ -171,37 +151,11 @@ def _both(name: str, template: str, kind: str, side: str, words: dict[str, str],
 
 # --- limit nouns: whose they are is read from the possessive before them
 # ---------------------------
-_HI_NOUNS = (r"funds|means|savings|highest(?!\s+(?:offer|bid|counter))|(?:highest|"
-             r"maximum)\s+(?:acceptable\s+|possible\s+)?(?:price|figure|number|amount)|budget|"
-             r"max(?:imum)?|ceiling|cap|top\s+(?:price|number|figure|end|limit|whack|dollar)|"
-             r"upper\s+(?:limit|bound|end)|"
-             r"spending\s+(?:limit|cap|power)|price\s+ceiling|comfort\s+limit|absolute\s+top|top|"
-             r"mandate|allowance|"
-             r"authori[sz]ation|approval|purse|wallet|ceiling\s+price|war\s+chest|kitty|"
-             r"willingness\s+to\s+pay")
-_LO_NOUNS = (r"(?:lowest|least)(?!\s+(?:offer|bid|counter))|(?:lowest|minimum)\s+(?:acceptable\s+|"
-             r"possible\s+)?(?:price|figure|number|amount)|floor|minimum|min|lowest\s+price|"
-             r"lower\s+(?:limit|bound|end)|reserve(?:\s+price)?|price\s+floor|"
-             r"cost\s+price|break[- ]?even(?:\s+point|\s+price)?|purchase\s+price|"
-             r"acquisition\s+cost|buy[- ]in|"
-             r"rock[- ]bottom(?:\s+price)?|bottom\s+dollar|minimum\s+(?:order\s+)?(?:value|charge|"
-             r"fee|spend)|wholesale\s+(?:price|cost)|(?:(?<=my\s)|(?<=our\s)|(?<=the\s)|(?<=ur\s)|"
-             r"(?<=your\s)|(?<=total\s)|(?<=real\s)|(?<=actual\s)|(?<=own\s)|(?<=pocket\s)|"
-             r"(?<=purchase\s)|(?<=acquisition\s)|(?<=unit\s)|(?<=landed\s))costs?|outlay|"
-             r"bottom\s+price|bottom|overheads?|expenses")
-_NOT_A_PRICE_LIMIT = _not_after(("credit", "weight", "speed", "height", "age", "time", "word", "data", "transfer",
-                                 "daily",
-                                 # "my credit limit" bounds no price
-                                 "size", "load", "luggage", "baggage", "card"))
-_ANY_NOUNS = (rf"number(?!\s+(?:of|one|two|is\s+\d))|{_NOT_A_PRICE_LIMIT}limit|bottom\s+line|"
-              rf"walk[- ]?away(?:\s+(?:price|point|number))?|cut-?off|threshold|red\s+line|"
-              r"hard\s+stop|reservation\s+(?:price|value)|line\s+in\s+the\s+sand|bound")
+_HI_NOUNS = "|".join(HI_NOUNS)
+_LO_NOUNS = "|".join(LO_NOUNS)
+_ANY_NOUNS = "|".join(ANY_NOUNS)
 NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
-_MODS = (r"(?:(?:absolute|total|whole|real|actual|hard|strict|firm|top|overall|own|entire|personal|"
-         r"very|true|"
-         r"realistic|comfortable|maximum|max|highest|lowest|final|bare|honest|rock[- ]bottom|"
-         r"non-negotiable|"
-         r"spending|monthly|set|fixed|current|approved|upper|lower)\s+)*")
+_MODS = rf"(?:{one_of(NOUN_MODIFIERS)}\s+)*"
 _YOU = r"\b(?:you|u|ya|ud|youd|youll)\b(?:\s+(?:guys|lot|folks|two)\b)?"
 _YOUR = r"\b(?:your|ur|yer)\b"
 # "you're", "you must be"
@@ -209,10 +163,7 @@ _YOU_BE = rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|shoul
 _YOU_WOULD = (rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|"
               rf"would|['’]ll|will|could|"
               rf"might)|\b(?:ud|youd|youll)\b)")
-PEOPLE = (r"(?:brother|sister|dad|father|mom|mum|mother|friend|neighbou?r|wife|husband|partner|son|"
-          r"daughter|boss|cousin|"
-           r"co-?worker|roommate|uncle|aunt|grandma|grandpa|girlfriend|boyfriend|"
-           r"kid|colleague|flatmate|buddy|mate|parents?|family)['’]?s?\b")
+PEOPLE = rf"{one_of(PERSONS)}['’]?s?\b"
 
 
 def noun_cues() -> list[Cue]:
@@ -1627,7 +1578,7 @@ KEEP_COMMA = (r"(?<=honestly,)|(?<=frankly,)|(?<=look,)|(?<=well,)|(?<=ok,)|(?<=
               r"is|was|would\s+be|will\s+be|comes\s+to|once\s+[^,]{0,40},|with\s+[^,]{0,30},|"
               r"even\s+stretching\s+it|"
               r"stretching\s+it|if\s+I['’]m\s+honest")
-_CONJUNCTIONS = r"but|so|because|cause|cuz|though|although|while|whereas|plus|yet|otherwise|however|anyway"
+_CONJUNCTIONS = "|".join(CONJUNCTIONS)
 CLAUSE_BREAK = re.compile(
     rf"[;()]|\s[—–-]+\s|[—–]|,(?!\s*(?:{KEEP_COMMA})(?!\w))|\band\b(?!\s+(?:all|change|forth|final|"
     rf"best|still\s+(?:profit|make|turn|do|come|be))\b)|"
