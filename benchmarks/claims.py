@@ -19,23 +19,26 @@ written price as each kind of limit it is not, and counts the false claims it le
 of `claim_cues` fires (finds a price its clause asserts) and how often a labelled claim of its kind
 and price is in that message, and how often each canceller of `claim_cancellers` cancels a cue and
 how often rightly (no such labelled claim, or another cue found it); then names the cues that never
-fire.
+fire, and the top-level alternatives of a cue's pattern that never fire (marked when not even the
+cue's own examples fire them: those are the ones to remove).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import time
 from collections import Counter
 from pathlib import Path
 
 from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
-from bargain.analysis.claim_cues import CUES
-from bargain.analysis.claims import KINDS, Reading, confirm, extract_claims, readings, same_value
+from bargain.analysis.claim_cues import CUES, alternatives
+from bargain.analysis.claims import KINDS, Reading, confirm, extract_claims, parse, readings, same_value
 from bargain.analysis.claims_model import Assisted, combine, read_all, reader
 from bargain.analysis.price_mentions import find_prices
+from bargain.engine.trial import Role
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"development": ["claims_labelled.jsonl", "claims_retired_test.jsonl", "claims_heldout.jsonl",
@@ -114,15 +117,17 @@ def rule_counts(rows: list[dict]) -> dict[str, Counter]:
     """Per cue, how often it fires ("fired") and how often rightly ("right": a labelled claim of its kind and price
     is in the message); per canceller, how often it cancels a cue ("cancelled") and how often rightly ("kept_out":
     no such labelled claim, or another cue found it)."""
-    counts = {key: Counter() for key in ("fired", "right", "cancelled", "kept_out")}
+    counts = {key: Counter() for key in ("fired", "right", "cancelled", "kept_out", "alternative")}
     for row in rows:
         gold = [(g["kind"], g["value"]) for g in row["claims"]]
         found = None
+        masked, clauses = parse(row["message"], Role(row["role"]))
         for reading in readings(row["message"], row["role"]):
             labelled = _labelled(reading, gold)
             if reading.asserted:
                 counts["fired"][reading.cue] += 1
                 counts["right"][reading.cue] += labelled
+                counts["alternative"][(reading.cue, _alternative(masked, clauses, reading))] += 1
                 continue
             rule = ("final:" if reading.cue in _FINAL_CUES else "") + reading.cancelled_by
             if labelled and found is None:
@@ -134,6 +139,16 @@ def rule_counts(rows: list[dict]) -> dict[str, Counter]:
 
 
 _FINAL_CUES = frozenset(cue.name for cue in CUES if cue.side == "sentence")  # cancelled by FINAL_CANCELLERS
+_ALTERNATIVES = {cue.name: [re.compile(a, re.IGNORECASE) for a in alternatives(cue.pattern.pattern)] for cue in CUES}
+
+
+def _alternative(masked: str, clauses: list, reading: Reading) -> int:
+    """Which top-level alternative of its cue's pattern found a reading: the first that matches its span, in its
+    clause, as the cue ran."""
+    clause = next(c for c in clauses if c.start <= reading.start < c.end)
+    text, start, end = masked[clause.start:clause.end], reading.start - clause.start, reading.end - clause.start
+    return next(i for i, alt in enumerate(_ALTERNATIVES[reading.cue])
+                if (match := alt.match(text, start)) and match.end() == end)
 
 
 def print_rule_counts(rows: list[dict]) -> None:
@@ -151,6 +166,23 @@ def print_rule_counts(rows: list[dict]) -> None:
             print(f"{name:28s} {'':12s} {cancelled:6d} {kept_out:6d} {_ratio(kept_out, cancelled):>6s}")
     silent = [cue.name for cue in CUES if not counts["fired"][cue.name]]
     print(f"\ncues that never fire on {len(rows)} labelled messages: {', '.join(silent) or 'none'}")
+    print("alternatives that never fire on them, of the cues with more than one (* nor on the cue's own examples):")
+    for cue in CUES:
+        alts = alternatives(cue.pattern.pattern)
+        unused = [i for i in range(len(alts)) if not counts["alternative"][(cue.name, i)]]
+        if len(alts) > 1 and unused and counts["fired"][cue.name]:
+            shown = _example_alternatives(cue.name, cue.fires)
+            print(f"  {cue.name} ({len(unused)} of {len(alts)}): "
+                  + "  ".join(alts[i] + ("" if i in shown else " *") for i in unused))
+
+
+def _example_alternatives(name: str, examples: tuple[str, ...]) -> set[int]:
+    """Which top-level alternatives of the cue `name` its examples fire, read without a speaker's side."""
+    shown = set()
+    for message in examples:
+        masked, clauses = parse(message, None)
+        shown |= {_alternative(masked, clauses, r) for r in readings(message, None) if r.asserted and r.cue == name}
+    return shown
 
 
 def _ratio(num: int, den: int) -> str:

@@ -141,6 +141,29 @@ def _one_of(*phrases: str) -> str:
     return "|".join(phrases)
 
 
+def alternatives(pattern: str) -> tuple[str, ...]:
+    """The top-level alternatives of a pattern ("a|b(?:c|d)" has two), for counting which one fired."""
+    found, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            i += 2 if pattern[i + 1:i + 2] == "]" else 3 if pattern[i + 1:i + 3] == "^]" else 1
+            continue
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            found.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return (*found, pattern[start:])
+
+
 def _both(name: str, template: str, kind: str, side: str, words: dict[str, str], **flags) -> list[Cue]:
     """A ceiling cue and its floor twin: `template` with "{words}" replaced by each direction's
     words."""
@@ -572,7 +595,8 @@ _CUES: list[Cue] = noun_cues() + [
                          rf"(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?most\b{_NOT_A_SPAN}|"
                          r"\bup\s+to\s+a\s+max(?:imum)?\s+of",
          OWN, HI, "after", personal=True,
-         fires=("No more than 1.10 per litre for me.",
+         fires=("I'll pay up to a maximum of 400.",
+                "No more than 1.10 per litre for me.",
                 "I can spend at most 260 on the phone."),
          misses=("At most two of the chairs have scratches, right? I'd offer 30 each.",)),
     _cue("no-less-than", rf"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|"
@@ -1093,7 +1117,8 @@ _CUES: list[Cue] = noun_cues() + [
                  rf"\bout\s+of\s+(?:my|"
                  rf"our)\s+own\s+pocket\b",
          OWN, LO, "threshold", (SELLER,), conditional=True, loss=True,
-         fires=("below 12 i lose money",
+         fires=("At 30 the rest comes out of my own pocket.",
+                "below 12 i lose money",
                 "Below 50 I lose money."),
          misses=("I'm not saying I'd lose money at 30, I'm saying I'd prefer 35.",)),
     # refusing everything past a threshold: anything above 1,200 is out of reach / under 7k I'd
@@ -1124,7 +1149,15 @@ _CUES: list[Cue] = noun_cues() + [
         r"\bblows?\s+(?:my|our)\s+\w*\s*budget\b",
     ),
          OWN, HI, "threshold", (BUYER,), conditional=True,
-         fires=("I can't go past 580.",
+         fires=("Anything over 500 is more than I can do.",
+                "Anything above 80 and I'll walk.",
+                "Anything over 500, no deal.",
+                "More than 80 is not happening.",
+                "Over 400 is a no-go for me.",
+                "Anything above 80 is a deal-breaker.",
+                "Anything over 500, forget it.",
+                "Anything over 5,000 needs sign-off from my boss.",
+                "I can't go past 580.",
                 "I can't go over 110."),
          misses=("I'd rather not lose the sale over five bucks, so let's say 45?",)),
     _cue("refuse-lo", _one_of(
@@ -1146,7 +1179,13 @@ _CUES: list[Cue] = noun_cues() + [
             r"shan['’]t)\s+(?:do|go|let|part|sell|justify|accept)\b",
     ),
          OWN, LO, "threshold", (SELLER,), conditional=True,
-         fires=("i wont sell under 7k",
+         fires=("Anything under 30 is below my cost.",
+                "Anything under 500, no deal.",
+                "Less than 80 is not happening.",
+                "Anything under 500, forget it.",
+                "Anything below 80 and I'm walking away.",
+                "Under 400 is a no-go.",
+                "i wont sell under 7k",
                 "i wont sell under 40"),
          misses=("7200 or no deal",)),
     # the other side's limit: you can afford 80 / you'd pay a thousand easily / you probably paid
@@ -1489,7 +1528,9 @@ _CUES: list[Cue] = noun_cues() + [
         r"\bI\s+(?:don['’]?t|won['’]?t)\s+negotiate\s+(?:any\s+)?further\b",
     ),
          FINAL, None, "sentence",
-         fires=("15 firm",
+         fires=("45 done",
+                "That's it: 45 and we're square.",
+                "15 firm",
                 "3k firm"),
          misses=("is 12 firm?",)),
     # "I'm not moving", "I won't go any lower than this": by choice, a final offer; "I can't go

@@ -257,8 +257,9 @@ class Reading(NamedTuple):
         return self.cancelled_by is None
 
 
-def _parse(message: str, role: Role | None) -> tuple[str, list[Clause]]:
-    """The message with its prices masked, and its clauses."""
+def parse(message: str, role: Role | None) -> tuple[str, list[Clause]]:
+    """The message with its prices masked, and its clauses: what the cues run on (and what
+    `python -m benchmarks.claims --cues` reads again to tell which alternative of a cue fired)."""
     prices = find_prices(message)
     masked = _mask(message, prices, role)
     return masked, _clauses(masked, prices)
@@ -276,7 +277,7 @@ def readings(message: str, role: Role | str | None) -> list[Reading]:
     """Every cue found, with the price it claims and the rule that cancels it, if one does: what `extract_claims`
     decides from, and what `python -m benchmarks.claims --cues` counts."""
     role = None if role is None else _role(role)
-    masked, clauses = _parse(message, role)
+    masked, clauses = parse(message, role)
     found = []
     for index, clause in enumerate(clauses):
         text = masked[clause.start:clause.end]
@@ -424,7 +425,7 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
         return None
     if value is None:
         return None
-    masked, clauses = _parse(message, speaker)
+    masked, clauses = parse(message, speaker)
     for index, clause in enumerate(clauses):
         for price in clause.prices:
             if not any(same_value(v, value) for v in (price.low, price.high)):
