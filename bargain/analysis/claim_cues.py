@@ -591,9 +591,11 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("I'll decline anything above 500.",
                 "I'll turn down any price over 80."),
          misses=("I'll decline anything above 500?",)),
-    _cue("no-more-than", rf"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n|"
-                         rf"(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?most\b{_NOT_A_SPAN}|"
-                         r"\bup\s+to\s+a\s+max(?:imum)?\s+of",
+    _cue("no-more-than", _one_of(
+        r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n",
+        rf"(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?most\b{_NOT_A_SPAN}",
+        r"\bup\s+to\s+a\s+max(?:imum)?\s+of",
+    ),
          OWN, HI, "after", personal=True,
          fires=("I'll pay up to a maximum of 400.",
                 "No more than 1.10 per litre for me.",
@@ -968,18 +970,19 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("i paid 30 for it",
                 "paid 100, min 110"),
          misses=("if i had 80 id pay 80 lol",)),
-    _cue("cost-me", rf"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)"
-                    rf"{_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|"
-                    rf"ran|charges?|charged|bills?|billed|owes)\s+(?:me|us)\b(?!.{{0,25}}\b(?:for|"
-                    rf"on)\s+(?:the\s+|my\s+|a\s+)?(?:\w+\s+)?{_EXPENSES}\b)|"
-                    r"\b(?:my|our)\s+(?:supplier|distributor|"
-                    r"wholesaler|"
-                    r"farmer|grower|vendor|landlord|manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|"
-                    r"charged|bills|"
-                    r"billed)\b|\bset\s+(?:me|us)\s+back\b|\bputs?\s+(?:me|us)\s+at\b|"
-                    r"\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b"
-                    r"(?=.{0,20}\b(?:to|for)\s+(?:me|us)\b)|\b(?:come|comes|"
-                    r"came)\s+to\b(?=.{0,20}\bfor\s+(?:me|us)\b)",
+    _cue("cost-me", _one_of(
+        r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)"
+            rf"{_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|ran|charges?|charged|bills?|"
+            rf"billed|owes)\s+(?:me|us)\b(?!.{{0,25}}\b(?:for|on)\s+(?:the\s+|my\s+|"
+            rf"a\s+)?(?:\w+\s+)?{_EXPENSES}\b)",
+        r"\b(?:my|our)\s+(?:supplier|distributor|wholesaler|farmer|grower|vendor|landlord|"
+            r"manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|billed)\b",
+        r"\bset\s+(?:me|us)\s+back\b",
+        r"\bputs?\s+(?:me|us)\s+at\b",
+        rf"\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b(?=.{{0,20}}\b(?:to|"
+            r"for)\s+(?:me|us)\b)",
+        rf"\b(?:come|comes|came)\s+to\b(?=.{{0,20}}\bfor\s+(?:me|us)\b)",
+    ),
          OWN, LO, "after", (SELLER,),
          fires=("cost me 2,50 each",
                 "cost me 40, 45 final"),
@@ -1055,10 +1058,12 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("I can't go under 4.5k, I still owe that on it.",
                 "I owe 11,500 on the loan, so I can't sell for less."),
          misses=("I need at least 300 to cover what I owe on it.",)),
-    _cue("in-for", rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b|"
-                   rf"{_IM}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)|"
-                   rf"{_IM}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|"
-                   rf"total|with|after)\b)", OWN, LO, "after",
+    _cue("in-for", _one_of(
+        rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b",
+        rf"{_IM}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)",
+        rf"{_IM}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|total|"
+            r"with|after)\b)",
+    ), OWN, LO, "after",
          (SELLER,),
          fires=("im at 200 cost on this. wont go below 230, final",
                 "We're in at 21k on this Tacoma, can't drop below."),
@@ -1097,25 +1102,23 @@ _CUES: list[Cue] = noun_cues() + [
          misses=("I have 1,100 into it with parts?",)),
     # losing money: below 1.70 I lose money / I'd be losing money under 4.10 / at 1.20 I only break
     # even
-    _cue("loss", rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b(?:(?!\b(?:not|never)\b|"
-                 rf"n['’]t\b)[^¤]){{0,30}}?\b(?:(?:lose|losing|lost)"
-                 rf"(?!\s+(?:the|a|this|that|your)\s+(?:sale|deal|customer|buyer|sleep))|loss|"
-                 rf"in\s+the\s+red|underwater|"
-                 rf"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|"
-                 rf"n['’]?t\s+(?:even\s+)?cover|"
-                 rf"not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|giving\s+(?:it|them|\w+|"
-                 rf"the\s+\w+)\s+away|"
-                 rf"eat(?:ing)?\s+the\s+cost|working\s+for\s+(?:free|nothing)|"
-                 rf"can['’]?t\s+(?:even\s+)?cover|cannot\s+cover|"
-                 rf"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|"
-                 rf"zero\s+profit|better\s+off|"
-                 rf"(?:just|rather)\s+keep|prefer\s+to\s+keep|make\s+(?:it|them|\w+)\s+pay|"
-                 rf"(?:don['’]?t|do\s+not)\s+make\s+(?:anything|a\s+(?:penny|cent|dime|profit)|"
-                 rf"any\s+(?:money|profit))|"
-                 rf"(?:wouldn['’]?t|won['’]?t|doesn['’]?t|don['’]?t)\s+(?:even\s+)?cover)\b"
-                 rf"|\bloses?\s+(?:me\s+)?money\b|\ba\s+loss\s+for\s+(?:me|us)\b|"
-                 rf"\bout\s+of\s+(?:my|"
-                 rf"our)\s+own\s+pocket\b",
+    _cue("loss", _one_of(
+        rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b(?:(?!\b(?:not|never)\b|"
+            rf"n['’]t\b)[^¤]){{0,30}}?\b(?:(?:lose|losing|lost)(?!\s+(?:the|a|this|that|"
+            r"your)\s+(?:sale|deal|customer|buyer|sleep))|loss|in\s+the\s+red|underwater|"
+            r"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|"
+            r"n['’]?t\s+(?:even\s+)?cover|not\s+(?:even\s+)?cover(?:ing)?|paying\s+to\s+sell|"
+            r"giving\s+(?:it|them|\w+|the\s+\w+)\s+away|eat(?:ing)?\s+the\s+cost|"
+            r"working\s+for\s+(?:free|nothing)|can['’]?t\s+(?:even\s+)?cover|cannot\s+cover|"
+            r"a\s+loss|at\s+a\s+loss|making\s+nothing|make\s+nothing|no\s+profit|zero\s+profit|"
+            r"better\s+off|(?:just|rather)\s+keep|prefer\s+to\s+keep|make\s+(?:it|them|"
+            r"\w+)\s+pay|(?:don['’]?t|do\s+not)\s+make\s+(?:anything|a\s+(?:penny|cent|dime|"
+            r"profit)|any\s+(?:money|profit))|(?:wouldn['’]?t|won['’]?t|doesn['’]?t|"
+            r"don['’]?t)\s+(?:even\s+)?cover)\b",
+        r"\bloses?\s+(?:me\s+)?money\b",
+        r"\ba\s+loss\s+for\s+(?:me|us)\b",
+        r"\bout\s+of\s+(?:my|our)\s+own\s+pocket\b",
+    ),
          OWN, LO, "threshold", (SELLER,), conditional=True, loss=True,
          fires=("At 30 the rest comes out of my own pocket.",
                 "below 12 i lose money",
@@ -1293,15 +1296,16 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("You gig every weekend, 1,300 is nothing to you.",
                 "700 is nothing for you, you'd pay it in a second."),
          misses=("You gig every weekend, 1,300 is nothing to you?",)),
-    _cue("nothing-to-you", r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b|"
-                           r"(?<=¤)(?:\s+\w+)?\s+(?:(?:would|will|is|ai|wo|does)\s*(?:n['’]?t|"
-                           r"\s+not)\s+(?:be\s+)?(?:a\s+)?(?:problem|stretch|issue|"
-                           r"big\s+deal)|(?:is|would\s+be|['’]s)\s+(?:an?\s+)?(?:easy|small|"
-                           r"trivial)\s+[\w-]+)\s+(?:for|to)\s+(?:you|u|ya)\b|"
-                           r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|"
-                           r"plenty)\s+for\s+(?:you|u)\b|"
-                           r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?\s+(?:would|"
-                           r"will)\s+(?:still\s+)?work\s+for\s+(?:you|u)\b",
+    _cue("nothing-to-you", _one_of(
+        r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b",
+        r"(?<=¤)(?:\s+\w+)?\s+(?:(?:would|will|is|ai|wo|does)\s*(?:n['’]?t|"
+            r"\s+not)\s+(?:be\s+)?(?:a\s+)?(?:problem|stretch|issue|big\s+deal)|(?:is|would\s+be|"
+            r"['’]s)\s+(?:an?\s+)?(?:easy|small|trivial)\s+[\w-]+)\s+(?:for|to)\s+(?:you|u|ya)\b",
+        r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|"
+            r"plenty)\s+for\s+(?:you|u)\b",
+        r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?\s+(?:would|"
+            r"will)\s+(?:still\s+)?work\s+for\s+(?:you|u)\b",
+    ),
          OTHER, None, "before", assertive=True,
          fires=("I'm sure 0.50 per banana would still work for you.",
                 "You do this run every day, I'm sure 35 is still fine for you."),
@@ -1424,12 +1428,14 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("300 is above what you paid.",
                 "80 is well over what you paid, I know."),
          misses=("300 is above what you paid?",)),
-    _cue("within-your", rf"\b(?:within|inside|under|below)\s+{_YOUR}\s+(?:budget|means|range|limit|"
-                        rf"price\s+range)\b|"
-                        rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b|"
-                        rf"\bshouldn['’]?t\s+be\s+(?:beyond|out\s+of\s+reach\s+for|"
-                        rf"too\s+much\s+for)\s+{_YOU}\b|"
-                        rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
+    _cue("within-your", _one_of(
+        rf"\b(?:within|inside|under|below)\s+{_YOUR}\s+(?:budget|means|range|limit|"
+            r"price\s+range)\b",
+        rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b",
+        r"\bshouldn['’]?t\s+be\s+(?:beyond|out\s+of\s+reach\s+for|"
+            rf"too\s+much\s+for)\s+{_YOU}\b",
+        rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
+    ),
          OTHER, HI, "before",
          fires=("I'm certain 65 is within your budget.",
                 "You're buying for the office, so 120 a chair is well within your budget."),
