@@ -367,9 +367,10 @@ _MOVING = (rf"(?:{_STAYING}\b(?:\s+(?:an\s+inch|any\s+further|any\s+more|anymore
 
 
 def _not_moving(name: str, negation: str, **fields) -> Cue:
-    """A refusal to move from the price ("not moving", "can't go any lower"), the subject the speaker or
-    dropped: one definition for the family, whose members differ only in `negation`."""
-    return _cue(name, rf"(?:{_IM}|{_I}|^\W*)\s*{negation}{_MOVING}", FINAL, None, "sentence", **fields)
+    """A refusal to move from the price ("not moving", "can't go any lower"), the subject the speaker
+    or dropped: one definition for the family, whose members differ only in `negation`."""
+    pattern = rf"(?:{_IM}|{_I}|^\W*)\s*{negation}{_MOVING}"
+    return _cue(name, pattern, FINAL, None, "sentence", **fields)
 
 
 # --- the lexicon ---------------------------------------------------------------------------------
@@ -979,9 +980,9 @@ _CUES: list[Cue] = noun_cues() + [
             r"manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|billed)\b",
         r"\bset\s+(?:me|us)\s+back\b",
         r"\bputs?\s+(?:me|us)\s+at\b",
-        rf"\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b(?=.{{0,20}}\b(?:to|"
+        r"\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b(?=.{0,20}\b(?:to|"
             r"for)\s+(?:me|us)\b)",
-        rf"\b(?:come|comes|came)\s+to\b(?=.{{0,20}}\bfor\s+(?:me|us)\b)",
+        r"\b(?:come|comes|came)\s+to\b(?=.{0,20}\bfor\s+(?:me|us)\b)",
     ),
          OWN, LO, "after", (SELLER,),
          fires=("cost me 2,50 each",
