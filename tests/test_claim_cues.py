@@ -17,6 +17,7 @@ from bargain.analysis import claim_cues as cues
 from bargain.analysis import claim_words
 from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
 from bargain.analysis.claims import extract_claims, readings
+from benchmarks.claims import rule_counts
 
 FINAL_CUES = frozenset(cue.name for cue in cues.CUES if cue.side == "sentence")
 
@@ -120,3 +121,12 @@ def test_the_duplicate_check_catches_a_repeated_alternative():
     assert _repeats(sre_parse.parse(r"\b(?:out\s+of|beyond|out\s+of)\b"))
     assert _repeats(sre_parse.parse(r"x(?:ab|(?:bc|cd|bc))"))
     assert not _repeats(sre_parse.parse(r"\b(?:out\s+of|beyond|outside)\b"))
+
+
+def test_the_rule_counts_name_what_fired_and_what_cancelled():
+    counts = rule_counts([
+        {"message": "My budget is 300.", "role": "buyer", "claims": [{"kind": "own_limit", "value": 300}]},
+        {"message": "Is 50 your max?", "role": "seller", "claims": []},
+    ])
+    assert (counts["fired"]["my-noun-hi"], counts["right"]["my-noun-hi"]) == (1, 1)
+    assert (counts["cancelled"]["question"], counts["kept_out"]["question"]) == (1, 1)

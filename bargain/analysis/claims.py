@@ -18,7 +18,8 @@ form, and sets aside numbers that are not prices. Then each price's role is deci
 clause: the message is cut into sentences and clauses, and a cue of `claim_cues` (a lemma with its
 function words, such as "my budget", "cost me", "can't go above", "the least I") claims the
 price on its side of the same clause; a clause that only points back ("that's my max", "that's
-what it cost me") claims the price of the clause before. A clause that is a question, is
+what it cost me") claims the price of the clause before (`readings`: every cue found, with its
+price and the named rule of `claim_cancellers` that cancels it, if one does). A clause that is a question, is
 hypothetical ("if my budget were 3", "had I bought it new it would have been 900"), negates the
 cue ("I'm not saying my budget is 2", "I didn't pay 800") or reports someone else's words or
 prices ("you said your budget was 50", "the shop sells it for 2.99") claims nothing. A range
