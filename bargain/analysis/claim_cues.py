@@ -210,7 +210,7 @@ def noun_cues() -> list[Cue]:
                          fires={HI: ("My cap is €75.",
                                      "My budget is 40."),
                                 LO: ("my floor is 700",
-                                     "My floor is 1.9."),
+                                     "yea 200 is my min"),
                                 None: ("My limit: 45.",
                                        "My hard stop is 9,750.")},
                          misses={HI: ("i didnt say 60 was my max",),
@@ -239,7 +239,7 @@ def noun_cues() -> list[Cue]:
                          rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last|number)\b){noun}",
                          OWN, direction, "before",
                          fires={HI: ("i can stretch to 95 but thats the ceiling",
-                                     "i can stretch to 250 but thats the ceiling"),
+                                     "wallet says 14.50 and thats the whole budget"),
                                 LO: ("3.50 per slice thats the lowest",
                                      "no lower than 45, that's the bottom"),
                                 None: ("I can stretch to 19.5k if I have to, but that's the "
@@ -395,7 +395,7 @@ _CUES: list[Cue] = noun_cues() + [
                    rf"allowed)))"
                    rf"{_PAST}", OWN, HI, "near",
          fires=("Max I can do is 35.",
-                "max i can do is 1.1k"),
+                "most i can do is 1.25"),
          misses=("No, 70 is not the most I can do, I just don't want to.",)),
     _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|"
                     rf"cheapest|smallest)\s+"
@@ -515,7 +515,7 @@ _CUES: list[Cue] = noun_cues() + [
            fires={HI: ("I can't go past 580.",
                        "I can't go over 110."),
                   LO: ("i wont sell under 7k",
-                       "i wont sell under 40")},
+                       "I can't go under 2.10.")},
            misses={HI: ("If it has a cracked screen I wouldn't pay more than 100.",),
                    LO: ("If I were you I wouldn't take less than 500 for it, but I'm not you.",)}),
     _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|"
@@ -638,11 +638,11 @@ _CUES: list[Cue] = noun_cues() + [
                        r"(?!¤+\s+per\s+(?:customer|person|household|order|"
                        r"family)\b)(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True,
          fires=("max 2k",
-                "max 240"),
+                "budget 3,5k"),
          misses=("Is your budget 50?",)),
     _cue("min-before", r"\b(?:min(?:imum)?|floor)\s*[:=]?\s*(?=¤)", OWN, LO, "after", personal=True,
          fires=("min 30",
-                "min 2k"),
+                "min 350, firm"),
          misses=("min 30?",)),
     # "more than 25 I can't pay", "under 1000 we cannot sell": the bound put first
     *_both("bound-first", rf"(?:^\W*|\b(?:but|and|"
@@ -1467,7 +1467,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"\bfinal(?=\s*¤)",
     ), FINAL, None, "sentence",
          fires=("70 final",
-                "380 final"),
+                "final: 4k"),
          misses=("final offer?",)),
     _cue("take-it-or-leave-it", _one_of(
         r"\btake[- ]it[- ]or[- ]leave[- ]it\b(?!\s+(?:is|isn['’]t|was)\b)",
