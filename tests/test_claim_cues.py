@@ -13,8 +13,8 @@ try:
 except ImportError:  # pragma: no cover
     import sre_parse
 
+from bargain.analysis import claim_cancellers, claim_words
 from bargain.analysis import claim_cues as cues
-from bargain.analysis import claim_words
 from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
 from bargain.analysis.claims import extract_claims, readings
 from benchmarks.claims import rule_counts
@@ -99,7 +99,8 @@ def _repeats(tree: sre_parse.SubPattern) -> list[str]:
 
 
 PATTERNS = [(cue.name, cue.pattern) for cue in cues.CUES] + \
-    [(name, value) for name, value in vars(cues).items() if isinstance(value, re.Pattern)] + \
+    [(name, value) for module in (cues, claim_cancellers) for name, value in vars(module).items()
+     if isinstance(value, re.Pattern)] + \
     [(f"THRESHOLD[{key}]", value) for key, value in cues.THRESHOLD.items()]
 
 

@@ -16,8 +16,8 @@ word lists of `claim_words` and small parts defined here, its phrasings one to a
 many (`_one_of`), a family that differs in one part made by one definition (`_both`, `noun_cues`,
 `_not_moving`), and beside it the messages it must read (`fires`) and a near miss it must leave
 (`misses`), run by tests/test_claim_cues.py. `python -m benchmarks.claims --cues` counts how often
-each fires on the labelled sets. Below the cues: the words the clause splitter and the cancellers
-(`claim_cancellers`) look for.
+each fires on the labelled sets. Below the cues: the words the clause splitter and the choice of a
+cue's price and person look for (the cancellers' own words are in `claim_cancellers`).
 """
 
 from __future__ import annotations
@@ -46,11 +46,6 @@ from bargain.analysis.claim_words import (
 )
 
 MASK = "¤"  # what every character of a price becomes before the patterns run
-QUOTES = frozenset("'\"‘’“”")  # a cue between two of these is mentioned, not said
-# A quote still open before a cue, and one closing after it ("you wrote 'not a penny less than 80'"); an apostrophe
-# that only shortens a word ("'em") closes nothing.
-QUOTE_OPEN = re.compile(r"(?:^|\s)['‘\"“][^'’\"”]*$")
-QUOTE_CLOSE = re.compile(r"(?<=\S)['’\"”](?!\w)")
 P = r"¤+"  # a masked price
 _I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
 _SUBJ = rf"(?:{_I}\s*|^\W*(?:{one_of(SUBJECT_DROPPERS)}\W+)*)"  # chat drops the subject: "paid 65 for it new"
@@ -1655,22 +1650,6 @@ TAG = re.compile(r"(?:\s+(?:right|eh|correct)|,\s*(?:right|yeah|no|eh|correct|ye
                  r"wasn['’]t\s+it|didn['’]t\s+you|don['’]t\s+you|"
                  r"aren['’]t\s+you|won['’]t\s+you|"
                  r"wouldn['’]t\s+you))\W*$", re.IGNORECASE)  # "Your budget was 500, right?"
-# A final offer promised for later ("I'll send my final offer after the viewing") declares none yet.
-FUTURE_FINAL = re.compile(r"\b(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]m\s+gonna|"
-                          r"I\s+am\s+going\s+to|I['’]d\s+like\s+to)\s+"
-                          r"(?:\w+\s+){0,3}?(?:send|let\s+you\s+know|make|give|tell|"
-                          r"come\s+back\s+with|get\s+back\s+(?:to\s+you\s+)?with|"
-                          r"put\s+together|decide|work\s+out|present|submit|share|"
-                          r"have)\b(?!\s+(?:this|it|that)\b)[^.;!?¤]*$",
-                          re.IGNORECASE)
-# Who else may declare a price final: "the shop across the street is firm at 45", "another buyer gave me a final offer".
-THIRD_PARTY = re.compile(r"^[^\w¤]*(?:(?:but|and|so|also|well)\s+)?(?:the|another|that|a|some|"
-                         r"other)\s+(?:\w+\s+)?(?:shop|store|dealer|dealership|garage|seller|buyer|"
-                         r"bidder|"
-                         r"guy|man|woman|lady|place|website|site|market|auction|auctioneer|vendor|"
-                         r"agent|company|firm|stall)s?\b|"
-                         r"\b(?:gave|made|sent|offered|got|received)\s+(?:me\s+|us\s+)?(?:a|an|"
-                         r"their|his|her)\s+$", re.IGNORECASE)
 ASSENT_TAG = re.compile(r",\s*(?:ok|okay|alright|"
                         r"all\s+right)\W*$", re.IGNORECASE)  # "35 is the last price, ok?" asks for assent
 TAG_QUESTION = re.compile(r"\b(?:or\s+(?:nah|not|no|what)|(?<=\s)or|innit|huh|"
@@ -1684,35 +1663,6 @@ QUESTION_START = re.compile(
 
 
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
-HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|suppose|supposing|assuming|(?<!I\s)imagine|pretend|hypothetically|wish\s+(?:I|"
-    r"we|it|my)|whether|in\s+case|"
-    r"what\s+if|in\s+a\s+world\s+where|it\s+would\s+take|it['’]d\s+take|wonder|wondering|"
-    r"(?<!\bno\s)(?<!without\s)(?<!\ba\s)doubt|let['’]s\s+say|(?:love|like|want|"
-    r"wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|"
-    r"were\s+(?:I|we)\s+to|"
-    r"(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]d)\s+(?:tell|give|show)\s+you)\b", re.IGNORECASE)
-ANTECEDENT = re.compile(r"[^\w¤]*(?:if|unless|suppose|supposing|assuming|were\s+(?:I|we|you|this|"
-                        r"it|that)|had\s+(?:I|you|we)|should\s+(?:the|you|it|I)|"
-                        r"even\s+if)\b", re.IGNORECASE)
-# A seller's cost of something that is not for sale: "my other bike", "the stand, which I'm keeping", "not included".
-NOT_FOR_SALE = re.compile(r"\b(?:my|our)\s+other\b|\b(?:which|that)\s+(?:I['’]m|I\s+am|we['’]re|"
-                          r"we\s+are)\s+keeping\b|"
-                          r"\b(?:that|which|it|they)\s*(?:['’]s\s+not|is\s+not|isn['’]t|are\s+not|"
-                          r"aren['’]t|['’]re\s+not)\s+"
-                          r"(?:\w+\s+)?(?:included|part\s+of\s+(?:the|this)\s+(?:sale|"
-                          r"deal))\b", re.IGNORECASE)
-# A limit for something else or for a perk: "2k for the honeymoon, totally separate from this", "a separate 400",
-# "our minimum order value for free delivery is 30".
-ELSEWHERE = re.compile(r"\bseparate\s+from\s+(?:this|that|the\s+\w+)\b|\ba\s+separate\s+¤|"
-                       r"\bnothing\s+to\s+do\s+with\s+(?:this|that)\b|"
-                       r"\bfor\s+(?:free|discounted|cheaper)\s+(?:delivery|shipping|postage|"
-                       r"installation)\b|\bto\s+qualify\s+for\b",
-                       re.IGNORECASE)
-# What the speaker heard from someone else about the other side is a report: "my friend said you'd take 250" (about
-# the speaker, "my mom said I can spend 160" is the speaker's limit).
-HEARD = re.compile(rf"\b(?:my|our|a)\s+(?:\w+\s+)?{PEOPLE}\s+(?:\w+\s+)?(?:said|says|told\s+me|"
-                   rf"mentioned|reckons|heard)\b", re.IGNORECASE)
 # An offer the speaker makes, and a refusal by choice (not "can't") to go past a price: "I'll meet you halfway at 6,850.
 # I'm not going higher than that" stands by the offer.
 OFFERED = re.compile(r"\b(?:I|we)\s*(?:['’]ll|will|can|could|['’]d)\s+(?:\w+\s+){0,2}?(?:do|accept|"
@@ -1726,53 +1676,6 @@ WILL_NOT = re.compile(r"\b(?:won['’]?t|will\s+not|not\s+going\s+to|(?:['’]m|
 AT_A_LIMIT = re.compile(r"\s*(?:at|to|on|with)\s+(?:a|my|our|the)\s+(?:\w+\s+){0,2}?(?:floor|"
                         r"minimum|min|max|maximum|budget|limit|"
                         r"ceiling|cap|bottom(?:\s+line)?|reserve)\s*(?:of|:|at)?\s*", re.IGNORECASE)
-# What ends a condition's reach within its sentence: "If it had the charger I'd pay more, but as it is my max is 35".
-CONTRAST = re.compile(r"\b(?:but|however|yet|though|anyway|still)\b|[:—–]|\s-\s", re.IGNORECASE)
-COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)\s*(?:have|['’]ve)\b(?!\s+you\b)|"
-                            r"\b(?:would|could|should)['’]ve\b|"
-                            r"['’]d\s+have\s+(?:\w+ed|said|told|taken|paid|gone)\b|^\W*(?:had|"
-                            r"were)\s+(?:I|we|you|my|our|your|it|the)\b", re.IGNORECASE)
-NEGATION = re.compile(r"\b(?:not|never|no|nobody|neither|nor|hardly|aint|dont|didnt|isnt|wasnt|"
-                      r"cant|wont|wouldnt|couldnt|"
-                      r"shouldnt|doesnt|havent|hasnt)\b|n['’]t\b|"
-                      r"\bcannot\b", re.IGNORECASE)
-# A negated "be" or "have" bounds a claim rather than denying it: "your cost can't be more than 1.50".
-BOUND_NEGATION = re.compile(r"\b(?:can['’]?t|cannot|couldn['’]?t|can\s+not)\s+(?:\w+\s+)?(?:be|"
-                            r"have)\b|\bno\s+way\s*$|"
-                            r"\b(?:no|without\s+(?:a|any)?)\s*(?:doubt|question|trouble|problem)\b",
-                            re.IGNORECASE)  # "no way you paid more than 150" bounds the other side's cost
-REPORTED = re.compile(
-    r"\b(?:you|u|they|he|she|someone|somebody|people)(?:['’]ve|['’]d|"
-    r"\s+have)?\s+(?:\w+\s+)?(?:said|say|says|told|tell|"
-    r"mentioned|mention|claimed|saying|telling|claiming|indicated|stated|noted|specified|implied|"
-    r"admitted|confirmed|"
-    r"claim|offered|quoted|asked|wrote|suggested|think|thinks|thought)\b|\b(?:your|their|his|"
-    r"her)\s+(?:\w+\s+)?"
-    r"(?:offer|bid|counter(?:offer)?|ask(?:ing)?(?:\s+price)?|quote|proposal)\b|\baccording\s+to\b|"
-    r"\b(?:message|email|e-mail|text|note|letter|listing|ad|advert|post)\s+(?:\w+\s+){0,3}?(?:said|"
-    r"says|stated|read|reads|"
-    r"mentioned)\b|\b(?:your|ur|yer|his|her|their|the)\s+[\w-]+\s+(?:\w+\s+){0,3}?(?:said|says|say|"
-    r"mentioned|told|claimed|"
-    r"wrote|stated|indicated|suggested|shows|"
-    r"showed)\b|"  # "your colleague mentioned", "the receipt you showed me says"
-    r"\b(?:sells|goes|going|retails?|listed|priced|(?:is|are|'s|"
-    r"'re)\s+selling)\s+(?:\w+\s+)?(?:for|at)\b|"
-    r"\b(?<!I\s)sold\s+(?:\w+\s+){0,3}?for\b|\bgoing\s+rate\b|"
-    r"\b(?:online|on\s+ebay|on\s+amazon|in\s+(?:the\s+)?(?:shops|stores)|retail|"
-    r"msrp|rrp|list\s+price|sticker\s+price|market\s+(?:price|value)|similar|another|last\s+time|"
-    r"usually|normally|typically)\b", re.IGNORECASE)
-ASSERTIVE = re.compile(
-    r"\b(?:sure|bet|know|knows|knew|certain|surely|clearly|obviously|probably|likely|definitely|"
-    r"def|easily|easy|undoubtedly|"
-    r"doubt(?:less)?|reckon|suspect|guess|think|believe|confident|must|gladly|happily|comfortably|"
-    r"well|honest|"
-    r"tell|heartbeat|blinking|real|come\s+on|c?mon|no\s+problem|still|honestly|totally|for\s+sure|"
-    r"fr|prob|"
-    r"probs|deffo|defo|dare|opinion|trust|expect|imagine|guessing|pretend|frankly|wager|"
-    r"realistically|positive|"
-    r"all\s+day|don['’]?t\s+lie|admit\s+it|clear|evident|obvious|thinking\s+twice|second\s+thought|"
-    r"hesitat\w*|sense|trouble|difficulty|figure)\b",
-    re.IGNORECASE)
 # Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
 COMPARED = re.compile(r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|"
                       r"exceeds?|past|off|"
@@ -1796,8 +1699,6 @@ FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", r
 OTHERS = re.compile(r"\b(?:he|she|they|his|their|a\s+(?:man|woman|guy|lady|person)|buyers|sellers|"
                     r"people|others|everyone|everybody|someone|somebody|customers|"
                     r"dealers|shops|stores)\b", re.IGNORECASE)
-SPEAKER = re.compile(r"\b(?:I|we|my|our)(?:['’]?(?:m|ve|d|ll|"
-                     r"re))?\b", re.IGNORECASE)  # the speaker as subject or owner
 SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
 # The sides named as parties, capitalised as defined terms are ("the Buyer's reservation price"): the speaker or the
 # other side, by the speaker's role; "the seller next door" is neither.
@@ -1805,59 +1706,3 @@ PARTY = re.compile(r"\b[Tt]he\s+(Buyer|Seller)(['’]s)?\b")
 ANAPHOR = re.compile(r"\s*(?:\W+\s*)?(?:and\s+)?(?:that|that['’]?s|this|this['’]s|which|it|it['’]s|"
                      r"its|thats|those|"
                      r"these|not|no|nothing|anything|which\s+is)\b", re.IGNORECASE)
-# A report that may follow what it reports: "your floor was 60, according to your first message".
-REPORTED_AFTER = re.compile(r"\baccording\s+to\b|\b(?:your|his|her|their)\s+words\b|"
-                            r"\bas\s+(?:you|u)\s+(?:said|told|mentioned|wrote|stated|"
-                            r"put\s+it)\b", re.IGNORECASE)
-# ... or in the clause after it: "2.60 is over your budget, you said, so what about 2.40?"
-REPORTED_TAIL = re.compile(r"[^\w¤]*(?:(?:as\s+)?(?:you|u)\s+(?:said|told\s+me|mentioned|wrote|"
-                           r"stated)|(?:your|his|her|their)\s+(?:own\s+)?words)"
-                           r"(?=\s*(?:[,;.!?—–-]|$))",
-                           re.IGNORECASE)
-_WHEN_I_WAS = r"when\s+(?:I|we)\s+(?:was|were|started|first)"
-# When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
-PAST_TIME = re.compile(r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|"
-                       r"winter|spring|autumn|fall|night)|"
-                       r"for\s+(?:my|our|the)\s+(?:last|previous|old)|previous(?:ly)?|back\s+in|"
-                       r"in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
-                       rf"originally|back\s+then|back\s+when|(?:my|our)\s+(?:old|previous|former)|"
-                       rf"{_WHEN_I_WAS})\b", re.IGNORECASE)
-# A habit the speaker had: "when I started out I'd never go below 20".
-WHEN_I_WAS = re.compile(rf"\b{_WHEN_I_WAS}\b", re.IGNORECASE)
-# What must follow a bound that opens its sentence for it to be the speaker's limit: a cost to the speaker
-# ("over 400 and I keep taking the bus"); "over 1,000 and I'd want a warranty" states none.
-CONSEQUENCE = re.compile(r"n['’]t\b|\b(?:not|never|cannot|nothing|lose|losing|loss|underwater|"
-                         r"for\s+free|subsidi[sz]\w*|worth|cheaper|"
-                         r"walk|walking|gone|kill|stretch|loan|borrow|noodles|broke|afloat|drain|"
-                         r"robbing|away|sting|sense|"
-                         r"struggle|bus|keep|decline|refuse|bear|(?:cost|costs)\s+(?:me\s+)?more|"
-                         r"paying\s+(?:you|to)|"
-                         r"out\s+of\s+(?:pocket|reach))\b|"
-                         r"\bI['’]?m\s+out\b", re.IGNORECASE)
-# A limit that is not now's: "my budget used to be 200", "next month my budget will be 300".
-NOT_NOW = re.compile(r"\b(?:used\s+to\s+be|will\s+(?:probably\s+|likely\s+)?be|(?:is|"
-                     r"are)\s+going\s+to\s+be)\b",
-                     re.IGNORECASE)
-# What says a sentence is not meant: "my budget is 40, kidding", "oh totally, my budget is 60,000. Very funny."
-SARCASM = re.compile(r"\b(?:(?:just\s+)?kidding|jk|yeah\s+right|oh\s+(?:sure|totally|yeah)|"
-                     r"very\s+funny|as\s+if|right,\s+because|"
-                     r"hypothetically)\b|^\W*sure,?\s+and\b", re.IGNORECASE)  # "Sure, and I paid a dollar for it."
-# What marks a statement about the other side as a guess: "perhaps your minimum is 850, I do not know"
-# ("you paid maybe 20" only rounds the price).
-HEDGE = re.compile(r"\b(?:(?:maybe|perhaps|possibly)(?!\s+(?:like\s+|about\s+|around\s+)?¤)|"
-                   r"it['’]s\s+possible|idk|not\s+sure|no\s+idea|(?:I|I['’]d)\s+(?:do\s+not|"
-                   r"don['’]?t|"
-                   r"wouldn['’]?t)\s+know|(?:could|may|"
-                   r"might)\s+(?:well\s+)?be\s+wrong)\b", re.IGNORECASE)
-# A guess about the other side by its modal: "you might let it go for 200" (an assertion makes it a claim).
-GUESS_MODAL = re.compile(r"\b(?:might|may)\b", re.IGNORECASE)
-# Where a price is the market's, not a side's: an other-side claim made about it claims nothing.
-MARKET = re.compile(r"\b(?:in|at)\s+(?:any|every)\s+(?:store|shop|supermarket|market)\b|"
-                    r"\banywhere\s+else\b|\belsewhere\b",
-                    re.IGNORECASE)
-# ... and where what the buyer would pay is a shop's price or another thing's: "you'd pay 18 at the florist", "the
-# least you'd pay for a new one is 600" (what the seller paid at the outlet is still the seller's cost).
-SHOP_PRICE = re.compile(r"\bat\s+(?:the|a)\s+(?:\w+\s+)?(?:florist|shop|store|supermarket|mall|"
-                        r"dealer(?:ship)?|bakery|butcher|"
-                        r"chemist|pharmacy|outlet|boutique|retailer)s?\b|"
-                        r"\bfor\s+a\s+(?:brand[- ])?new\s+one\b", re.IGNORECASE)
