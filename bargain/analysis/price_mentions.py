@@ -103,20 +103,21 @@ _YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|ar
 _PER_ITEM = re.compile(r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)",
                        re.IGNORECASE)  # a price per item, not per month
 # Goods whose price names the scale a spoken price leaves open ("nine fifty for the piano" is 950).
-_DEAR = re.compile(r"\b(?:piano|car|van|truck|motorbike|motorcycle|scooter|boat|caravan|camper|sofa|couch|wardrobe|"
-                   r"fridge|"
-                   r"freezer|washer|dishwasher|laptop|computer|macbook|tv|television|camera|lens|drone|bike|bicycle|"
-                   r"e-bike|"
-                   r"guitar|amp|drum\s+kit|watch|ring|rent|flat|apartment|room|deposit|roof|kitchen|bathroom|furniture|"
-                   r"mattress|bed|desk|table|wedding|venue|saddle|horse|tractor|trailer|jacket|coat|suit|boots|phone|"
-                   r"tablet|"
-                   r"console|armchair|carpet|rug|stroller|pram|buggy|crib|cot)s?\b", re.IGNORECASE)
-_CHEAP = re.compile(r"\b(?:coffee|tea|egg|eggs|bread|loaf|bun|croissant|bagel|jar|punnet|kilo|kg|lb|bunch|apple|banana|"
-                    r"tomato|tomatoes|lemon|lemonade|milk|pint|cup|candle|card|stamp|sticker|pen|pencil|soap|seed|"
-                    r"seeds|"
-                    r"plant|cutting|cupcake|cookie|muffin|juice|honey|cherries|berries|radish|radishes|herbs|"
-                    r"basil)s?\b",
-                    re.IGNORECASE)
+DEAR_ITEMS = ("piano", "car", "van", "truck", "motorbike", "motorcycle", "scooter", "boat", "caravan", "camper", "sofa",
+              "couch", "wardrobe", "fridge", "freezer", "washer", "dishwasher", "laptop", "computer", "macbook", "tv",
+              "television", "camera", "lens", "drone", "bike", "bicycle", "e-bike", "guitar", "amp", r"drum\s+kit",
+              "watch", "ring", "rent", "flat", "apartment", "room", "deposit", "roof", "kitchen", "bathroom",
+              "furniture", "mattress", "bed", "desk", "table", "wedding", "venue", "saddle", "horse", "tractor",
+              "trailer", "jacket", "coat", "suit", "boots", "phone", "tablet", "console", "armchair", "carpet", "rug",
+              "stroller", "pram", "buggy", "crib", "cot")
+# Goods whose price is small ("seven-fifty for the jar" is 7.50).
+CHEAP_ITEMS = ("coffee", "tea", "egg", "eggs", "bread", "loaf", "bun", "croissant", "bagel", "jar", "punnet", "kilo",
+               "kg", "lb", "bunch", "apple", "banana", "tomato", "tomatoes", "lemon", "lemonade", "milk", "pint", "cup",
+               "candle", "card", "stamp", "sticker", "pen", "pencil", "soap", "seed", "seeds", "plant", "cutting",
+               "cupcake", "cookie", "muffin", "juice", "honey", "cherries", "berries", "radish", "radishes", "herbs",
+               "basil")
+_DEAR = re.compile(rf"\b(?:{'|'.join(DEAR_ITEMS)})s?\b", re.IGNORECASE)
+_CHEAP = re.compile(rf"\b(?:{'|'.join(CHEAP_ITEMS)})s?\b", re.IGNORECASE)
 _TIME_BEFORE = re.compile(r"\b(?:close|closes|closing|open|opens|opening|shut|shuts|leave|leaves|arrive|arrives|"
                           r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|"
                           r"before|after)\s+$",
