@@ -214,11 +214,11 @@ def noun_cues() -> list[Cue]:
         cues.append(_cue(f"the-noun-{suffix}", rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|"
                                                rf"actual|rock)))(?:the\s+)?(?!(?:wholesale|retail|"
                                                rf"market|going|list|sticker|average|typical|"
-                                               rf"usual)\b){noun}"
-                                     rf"(?:\s+(?:for|on|of)\s+(?:the\s+|a\s+|this\s+|these\s+|"
-                                     rf"my\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}){{0,2}}\s*"
-                                     rf"(?=(?:is|was|['’]s|:|would\s+be|will\s+be|stands\s+at|"
-                                     rf"sits\s+at|at)\b|:)",
+                                               rf"usual)\b){noun}(?:\s+(?:for|on|of)\s+(?:the\s+|"
+                                               rf"a\s+|this\s+|these\s+|my\s+)?[\w-]+"
+                                               rf"(?:\s+[\w-]+){{0,2}}){{0,2}}\s*(?=(?:is|was|"
+                                               rf"['’]s|:|would\s+be|will\s+be|stands\s+at|"
+                                               rf"sits\s+at|at)\b|:)",
                          OWN, direction, "after", personal=True,
                          fires={HI: ("Ceiling: 950. Final.",
                                      "Budget's 40 max, sorry."),
@@ -262,21 +262,21 @@ def noun_cues() -> list[Cue]:
                                  # "the max for me", "for me the upper bound is 16.5k"
                                  None: ("For me the upper bound is 16.5k?",)}))
         if direction == LO:  # "the cost to you"; a ceiling or limit "to you" is not said
-            cues.append(_cue(f"noun-to-you-{suffix}", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|"
-                                                      rf"u)\b", OTHER, direction, "near",
+            cues.append(_cue(f"noun-to-you-{suffix}", rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b",
+                             OTHER, direction, "near",
                              fires={LO: ("The cost to you is likely below £1.00 per loaf.",
                                          "The cost to you was 300, I'm sure.")},
                              misses={LO: ("The cost to you is likely below £1.00 per loaf?",)}))
         cues.append(_cue(f"i-have-a-noun-{suffix}", rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|"
                                                     rf"have\s+got|got|set|set\s+(?:myself|"
-                                          rf"ourselves)|['’]m\s+on|am\s+on|['’](?:m|"
-                                          rf"re)\s+working\s+with|(?:am|"
-                                          rf"are)\s+working\s+with|"
-                                          rf"['’]m\s+sticking\s+to|gave\s+myself|"
-                                          rf"['’]ve\s+been\s+given|was\s+given|"
-                                          rf"(?:have|['’]ve)\s+been\s+(?:given|approved\s+for|"
-                                          rf"authori[sz]ed))\s+"
-                                          rf"(?:a|an|the|my)\s+(?:total|{noun})",
+                                                    rf"ourselves)|['’]m\s+on|am\s+on|"
+                                                    rf"['’](?:m|re)\s+working\s+with|"
+                                                    rf"(?:am|are)\s+working\s+with|"
+                                                    rf"['’]m\s+sticking\s+to|gave\s+myself|"
+                                                    rf"['’]ve\s+been\s+given|was\s+given|"
+                                                    rf"(?:have|['’]ve)\s+been\s+(?:given|"
+                                                    rf"approved\s+for|authori[sz]ed))\s+(?:a|an|"
+                                                    rf"the|my)\s+(?:total|{noun})",
                          OWN, direction, "after",
                          fires={HI: ("I have a hard cap of 25 for this.",
                                      "I'm working with a budget of 2,500."),
@@ -290,8 +290,8 @@ def noun_cues() -> list[Cue]:
                                  None: ("If i have a hard stop at 220, would you do 200?, "
                                         "fine.",)}))
         cues.append(_cue(f"a-noun-of-{suffix}", rf"\b(?:authori[sz]ed|approved|allowed|given|"
-                                                rf"allocated|set)\s+(?:me\s+|us\s+)?"
-                                      rf"(?:a|an)\s+{noun}\s+of\b", OWN, direction, "after",
+                                                rf"allocated|set)\s+(?:me\s+|us\s+)?(?:a|"
+                                                rf"an)\s+{noun}\s+of\b", OWN, direction, "after",
                          fires={HI: ("I've been given a budget of £275 by my manager.",
                                      "Me and the wife set a cap of 1,350 a month for rent."),
                                 LO: ("The owner authorised me a floor of 500.",
@@ -316,9 +316,10 @@ def noun_cues() -> list[Cue]:
                                       "about 1,020?",),
                                  None: ("There's a limit of one per household on these, 4.99 "
                                         "each.",)}))
-        cues.append(_cue(f"you-have-a-noun-{suffix}", rf"{_YOU}\s+(?:must\s+|surely\s+|probably\s+|"
-                                                      rf"clearly\s+)?(?:have|['’]ve\s+got|got)\s+"
-                                            rf"(?:a|an)\s+{noun}", OTHER, direction, "after",
+        cues.append(_cue(f"you-have-a-noun-{suffix}", rf"{_YOU}\s+(?:must\s+|surely\s+|"
+                                                      rf"probably\s+|clearly\s+)?(?:have|"
+                                                      rf"['’]ve\s+got|got)\s+(?:a|an)\s+{noun}",
+                         OTHER, direction, "after",
                          fires={HI: ("You must have a budget of at least $700 for a sofa.",
                                      "You must have a budget of 500 for this."),
                                 LO: ("You must have a floor around 1,000, otherwise you "
@@ -383,21 +384,18 @@ _PAST = (r"(?!\s*(?:['’]?ve|have|had)?\s*(?:ever\s+)?(?:\w+ly\s+)?(?:paid|spen
 _CUES: list[Cue] = noun_cues() + [
     # the most I can pay / the least I'd take / the cheapest we can do / 1.9k absolute lowest
     _cue("most-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|utmost|"
-                   rf"highest|max(?:imum)?|top|furthest|"
-                   rf"farthest|largest|biggest)\s+(?:price\s+|amount\s+|number\s+|"
-                   rf"figure\s+)?(?:that\s+)?(?:{_I}|(?:my|"
-                   rf"our)\s+[\w-]+\s+(?=can|could|will|would|is\s+(?:willing|able|prepared|"
-                   rf"allowed)))"
-                   rf"{_PAST}", OWN, HI, "near",
+                   rf"highest|max(?:imum)?|top|furthest|farthest|largest|biggest)\s+(?:price\s+|"
+                   rf"amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|"
+                   rf"(?:my|our)\s+[\w-]+\s+(?=can|could|will|would|"
+                   rf"is\s+(?:willing|able|prepared|allowed))){_PAST}", OWN, HI, "near",
          fires=("Max I can do is 35.",
                 "most i can do is 1.25"),
          misses=("No, 70 is not the most I can do, I just don't want to.",)),
     _cue("least-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|"
-                    rf"cheapest|smallest)\s+"
-                    rf"(?:price\s+|amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our|"
-                    rf"the)\s+[\w-]+\s+"
-                    rf"(?=can|could|will|would|lets|allows|is\s+(?:willing|able|prepared|allowed)))"
-                    rf"{_PAST}", OWN, LO, "near",
+                    rf"cheapest|smallest)\s+(?:price\s+|amount\s+|number\s+|"
+                    rf"figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our|the)\s+[\w-]+\s+(?=can|could|will|"
+                    rf"would|lets|allows|is\s+(?:willing|able|prepared|allowed))){_PAST}",
+         OWN, LO, "near",
          fires=("Least I take: 95.",
                 "lowest i take is 95"),
          misses=("You keep saying 'the least I can take is 90' like it's gospel.",)),
@@ -406,41 +404,38 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("On my pension, 175 is the top of what I can spend.",
                 "Twelve hundred is the absolute top of what I can afford for a sofa."),
          misses=("On my pension, 175 is the top of what I can spend?",)),
-    _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|"
-                             rf"end))\s+of\s+what\s+{_I}", OWN, LO, "near",
+    _cue("bottom-of-what-i", rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}",
+         OWN, LO, "near",
          fires=("40 is the bottom of what I can take.",
                 "The floor of what I'd accept is 40."),
          misses=("40 is the bottom of what I can take?",)),
     _cue("bare-hi", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|"
                     r"a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|"
-                    r"will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
-                    r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|"
-                    r"hard\s+|total\s+)?"
-                    r"\b(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|"
-                    r"top\s+of\s+(?:my|our)\s+(?:range|"
-                    r"budget|limit))\b"
-                    r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))",
+                    r"will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|literally|"
+                    r"absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
+                    r"total\s+)?\b(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|"
+                    r"top\s+of\s+(?:my|our)\s+(?:range|budget|limit))\b(?!\s+(?:of|you|for\s+you|"
+                    r"so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))",
          OWN, HI, "before", personal=True,
          fires=("50 max",
                 "3k cap."),
          misses=("i wouldnt say 60 is my max",)),
     _cue("is-all", r"(?<=¤)(?:\s+for\s+(?:both|the\s+lot|all|each|it|them|the\s+\w+))?\s*(?:\s+is|"
-                   r"'s)\s+(?:really\s+|literally\s+|truly\s+)?(?:all|everything)\b(?!\s+(?:you|of|"
-                   r"in|included|inclusive|(?:I|we)(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
+                   r"'s)\s+(?:really\s+|literally\s+|truly\s+)?(?:all|"
+                   r"everything)\b(?!\s+(?:you|of|in|included|inclusive|"
+                   r"(?:I|we)(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
          OWN, HI, "before",
          fires=("250 is all i got",
                 "$400 is all i have saved"),
          misses=("250 is all i got?",)),
     _cue("bare-lo", r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|"
                     r"a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|"
-                    r"will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|"
-                    r"literally|absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|"
-                    r"hard\s+|"
-                    r"rock[- ]bottom\s+)?"
-                    r"\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|bottom\s+line|"
-                    r"break[- ]?even|rock[- ]bottom)\b"
-                    r"(?!\s+(?:of|you|for\s+you|so\s+far|yet|among|(?:I|we)(?:['’]ve|"
-                    r"\s+have)(?!\s+been\s+(?:given|set|told|allowed|assigned))))",
+                    r"will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|literally|"
+                    r"absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
+                    r"rock[- ]bottom\s+)?\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|"
+                    r"bottom\s+line|break[- ]?even|rock[- ]bottom)\b(?!\s+(?:of|you|for\s+you|"
+                    r"so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)(?!\s+been\s+(?:given|set|told|"
+                    r"allowed|assigned))))",
          OWN, LO, "before", personal=True,
          fires=("20 minimum babe",
                 "160 lowest fr fr"),
@@ -457,9 +452,9 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("Highest is 300.",
                 "Highest: 300 for the pair."),
          misses=("Highest is 300?",)),
-    *[_cue(f"the-noun-i-{direction or 'any'}", rf"\bthe\s+(?:[\w-]+\s+)?(?:{nouns})\s+(?:that\s+)"
-                                               rf"?{_I}\b{_PAST}[^¤.!?]{{0,60}}?\b(?:is|was|"
-                                               rf"['’]s)\b",
+    *[_cue(f"the-noun-i-{direction or 'any'}", rf"\bthe\s+(?:[\w-]+\s+)?(?:{nouns})\s+"
+                                               rf"(?:that\s+)?{_I}\b{_PAST}[^¤.!?]{{0,60}}?\b"
+                                               rf"(?:is|was|['’]s)\b",
            OWN, direction, "after",
            fires={HI: ("The highest I can go is 2.35.",
                        "The highest I am able to go is 9.90."),
@@ -474,14 +469,12 @@ _CUES: list[Cue] = noun_cues() + [
                           "EUR?",)})
       for direction, nouns in ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))],
     _cue("the-amount-i-can", rf"\bthe\s+(?:[\w-]+\s+)?(?:amount|sum|total|figure|number|price|"
-                             rf"money|cash|rent|most)\s+"
-                             rf"(?:that\s+)?{_I}\s*(?:can|could|['’]ve|have|was|were|am|"
-                             rf"['’]m)?\s*(?:\w+\s+)?(?:pay|spend|afford|"
-                             rf"commit|handle|manage|put\s+(?:down|in|up|toward|towards)|available|"
-                             rf"been\s+(?:given|assigned|"
-                             rf"authori[sz]ed|allowed|approved)|set\s+(?:myself|aside)|budgeted|"
-                             rf"to\s+spend)\b[^¤.!?]{{0,40}}?"
-                             rf"\b(?:is|was|['’]s|comes\s+to)\b", OWN, HI, "after",
+                             rf"money|cash|rent|most)\s+(?:that\s+)?{_I}\s*(?:can|could|['’]ve|"
+                             rf"have|was|were|am|['’]m)?\s*(?:\w+\s+)?(?:pay|spend|afford|commit|"
+                             rf"handle|manage|put\s+(?:down|in|up|toward|towards)|available|"
+                             rf"been\s+(?:given|assigned|authori[sz]ed|allowed|approved)|"
+                             rf"set\s+(?:myself|aside)|budgeted|to\s+spend)\b[^¤.!?]{{0,40}}?\b"
+                             rf"(?:is|was|['’]s|comes\s+to)\b", OWN, HI, "after",
          fires=("The most I can pay is 35.",
                 "the most i'd spend is €35"),
          misses=("You keep saying 'the most I can pay is 50', but you arrived in a new car.",)),
@@ -514,36 +507,34 @@ _CUES: list[Cue] = noun_cues() + [
            misses={HI: ("If it has a cracked screen I wouldn't pay more than 100.",),
                    LO: ("If I were you I wouldn't take less than 500 for it, but I'm not you.",)}),
     _cue("neg-better", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK})\s+{_ADV}(?:do|go|offer|"
-                       rf"give)(?:\s+(?:you|it))?\s+(?:any\s+)?"
-                       rf"better\s+than{_NOT_PRONOUN}", OWN, None, "after",
+                       rf"give)(?:\s+(?:you|it))?\s+(?:any\s+)?better\s+than{_NOT_PRONOUN}",
+         OWN, None, "after",
          fires=("I can't do better than 2.45.",
                 "My floor is 60 cents per bag, I can't do better than that."),
          misses=("I can't do better than 2.45?",)),
     _cue("best-i", rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?best\s+(?:price\s+|deal\s+|"
-                   rf"offer\s+)?(?:that\s+)?{_I}\s*"
-                   rf"(?:can|could|am\s+able\s+to|['’]m\s+able\s+to)\s+(?:possibly\s+|"
-                   rf"really\s+)?(?:do|offer|go|manage|pay|"
+                   rf"offer\s+)?(?:that\s+)?{_I}\s*(?:can|could|am\s+able\s+to|"
+                   rf"['’]m\s+able\s+to)\s+(?:possibly\s+|really\s+)?(?:do|offer|go|manage|pay|"
                    rf"afford)\b",
          OWN, None, "near",
          fires=("The best I can do is $2.30, I'm afraid.",
                 "Best I can do is 180, that's my whole budget."),
          misses=("The best I can do is $2.30, I'm afraid?",)),
     _cue("neg-exceed", rf"(?:{_SUBJ}{_ADV}{_NEG}|{_NEG_THINK}|\b(?:my|"
-                       rf"our)\s+(?:[\w'’-]+\s+){{0,2}}?(?:budget|limit|max(?:imum)?|"
-                       rf"cap|ceiling|funds|means)(?:\s+(?:for|on)\s+(?:the\s+|a\s+|"
+                       rf"our)\s+(?:[\w'’-]+\s+){{0,2}}?(?:budget|limit|max(?:imum)?|cap|ceiling|"
+                       rf"funds|means)(?:\s+(?:for|on)\s+(?:the\s+|a\s+|"
                        rf"this\s+)?[\w-]+(?:\s+[\w-]+)?)?\s+(?:can['’]?t|cannot|does\s+not|"
-                       rf"doesn['’]?t|will\s+not|won['’]?t|"
-                       rf"is\s+not\s+able\s+to))\s+{_ADV}(?:exceed|surpass|top|extend\s+(?:beyond|"
-                       rf"past|to\s+more\s+than)|"
-                       rf"stretch\s+(?:beyond|past|to\s+more\s+than)|go\s+(?:above|beyond|over|"
-                       rf"past))\b", OWN, HI, "after",
+                       rf"doesn['’]?t|will\s+not|won['’]?t|is\s+not\s+able\s+to))\s+{_ADV}"
+                       rf"(?:exceed|surpass|top|extend\s+(?:beyond|past|to\s+more\s+than)|"
+                       rf"stretch\s+(?:beyond|past|to\s+more\s+than)|"
+                       rf"go\s+(?:above|beyond|over|past))\b", OWN, HI, "after",
          fires=("Can't exceed 9.99.",
                 "I can't go past 580."),
          misses=("Look, I'm not saying I can't go above 200, I'm just saying 200 is a good "
                  "offer.",)),
     _cue("approved-up-to", r"\b(?:authori[sz]ed|approved|pre-?approved|cleared|signed\s+off|"
-                           r"allowed|permitted)\b[^¤.;!?]{0,40}?"
-                           r"\b(?:up\s+to|go\s+(?:as\s+high\s+as|to))\b",
+                           r"allowed|permitted)\b[^¤.;!?]{0,40}?\b(?:up\s+to|"
+                           r"go\s+(?:as\s+high\s+as|to))\b",
          OWN, HI, "after", (BUYER,), personal=True,
          fires=("My financing is approved up to $24,000.",
                 "I'm authorised up to 7,200 and not beyond."),
@@ -566,16 +557,14 @@ _CUES: list[Cue] = noun_cues() + [
                         "horse trailer?",),
                    LO: ("That's below our book value of $17,000 for the lot, and finance won't "
                         "let us sell under book. I could do $17,800.",)}),
-    _cue("not-getting-it", rf"{_YOU}\s*(?:['’]re|"
-                           rf"are)\s+not\s+getting\s+{_OBJ}\s+for\s+(?:less\s+than|under|below|"
-                           rf"anything\s+"
-                           rf"(?:less\s+than|under|below))", OWN, LO, "after", (SELLER,),
+    _cue("not-getting-it", rf"{_YOU}\s*(?:['’]re|are)\s+not\s+getting\s+{_OBJ}\s+for\s+"
+                           rf"(?:less\s+than|under|below|anything\s+(?:less\s+than|under|below))",
+         OWN, LO, "after", (SELLER,),
          fires=("You're not getting the lawnmower for less than two hundred and fifty.",
                 "You're not getting it for less than 300."),
          misses=("You're not getting the lawnmower for less than two hundred and fifty?",)),
     _cue("no-sum-over", rf"{_NEG}\s+(?:\w+\s+){{0,3}}?(?:any|a)\s+(?:sum|amount|price|figure|"
-                        rf"total)\s+(?:exceeding|over|above|"
-                        rf"beyond|higher\s+than|more\s+than|"
+                        rf"total)\s+(?:exceeding|over|above|beyond|higher\s+than|more\s+than|"
                         rf"in\s+excess\s+of)(?=\s*¤)", OWN, HI, "after",
          fires=("I'm absolutely unable to authorise any sum exceeding $6,200 for the piano, and "
                 "I'd wager your client would accept six thousand.",
@@ -583,15 +572,14 @@ _CUES: list[Cue] = noun_cues() + [
          misses=("If i'm absolutely unable to authorise any sum exceeding $6,200 for the piano, "
                  "and I'd wager your client would accept six thousand, fine.",)),
     _cue("decline-below", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+offer|"
-                          r"offers?|any\s+price)\s+"
-                          r"(?:below|under|less\s+than|lower\s+than)", OWN, LO, "after",
+                          r"offers?|any\s+price)\s+(?:below|under|less\s+than|lower\s+than)",
+         OWN, LO, "after",
          fires=("I must decline anything under £640, which is my minimum.",
                 "I must respectfully decline any offer below €2,20 per loaf, as that is my "
                 "production cost."),
          misses=("If i must decline anything under £640, which is my minimum, fine.",)),
     _cue("decline-above", r"\b(?:decline|refuse|reject|turn\s+down)\s+(?:anything|any\s+price|"
-                          r"prices?)\s+"
-                          r"(?:above|over|more\s+than|higher\s+than)", OWN, HI, "after",
+                          r"prices?)\s+(?:above|over|more\s+than|higher\s+than)", OWN, HI, "after",
          fires=("I'll decline anything above 500.",
                 "I'll turn down any price over 80."),
          misses=("I'll decline anything above 500?",)),
@@ -612,24 +600,23 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("no lower than 180 sry",
                 "I need at least 2.5k."),
          misses=("You told me on the phone you needed at least 7k.",)),
-    _cue("at-most-after", rf"(?<=¤),?\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)"
-                          rf"?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
-                          r"or\s+(?:lower|below))\b",
+    _cue("at-most-after", rf"(?<=¤),?\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?"
+                          rf"(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
+                          rf"or\s+(?:lower|below))\b",
          OWN, HI, "before", personal=True,
          fires=("50 max",
                 "0.80 each max"),
          misses=("is 50 ur max",)),
-    _cue("at-least-after", rf"(?<=¤)\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?(?:at\s+(?:the\s+)"
-                           rf"?(?:very\s+)?(?:least|lowest)|min(?:imum)?|"
-                           r"or\s+(?:higher|above|up))\b"
-                           r"(?!\s+(?:left|ago|later|away|walk|drive|wait|late|of|order|orders|"
-                           r"purchase|quantity|qty|stay|term))",
+    _cue("at-least-after", rf"(?<=¤)\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?"
+                           rf"(?:at\s+(?:the\s+)?(?:very\s+)?(?:least|lowest)|min(?:imum)?|"
+                           rf"or\s+(?:higher|above|up))\b(?!\s+(?:left|ago|later|away|walk|drive|"
+                           rf"wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
          OWN, LO, "before", personal=True,
          fires=("20 minimum babe",
                 "need 800 min for the laptop"),
          misses=("u said 230 min yesterday lol",)),
-    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget|ceiling|cap)(?:\s+for\s+(?:me|us)\s+(?:is|"
-                       r"would\s+be))?\s*[:=]?\s*"
+    _cue("max-before", r"\b(?:max(?:imum)?|tops|budget|ceiling|"
+                       r"cap)(?:\s+for\s+(?:me|us)\s+(?:is|would\s+be))?\s*[:=]?\s*"
                        r"(?!¤+\s+per\s+(?:customer|person|household|order|"
                        r"family)\b)(?:between\s+)?(?=¤)", OWN, HI, "after", personal=True,
          fires=("max 2k",
@@ -683,28 +670,27 @@ _CUES: list[Cue] = noun_cues() + [
                 "I can spend up to $650 on this."),
          misses=("i can go up to 3.20 tops?",)),
     # as high as I can go / I can go as high as 2.45
-    _cue("as-high-as", rf"{_IMOD}\s+{_ADV}(?:go|pay|spend|stretch|come\s+up|do)\s+as\s+(?:high|far|"
-                       rf"much)\s+as",
+    _cue("as-high-as", rf"{_IMOD}\s+{_ADV}(?:go|pay|spend|stretch|come\s+up|do)\s+as\s+(?:high|"
+                       rf"far|much)\s+as",
          OWN, HI, "after",
          fires=("I can go as high as 1.60 a pound.",
                 "I can go as high as 2.45, no more."),
          misses=("I can go as high as 1.60 a pound?",)),
-    _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|take)\s+as\s+(?:low|"
-                      rf"far|little)\s+as",
+    _cue("as-low-as", rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|"
+                      rf"take)\s+as\s+(?:low|far|little)\s+as",
          OWN, LO, "after",
          fires=("I can go as low as 2.55 for you.",
                 "I paid $640 for this sofa two years ago. I'd accept as little as $250 for it "
                 "now."),
          misses=("I could go as low as you like if you take all ten.",)),
     _cue("as-high-as-i", rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s*(?:(?:can|could|will|"
-                         rf"am\s+able\s+to)\b|"
-                         rf"(?:go|pay|spend|stretch)\b)", OWN, HI, "before",
+                         rf"am\s+able\s+to)\b|(?:go|pay|spend|stretch)\b)", OWN, HI, "before",
          fires=("130 is as high as I'd go.",
                 "120 is as far as I can stretch for the bike."),
          misses=("That's as high as I go. My budget only has 75 in it.",)),
-    _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:(?:can|could|will|(?:['’]m|"
-                        rf"am)\s+(?:able|allowed|willing|"
-                        rf"prepared)\s+to)\b|(?:go|sell|drop|come\s+down)\b)", OWN, LO, "before",
+    _cue("as-low-as-i", rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:(?:can|could|will|"
+                        rf"(?:['’]m|am)\s+(?:able|allowed|willing|prepared)\s+to)\b|"
+                        rf"(?:go|sell|drop|come\s+down)\b)", OWN, LO, "before",
          fires=("$3,600 is as low as I'll go for this one.",
                 "€380 is as low as I'll go, and that's final."),
          misses=("That's as low as I go.",)),
@@ -718,16 +704,16 @@ _CUES: list[Cue] = noun_cues() + [
                 "I can afford 60 at most."),
          misses=("If I could afford 2,000 I wouldn't be haggling.",)),
     _cue("i-only-have", rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:still\s+)?(?:only|just|"
-                        rf"literally|barely)\s+(?:have|got|['’]ve\s+got|brought|"
-                        rf"saved|earned|got\s+left|have\s+left|budgeted)\b", OWN, HI, "after",
+                        rf"literally|barely)\s+(?:have|got|['’]ve\s+got|brought|saved|earned|"
+                        rf"got\s+left|have\s+left|budgeted)\b", OWN, HI, "after",
          fires=("i only have 50 cents",
                 "i only brought a tenner"),
          misses=("I've only got 2 hours before my train, can we settle at 60?",)),
-    _cue("i-have-to-spend", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:to\s+spend|on\s+me|left(?=\s+(?:on|"
-                            r"in|till|until|for|after))|in\s+my\s+(?:wallet|pocket|account|"
-                            r"budget|purse)|budgeted|set\s+aside|saved(?:\s+up)?|earmarked|"
-                            r"allocated|allotted|to\s+my\s+name|to\s+spare|"
-                            r"available)\b",
+    _cue("i-have-to-spend", r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:to\s+spend|on\s+me|"
+                            r"left(?=\s+(?:on|in|till|until|for|after))|"
+                            r"in\s+my\s+(?:wallet|pocket|account|budget|purse)|budgeted|"
+                            r"set\s+aside|saved(?:\s+up)?|earmarked|allocated|allotted|"
+                            r"to\s+my\s+name|to\s+spare|available)\b",
          OWN, HI, "before",
          fires=("I only have 7.50 on me.",
                 "only have 0.75 on me lol"),
@@ -739,31 +725,29 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("i have like 12 bucks total",
                 "I have 200 total for this."),
          misses=("i have like 12 bucks total?",)),
-    _cue("you-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{_YOUR}\s+(?:pocket|wallet|"
-                              rf"purse|account|budget)|"
-                              rf"on\s+you|to\s+spend)\b", OTHER, HI, "before",
+    _cue("you-have-to-spend", rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{_YOUR}\s+(?:pocket|"
+                              rf"wallet|purse|account|budget)|on\s+you|to\s+spend)\b",
+         OTHER, HI, "before",
          fires=("Surely 1.50 fits in your budget.",
                 "you clearly have more than 5k to spend"),
          misses=("Do you really only have 30 on you?",)),
     _cue("where-i-stop", rf"\bwhere\s+{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
-                         rf"bottom\s+out)\b|"
-                         rf"{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|top\s+out|"
-                         rf"bottom\s+out)\s+at\b",
+                         rf"bottom\s+out)\b|{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
+                         rf"top\s+out|bottom\s+out)\s+at\b",
          OWN, None, "near",
          fires=("Look, ninety is where I stop.",
                 "Ok, I stop at 350. So we're 10 apart."),
          misses=("Look, ninety is where I stop?",)),
-    _cue("can-only", rf"{_SUBJ}(?:(?:can|could)\s+only|(?:['’]m|am|are|['’]re)\s+only\s+(?:allowed|"
-                     rf"permitted|authori[sz]ed|cleared)\s+to)\s+"
-                     rf"(?:swing|spend|afford|manage|pay|stretch\s+to|expense|"
+    _cue("can-only", rf"{_SUBJ}(?:(?:can|could)\s+only|(?:['’]m|am|are|"
+                     rf"['’]re)\s+only\s+(?:allowed|permitted|authori[sz]ed|"
+                     rf"cleared)\s+to)\s+(?:swing|spend|afford|manage|pay|stretch\s+to|expense|"
                      rf"claim)\b", OWN, HI, "after", (BUYER,),
          fires=("I can only afford 3.60.",
                 "i can only swing 120 this month"),
          misses=("I can only afford 3.60?",)),
     _cue("costs-to-make", r"\bcosts?\s+(?:me\s+|us\s+)?(?:about\s+|around\s+|roughly\s+|"
                           r"nearly\s+)?(?=¤+\s+(?:\w+\s+)?to\s+(?:make|produce|build|grow|bake|"
-                          r"brew|"
-                          r"print|put\s+up|knit|sew|raise))", OWN, LO,
+                          r"brew|print|put\s+up|knit|sew|raise))", OWN, LO,
          "after", (SELLER,),
          fires=("it cost me 85 bucks to make",
                 "cost me 22 to make each one so"),
@@ -781,8 +765,7 @@ _CUES: list[Cue] = noun_cues() + [
                 "I've got 120 in cash on me and that's the lot."),
          misses=("If i have 250 in cash. 250, take it or leave it, fine.",)),
     _cue("leaves-me", r"\b(?:leaves|leaving|left)\s+(?:me|us)\s+(?:with\s+)?(?:(?:only|just|about|"
-                      r"around|roughly|exactly)\s+)?"
-                      r"(?=¤+(?:\s+\w+)?\s+(?:for|to\s+spend|"
+                      r"around|roughly|exactly)\s+)?(?=¤+(?:\s+\w+)?\s+(?:for|to\s+spend|"
                       r"to\s+put)\b)", OWN, HI, "after", (BUYER,),
          fires=("my scholarship stipend leaves me 800 for a laptop",
                 "The student loan disbursement left me 900 for a laptop."),
@@ -790,12 +773,11 @@ _CUES: list[Cue] = noun_cues() + [
                  "laptop?",)),  # "my stipend leaves me 800 for a laptop"
     # money from elsewhere that bounds a buyer: "the grant covers 5,000", "I was approved for
     # 18,000", "my boss gave me 2k for it"
-    _cue("covers", r"\b(?:grant|sponsor(?:ship)?|insurance|insurer|employer|loan|allowance|voucher|"
-                   r"stipend|scholarship|fund|funding|"
-                   r"hospital|school|department|board|company|finance)\s+(?:only\s+)?(?:covers?|"
-                   r"allows?|approved|provides?|"
-                   r"(?:gave|gives|sent)\s+(?:me|us))\b(?:\s+(?:up\s+to|only|"
-                   r"at\s+most))?", OWN, HI, "after", (BUYER,),
+    _cue("covers", r"\b(?:grant|sponsor(?:ship)?|insurance|insurer|employer|loan|allowance|"
+                   r"voucher|stipend|scholarship|fund|funding|hospital|school|department|board|"
+                   r"company|finance)\s+(?:only\s+)?(?:covers?|allows?|approved|provides?|"
+                   r"(?:gave|gives|sent)\s+(?:me|us))\b(?:\s+(?:up\s+to|only|at\s+most))?",
+         OWN, HI, "after", (BUYER,),
          fires=("The grant only covers equipment up to 18,500.",
                 "The grant only covers 3,500 for the microscope."),
          misses=("£1,800 is all the grant covers for the software.",)),
@@ -806,8 +788,7 @@ _CUES: list[Cue] = noun_cues() + [
                 "The budget I've been approved for this purchase is 20,000."),
          misses=("I got approved for a 20,000 home equity line, but that's for the kitchen.",)),
     _cue("as-far-as-my-money", r"(?<=¤)\s+is\s+as\s+(?:far|much)\s+as\s+my\s+(?:money|budget|cash|"
-                               r"funds|wallet|savings)\s+"
-                               r"(?:goes|stretches|will\s+(?:go|stretch)|"
+                               r"funds|wallet|savings)\s+(?:goes|stretches|will\s+(?:go|stretch)|"
                                r"allows)\b", OWN, HI, "before", (BUYER,),
          fires=("honestly 2.20 is as far as my money goes",
                 "200 is as far as my money goes."),
@@ -819,8 +800,7 @@ _CUES: list[Cue] = noun_cues() + [
                 "My boss gave me 2k for the whole setup."),
          misses=("Mom gave me 20 for this?",)),
     _cue("got-for-it", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|around|like|only|"
-                       rf"just)\s+)?"
-                       rf"(?=¤+\s+(?:for|toward|towards)\s+(?:it|this|that|these|"
+                       rf"just)\s+)?(?=¤+\s+(?:for|toward|towards)\s+(?:it|this|that|these|"
                        rf"them)\b)", OWN, HI, "after", (BUYER,),
          fires=("i got 60 bucks for this, thats it",
                 "I have 250 for this phone. Final offer."),
@@ -831,8 +811,8 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("I need to keep this under 1,000 — it's a hard ceiling.",
                 "I need to keep it under 500."),
          misses=("If i need to keep this under 1,000 — it's a hard ceiling, fine.",)),
-    _cue("may-not-exceed", r"\b(?:not\s+to|may\s+not|must\s+not|shall\s+not|should\s+not|can['’]?t|"
-                           r"cannot|mustn['’]t)\s+exceed\b",
+    _cue("may-not-exceed", r"\b(?:not\s+to|may\s+not|must\s+not|shall\s+not|should\s+not|"
+                           r"can['’]?t|cannot|mustn['’]t)\s+exceed\b",
          OWN, HI, "after", personal=True,
          fires=("Can't exceed 9.99.",
                 "We cannot exceed 3.2k on the fence."),
@@ -844,16 +824,15 @@ _CUES: list[Cue] = noun_cues() + [
                 "I have only 4 euro for the bread, is all my money"),
          misses=("I have only 200 euro for this, is all my money?",)),
     _cue("what-i-have", rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|"
-                        rf"left|available|to\s+spend|"
-                        rf"to\s+work\s+with|for\s+(?:this|it|that|these|them)|until|till)\b",
+                        rf"left|available|to\s+spend|to\s+work\s+with|"
+                        rf"for\s+(?:this|it|that|these|them)|until|till)\b",
          OWN, HI, "near", (BUYER,),
          fires=("4 dollars is what I have for this.",
                 "Thirty is what I have in my pocket. Can you do it for that?"),
          misses=("Anything north of 3,000 for the car is beyond what I have available. Let's "
                  "start at 2,600.",)),
     _cue("budgeted", rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|"
-                     rf"saved(?:\s+up)?|allocated|allotted|"
-                     rf"put\s+aside)\b", OWN, HI, "after",
+                     rf"saved(?:\s+up)?|allocated|allotted|put\s+aside)\b", OWN, HI, "after",
          fires=("I budgeted €5 for a plant.",
                 "I budgeted $500 for a sofa."),
          misses=("Not a cent more than 60, and that's already over what I budgeted, which was "
@@ -861,33 +840,28 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("all-i-have", rf"\b(?:all|everything|every\s+(?:cent|penny|dollar|euro|pound|buck|quid)|"
                        rf"the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
                        rf"of\s+the\s+\w+\s+)?(?:that\s+)?{_I}\s*(?:['’]ve|have|can|could|"
-                       rf"['’]ve\s+got)?\s*(?:got|have|"
-                       rf"afford|spend|pay|manage|bring|brought|saved|budgeted|"
-                       rf"scrape\s+(?:together|up)|put\s+(?:toward|towards|"
-                       rf"into)|allocate|spare|"
-                       rf"swing|set\s+aside|part\s+with|put\s+up)\b",
+                       rf"['’]ve\s+got)?\s*(?:got|have|afford|spend|pay|manage|bring|brought|"
+                       rf"saved|budgeted|scrape\s+(?:together|up)|put\s+(?:toward|towards|into)|"
+                       rf"allocate|spare|swing|set\s+aside|part\s+with|put\s+up)\b",
          OWN, HI, "near",
          fires=("250 is all i got",
                 "All I have: 3,200."),
          misses=("22 bucks?? thats literally all i got rn fr",)),
     _cue("what-i-can-afford", rf"\bwhat\s+{_I}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|"
-                              rf"really\s+)?"
-                              rf"(?:afford|spend|pay|put\s+(?:toward|towards|into)|manage|"
-                              rf"give)\b", OWN, HI, "near",
+                              rf"really\s+)?(?:afford|spend|pay|put\s+(?:toward|towards|into)|"
+                              rf"manage|give)\b", OWN, HI, "near",
          fires=("I'm on a pension; 30 a week is what I can manage.",
                 "On my pension, 175 is the top of what I can spend."),
          misses=("that's way above what i can spend",)),
     _cue("wallet", r"\b(?:my|our)\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|"
-                   r"finances|cash)\s+"
-                   r"(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|runs\s+out|"
-                   r"only\s+(?:has|stretches|"
-                   r"goes))\b",
+                   r"finances|cash)\s+(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|"
+                   r"runs\s+out|only\s+(?:has|stretches|goes))\b",
          OWN, HI, "after",
          fires=("my wallet stops at 90",
                 "my wallet stops at 12 lol"),
          misses=("Forty is where my budget ends for the shoes.",)),
-    _cue("wallet-says", r"\b(?:my\s+)?(?:wallet|budget|bank\s+account|bank|account|"
-                        r"purse)\s+says\b", OWN, HI, "after", (BUYER,),
+    _cue("wallet-says", r"\b(?:my\s+)?(?:wallet|budget|bank\s+account|bank|account|purse)\s+says\b",
+         OWN, HI, "after", (BUYER,),
          fires=("lol my wallet says 1.20 and that's it",
                 "Wallet says 35, so that's where I'm at."),
          misses=("Past 8k the bank says no.",)),
@@ -928,43 +902,42 @@ _CUES: list[Cue] = noun_cues() + [
                 "My 500 budget is all there is."),
          misses=("If $5,950 is above our $5,800 ceiling, but if you include the shutters we "
                  "will find the difference, fine.",)),
-    _cue("a-x-budget", r"\b(?:a|an)\s+(?=¤+\s+(?:budget|allowance|limit|cap|"
-                       r"ceiling)\b)", OWN, HI, "after", personal=True,
+    _cue("a-x-budget", r"\b(?:a|an)\s+(?=¤+\s+(?:budget|allowance|limit|cap|ceiling)\b)",
+         OWN, HI, "after", personal=True,
          fires=("I'm working with a 700 euro cap for the wedding cake.",
                 "Floor's 4.5k. You're probably sitting on a 5k budget anyway."),
          misses=("My wife set a 300 limit for Christmas gifts, but this one is for me.",)),
-    _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|['’]ve\s+got\s+to|"
-                            rf"need\s+to)\s+"
-                            rf"(?:get|make|clear|see|recoup|recover|have|ask)?\s*(?:at\s+least|"
-                            rf"a\s+minimum\s+of|"
+    _cue("i-need-at-least", rf"{_SUBJ}(?:really\s+)?(?:need|have\s+to|must|gotta|"
+                            rf"['’]ve\s+got\s+to|need\s+to)\s+(?:get|make|clear|see|recoup|"
+                            rf"recover|have|ask)?\s*(?:at\s+least|a\s+minimum\s+of|"
                             rf"no\s+less\s+than)",
          OWN, LO, "after",
          fires=("I need at least 2.5k.",
                 "I need at least 80 for it."),
          misses=("I'll need at least two days' notice.",)),
     _cue("need-to-cover", rf"{_SUBJ}(?:really\s+)?(?:need(?:\s+to\s+(?:get|clear|make|charge))?|"
-                          rf"have\s+to\s+(?:get|charge|ask|clear|make)|must\s+(?:get|charge|ask|"
-                          rf"clear|make))"
-                          rf"(?=\s*¤[^.;!?]{{0,30}}?\bto\s+(?:cover|break\s+even|pay\s+(?:for|off)|"
-                          rf"recoup|recover|make\s+it\s+worth|stay\s+afloat|"
+                          rf"have\s+to\s+(?:get|charge|ask|clear|make)|"
+                          rf"must\s+(?:get|charge|ask|clear|make))"
+                          rf"(?=\s*¤[^.;!?]{{0,30}}?\bto\s+(?:cover|break\s+even|"
+                          rf"pay\s+(?:for|off)|recoup|recover|make\s+it\s+worth|stay\s+afloat|"
                           rf"keep\s+the\s+lights\s+on|make\s+rent)\b)",
          OWN, LO, "after", (SELLER,),
          fires=("I need 2,600 minimum to cover what I paid.",
                 "I need to clear 1.05 a can to stay afloat."),
          misses=("It's not like I need 40 for it to break even.",)),
     _cue("worth-my-while", r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|"
-                           r"not)\s+worth\s+(?:my|our)\s+"
-                           r"(?:while|time)\b", OWN, LO, "near", conditional=True,
+                           r"not)\s+worth\s+(?:my|our)\s+(?:while|time)\b",
+         OWN, LO, "near", conditional=True,
          fires=("Below 8 quid it's not worth my time.",
                 "Under a fiver and it's not worth my time to wrap it."),
          misses=("Anything below €75 and the repair isn't worth my time.",)),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into
     # it
-    _cue("i-paid", rf"(?:{_SUBJ}|"
-                   rf"\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)(?<!will\s){_ADV}(?:paid|"
-                   rf"pay|gave|spent|dropped(?=\s+(?:like\s+|about\s+|around\s+|over\s+)?¤)|"
-                   rf"shelled\s+out|forked\s+out|laid\s+out|invested|sank|sunk|put)\b"
-                   rf"(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|"
+    _cue("i-paid", rf"(?:{_SUBJ}|\bhaving\s+)(?<!['’]d\s)(?<!['’]ll\s)(?<!would\s)"
+                   rf"(?<!will\s){_ADV}(?:paid|pay|gave|spent|"
+                   rf"dropped(?=\s+(?:like\s+|about\s+|around\s+|over\s+)?¤)|shelled\s+out|"
+                   rf"forked\s+out|laid\s+out|invested|sank|sunk|"
+                   rf"put)\b(?!\s+(?:for|on)\s+(?:a|an|another|my|similar|"
                    rf"one)\b)(?!.{{0,25}}\b(?:similar|another|one\s+like|new\s+one|other\s+one|"
                    rf"replacement|(?:my|our|the|an)\s+(?:other|first|old|"
                    rf"previous))\b)(?!.{{0,15}}\b(?:for|on|into)\s+(?:the\s+|"
@@ -993,26 +966,23 @@ _CUES: list[Cue] = noun_cues() + [
          misses=("Had I bought it new, it would have cost me 900.",)),
     _cue("i-bought-it-for", rf"{_SUBJ}{_ADV}(?:bought|buy|got|copped|scored|snagged|purchased|"
                             rf"picked\s+up|picked(?=\s+\w+(?:\s+\w+)?\s+up\b)|acquired|"
-                            rf"sourced)\s+{_OBJ}"
-                            rf"(?:\s+(?:new|wholesale|myself|brand\s+new|originally|back|"
-                            rf"second-?hand|used))*"
-                            rf"(?:\s+(?:in|back\s+in|last|this)\s+\w+)?(?:\s+(?:new|"
-                            rf"wholesale))?(?:\s+up)?\s+(?:for|at)\b",
+                            rf"sourced)\s+{_OBJ}(?:\s+(?:new|wholesale|myself|brand\s+new|"
+                            rf"originally|back|second-?hand|used))*(?:\s+(?:in|back\s+in|last|"
+                            rf"this)\s+\w+)?(?:\s+(?:new|wholesale))?(?:\s+up)?\s+(?:for|at)\b",
          OWN, LO, "after", (SELLER,),
          fires=("got it for 65 myself",
                 "I bought it for 260."),
          misses=("What if I picked it up tonight at 7, could you do 35?",)),
     _cue("what-i-paid", rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|"
-                        rf"sunk|invested|put|got\s+sunk|"
-                        rf"have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|have\s+in|['’]m\s+in\s+for)\b|"
-                        rf"\bwhat\s+(?:it|they|"
-                        rf"this|these)\s+"
-                        rf"costs?\s+(?:me|us)\b", OWN, LO, "near", (SELLER,), relative=True,
+                        rf"sunk|invested|put|got\s+sunk|have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|"
+                        rf"have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|this|"
+                        rf"these)\s+costs?\s+(?:me|us)\b",
+         OWN, LO, "near", (SELLER,), relative=True,
          fires=("What I paid was 140. I'm firm at 160.",
                 "no lower than 45 sorry, that's what i paid"),
          misses=("12 doesn't even cover what I paid.",)),
-    _cue("cost-was", r"^\W*(?:the\s+|and\s+)?(?:[\w-]+\s+){0,2}?costs?(?:\s+alone)?(?:\s+(?:on|for|"
-                     r"of|to\s+me\s+on)\s+(?:\w+\s+){0,3}?)?\s*(?=(?:was|is)\b)",
+    _cue("cost-was", r"^\W*(?:the\s+|and\s+)?(?:[\w-]+\s+){0,2}?costs?(?:\s+alone)?(?:\s+(?:on|"
+                     r"for|of|to\s+me\s+on)\s+(?:\w+\s+){0,3}?)?\s*(?=(?:was|is)\b)",
          OWN, LO, "after", (SELLER,),
          fires=("my cost on these is 1.10",
                 "my cost was 0.90 a piece"),
@@ -1044,9 +1014,8 @@ _CUES: list[Cue] = noun_cues() + [
          misses=("The fabric and batting alone cost me about ninety dollars.",)),
     _cue("is-what-it-cost-me", r"(?<=¤)(?:\s+[\w'’]+){0,3}?\s+(?:is|was|"
                                r"['’]s)\s+what\s+(?:[\w'’]+\s+){0,4}?(?:cost\s+(?:me|us)|"
-                               r"costs\s+(?:me|us)|"
-                               r"(?:I|we)\s+(?:paid|payed|spent)|charges?\s+(?:me|"
-                               r"us))\b", OWN, LO, "before", (SELLER,),
+                               r"costs\s+(?:me|us)|(?:I|we)\s+(?:paid|payed|spent)|"
+                               r"charges?\s+(?:me|us))\b", OWN, LO, "before", (SELLER,),
          fires=("sorry mate 30 quid is what it cost me, 35 is my final",
                 "Yeah ok I hear you, but 20 is what I paid, can't go under."),
          misses=("Two thousand is what the tiles and grout cost me. I won't do the job for "
@@ -1077,9 +1046,9 @@ _CUES: list[Cue] = noun_cues() + [
                 "I need 1,75 per item to break even after fees."),
          misses=("It's not like I need 40 for it to break even.",)),
     _cue("anything-over", r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|"
-                          r"beyond|more\s+than|higher\s+than)"
-                          r"(?=\s*¤)|\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|"
-                          r"over|above|beyond)(?=\s*¤)",
+                          r"beyond|more\s+than|higher\s+than)(?=\s*¤)|"
+                          r"\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|"
+                          r"beyond)(?=\s*¤)",
          OWN, HI, "after", (BUYER,), personal=True,
          fires=("my wallet says no past 40, sorry",
                 "anything over 60 quid and im out"),
@@ -1091,15 +1060,13 @@ _CUES: list[Cue] = noun_cues() + [
                 "I'm losing money on anything below 14."),
          misses=("no offers under 100 pls?",)),
     _cue("got-in-it", rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|like|over|"
-                      rf"already)\s+)?(?=¤+\s+(?:already\s+)?"
-                      rf"(?:in|into)\s+(?:it|this|them|these|that|"
-                      rf"the\s+(?!{_NOT_THE_ITEM})\w+)\b)", OWN, LO, "after", (SELLER,),
+                      rf"already)\s+)?(?=¤+\s+(?:already\s+)?(?:in|into)\s+(?:it|this|them|these|"
+                      rf"that|the\s+(?!{_NOT_THE_ITEM})\w+)\b)", OWN, LO, "after", (SELLER,),
          fires=("I have 1,100 into it with parts.",
                 "I've got 25 in it already counting the new battery."),
          misses=("I have 1,100 into it with parts?",)),
     _cue("sunk", rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|"
-                 rf"into)\s*(?:it|this|them|these|"
-                 rf"the\s+(?!{_NOT_THE_ITEM})\w+)\b",
+                 rf"into)\s*(?:it|this|them|these|the\s+(?!{_NOT_THE_ITEM})\w+)\b",
          OWN, LO, "before", (SELLER,),
          fires=("I have 1,100 into it with parts.",
                 "Can't go below 5, I've got 5 invested in it."),
@@ -1200,29 +1167,27 @@ _CUES: list[Cue] = noun_cues() + [
     _cue("you-afford", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+(?:\s+(?:department|team|office|board|manager|"
                        rf"budget))?|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|"
                        rf"yours))\s+(?:\w+ly\s+|still\s+)?(?:can|"
-                       rf"could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|pay(?!\s+¤+\s+(?:now|upfront|"
-                       rf"up\s+front|today|first|down|as\s+a\s+deposit)\b)|handle|stre?tch\s+to|"
-                       rf"go\s+(?:up\s+)?to|"
-                       rf"manage|find|swing|spare|come\s+up\s+with|accommodate|absorb|"
-                       rf"sign\s+off\s+on|approve|part\s+with(?=\s*¤))\b(?:\s+(?:at\s+least|"
-                       rf"more\s+than|up\s+to|as\s+much\s+as|"
-                       rf"over|above))?",
+                       rf"could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|"
+                       rf"pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|"
+                       rf"as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|manage|find|"
+                       rf"swing|spare|come\s+up\s+with|accommodate|absorb|sign\s+off\s+on|approve|"
+                       rf"part\s+with(?=\s*¤))\b(?:\s+(?:at\s+least|more\s+than|up\s+to|"
+                       rf"as\s+much\s+as|over|above))?",
          OTHER, HI, "after",
          fires=("u can def afford 80",
                 "i know u can pay 2k"),
          misses=("So you can afford 80?",)),
     _cue("you-have", rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|"
-                     rf"obviously|still)\s+)*"
-                     rf"(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|over|"
-                     rf"well\s+over)\s+)?(?=¤)(?!¤+\s+(?:down|upfront|deposit)\b)",
+                     rf"obviously|still)\s+)*(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|"
+                     rf"over|well\s+over)\s+)?(?=¤)(?!¤+\s+(?:down|upfront|deposit)\b)",
          OTHER, HI, "after",
          fires=("i think u have more than 5 lol",
                 "come on, you've got more than 2 bucks"),
          misses=("u got 50 in cash or nah",)),  # not "you've got 10k down": a down payment
     _cue("you-approved", rf"(?:{_YOU_BE}|{_YOU}['’]ve\s+been|{_YOUR}\s+(?:finance|loan|credit|"
-                         rf"mortgage)\s+(?:is|was|has\s+been))\s+"
-                         rf"(?:\w+\s+)?(?:pre-?)?approved\s+(?:for|to|up\s+to)\b|"
-                         rf"\bapproved\s+(?:you|u)\s+for\b(?:\s+(?:more\s+than|over|at\s+least))?",
+                         rf"mortgage)\s+(?:is|was|has\s+been))\s+(?:\w+\s+)?(?:pre-?)?approved\s+"
+                         rf"(?:for|to|up\s+to)\b|\bapproved\s+(?:you|"
+                         rf"u)\s+for\b(?:\s+(?:more\s+than|over|at\s+least))?",
          OTHER, HI, "after",
          fires=("Your finance is approved to 15k, I know it.",
                 "Your bank has clearly approved you for more than 12.5k."),
@@ -1230,8 +1195,8 @@ _CUES: list[Cue] = noun_cues() + [
                  # "you're clearly approved for 20k", "your bank has approved you for more than
                  # 12.5k"
                  "fine.",)),
-    _cue("you-are-in-for", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:in|"
-                           rf"into)(?:\s+{_OBJ})?\s+for\b", OTHER, LO, "after",
+    _cue("you-are-in-for", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:in|into)(?:\s+{_OBJ})?\s+for\b",
+         OTHER, LO, "after",
          fires=("You're into this car for less than 6k, no question.",
                 "You're in for less than 6k on this car, I'm sure."),
          misses=("You're flying in for this show, you obviously budgeted at least $600 for "
@@ -1244,55 +1209,51 @@ _CUES: list[Cue] = noun_cues() + [
                 "You value it at 300."),
          misses=("If you clearly value it at more than 50, otherwise you wouldn't have come "
                  "back three times, fine.",)),
-    _cue("whatever-you-paid", rf"\b(?:whatever|what)\s+{_YOU}\s+(?:paid|spent|"
-                              rf"gave)\b", OTHER, LO, "near", (BUYER,),
+    _cue("whatever-you-paid", rf"\b(?:whatever|what)\s+{_YOU}\s+(?:paid|spent|gave)\b",
+         OTHER, LO, "near", (BUYER,),
          relative=True,
          fires=("whatever you paid for it, it was less than 30 i reckon",
                 "Whatever you paid for it, I'm sure it was less than 30, so 30 seems fair."),
          misses=("Is 1.50 below what you paid?",)),
-    _cue("you-budgeted", rf"(?:{_YOU}\s*(?:['’]ve|have)?|"
-                         rf"{_YOUR}\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:has|have))?)\s+(?:\w+\s+)?"
-                         rf"(?:budgeted|set\s+aside|saved|earmarked|approved|allocated)\b"
-                         rf"(?:\s+(?:at\s+least|more\s+than|over|above))?", OTHER, HI, "after",
+    _cue("you-budgeted", rf"(?:{_YOU}\s*(?:['’]ve|have)?|{_YOUR}\s+[\w-]+(?:\s+[\w-]+)?"
+                         rf"(?:\s+(?:has|have))?)\s+(?:\w+\s+)?(?:budgeted|set\s+aside|saved|"
+                         rf"earmarked|approved|allocated)\b(?:\s+(?:at\s+least|more\s+than|over|"
+                         rf"above))?", OTHER, HI, "after",
          fires=("Your boss approved at least 5k, I'm sure.",
                 "Your finance is approved to 15k, I know it."),
          misses=("Are you approved for more than 20k?",)),
     _cue("you-can-go-above", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|"
-                             rf"spend)\s+(?:well\s+|way\s+|much\s+)?"
-                             rf"(?:above|over|beyond|higher\s+than|more\s+than|"
-                             rf"past)", OTHER, HI, "after",
+                             rf"spend)\s+(?:well\s+|way\s+|much\s+)?(?:above|over|beyond|"
+                             rf"higher\s+than|more\s+than|past)", OTHER, HI, "after",
          fires=("Clearly you can go higher than 1.80.",
                 "My minimum is 65, and I'm sure you can go above 70."),
          misses=("Clearly you can go higher than 1.80?",)),
     _cue("you-wont-go-below", rf"{_YOU}\s+(?:\w+\s+)?(?:wouldn['’]?t|won['’]?t|would\s+not|"
-                              rf"will\s+not|can['’]?t|couldn['’]?t)\s+"
-                              rf"(?:go|sell|drop|come\s+down|take\s+less)\s+(?:any\s+)?(?:under|"
-                              rf"below|lower\s+than|less\s+than)",
+                              rf"will\s+not|can['’]?t|couldn['’]?t)\s+(?:go|sell|drop|come\s+down|"
+                              rf"take\s+less)\s+(?:any\s+)?(?:under|below|lower\s+than|"
+                              rf"less\s+than)",
          OTHER, LO, "after",
          fires=("bet u wouldnt go lower than 1k on the bike anyway",
                 "You probably wouldn't go below 8,500 anyway, so let's not waste time."),
          misses=("You said you wouldn't go under 70; was that final?",)),
     _cue("you-can-go-below", rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|"
-                             rf"come\s+down)\s+(?:well\s+|way\s+|"
-                             rf"much\s+)?(?:below|under|lower\s+than|"
-                             rf"less\s+than)", OTHER, LO, "after",
+                             rf"come\s+down)\s+(?:well\s+|way\s+|much\s+)?(?:below|under|"
+                             rf"lower\s+than|less\s+than)", OTHER, LO, "after",
          fires=("you can clearly go lower than 90",
                 "You can go below 300, I know it."),
          misses=("you can clearly go lower than 90?",)),
-    _cue("you-ready-to-pay", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|good)"
-                             rf"\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|go\s+(?:higher|above|"
-                             rf"over|beyond|"
-                             rf"more)(?:\s+than)?)|for)\b",
+    _cue("you-ready-to-pay", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|"
+                             rf"good)\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|"
+                             rf"go\s+(?:higher|above|over|beyond|more)(?:\s+than)?)|for)\b",
          OTHER, HI, "after",
          fires=("ur clearly good for 3k",
                 "ur def good for 370 u just got paid friday"),
          misses=("My neighbour told me you'd be willing to pay 40 for the mower.",)),
-    _cue("nothing-for-you", r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|\s+for\s+(?:it|this|that|"
-                            r"the\s+[\w-]+)(?:\s+one)?)?\s*(?:is|['’]s|would\s+be|"
-                            r"will\s+be)\s+(?:\w+\s+)?"
-                            r"(?:nothing|no\s+problem|peanuts|pocket\s+change|small\s+change|"
-                            r"chump\s+change)\s+(?:to|for)\s+"
-                            r"(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|"
+    _cue("nothing-for-you", r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|"
+                            r"\s+for\s+(?:it|this|that|the\s+[\w-]+)(?:\s+one)?)?\s*(?:is|['’]s|"
+                            r"would\s+be|will\s+be)\s+(?:\w+\s+)?(?:nothing|no\s+problem|peanuts|"
+                            r"pocket\s+change|small\s+change|chump\s+change)\s+(?:to|"
+                            r"for)\s+(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|"
                             r"doesn['’]?t|ain['’]?t\s+gonna|isn['’]?t\s+going\s+to)\s+"
                             r"(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u|ya)|"
                             r"hurt\s+(?:you|u))\b",
@@ -1315,20 +1276,18 @@ _CUES: list[Cue] = noun_cues() + [
                 "You do this run every day, I'm sure 35 is still fine for you."),
          misses=("I'm sure 0.50 per banana would still work for you?",)),
     _cue("you-ready-to-sell", rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|glad|"
-                              rf"pleased|fine|ok|okay)"
-                              rf"\s+(?:to\s+(?:sell|accept|take|do|let\s+\w+\s+go|go\s+down\s+to|"
-                              rf"get)|letting\s+\w+\s+go|selling|"
+                              rf"pleased|fine|ok|okay)\s+(?:to\s+(?:sell|accept|take|do|"
+                              rf"let\s+\w+\s+go|go\s+down\s+to|get)|letting\s+\w+\s+go|selling|"
                               rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
          OTHER, LO, "after",
          fires=("I'm sure you'd be fine at 8,50",
                 "I'm sure you'd be fine with 14."),
          misses=("It's had 3 years of use, so I reckon you'd be happy with £270 x",)),
-    _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|accept|"
-                         rf"do|go\s+(?:down\s+)?to|go\s+as\s+low\s+as|come\s+down\s+to|"
-                         rf"sell\s+(?:\w+\s+)?for|"
-                         rf"let\s+(?:\w+\s+){{1,2}}go\s+for|work\s+with|live\s+with|"
-                         rf"afford\s+to\s+(?:accept|sell|take|"
-                         rf"let\s+\w+\s+go))\b", OTHER, LO, "after",
+    _cue("you-can-take", rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|"
+                         rf"accept|do|go\s+(?:down\s+)?to|go\s+as\s+low\s+as|come\s+down\s+to|"
+                         rf"sell\s+(?:\w+\s+)?for|let\s+(?:\w+\s+){{1,2}}go\s+for|work\s+with|"
+                         rf"live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b",
+         OTHER, LO, "after",
          fires=("u can surely do 2,10 then",
                 "You can surely go down to 70."),
          misses=("You can do 60, or not?",)),
@@ -1337,52 +1296,46 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("u can do 550 easy",
                 "you can def do 45 for the lamp"),
          misses=("You can do 60, or not?",)),
-    _cue("you-content", rf"{_YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|"
-                        rf"ok|okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|"
-                        rf"at)\b", OTHER, None, "after", assertive=True,
+    _cue("you-content", rf"{_YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|ok|"
+                        rf"okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|at)\b",
+         OTHER, None, "after", assertive=True,
          fires=("I'm sure you'd be fine at 8,50",
                 "I'm sure you'd be fine with 14."),
          misses=("It's had 3 years of use, so I reckon you'd be happy with £270 x",)),
-    _cue("you-wouldnt-refuse", rf"(?:{_YOU}|{_YOU_WOULD})\s+(?:\w+\s+)?(?:wouldn['’]?t|would\s+not|"
-                               rf"won['’]?t|couldn['’]?t|"
-                               rf"can['’]?t|never)?\s*(?:\w+\s+)?(?:turn\s+down|say\s+no\s+to|"
-                               rf"pass\s+up|refuse|reject)\b",
+    _cue("you-wouldnt-refuse", rf"(?:{_YOU}|{_YOU_WOULD})\s+(?:\w+\s+)?(?:wouldn['’]?t|"
+                               rf"would\s+not|won['’]?t|couldn['’]?t|can['’]?t|"
+                               rf"never)?\s*(?:\w+\s+)?(?:turn\s+down|say\s+no\s+to|pass\s+up|"
+                               rf"refuse|reject)\b",
          OTHER, None, "after", assertive=True,
          fires=("You surely wouldn't turn down 8.50 for a box of old comics.",
                 "You wouldn't refuse 300, I'm sure."),
          misses=("You surely wouldn't turn down 8.50 for a box of old comics?",)),
     _cue("you-would-pay", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay(?:ing)?|spend(?:ing)?|"
-                          rf"fork\s+out|shell\s+out|"
-                          rf"go\s+(?:up\s+)?to|go\s+as\s+high\s+as|stretch\s+to|buy(?:\s+(?:it|"
-                          rf"this|them|these))?\s+(?:at|for))\b",
+                          rf"fork\s+out|shell\s+out|go\s+(?:up\s+)?to|go\s+as\s+high\s+as|"
+                          rf"stretch\s+to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
          OTHER, HI, "after",
          fires=("You'd pay 30, easy.",
                 "you'd go to 250 easy"),
          misses=("What's the most you'd pay, 200?",)),
     _cue("you-would-accept", rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|"
                              rf"agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|"
-                             rf"sell(?:\s+\w+)?(?:\s+for)?|"
-                             rf"let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|let\s+(?:me|"
-                             rf"us)\s+have\s+(?:it|them|this|these)\s+for|settle\s+for|"
-                             rf"go\s+(?:as\s+low\s+as|down\s+to))\b",
+                             rf"sell(?:\s+\w+)?(?:\s+for)?|let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|"
+                             rf"let\s+(?:me|us)\s+have\s+(?:it|them|this|these)\s+for|"
+                             rf"settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
          OTHER, None, "after",
          fires=("im sure youd accept 40",
                 "u would take 32 im sure"),
          misses=("You'd accept 40?",)),
     _cue("you-paid", rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|"
-                     rf"surely|only|just|clearly|obviously|"
-                     rf"can['’]?t\s+have|couldn['’]?t\s+have|didn['’]?t(?=\s+(?:\w+\s+)?(?:pay|"
-                     rf"spend)\s+(?:more\s+than|over|above))|def|"
-                     rf"definitely)?\s*(?:\w+\s+)?(?:paid|pay|"
-                     rf"spent|"
-                     rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|got\s+(?:it|them|this|these|"
-                     rf"that|those|"
-                     rf"the\s+\w+)(?:\s+\w+){{0,3}}\s+for|"
+                     rf"surely|only|just|clearly|obviously|can['’]?t\s+have|couldn['’]?t\s+have|"
+                     rf"didn['’]?t(?=\s+(?:\w+\s+)?(?:pay|spend)\s+(?:more\s+than|over|above))|"
+                     rf"def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|spent|"
+                     rf"(?:bought|buy)\s+\w+(?:\s+\w+){{0,3}}?\s+for|"
+                     rf"got\s+(?:it|them|this|these|that|those|the\s+\w+)(?:\s+\w+){{0,3}}\s+for|"
                      rf"getting\s+(?:it|them|these|this)(?:\s+\w+)?\s+for|"
                      rf"picked\s+\w+(?:\s+\w+)?\s+up\s+for|picked\s+up\s+(?:\w+\s+){1,3}?for)\b"
                      rf"(?:\s+(?:more\s+than|over|above|under|below|less\s+than|around|about|"
-                     rf"at\s+most|"
-                     rf"no\s+more\s+than))?",
+                     rf"at\s+most|no\s+more\s+than))?",
          OTHER, LO, "after",
          fires=("u paid 20 max for that",
                 "you paid maybe 90 for it"),
@@ -1392,9 +1345,8 @@ _CUES: list[Cue] = noun_cues() + [
          fires=("I know these bars only cost you about $1.50 to make.",
                 "Come on, these beans can't have cost you more than €8."),
          misses=("You said yourself it cost you 30.",)),
-    _cue("you-break-even", rf"(?:{_YOU}|"
-                           rf"{_YOUR}\s+[\w-]+)\s+(?:\w+\s+){{0,3}}?(?:break(?:s)?\s+even|"
-                           rf"(?:turn\s+a\s+)?profit)\s+at\b",
+    _cue("you-break-even", rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+\s+){{0,3}}?"
+                           rf"(?:break(?:s)?\s+even|(?:turn\s+a\s+)?profit)\s+at\b",
          OTHER, LO, "after",
          fires=("u def break even at 180 after fees dont lie",
                 "You break even at around 4 a dozen, I'd guess."),
@@ -1402,8 +1354,8 @@ _CUES: list[Cue] = noun_cues() + [
                  # "you obviously break even at 25", "your company can still turn a profit at 11"
                  "higher?",)),
     _cue("and-still-profit", r"(?<=¤)(?:\s+[\w'’]+){0,3}?\s+and\s+still\s+(?:profit|"
-                             r"make\s+(?:money|a\s+(?:\w+\s+)?profit)|"
-                             r"turn\s+a\s+profit|do\s+(?:fine|well)|come\s+out\s+ahead|"
+                             r"make\s+(?:money|a\s+(?:\w+\s+)?profit)|turn\s+a\s+profit|"
+                             r"do\s+(?:fine|well)|come\s+out\s+ahead|"
                              r"be\s+(?:profitable|in\s+profit))\b",
          OWN, LO, "before", personal=True,
          fires=("Clearly you can sell at 2,80 and still make money.",
@@ -1411,18 +1363,16 @@ _CUES: list[Cue] = noun_cues() + [
          misses=("Clearly you can sell at 2,80 and still make "
                  "money?",)),  # "a shop like yours can let these go for 2 each and still profit"
     _cue("you-make-money", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|"
-                           rf"will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?"
-                           rf"(?:making|make|turning|turn|clearing|clear)\s+(?:money|"
-                           rf"a\s+(?:\w+\s+)?(?:profit|"
-                           rf"margin))\b",
+                           rf"will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?(?:making|make|turning|"
+                           rf"turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|margin))\b",
          OTHER, LO, "near",
          fires=("I know you'd still make money at 6.",
                 "i reckon you'd still make money at 20"),
          misses=("Would you still make money at 19.99?",)),
-    _cue("you-not-losing", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|will)?\s+(?:\w+\s+)?(?:not|"
-                           rf"n['’]t|never)\s+(?:be\s+)?"
-                           rf"(?:losing|lose)\s+(?:anything|money|a\s+(?:cent|penny|"
-                           rf"thing))(?:\s+(?:at|for))?", OTHER, LO, "after",
+    _cue("you-not-losing", rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|"
+                           rf"will)?\s+(?:\w+\s+)?(?:not|n['’]t|never)\s+(?:be\s+)?(?:losing|"
+                           rf"lose)\s+(?:anything|money|a\s+(?:cent|penny|thing))(?:\s+(?:at|"
+                           rf"for))?", OTHER, LO, "after",
          fires=("You're obviously not losing money at 30.",
                 "You're clearly not losing anything at 2.10 — I'd guess your cost is nowhere "
                 "near that."),
@@ -1551,8 +1501,8 @@ _CUES: list[Cue] = noun_cues() + [
     _not_moving("cannot-go-lower", _CANNOT, weak=True,
                 fires=("I can't go any higher, this is it.", "budget is 60, cant go higher, final"),
                 misses=("I'm not saying I can't go lower, I'm just saying 35 is fair.",)),
-    _cue("no-lower", r"(?:^\W*|(?<=,)\s*)no\s+(?:lower|higher|less|"
-                     r"more)\s*(?=[.!]|$)", FINAL, None, "sentence",
+    _cue("no-lower", r"(?:^\W*|(?<=,)\s*)no\s+(?:lower|higher|less|more)\s*(?=[.!]|$)",
+         FINAL, None, "sentence",
          weak=True,
          fires=("firm 45, no more",
                 "ok 40 and that's it, no more"),
@@ -1560,21 +1510,18 @@ _CUES: list[Cue] = noun_cues() + [
          # 2.45, no more")
          misses=("firm 45, no more?",)),
     _cue("as-far-as-i-go", rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|"
-                           rf"it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+"
-                           rf"(?:can\s+|will\s+|could\s+)?go|the\s+(?:highest|lowest|"
-                           rf"furthest)\s+{_I}\s*(?:['’]m|"
-                           rf"am)?\s*"
-                           rf"(?:willing|able|"
-                           rf"prepared)\s+to\s+go)\b", FINAL, None, "sentence", weak=True,
+                           rf"it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+(?:can\s+|will\s+|"
+                           rf"could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
+                           rf"am)?\s*(?:willing|able|prepared)\s+to\s+go)\b",
+         FINAL, None, "sentence", weak=True,
          fires=("That's as low as I go.",
                 "That's as low as I go. Final."),
          misses=("That's as low as I go?",)),
     _cue("not-a-cent-final", rf"\b(?:not|won['’]?t|will\s+not|ain['’]?t|shan['’]t|"
                              rf"never)\s+(?:(?:going\s+to\s+|gonna\s+)?{_VERB}\s+"
-                             rf"(?:you\s+)?)?{_CENT}\s+"
-                             r"(?:over|above|more\s+than|higher\s+than|beyond|under|below|"
-                             r"less\s+than|lower\s+than|"
-                             r"(?:more|less|higher|lower)\s*:)(?=\s*¤)",
+                             rf"(?:you\s+)?)?{_CENT}\s+(?:over|above|more\s+than|higher\s+than|"
+                             rf"beyond|under|below|less\s+than|lower\s+than|"
+                             rf"(?:more|less|higher|lower)\s*:)(?=\s*¤)",
          FINAL, None, "sentence",
          fires=("Not a cent more: 410.",
                 "Not a dollar over 400."),
