@@ -371,8 +371,8 @@ _MOVING = (rf"(?:{_STAYING}\b(?:\s+(?:an\s+inch|any\s+further|any\s+more|anymore
 
 
 def _not_moving(name: str, negation: str, **fields) -> Cue:
-    """A refusal to move from the price ("not moving", "can't go any lower"), the subject the speaker
-    or dropped: one definition for the family, whose members differ only in `negation`."""
+    """A refusal to move from the price ("not moving", "can't go any lower"), the subject the
+    speaker or dropped: one definition for the family, whose members differ only in `negation`."""
     pattern = rf"(?:{_IM}|{_I}|^\W*)\s*{negation}{_MOVING}"
     return _cue(name, pattern, FINAL, None, "sentence", **fields)
 
