@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bargain.analysis.price_mentions import find_prices
+from bargain.analysis.price_mentions import CHEAP_ITEMS, DEAR_ITEMS, find_prices
 
 
 @pytest.mark.parametrize("text, written, value", [
@@ -66,7 +66,8 @@ def test_a_range_is_one_mention_with_both_ends(text, low, high):
     "I need 3 bags", "a 5kg sack", "10% off please", "we're in round 3", "it's a 2019 model", "since 2022",
     "in 2 days", "at 5pm", "it's 5:30", "my 2nd offer", "I have three kids", "the model T-800", "a 3-year warranty",
     "the one I saw", "we close at 6", "a couple hundred people", "half a pound of cheese", "half an hour",
-    "not a dollar more", "a quarter of the price", "I have two left in stock", "your letter of 3 March", "on March 3rd", "by 14 Feb",
+    "not a dollar more", "a quarter of the price", "I have two left in stock", "your letter of 3 March", "on March 3rd",
+    "by 14 Feb",
 ])
 def test_numbers_that_are_not_prices(text):
     assert find_prices(text) == []
@@ -95,8 +96,8 @@ def test_a_price_with_a_currency_is_a_price_before_a_noun():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(["$", "2", "0", ",", ".", "50", " ", "k", "two", "zero", "-", "fifty", "hundred",
-                                           "and", "a", "bucks", "to", "%", "€", "1,250", "between"]),
+@given(st.lists(st.one_of(st.sampled_from(["$", "2", "0", ",", ".", "50", " ", "k", "two", "zero", "-", "fifty",
+                                           "hundred", "and", "a", "bucks", "to", "%", "€", "1,250", "between"]),
                           st.text(max_size=4)), max_size=30).map("".join))
 def test_prices_are_finite_in_order_and_inside_the_message(text):
     prices = find_prices(text)
@@ -106,3 +107,9 @@ def test_prices_are_finite_in_order_and_inside_the_message(text):
         assert 0 <= price.start < price.end <= len(text) and price.start >= ends[-1]
         assert math.isfinite(price.low) and math.isfinite(price.high) and 0 <= price.low <= price.high
         ends.append(price.end)
+
+
+@pytest.mark.parametrize("items", [DEAR_ITEMS, CHEAP_ITEMS], ids=["dear", "cheap"])
+def test_the_item_lexicons_hold_no_word_twice_and_no_word_of_the_other(items):
+    assert len(set(items)) == len(items)
+    assert not set(DEAR_ITEMS) & set(CHEAP_ITEMS)

@@ -18,7 +18,8 @@ form, and sets aside numbers that are not prices. Then each price's role is deci
 clause: the message is cut into sentences and clauses, and a cue of `claim_cues` (a lemma with its
 function words, such as "my budget", "cost me", "can't go above", "the least I") claims the
 price on its side of the same clause; a clause that only points back ("that's my max", "that's
-what it cost me") claims the price of the clause before. A clause that is a question, is
+what it cost me") claims the price of the clause before (`readings`: every cue found, with its
+price and the named rule of `claim_cancellers` that cancels it, if one does). A clause that is a question, is
 hypothetical ("if my budget were 3", "had I bought it new it would have been 900"), negates the
 cue ("I'm not saying my budget is 2", "I didn't pay 800") or reports someone else's words or
 prices ("you said your budget was 50", "the shop sells it for 2.99") claims nothing. A range
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from bargain.analysis import claim_cues as cues
+from bargain.analysis.claim_cancellers import Clause, between, cancel_final, cancel_limit, quoted
 from bargain.analysis.price_mentions import Price, find_prices
 from bargain.engine.trial import Role
 
@@ -65,23 +67,6 @@ class Claim:
         return {"kind": self.kind, "value": self.value, "text": self.text, "start": self.start, "end": self.end}
 
 
-@dataclass(frozen=True)
-class _Clause:
-    """A clause of the masked message: its span, its sentence, whether it asks, and its prices."""
-
-    start: int
-    end: int
-    sentence: int
-    question: bool
-    prices: tuple[Price, ...]
-    sentence_span: tuple[int, int]  # a condition opening the sentence governs the clauses after it
-
-    @property
-    def opens_sentence(self) -> bool:
-        """Whether this is its sentence's first clause."""
-        return self.start == self.sentence_span[0]
-
-
 def same_value(a: float | None, b: float | None) -> bool:
     """Whether two claimed values are the same price (within half a cent), or both absent."""
     if a is None or b is None:
@@ -104,15 +89,16 @@ def _mask(message: str, prices: list[Price], role: Role | None) -> str:
     return "".join(chars)
 
 
-def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
+def _clauses(masked: str, prices: list[Price]) -> list[Clause]:
     """The clauses of the masked message, each with its sentence index, question flag and prices."""
-    clauses: list[_Clause] = []
+    clauses: list[Clause] = []
     pos, sentence = 0, 0
     for end_match in [*cues.SENTENCE_END.finditer(masked), None]:
         end = end_match.start() if end_match else len(masked)
         stop = end_match.group(0) if end_match else ""
         text = masked[pos:end]
-        whole_question = ("?" in stop and (cues.QUESTION_START.match(text) is not None or cues.TAG.search(text) is not None)) \
+        whole_question = ("?" in stop and (cues.QUESTION_START.match(text) is not None
+                                           or cues.TAG.search(text) is not None)) \
             or cues.BARE_QUESTION.match(text) is not None
         cuts = [pos] + [pos + m.end() for m in cues.CLAUSE_BREAK.finditer(text)] + [end]
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not cues.EMPTY_CLAUSE.fullmatch(masked[a:b])]
@@ -120,7 +106,7 @@ def _clauses(masked: str, prices: list[Price]) -> list[_Clause]:
             question = whole_question or ("?" in stop and i == len(parts) - 1 and not cues.ASSENT_TAG.search(text)) or \
                 cues.TAG_QUESTION.search(masked[a:b]) is not None or cues.BARE_QUESTION.match(masked[a:b]) is not None
             inside = tuple(p for p in prices if a <= p.start < b)
-            clauses.append(_Clause(a, b, sentence, question, inside, (parts[0][0], parts[-1][1])))
+            clauses.append(Clause(a, b, sentence, question, inside, (parts[0][0], parts[-1][1])))
         pos = end_match.end() if end_match else len(masked)
         sentence += 1
     return clauses
@@ -136,7 +122,7 @@ def _value(price: Price, direction: str | None, kind: str, role: Role | None) ->
     return price.low if direction == "lo" else price.high
 
 
-def _pick(clause: _Clause, start: int, end: int, side: str) -> Price | None:
+def _pick(clause: Clause, start: int, end: int, side: str) -> Price | None:
     """The price of the clause on the cue's side: after it, before it, or the nearest."""
     after = [p for p in clause.prices if p.start >= end]
     before = [p for p in clause.prices if p.end <= start]
@@ -149,97 +135,7 @@ def _pick(clause: _Clause, start: int, end: int, side: str) -> Price | None:
     return min(options, key=lambda o: o[:2])[2] if options else None
 
 
-def _blocked(masked: str, clause: _Clause, cue: cues.Cue, span: tuple[int, int], price: Price | None) -> bool:
-    """Whether the clause does not assert this cue: a question, a hypothetical, a negation, a report."""
-    if clause.question:
-        return True
-    text = masked[clause.start:clause.end]
-    lo = min(span[0], price.start) if price is not None and clause.start <= price.start < clause.end else span[0]
-    hi = max(span[1], price.end) if price is not None and clause.start <= price.start < clause.end else span[1]
-    if not cue.conditional and cues.HYPOTHETICAL.search(masked[clause.start:max(lo, span[1])]):
-        return True
-    first = clause.sentence_span[0]
-    if not cue.conditional and not clause.opens_sentence and cues.ANTECEDENT.match(masked, first) \
-            and not cues.CONTRAST.search(masked, first, span[0]):
-        return True  # "If I were buying in bulk, I'd pay around 1.10"; not "If it had the charger ..., but my max is 35"
-    if cues.COUNTERFACTUAL.search(text):
-        return True
-    # a negation before an earlier price in the clause is that price's ("I can't do 150, I need at least 190")
-    start = max([clause.start] + [p.end for p in clause.prices if p.end <= span[0] and p is not price])
-    outside = masked[start:span[0]].rsplit(":", 1)[-1] + " " + masked[span[1]:hi]  # "let's not play games: your top ..."
-    if cue.relative:
-        outside = masked[span[1]:hi]  # "I won't sell below what I paid, which was 130": the negation is the sale's
-    if cues.NEGATION.search(cues.BOUND_NEGATION.sub(" ", outside)):
-        return True
-    if cue.kind != "final_offer" and (cues.REPORTED.search(masked[clause.start:hi])
-                                      or cues.REPORTED_AFTER.search(masked[clause.sentence_span[0]:clause.end])
-                                      or cues.REPORTED_TAIL.match(masked, clause.end, clause.sentence_span[1])):
-        return True
-    between = _between(masked, span, price) if price is not None else ""
-    if cues.NOT_NOW.search(between) or (re.search(r"\b(?:was|were)\b", between, re.IGNORECASE)
-                                        and cues.PAST_TIME.search(text)):
-        return True  # "last year my budget for the conference was 2,000", "my budget will be 300": not the limit now
-    if _quoted(masked, clause, span):
-        return True  # "my grandfather's motto was 'not a penny less'": quoted, not said
-    if cues.WHEN_I_WAS.search(masked[clause.sentence_span[0]:span[0]]):
-        return True  # "when I started out I'd never go below 20": a habit that was
-    opening = clause.start + re.match(r"[^\w¤]*", text).end()
-    if cue.direction == "hi" and cues.PAST_TIME.match(masked, opening):
-        return True  # "Last year I set a ceiling of 1,500": a buyer's past ceiling (a seller's past cost still stands)
-    if re.search(r"\bfor\s+(?:the\s+|my\s+|our\s+)?\w+", text, re.IGNORECASE) and re.match(
-            r"[^\w¤]*but\s+this\s+(?:one|\w+)\s+(?:is|comes|will\s+come|is\s+coming)\s+(?:for\s+me|out\s+of|from\s+my\s+own|"
-            r"different|separate|my\s+own)\b", masked[clause.end:clause.sentence_span[1]],
-            re.IGNORECASE):
-        return True  # "my wife set a 300 limit for Christmas gifts, but this one is for me": a limit for something else
-    rest = masked[price.end:clause.sentence_span[1]] if price is not None else ""
-    if cue.consequence and not cues.CONSEQUENCE.search(rest):
-        return True  # "over 1,000 and I'd want a warranty", "under 2 a pot, these sell out by noon": no cost to the speaker
-    sentence = masked[slice(*clause.sentence_span)]
-    if cue.kind == "own_limit" and cue.direction == "lo" and cues.NOT_FOR_SALE.search(sentence):
-        return True  # "I paid 15 for the stand, which I'm keeping"
-    if cue.kind == "own_limit" and cues.ELSEWHERE.search(sentence):
-        return True  # "I set aside 2k for the honeymoon, totally separate from this"
-    if cue.kind == "other_limit" and cues.HEARD.search(masked, clause.sentence_span[0], span[0]):
-        return True  # "My friend said you'd take 250"
-    if cues.SARCASM.search(sentence):
-        return True  # "my budget is 40, kidding"
-    if cue.kind == "other_limit" and cues.HEDGE.search(sentence):
-        return True  # "maybe ur max is 300 idk": a guess, not a claim
-    if cue.kind == "other_limit" and (cues.MARKET.search(text) or (
-            cue.direction == "hi" and cues.SHOP_PRICE.search(text))):
-        return True  # "you'd pay 80 for this in any store", "you'd pay 18 at the florist": a shop's price
-    if (cue.assertive or cue.kind == "other_limit" and cues.GUESS_MODAL.search(masked[span[0]:span[1]])) \
-            and not cues.ASSERTIVE.search(sentence):
-        return True  # "you'd accept forty, I'm sure of it"; "you might let it go for 200" is a guess
-    if price is not None and price.end <= span[0] and re.search(
-            r"\b(?:(?:more|less|higher|lower)\s+than|(?:over|above|below|under|beyond|within)\s+what(?:\s+it)?)\s+$",
-            masked[clause.start:span[0]], re.IGNORECASE):
-        return True  # "I'll meet you at 145, which is more than I budgeted": the budget is not stated
-    if price is not None and price.start >= span[1] and re.search(
-            r"\b(?:my|our|this|that)\s+(?:\w+\s+)?(?:offer|bid|counter(?:offer)?|proposal)\s+(?:of\s+|at\s+)?$",
-            masked[span[1]:price.start], re.IGNORECASE):
-        return True  # "I won't go higher than my current offer of 7,800" stands by the offer: final, not a limit
-    if cue.relative and re.search(r"\b(?:(?:less|more)\s+than\s+)?(?:half|double|twice|a\s+third)\s+(?:of\s+)?$|"
-                                  r"(?:n['’]t|\bnot)\s+(?:even\s+)?cover\s+$|\b(?:(?:less|more)\s+than|below|under|over|above|beyond|"
-                                  r"within)\s+$",
-                                  masked[clause.start:span[0]], re.IGNORECASE):
-        return True  # "that's less than half what I paid", "12 doesn't even cover what I paid"
-    return False
-
-
-def _quoted(masked: str, clause: _Clause, span: tuple[int, int]) -> bool:
-    """Whether a cue stands between an opening quote before it and a closing one after it in its sentence: mentioned,
-    not said ("you wrote 'not a penny less than 80'")."""
-    return cues.QUOTE_OPEN.search(masked[clause.sentence_span[0]:span[0]]) is not None and \
-        cues.QUOTE_CLOSE.search(masked, span[1], clause.sentence_span[1]) is not None
-
-
-def _between(masked: str, span: tuple[int, int], price: Price) -> str:
-    """The words between a cue and its price, whichever comes first."""
-    return masked[min(span[1], price.end):max(span[0], price.start)]
-
-
-def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int],
+def _threshold_price(masked: str, clauses: list[Clause], index: int, span: tuple[int, int],
                      cue: cues.Cue) -> Price | None:
     """For a refusal or loss cue, the price after a threshold word of its direction ("anything above 1,200", "below
     1.70"; for a loss also "at 1.20"): in the cue's clause, else in the clause just before it in the same sentence."""
@@ -255,7 +151,7 @@ def _threshold_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     return None
 
 
-def _which_price(masked: str, clauses: list[_Clause], index: int) -> Price | None:
+def _which_price(masked: str, clauses: list[Clause], index: int) -> Price | None:
     """The price of a "which was ..." clause right after this one ("to cover what I paid, which was 78")."""
     nxt = clauses[index + 1] if index + 1 < len(clauses) else None
     if nxt is not None and nxt.sentence == clauses[index].sentence and nxt.prices and re.match(
@@ -265,7 +161,7 @@ def _which_price(masked: str, clauses: list[_Clause], index: int) -> Price | Non
     return None
 
 
-def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
+def _anaphoric_price(masked: str, clauses: list[Clause], index: int, span: tuple[int, int]) -> Price | None:
     """The price a clause without one points to: back ("..., that's my max", "so I can't go under that": the
     last price of the clause before), else forward ("what I paid, which was $130": the next clause's)."""
     clause = clauses[index]
@@ -275,7 +171,8 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
             or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
                          masked[clause.start:span[0]], re.IGNORECASE))
     if back and index > 0:
-        for prev in reversed(clauses[max(0, index - 3):index]):  # "I can let it go for 42, but that's it, not a dollar less"
+        # "I can let it go for 42, but that's it, not a dollar less"
+        for prev in reversed(clauses[max(0, index - 3):index]):
             if prev.prices:
                 return None if prev.question else prev.prices[-1]
             if prev.sentence != clause.sentence:
@@ -291,7 +188,7 @@ def _anaphoric_price(masked: str, clauses: list[_Clause], index: int, span: tupl
     return None
 
 
-def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> Price | None:
+def _sentence_price(masked: str, clauses: list[Clause], index: int, span: tuple[int, int]) -> Price | None:
     """The price a final-offer cue is about: one right after it ("final offer, 725", "take it or leave it at
     7"), else the nearest in its sentence, preferring its own clause (ties to the one after the cue), and one
     before it when the cue points back ("0.95 per bag, that's my final offer; they cost me 0.70")."""
@@ -319,50 +216,12 @@ def _sentence_price(masked: str, clauses: list[_Clause], index: int, span: tuple
     return best[1] if best else None
 
 
-def _final_blocked(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int], price: Price | None) -> bool:
-    """A final-offer cue that is asked about, denied, hypothetical, promised for later, someone else's or quoted."""
-    clause = clauses[index]
-    before = masked[clause.sentence_span[0]:span[0]]
-    if price is None and cues.FUTURE_FINAL.search(before):
-        return True  # "After the viewing I'll send my final offer"
-    if clause.question or (masked[span[0] - 1:span[0]] in cues.QUOTES and masked[span[1]:span[1] + 1] in cues.QUOTES):
-        return True  # "another 'non-negotiable' price that moved twice"
-    left = masked[max(clause.start, span[0] - 40):span[0]]
-    before_cue = masked[clause.start:span[0]].rsplit(":", 1)[-1]  # "I have no wiggle room: 7,500 is the last price"
-    if cues.NEGATION.search(re.sub(r"^[^\w¤]*no\b", "", before_cue, flags=re.IGNORECASE)):
-        return True  # "I'm not going to say my final price is 500"; "No, this is my final offer" stands
-    if re.search(r"\b(?:said|says|claimed|claims|insisted|mentioned|wrote|told\s+(?:me|us))\b[^.;!?]{0,25}$|"
-                 r"¤\s+(?:to|on)\s+(?:my|our)\s+$", left, re.IGNORECASE):
-        return True  # "the garage said it's non-negotiable", "I can add 0.10 to my last offer"
-    if cues.REPORTED_AFTER.search(before) or _quoted(masked, clause, span):
-        return True  # "according to your message, 700 is non-negotiable"; "you wrote 'not a penny less than 80'"
-    subject = clause.start  # whose clause: its own, or the one before when the cue opens it ("..., final bid")
-    if index > 0 and clauses[index - 1].sentence == clause.sentence and not re.search(r"\w", masked[clause.start:span[0]]):
-        subject = clauses[index - 1].start
-    third = cues.THIRD_PARTY.search(masked, subject, span[0])
-    if third and not cues.SPEAKER.search(masked, third.end(), span[1]):
-        return True  # "the shop across the street is firm at 45"
-    if re.search(r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
-                 r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?|you['’]re|you\s+are|you\s+were|"
-                 r"(?:I|we)\s+(?:was|were)|(?:give|tell)\s+you)\s+(?:\w+\s+)?(?:my\s+)?$",
-                 left, re.IGNORECASE) or cues.HYPOTHETICAL.search(masked[clause.start:span[0]]):
-        return True  # "You're firm at 20", "I was firm at 500 last week", "I'll give you my final number once ..."
-    if re.search(rf"\b(?:{cues.PEOPLE})\s+(?:\w+\s+)?$|\b(?:would|could|might)\s+(?:have\s+been|be|call)\s+(?:\w+\s+)?$|"
-                 r"['’]d\s+call\s+(?:\w+\s+)?$", left, re.IGNORECASE) \
-            or cues.ANTECEDENT.match(masked, clause.sentence_span[0]):
-        return True  # "my brother's final offer", "500 would have been my final price", "If this were the last round, ..."
-    return re.match(r"\s*(?:(?:[\w'’-]+\s+){0,8}?(?:was|were|had\s+been)\b|you(?!['’]ll\s+(?:get|hear|see)\b)|"
-                    r"from\s+you|that\s+you|which\s+you|depends|\?)|\s*,?\s*(?:unless|if|until|either|once)\b|"
-                    r"\s+(?:will|would|might|may|could)\s+(?:\w+\s+)?depends?\b",
-                    masked[span[1]:clause.end + 1], re.IGNORECASE) is not None  # "my last price for those was 30"
-
-
 def _allowed(cue: cues.Cue, role: Role | None) -> bool:
     """Whether a speaker of this side can make the cue's claim."""
     return role is None or role.value in cue.speakers
 
 
-def _person(masked: str, clauses: list[_Clause], index: int, span: tuple[int, int]) -> str | None:
+def _person(masked: str, clauses: list[Clause], index: int, span: tuple[int, int]) -> str | None:
     """Whose a bound is: the person its own words name ("the top of my range"), else the nearest person before it
     in its clause, or else in the clause before in its sentence (None for a third party: "most buyers spend at
     least 1,300")."""
@@ -380,7 +239,7 @@ def _person(masked: str, clauses: list[_Clause], index: int, span: tuple[int, in
     return max(found)[1] if found else "own_limit"
 
 
-class _Reading(NamedTuple):
+class Reading(NamedTuple):
     """A cue found in a message, with the price it claims."""
 
     kind: str
@@ -388,27 +247,39 @@ class _Reading(NamedTuple):
     price: Price | None
     start: int
     end: int
-    asserted: bool  # nothing in its clause cancels it
+    cancelled_by: str | None  # the rule of `claim_cancellers` that cancels it; None: its clause asserts it
+    cue: str  # the name of the cue that found it
     personal: bool = False  # a bare bound, whose person was read from the clause ("at least 600")
     weak: bool = False  # yields to a stronger claim: a final offer to a limit in its sentence, a loss "at" a price
     # to a limit the message states ("I paid 549, so I'm already eating a loss at 520")
 
+    @property
+    def asserted(self) -> bool:
+        """Whether nothing in its clause cancels it."""
+        return self.cancelled_by is None
 
-def _parse(message: str, role: Role | None) -> tuple[str, list[_Clause]]:
-    """The message with its prices masked, and its clauses."""
+
+def parse(message: str, role: Role | None) -> tuple[str, list[Clause]]:
+    """The message with its prices masked, and its clauses: what the cues run on (and what
+    `python -m benchmarks.claims --cues` reads again to tell which alternative of a cue fired)."""
     prices = find_prices(message)
     masked = _mask(message, prices, role)
     return masked, _clauses(masked, prices)
 
 
-def _clause_of(clauses: list[_Clause], price: Price) -> int:
+def _clause_of(clauses: list[Clause], price: Price) -> int:
     """The index of the clause holding a price."""
     return next(i for i, c in enumerate(clauses) if price in c.prices)
 
 
-def _readings(message: str, role: Role | None) -> list[_Reading]:
-    """Every cue found, with the price it claims and whether its clause asserts it."""
-    masked, clauses = _parse(message, role)
+_NAMED_AS = re.compile(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?")  # "my budget is 300", "max: 300"
+
+
+def readings(message: str, role: Role | str | None) -> list[Reading]:
+    """Every cue found, with the price it claims and the rule that cancels it, if one does: what `extract_claims`
+    decides from, and what `python -m benchmarks.claims --cues` counts."""
+    role = None if role is None else _role(role)
+    masked, clauses = parse(message, role)
     found = []
     for index, clause in enumerate(clauses):
         text = masked[clause.start:clause.end]
@@ -423,10 +294,10 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
-                    asserted = not _final_blocked(masked, clauses, index, span, price)
+                    cancelled = cancel_final(masked, clauses, index, cue, span, price)
                     weak = cue.weak or (price is not None and price.start >= span[1]
                                         and cues.AT_A_LIMIT.fullmatch(masked, span[1], price.start) is not None)
-                    found.append(_Reading(cue.kind, None, price, *span, asserted, weak=weak))
+                    found.append(Reading(cue.kind, None, price, *span, cancelled, cue.name, weak=weak))
                     continue  # "I'm holding firm at a floor of 210" stresses the floor: weak, it yields to the limit
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, cue)
@@ -434,39 +305,45 @@ def _readings(message: str, role: Role | None) -> list[_Reading]:
                     price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
                         or _anaphoric_price(masked, clauses, index, span)
                 if price is None and cue.stresses_offer:  # "Two hundred for both, and I won't go a dollar higher"
-                    before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence else None
-                    offered = before.prices[-1] if before is not None and before.prices and not before.question else None
-                    found.append(_Reading("final_offer", None, offered, *span,
-                                          not (clause.question or _quoted(masked, clause, span))))
+                    before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence \
+                        else None
+                    offered = before.prices[-1] if before is not None and before.prices and not before.question \
+                        else None
+                    cancelled = "question" if clause.question else "quoted" if quoted(masked, clause, span) else None
+                    found.append(Reading("final_offer", None, offered, *span, cancelled, cue.name))
                     continue
                 if price is None:
                     continue
                 home = clauses[_clause_of(clauses, price)]
                 if cue.kind == "own_limit" and home is not clause and cues.WILL_NOT.search(match.group(0)) \
-                        and cues.OFFERED.search(masked, home.start, price.start):  # names the price in its sentence only
-                    found.append(_Reading("final_offer", None, price if home.sentence == clause.sentence else None, *span,
-                                          not _blocked(masked, clause, cue, span, price)))
+                        and cues.OFFERED.search(masked, home.start, price.start):
+                    offered = price if home.sentence == clause.sentence else None  # named in its sentence only
+                    found.append(Reading("final_offer", None, offered, *span,
+                                         cancel_limit(masked, clauses, index, cue, span, price), cue.name))
                     continue  # "I can accept 4,100, and I will not go lower than that" stands by the offer
                 if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
-                        and not re.fullmatch(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?", masked[span[1]:price.start]) \
+                        and not _NAMED_AS.fullmatch(masked, span[1], price.start) \
                         and cues.COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
                     continue  # "your price is above my budget at 2,400"
-                if cue.side == "near" and cue.kind == "own_limit" and cues.COMPARED.search(_between(masked, span, price)):
+                if cue.side == "near" and cue.kind == "own_limit" \
+                        and cues.COMPARED.search(between(masked, span, price)):
                     continue  # "2.60 is over my budget"
                 kind = _person(masked, clauses, index, span) if cue.personal else cue.kind
                 if kind is None:
                     continue
-                if cue.stresses_offer:  # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
+                # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
+                if cue.stresses_offer:
                     same = home.sentence == clause.sentence
                     speaker_there = cues.FIRST.search(masked[home.start:home.end]) is not None
-                    found.append(_Reading("final_offer", None, price if same or not speaker_there else None, *span,
-                                          not _blocked(masked, clause, cue, span, price)))
+                    found.append(Reading("final_offer", None, price if same or not speaker_there else None, *span,
+                                          cancel_limit(masked, clauses, index, cue, span, price), cue.name))
                     continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
-                asserted = not _blocked(masked, clause, cue, span, price)
+                cancelled = cancel_limit(masked, clauses, index, cue, span, price)
                 weak = cue.loss and cues.AT.search(masked[max(0, price.start - 40):price.start]) is not None
-                found.append(_Reading(kind, cue.direction, price, *span, asserted, personal=cue.personal, weak=weak))
+                found.append(Reading(kind, cue.direction, price, *span, cancelled, cue.name, personal=cue.personal,
+                                      weak=weak))
     return found
 
 
@@ -476,11 +353,11 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
     if not isinstance(message, str) or not message:
         return []
     speaker = None if role is None else _role(role)
-    readings = sorted((r for r in _readings(message, speaker) if r.asserted), key=lambda r: r.start)
+    found = sorted((r for r in readings(message, speaker) if r.asserted), key=lambda r: r.start)
     limits: dict[tuple[str, int], Claim] = {}
     named: set[tuple[str, int]] = set()  # claims a cue naming its person made, not only a bare bound
     strong: set[tuple[str, int]] = set()  # claims not only made by a loss at a price
-    for kind, direction, price, start, end, _, personal, weak in readings:
+    for kind, direction, price, start, end, _, _, personal, weak in found:
         if kind == "final_offer":
             continue
         if not personal:
@@ -508,7 +385,7 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
             del limits[other]
     finals: dict[int, Claim] = {}
     ends = [m.end() for m in cues.SENTENCE_END.finditer(message)]
-    for kind, _, price, start, end, _, _, weak in readings:
+    for kind, _, price, start, end, _, _, _, weak in found:
         if kind != "final_offer":
             continue
         sentence = bisect.bisect_right(ends, start)
@@ -542,14 +419,15 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
         return None
     speaker = None if role is None else _role(role)
     if kind == "final_offer":
-        for reading in _readings(message, speaker):
-            if reading.kind == "final_offer" and reading.asserted and (value is None or reading.price is not None and any(
-                    same_value(v, value) for v in (reading.price.low, reading.price.high))):
+        for reading in readings(message, speaker):
+            if reading.kind == "final_offer" and reading.asserted and (
+                    value is None or reading.price is not None
+                    and any(same_value(v, value) for v in (reading.price.low, reading.price.high))):
                 return Claim(kind, value, message[reading.start:reading.end], reading.start, reading.end)
         return None
     if value is None:
         return None
-    masked, clauses = _parse(message, speaker)
+    masked, clauses = parse(message, speaker)
     for index, clause in enumerate(clauses):
         for price in clause.prices:
             if not any(same_value(v, value) for v in (price.low, price.high)):
@@ -568,7 +446,7 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
                         if pointed is not None and pointed is not price:
                             continue  # "my max is 120, I know you paid 90": that cue is about the 90
                         said = _person(masked, clauses, near, span) if cue.personal else cue.kind
-                        if said == kind and not _blocked(masked, home, cue, span, price):
+                        if said == kind and cancel_limit(masked, clauses, near, cue, span, price) is None:
                             return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
     return None
 

@@ -41,10 +41,21 @@ _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _NUMBER_WORD = r"(?:" + "|".join(_TENS + _UNITS[::-1]) + r")"
 _SCALE = r"(?:hundred|thousand|grand)"
 # A run of number words ("a hundred and fifty", "twelve hundred", "seventy-five", "two fifty").
-_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
+_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|"
+          rf"quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
           rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
           rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
-_NUMBER = rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?|(?P<words>\b{_WORDS}\b)|(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of)|\ba\s+quarter\b(?=\s+(?:for|each|per|apiece|a\s+piece)\b))|(?P<one>(?<!\d\s)\ba)(?=\s+(?:dollar|buck|euro|quid|pound)\s+(?:for|each|per|apiece|a\s+piece)\b)|(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)|(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)|(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)|(?P<half_grand>\bhalf\s+a\s+(?:grand|k)\b)"
+_NUMBER = "|".join((  # digits (with k, grand, hundred), number words, notes, "a" before a coin, couples, halves
+    rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?",
+    rf"(?P<words>\b{_WORDS}\b)",
+    r"(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of)|"
+    r"\ba\s+quarter\b(?=\s+(?:for|each|per|apiece|a\s+piece)\b))",
+    r"(?P<one>(?<!\d\s)\ba)(?=\s+(?:dollar|buck|euro|quid|pound)\s+(?:for|each|per|apiece|a\s+piece)\b)",
+    rf"(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)",
+    r"(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)",
+    r"(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)",
+    r"(?P<half_grand>\bhalf\s+a\s+(?:grand|k)\b)",
+))
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
@@ -64,7 +75,8 @@ i you we he she it that this they there here these those is isn't wasn't won't c
 do does did not no never ish or-so at-most tops is-my sounds works seems feels gets got get give make makes made
 pay paid spend spent take taking accept offer offered sounds fine fair deal done tho though although because since
 if unless when while which who what where why how just really honestly actually literally tbh imo lol haha yeah yes
-right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped delivered its plus thus this yes less unless tops minus bucks
+right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped delivered its plus
+thus this yes less unless tops minus bucks
 including excluding inclusive inc vat tax taxes after before plus minus ea each thats its whats lets dats
 then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems sounds looks works makes means gets
 covers includes it's that's there's here's he's she's what's let's who's
@@ -91,17 +103,24 @@ _YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|ar
 _PER_ITEM = re.compile(r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)",
                        re.IGNORECASE)  # a price per item, not per month
 # Goods whose price names the scale a spoken price leaves open ("nine fifty for the piano" is 950).
-_DEAR = re.compile(r"\b(?:piano|car|van|truck|motorbike|motorcycle|scooter|boat|caravan|camper|sofa|couch|wardrobe|fridge|"
-                   r"freezer|washer|dishwasher|laptop|computer|macbook|tv|television|camera|lens|drone|bike|bicycle|e-bike|"
-                   r"guitar|amp|drum\s+kit|watch|ring|rent|flat|apartment|room|deposit|roof|kitchen|bathroom|furniture|"
-                   r"mattress|bed|desk|table|wedding|venue|saddle|horse|tractor|trailer|jacket|coat|suit|boots|phone|tablet|"
-                   r"console|armchair|carpet|rug|stroller|pram|buggy|crib|cot)s?\b", re.IGNORECASE)
-_CHEAP = re.compile(r"\b(?:coffee|tea|egg|eggs|bread|loaf|bun|croissant|bagel|jar|punnet|kilo|kg|lb|bunch|apple|banana|"
-                    r"tomato|tomatoes|lemon|lemonade|milk|pint|cup|candle|card|stamp|sticker|pen|pencil|soap|seed|seeds|"
-                    r"plant|cutting|cupcake|cookie|muffin|juice|honey|cherries|berries|radish|radishes|herbs|basil)s?\b",
-                    re.IGNORECASE)
+DEAR_ITEMS = ("piano", "car", "van", "truck", "motorbike", "motorcycle", "scooter", "boat", "caravan", "camper", "sofa",
+              "couch", "wardrobe", "fridge", "freezer", "washer", "dishwasher", "laptop", "computer", "macbook", "tv",
+              "television", "camera", "lens", "drone", "bike", "bicycle", "e-bike", "guitar", "amp", r"drum\s+kit",
+              "watch", "ring", "rent", "flat", "apartment", "room", "deposit", "roof", "kitchen", "bathroom",
+              "furniture", "mattress", "bed", "desk", "table", "wedding", "venue", "saddle", "horse", "tractor",
+              "trailer", "jacket", "coat", "suit", "boots", "phone", "tablet", "console", "armchair", "carpet", "rug",
+              "stroller", "pram", "buggy", "crib", "cot")
+# Goods whose price is small ("seven-fifty for the jar" is 7.50).
+CHEAP_ITEMS = ("coffee", "tea", "egg", "eggs", "bread", "loaf", "bun", "croissant", "bagel", "jar", "punnet", "kilo",
+               "kg", "lb", "bunch", "apple", "banana", "tomato", "tomatoes", "lemon", "lemonade", "milk", "pint", "cup",
+               "candle", "card", "stamp", "sticker", "pen", "pencil", "soap", "seed", "seeds", "plant", "cutting",
+               "cupcake", "cookie", "muffin", "juice", "honey", "cherries", "berries", "radish", "radishes", "herbs",
+               "basil")
+_DEAR = re.compile(rf"\b(?:{'|'.join(DEAR_ITEMS)})s?\b", re.IGNORECASE)
+_CHEAP = re.compile(rf"\b(?:{'|'.join(CHEAP_ITEMS)})s?\b", re.IGNORECASE)
 _TIME_BEFORE = re.compile(r"\b(?:close|closes|closing|open|opens|opening|shut|shuts|leave|leaves|arrive|arrives|"
-                          r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|before|after)\s+$",
+                          r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|"
+                          r"before|after)\s+$",
                           re.IGNORECASE)
 _NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
                         r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|"
@@ -109,7 +128,8 @@ _NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b
                         r"ish\b(?=\s*(?:years|kids|people)))",
                         re.IGNORECASE)
 _WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+          r"oct(?:ober)?|"
           r"nov(?:ember)?|dec(?:ember)?)")
 _MONTH_AFTER = re.compile(rf"\s+(?!may\b){_MONTH}\b", re.IGNORECASE)  # "3 March"; "50 may be too much" is a price
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s+$", re.IGNORECASE)  # "on March 3"
@@ -230,7 +250,8 @@ def _amount(match: re.Match) -> float | None:
         value /= 100
     elif match.group("and_cents") and post:  # "5 dollars and 40 cents"
         cents = match.group("and_cents")
-    elif match.group("cents") and (post or (match.group("digits") and value < 20 and not match.group("cents").isdigit())):
+    elif match.group("cents") and (post or (match.group("digits") and value < 20
+                                            and not match.group("cents").isdigit())):
         cents = match.group("cents")  # "three euros twenty", "5 dollars 50", "2 fifty"
     if cents is not None:
         extra = float(cents) if cents.isdigit() else _words_value(cents)
@@ -272,12 +293,15 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
                     and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip()))):
             return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"; but "two fifty the jar" is a price
     if match.group("words") and value < 20 and (
-            re.search(r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|set|block|"
+            re.search(r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|"
+                      r"set|block|"
                       r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$", before, re.IGNORECASE)
-            or value == int(value) and re.search(rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|per)\s+$",
+            or value == int(value) and re.search(rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|"
+                                                 rf"per)\s+$",
                                                  before, re.IGNORECASE)):
         return False  # "a one", "the two", "for all six", "the block of four", "16 quid for three"
-    if value < 20 and value == int(value) and re.match(rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|{_NUMBER_WORD})", message[end:],
+    if value < 20 and value == int(value) and re.match(rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|"
+                                                       rf"{_NUMBER_WORD})", message[end:],
                                                        re.IGNORECASE):
         return False  # "2 for 150": two of them
     if match.group("words") and value == 1 and not match.group("post"):
@@ -325,14 +349,14 @@ def find_prices(message: str) -> list[Price]:
                 pos = match.end()
         if value is None or not _is_price(message, match, value):
             continue
-        readings = _spoken(match.group("words")) if match.group("words") and value == _words_value(match.group("words")) \
-            else None
+        words = match.group("words")
+        readings = _spoken(words) if words and value == _words_value(words) else None
         if readings is not None and readings[0] > readings[1] and _PER_ITEM.match(message, match.end()):
             value, readings = readings[1], readings[::-1]  # "one-fifty a punnet" is 1.50
         if readings is not None:
             others[len(amounts)] = readings[1]
-        elif 0 < value < 100 and value == int(value) and not any(match.group(g) for g in ("pre", "post", "k", "grand",
-                                                                                            "hundred", "note", "cents")):
+        elif 0 < value < 100 and value == int(value) and not any(
+                match.group(g) for g in ("pre", "post", "k", "grand", "hundred", "note", "cents")):
             others[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
     _settle_scales(message, amounts, others)
