@@ -41,9 +41,16 @@ from bargain.analysis.price_mentions import find_prices
 from bargain.engine.trial import Role
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-SETS = {"development": ["claims_labelled.jsonl", "claims_retired_test.jsonl", "claims_heldout.jsonl",
-                        "claims_dev.jsonl", *(f"claims_dev{n}.jsonl" for n in range(2, 48))],
-        "test": ["claims_fresh.jsonl", *(f"claims_fresh{n}.jsonl" for n in range(2, 11))]}
+SETS = {
+    "development": [
+        "claims_labelled.jsonl",
+        "claims_retired_test.jsonl",
+        "claims_heldout.jsonl",
+        "claims_dev.jsonl",
+        *(f"claims_dev{n}.jsonl" for n in range(2, 48)),
+    ],
+    "test": ["claims_fresh.jsonl", *(f"claims_fresh{n}.jsonl" for n in range(2, 11))],
+}
 GOAL_MS = 5.0
 
 
@@ -84,8 +91,9 @@ def adversarial(rows: list[dict]) -> tuple[int, int]:
     claims would; the confirmation must refuse them."""
     tried = passed = 0
     for row in rows:
-        known = [(g["kind"], g["value"]) for g in row["claims"]] + \
-            [(c.kind, c.value) for c in extract_claims(row["message"], row["role"])]
+        known = [(g["kind"], g["value"]) for g in row["claims"]] + [
+            (c.kind, c.value) for c in extract_claims(row["message"], row["role"])
+        ]
         for price in find_prices(row["message"]):
             for kind in ("own_limit", "other_limit"):
                 if not any(k == kind and same_value(v, price.low) for k, v in known):
@@ -134,7 +142,8 @@ def rule_counts(rows: list[dict]) -> dict[str, Counter]:
                 found = extract_claims(row["message"], row["role"])
             counts["cancelled"][rule] += 1  # right when nothing labelled was lost: no such claim, or another cue's
             counts["kept_out"][rule] += not labelled or any(
-                c.kind == reading.kind and _labelled(reading, [(c.kind, c.value)]) for c in found)
+                c.kind == reading.kind and _labelled(reading, [(c.kind, c.value)]) for c in found
+            )
     return counts
 
 
@@ -146,9 +155,12 @@ def _alternative(masked: str, clauses: list, reading: Reading) -> int:
     """Which top-level alternative of its cue's pattern found a reading: the first that matches its span, in its
     clause, as the cue ran."""
     clause = next(c for c in clauses if c.start <= reading.start < c.end)
-    text, start, end = masked[clause.start:clause.end], reading.start - clause.start, reading.end - clause.start
-    return next(i for i, alt in enumerate(_ALTERNATIVES[reading.cue])
-                if (match := alt.match(text, start)) and match.end() == end)
+    text, start, end = masked[clause.start : clause.end], reading.start - clause.start, reading.end - clause.start
+    return next(
+        i
+        for i, alt in enumerate(_ALTERNATIVES[reading.cue])
+        if (match := alt.match(text, start)) and match.end() == end
+    )
 
 
 def print_rule_counts(rows: list[dict]) -> None:
@@ -172,8 +184,10 @@ def print_rule_counts(rows: list[dict]) -> None:
         unused = [i for i in range(len(alts)) if not counts["alternative"][(cue.name, i)]]
         if len(alts) > 1 and unused and counts["fired"][cue.name]:
             shown = _example_alternatives(cue.name, cue.fires)
-            print(f"  {cue.name} ({len(unused)} of {len(alts)}): "
-                  + "  ".join(alts[i] + ("" if i in shown else " *") for i in unused))
+            print(
+                f"  {cue.name} ({len(unused)} of {len(alts)}): "
+                + "  ".join(alts[i] + ("" if i in shown else " *") for i in unused)
+            )
 
 
 def _example_alternatives(name: str, examples: tuple[str, ...]) -> set[int]:
@@ -194,17 +208,26 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--model", help="score the model-assisted reading with this model (openai:MODEL@URL)")
-    mode.add_argument("--oracle", action="store_true", help="score the model-assisted reading with the labelled "
-                        "claims as the model's answer (the most confirmation lets a model add)")
-    mode.add_argument("--cues", action="store_true", help="count how often each cue and each canceller fires on "
-                      "all labelled sets, and how often rightly")
+    mode.add_argument(
+        "--oracle",
+        action="store_true",
+        help="score the model-assisted reading with the labelled "
+        "claims as the model's answer (the most confirmation lets a model add)",
+    )
+    mode.add_argument(
+        "--cues",
+        action="store_true",
+        help="count how often each cue and each canceller fires on all labelled sets, and how often rightly",
+    )
     args = parser.parse_args()
     if args.cues:
         print_rule_counts([row for names in SETS.values() for name in names for row in load(name)])
         return
     added = refused = 0
-    print(f"{'set':24s} {'kind':12s} {'msgs':>5s} {'precision':>9s} {'recall':>7s}  (tp/fp/fn; claim-free messages "
-          f"with a claim reported)")
+    print(
+        f"{'set':24s} {'kind':12s} {'msgs':>5s} {'precision':>9s} {'recall':>7s}  (tp/fp/fn; claim-free messages "
+        f"with a claim reported)"
+    )
     messages = []
     for group, names in SETS.items():
         for name in names:
@@ -220,16 +243,20 @@ def main() -> None:
             total = {key: sum(c[key] for c in counts.values()) for key in ("tp", "fp", "fn")}
             flagged, empty = false_alarms(rows, read)
             for kind, c in [("all", total), *counts.items()]:
-                print(f"{name + ' (' + group[:4] + ')' if kind == 'all' else '':24s} {kind:12s} "
-                      f"{len(rows) if kind == 'all' else '':>5} {_ratio(c['tp'], c['tp'] + c['fp']):>9s} "
-                      f"{_ratio(c['tp'], c['tp'] + c['fn']):>7s}  ({c['tp']}/{c['fp']}/{c['fn']}"
-                      f"{f'; {flagged} of {empty}' if kind == 'all' else ''})")
+                print(
+                    f"{name + ' (' + group[:4] + ')' if kind == 'all' else '':24s} {kind:12s} "
+                    f"{len(rows) if kind == 'all' else '':>5} {_ratio(c['tp'], c['tp'] + c['fp']):>9s} "
+                    f"{_ratio(c['tp'], c['tp'] + c['fn']):>7s}  ({c['tp']}/{c['fp']}/{c['fn']}"
+                    f"{f'; {flagged} of {empty}' if kind == 'all' else ''})"
+                )
     if args.model or args.oracle:
         print(f"\nthe model added {added} claims the rules had not found; {refused} of its claims were refused")
     if args.oracle:
         passed, tried = map(sum, zip(*(adversarial(load(name)) for names in SETS.values() for name in names)))
-        print(f"an inventing model (every written price as each limit it is not): {passed} of {tried} false claims "
-              f"confirmed ({100 * passed / tried:.1f}%)")
+        print(
+            f"an inventing model (every written price as each limit it is not): {passed} of {tried} false claims "
+            f"confirmed ({100 * passed / tried:.1f}%)"
+        )
     times = []
     for _ in range(args.repeats):
         start = time.perf_counter()
@@ -237,8 +264,10 @@ def main() -> None:
             extract_claims(message, role)
         times.append((time.perf_counter() - start) * 1000 / len(messages))
     median = statistics.median(times)
-    print(f"\n{len(messages)} messages: {median:.2f} ms per message (median of {args.repeats}; "
-          f"best {min(times):.2f}); goal under {GOAL_MS:.0f} ms: {'met' if median < GOAL_MS else 'NOT met'}")
+    print(
+        f"\n{len(messages)} messages: {median:.2f} ms per message (median of {args.repeats}; "
+        f"best {min(times):.2f}); goal under {GOAL_MS:.0f} ms: {'met' if median < GOAL_MS else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

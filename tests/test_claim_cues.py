@@ -36,8 +36,9 @@ def test_every_cue_has_a_unique_name_two_examples_and_a_near_miss():
 
 @pytest.mark.parametrize("name, message", [(cue.name, m) for cue in cues.CUES for m in cue.fires])
 def test_a_cue_reads_its_examples(name, message):
-    assert _fires(name, message), f"{name} does not fire on {message!r}: " \
-        f"{[(r.cue, r.cancelled_by) for r in readings(message, None)]}"
+    assert _fires(name, message), (
+        f"{name} does not fire on {message!r}: {[(r.cue, r.cancelled_by) for r in readings(message, None)]}"
+    )
 
 
 @pytest.mark.parametrize("name, message", [(cue.name, m) for cue in cues.CUES for m in cue.misses])
@@ -59,18 +60,21 @@ def test_every_canceller_has_a_unique_name_and_examples_both_ways():
     assert all(rule.cancels and rule.keeps for rule, _ in CANCELLERS)
 
 
-@pytest.mark.parametrize("rule, final, role, message",
-                         [(rule.name, final, role, m) for rule, final in CANCELLERS for role, m in rule.cancels])
+@pytest.mark.parametrize(
+    "rule, final, role, message",
+    [(rule.name, final, role, m) for rule, final in CANCELLERS for role, m in rule.cancels],
+)
 def test_a_canceller_cancels_its_examples(rule, final, role, message):
-    assert _cancelled_by(rule, final, role, message), \
-        f"{[(r.cue, r.cancelled_by) for r in readings(message, role)]}"
+    assert _cancelled_by(rule, final, role, message), f"{[(r.cue, r.cancelled_by) for r in readings(message, role)]}"
 
 
-@pytest.mark.parametrize("rule, final, role, message",
-                         [(rule.name, final, role, m) for rule, final in CANCELLERS for role, m in rule.keeps])
+@pytest.mark.parametrize(
+    "rule, final, role, message", [(rule.name, final, role, m) for rule, final in CANCELLERS for role, m in rule.keeps]
+)
 def test_a_canceller_keeps_what_it_must_not_cancel(rule, final, role, message):
-    assert not _cancelled_by(rule, final, role, message) and extract_claims(message, role), \
+    assert not _cancelled_by(rule, final, role, message) and extract_claims(message, role), (
         f"{[(r.cue, r.cancelled_by) for r in readings(message, role)]}"
+    )
 
 
 def _repeats(tree: sre_parse.SubPattern) -> list[str]:
@@ -98,10 +102,16 @@ def _repeats(tree: sre_parse.SubPattern) -> list[str]:
     return found
 
 
-PATTERNS = [(cue.name, cue.pattern) for cue in cues.CUES] + \
-    [(name, value) for module in (cues, claim_cancellers) for name, value in vars(module).items()
-     if isinstance(value, re.Pattern)] + \
-    [(f"THRESHOLD[{key}]", value) for key, value in cues.THRESHOLD.items()]
+PATTERNS = (
+    [(cue.name, cue.pattern) for cue in cues.CUES]
+    + [
+        (name, value)
+        for module in (cues, claim_cancellers)
+        for name, value in vars(module).items()
+        if isinstance(value, re.Pattern)
+    ]
+    + [(f"THRESHOLD[{key}]", value) for key, value in cues.THRESHOLD.items()]
+)
 
 
 @pytest.mark.parametrize("name, pattern", PATTERNS, ids=[name for name, _ in PATTERNS])
@@ -125,9 +135,11 @@ def test_the_duplicate_check_catches_a_repeated_alternative():
 
 
 def test_the_rule_counts_name_what_fired_and_what_cancelled():
-    counts = rule_counts([
-        {"message": "My budget is 300.", "role": "buyer", "claims": [{"kind": "own_limit", "value": 300}]},
-        {"message": "Is 50 your max?", "role": "seller", "claims": []},
-    ])
+    counts = rule_counts(
+        [
+            {"message": "My budget is 300.", "role": "buyer", "claims": [{"kind": "own_limit", "value": 300}]},
+            {"message": "Is 50 your max?", "role": "seller", "claims": []},
+        ]
+    )
     assert (counts["fired"]["my-noun-hi"], counts["right"]["my-noun-hi"]) == (1, 1)
     assert (counts["cancelled"]["question"], counts["kept_out"]["question"]) == (1, 1)

@@ -80,12 +80,12 @@ def _mask(message: str, prices: list[Price], role: Role | None) -> str:
     the other side's, padded with spaces: the same length, so that every span is the message's."""
     chars = list(message.replace("’", "'"))
     for price in prices:
-        chars[price.start:price.end] = cues.MASK * (price.end - price.start)
+        chars[price.start : price.end] = cues.MASK * (price.end - price.start)
     if role is not None:
         for match in cues.PARTY.finditer(message):
             own = match.group(1).lower() == role.value
             word = ("my" if own else "your") if match.group(2) else ("I" if own else "you")
-            chars[match.start():match.end()] = word.ljust(match.end() - match.start())
+            chars[match.start() : match.end()] = word.ljust(match.end() - match.start())
     return "".join(chars)
 
 
@@ -97,14 +97,18 @@ def _clauses(masked: str, prices: list[Price]) -> list[Clause]:
         end = end_match.start() if end_match else len(masked)
         stop = end_match.group(0) if end_match else ""
         text = masked[pos:end]
-        whole_question = ("?" in stop and (cues.QUESTION_START.match(text) is not None
-                                           or cues.TAG.search(text) is not None)) \
-            or cues.BARE_QUESTION.match(text) is not None
+        whole_question = (
+            "?" in stop and (cues.QUESTION_START.match(text) is not None or cues.TAG.search(text) is not None)
+        ) or cues.BARE_QUESTION.match(text) is not None
         cuts = [pos] + [pos + m.end() for m in cues.CLAUSE_BREAK.finditer(text)] + [end]
         parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if not cues.EMPTY_CLAUSE.fullmatch(masked[a:b])]
         for i, (a, b) in enumerate(parts):
-            question = whole_question or ("?" in stop and i == len(parts) - 1 and not cues.ASSENT_TAG.search(text)) or \
-                cues.TAG_QUESTION.search(masked[a:b]) is not None or cues.BARE_QUESTION.match(masked[a:b]) is not None
+            question = (
+                whole_question
+                or ("?" in stop and i == len(parts) - 1 and not cues.ASSENT_TAG.search(text))
+                or cues.TAG_QUESTION.search(masked[a:b]) is not None
+                or cues.BARE_QUESTION.match(masked[a:b]) is not None
+            )
             inside = tuple(p for p in prices if a <= p.start < b)
             clauses.append(Clause(a, b, sentence, question, inside, (parts[0][0], parts[-1][1])))
         pos = end_match.end() if end_match else len(masked)
@@ -130,13 +134,15 @@ def _pick(clause: Clause, start: int, end: int, side: str) -> Price | None:
         return after[0] if after else None
     if side == "before":
         return before[-1] if before else None
-    options = ([(after[0].start - end, 0, after[0])] if after else []) + \
-              ([(start - before[-1].end, 1, before[-1])] if before else [])
+    options = ([(after[0].start - end, 0, after[0])] if after else []) + (
+        [(start - before[-1].end, 1, before[-1])] if before else []
+    )
     return min(options, key=lambda o: o[:2])[2] if options else None
 
 
-def _threshold_price(masked: str, clauses: list[Clause], index: int, span: tuple[int, int],
-                     cue: cues.Cue) -> Price | None:
+def _threshold_price(
+    masked: str, clauses: list[Clause], index: int, span: tuple[int, int], cue: cues.Cue
+) -> Price | None:
     """For a refusal or loss cue, the price after a threshold word of its direction ("anything above 1,200", "below
     1.70"; for a loss also "at 1.20"): in the cue's clause, else in the clause just before it in the same sentence."""
     clause = clauses[index]
@@ -145,7 +151,7 @@ def _threshold_price(masked: str, clauses: list[Clause], index: int, span: tuple
         candidates = list(clauses[index - 1].prices)
     candidates += [p for p in clause.prices if p.start >= span[1]]  # "I lose money below 1.70"
     for price in candidates:
-        before = masked[max(0, price.start - 40):price.start]
+        before = masked[max(0, price.start - 40) : price.start]
         if cues.THRESHOLD[cue.direction].search(before) or (cue.loss and cues.AT.search(before)):
             return price
     return None
@@ -154,9 +160,16 @@ def _threshold_price(masked: str, clauses: list[Clause], index: int, span: tuple
 def _which_price(masked: str, clauses: list[Clause], index: int) -> Price | None:
     """The price of a "which was ..." clause right after this one ("to cover what I paid, which was 78")."""
     nxt = clauses[index + 1] if index + 1 < len(clauses) else None
-    if nxt is not None and nxt.sentence == clauses[index].sentence and nxt.prices and re.match(
+    if (
+        nxt is not None
+        and nxt.sentence == clauses[index].sentence
+        and nxt.prices
+        and re.match(
             r"[^\w¤]*which\s+(?:was|is|came\s+to|comes\s+to|runs?\s+to|ran\s+to|amounts?\s+to|totals?)\b",
-            masked[nxt.start:nxt.end], re.IGNORECASE):
+            masked[nxt.start : nxt.end],
+            re.IGNORECASE,
+        )
+    ):
         return nxt.prices[0]
     return None
 
@@ -167,23 +180,35 @@ def _anaphoric_price(masked: str, clauses: list[Clause], index: int, span: tuple
     clause = clauses[index]
     if clause.prices:
         return None
-    back = (cues.ANAPHOR.match(masked, clause.start) or re.match(r"\s*(?:that|this|it)\b", masked[span[1]:clause.end])
-            or re.search(r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
-                         masked[clause.start:span[0]], re.IGNORECASE))
+    back = (
+        cues.ANAPHOR.match(masked, clause.start)
+        or re.match(r"\s*(?:that|this|it)\b", masked[span[1] : clause.end])
+        or re.search(
+            r"\b(?:this|that|it)(?:['’]s|\s+is|\s+was|\s+would\s+be)\s+(?:\w+\s+)?$",
+            masked[clause.start : span[0]],
+            re.IGNORECASE,
+        )
+    )
     if back and index > 0:
         # "I can let it go for 42, but that's it, not a dollar less"
-        for prev in reversed(clauses[max(0, index - 3):index]):
+        for prev in reversed(clauses[max(0, index - 3) : index]):
             if prev.prices:
                 return None if prev.question else prev.prices[-1]
             if prev.sentence != clause.sentence:
                 break
-    for nxt in clauses[index + 1:index + 3]:  # "what I've sunk into it, parts and all, is 1,100"
+    for nxt in clauses[index + 1 : index + 3]:  # "what I've sunk into it, parts and all, is 1,100"
         if nxt.sentence != clause.sentence:
             break
-        text = masked[nxt.start:nxt.end]
-        if nxt.prices and (re.match(r"[^\w¤]*(?:(?:I['’]m\s+sure|I\s+bet|I\s+reckon|I\s+guess)\s+)?(?:it\s+|that\s+)?"
-                                    r"(?:which\s+|that\s+|all\s+)?(?:was|is|came\s+to|comes\s+to|would\s+be)\b",
-                                    text, re.IGNORECASE) or re.fullmatch(r"[^\w¤]*¤+[^\w¤]*", text)):
+        text = masked[nxt.start : nxt.end]
+        if nxt.prices and (
+            re.match(
+                r"[^\w¤]*(?:(?:I['’]m\s+sure|I\s+bet|I\s+reckon|I\s+guess)\s+)?(?:it\s+|that\s+)?"
+                r"(?:which\s+|that\s+|all\s+)?(?:was|is|came\s+to|comes\s+to|would\s+be)\b",
+                text,
+                re.IGNORECASE,
+            )
+            or re.fullmatch(r"[^\w¤]*¤+[^\w¤]*", text)
+        ):
             return nxt.prices[0]  # also "that's all I've got, 45"
     return None
 
@@ -193,9 +218,14 @@ def _sentence_price(masked: str, clauses: list[Clause], index: int, span: tuple[
     7"), else the nearest in its sentence, preferring its own clause (ties to the one after the cue), and one
     before it when the cue points back ("0.95 per bag, that's my final offer; they cost me 0.70")."""
     sentence = clauses[index].sentence
-    back = bool(re.search(r"\b(?:that|this|it|which)(?:['’]s|\s+is)\s+(?:(?:my|our|the)\s+)?(?:\w+\s+)?$",
-                          masked[clauses[index].start:span[0]], re.IGNORECASE)
-                or re.match(r"(?:that|this|it)(?:['’]s|\s+is)\b", masked[span[0]:span[1]], re.IGNORECASE))
+    back = bool(
+        re.search(
+            r"\b(?:that|this|it|which)(?:['’]s|\s+is)\s+(?:(?:my|our|the)\s+)?(?:\w+\s+)?$",
+            masked[clauses[index].start : span[0]],
+            re.IGNORECASE,
+        )
+        or re.match(r"(?:that|this|it)(?:['’]s|\s+is)\b", masked[span[0] : span[1]], re.IGNORECASE)
+    )
     best = None
     for i, clause in enumerate(clauses):
         if clause.sentence != sentence:
@@ -204,13 +234,24 @@ def _sentence_price(masked: str, clauses: list[Clause], index: int, span: tuple[
             if span[0] <= p.start < span[1]:
                 distance = 0
             elif p.start >= span[1]:
-                gap = masked[span[1]:p.start]
-                distance = 0 if re.fullmatch(r"[\s:,—–-]*(?:(?:offer|price|bid|number)\s*[:,—–-]?\s*)?"
-                                             r"(?:(?:at|of|is|for|then|now)\s+)?", gap) else p.start - span[1]
+                gap = masked[span[1] : p.start]
+                distance = (
+                    0
+                    if re.fullmatch(
+                        r"[\s:,—–-]*(?:(?:offer|price|bid|number)\s*[:,—–-]?\s*)?"
+                        r"(?:(?:at|of|is|for|then|now)\s+)?",
+                        gap,
+                    )
+                    else p.start - span[1]
+                )
             else:
                 distance = span[0] - p.end
-            key = (distance > 0 and i != index, distance > 0 and p.start >= span[1] and back, distance,
-                   0 if p.start >= span[0] else 1)
+            key = (
+                distance > 0 and i != index,
+                distance > 0 and p.start >= span[1] and back,
+                distance,
+                0 if p.start >= span[0] else 1,
+            )
             if best is None or key < best[0]:
                 best = (key, p)
     return best[1] if best else None
@@ -225,17 +266,22 @@ def _person(masked: str, clauses: list[Clause], index: int, span: tuple[int, int
     """Whose a bound is: the person its own words name ("the top of my range"), else the nearest person before it
     in its clause, or else in the clause before in its sentence (None for a third party: "most buyers spend at
     least 1,300")."""
-    own = masked[span[0]:span[1]]
+    own = masked[span[0] : span[1]]
     if cues.FIRST.search(own) or cues.SECOND.search(own):
         return "own_limit" if cues.FIRST.search(own) else "other_limit"
     clause, start = clauses[index], span[0]
-    left = masked[clause.start:start]
-    if index > 0 and clauses[index - 1].sentence == clause.sentence and not (
-            cues.FIRST.search(left) or cues.SECOND.search(left) or cues.OTHERS.search(left)):
-        left = masked[clauses[index - 1].start:start]  # "you got it for peanuts, probably 20 bucks tops"
-    found = [(m.start(), "own_limit") for m in cues.FIRST.finditer(left)] + \
-            [(m.start(), "other_limit") for m in cues.SECOND.finditer(left)] + \
-            [(m.start(), None) for m in cues.OTHERS.finditer(left)]
+    left = masked[clause.start : start]
+    if (
+        index > 0
+        and clauses[index - 1].sentence == clause.sentence
+        and not (cues.FIRST.search(left) or cues.SECOND.search(left) or cues.OTHERS.search(left))
+    ):
+        left = masked[clauses[index - 1].start : start]  # "you got it for peanuts, probably 20 bucks tops"
+    found = (
+        [(m.start(), "own_limit") for m in cues.FIRST.finditer(left)]
+        + [(m.start(), "other_limit") for m in cues.SECOND.finditer(left)]
+        + [(m.start(), None) for m in cues.OTHERS.finditer(left)]
+    )
     return max(found)[1] if found else "own_limit"
 
 
@@ -282,51 +328,82 @@ def readings(message: str, role: Role | str | None) -> list[Reading]:
     masked, clauses = parse(message, role)
     found = []
     for index, clause in enumerate(clauses):
-        text = masked[clause.start:clause.end]
+        text = masked[clause.start : clause.end]
         for cue in cues.CUES:
             if not (_allowed(cue, role) or cue.personal):
                 continue
             for match in cue.pattern.finditer(text):
                 span = (clause.start + match.start(), clause.start + match.end())
-                if cue.name in cues.SUBJECTLESS and not cues.FIRST.search(match.group(0)) and index > 0 \
-                        and clauses[index - 1].sentence == clause.sentence \
-                        and cues.THIRD.search(masked[clauses[index - 1].start:clauses[index - 1].end]):
+                if (
+                    cue.name in cues.SUBJECTLESS
+                    and not cues.FIRST.search(match.group(0))
+                    and index > 0
+                    and clauses[index - 1].sentence == clause.sentence
+                    and cues.THIRD.search(masked[clauses[index - 1].start : clauses[index - 1].end])
+                ):
                     continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
                     price = _sentence_price(masked, clauses, index, span)
                     cancelled = cancel_final(masked, clauses, index, cue, span, price)
-                    weak = cue.weak or (price is not None and price.start >= span[1]
-                                        and cues.AT_A_LIMIT.fullmatch(masked, span[1], price.start) is not None)
+                    weak = cue.weak or (
+                        price is not None
+                        and price.start >= span[1]
+                        and cues.AT_A_LIMIT.fullmatch(masked, span[1], price.start) is not None
+                    )
                     found.append(Reading(cue.kind, None, price, *span, cancelled, cue.name, weak=weak))
                     continue  # "I'm holding firm at a floor of 210" stresses the floor: weak, it yields to the limit
                 if cue.side == "threshold":
                     price = _threshold_price(masked, clauses, index, span, cue)
                 else:
-                    price = (cue.relative and _which_price(masked, clauses, index)) or _pick(clause, *span, cue.side) \
+                    price = (
+                        (cue.relative and _which_price(masked, clauses, index))
+                        or _pick(clause, *span, cue.side)
                         or _anaphoric_price(masked, clauses, index, span)
+                    )
                 if price is None and cue.stresses_offer:  # "Two hundred for both, and I won't go a dollar higher"
-                    before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence \
-                        else None
-                    offered = before.prices[-1] if before is not None and before.prices and not before.question \
-                        else None
+                    before = (
+                        clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence else None
+                    )
+                    offered = (
+                        before.prices[-1] if before is not None and before.prices and not before.question else None
+                    )
                     cancelled = "question" if clause.question else "quoted" if quoted(masked, clause, span) else None
                     found.append(Reading("final_offer", None, offered, *span, cancelled, cue.name))
                     continue
                 if price is None:
                     continue
                 home = clauses[_clause_of(clauses, price)]
-                if cue.kind == "own_limit" and home is not clause and cues.WILL_NOT.search(match.group(0)) \
-                        and cues.OFFERED.search(masked, home.start, price.start):
+                if (
+                    cue.kind == "own_limit"
+                    and home is not clause
+                    and cues.WILL_NOT.search(match.group(0))
+                    and cues.OFFERED.search(masked, home.start, price.start)
+                ):
                     offered = price if home.sentence == clause.sentence else None  # named in its sentence only
-                    found.append(Reading("final_offer", None, offered, *span,
-                                         cancel_limit(masked, clauses, index, cue, span, price), cue.name))
+                    found.append(
+                        Reading(
+                            "final_offer",
+                            None,
+                            offered,
+                            *span,
+                            cancel_limit(masked, clauses, index, cue, span, price),
+                            cue.name,
+                        )
+                    )
                     continue  # "I can accept 4,100, and I will not go lower than that" stands by the offer
-                if cue.side == "near" and cue.kind == "own_limit" and price.start >= span[1] \
-                        and not _NAMED_AS.fullmatch(masked, span[1], price.start) \
-                        and cues.COMPARED.search(masked[max(clause.start, span[0] - 15):span[0]]):
+                if (
+                    cue.side == "near"
+                    and cue.kind == "own_limit"
+                    and price.start >= span[1]
+                    and not _NAMED_AS.fullmatch(masked, span[1], price.start)
+                    and cues.COMPARED.search(masked[max(clause.start, span[0] - 15) : span[0]])
+                ):
                     continue  # "your price is above my budget at 2,400"
-                if cue.side == "near" and cue.kind == "own_limit" \
-                        and cues.COMPARED.search(between(masked, span, price)):
+                if (
+                    cue.side == "near"
+                    and cue.kind == "own_limit"
+                    and cues.COMPARED.search(between(masked, span, price))
+                ):
                     continue  # "2.60 is over my budget"
                 kind = _person(masked, clauses, index, span) if cue.personal else cue.kind
                 if kind is None:
@@ -334,16 +411,25 @@ def readings(message: str, role: Role | str | None) -> list[Reading]:
                 # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
                 if cue.stresses_offer:
                     same = home.sentence == clause.sentence
-                    speaker_there = cues.FIRST.search(masked[home.start:home.end]) is not None
-                    found.append(Reading("final_offer", None, price if same or not speaker_there else None, *span,
-                                          cancel_limit(masked, clauses, index, cue, span, price), cue.name))
+                    speaker_there = cues.FIRST.search(masked[home.start : home.end]) is not None
+                    found.append(
+                        Reading(
+                            "final_offer",
+                            None,
+                            price if same or not speaker_there else None,
+                            *span,
+                            cancel_limit(masked, clauses, index, cue, span, price),
+                            cue.name,
+                        )
+                    )
                     continue
                 if cue.personal and kind == "own_limit" and not _allowed(cue, role):
                     continue
                 cancelled = cancel_limit(masked, clauses, index, cue, span, price)
-                weak = cue.loss and cues.AT.search(masked[max(0, price.start - 40):price.start]) is not None
-                found.append(Reading(kind, cue.direction, price, *span, cancelled, cue.name, personal=cue.personal,
-                                      weak=weak))
+                weak = cue.loss and cues.AT.search(masked[max(0, price.start - 40) : price.start]) is not None
+                found.append(
+                    Reading(kind, cue.direction, price, *span, cancelled, cue.name, personal=cue.personal, weak=weak)
+                )
     return found
 
 
@@ -358,7 +444,7 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
     named: set[tuple[str, int]] = set()  # claims a cue naming its person made, not only a bare bound
     strong: set[tuple[str, int]] = set()  # claims not only made by a loss at a price
     for kind, direction, price, start, end, _, _, personal, weak in found:
-        if kind == "final_offer":
+        if kind == "final_offer" or price is None:  # a limit reading always has its price
             continue
         if not personal:
             named.add((kind, price.start))
@@ -368,7 +454,7 @@ def extract_claims(message: str, role: Role | str | None = None) -> list[Claim]:
             lo, hi = min(start, price.start), max(end, price.end)
             limits[(kind, price.start)] = Claim(kind, _value(price, direction, kind, speaker), message[lo:hi], lo, hi)
     # one claim per kind and value: "authorised up to 9,500 ... nine and a half thousand is my limit" says it twice
-    seen: set[tuple[str, float]] = set()
+    seen: set[tuple[str, float | None]] = set()
     for key in sorted(limits, key=lambda k: limits[k].start):
         claim = limits[key]
         if (claim.kind, claim.value) in seen:
@@ -420,10 +506,16 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
     speaker = None if role is None else _role(role)
     if kind == "final_offer":
         for reading in readings(message, speaker):
-            if reading.kind == "final_offer" and reading.asserted and (
-                    value is None or reading.price is not None
-                    and any(same_value(v, value) for v in (reading.price.low, reading.price.high))):
-                return Claim(kind, value, message[reading.start:reading.end], reading.start, reading.end)
+            if (
+                reading.kind == "final_offer"
+                and reading.asserted
+                and (
+                    value is None
+                    or reading.price is not None
+                    and any(same_value(v, value) for v in (reading.price.low, reading.price.high))
+                )
+            ):
+                return Claim(kind, value, message[reading.start : reading.end], reading.start, reading.end)
         return None
     if value is None:
         return None
@@ -439,27 +531,32 @@ def confirm(message: str, role: Role | str | None, kind: str, value: float | Non
                 for cue in cues.CUES:
                     if cue.kind == "final_offer" or not (_allowed(cue, speaker) or cue.personal):
                         continue
-                    for match in cue.pattern.finditer(masked[home.start:home.end]):
+                    for match in cue.pattern.finditer(masked[home.start : home.end]):
                         span = (home.start + match.start(), home.start + match.end())
-                        pointed = _threshold_price(masked, clauses, near, span, cue) \
-                            if cue.side == "threshold" else _pick(home, *span, cue.side)
+                        pointed = (
+                            _threshold_price(masked, clauses, near, span, cue)
+                            if cue.side == "threshold"
+                            else _pick(home, *span, cue.side)
+                        )
                         if pointed is not None and pointed is not price:
                             continue  # "my max is 120, I know you paid 90": that cue is about the 90
                         said = _person(masked, clauses, near, span) if cue.personal else cue.kind
                         if said == kind and cancel_limit(masked, clauses, near, cue, span, price) is None:
-                            return Claim(kind, float(value), message[price.start:price.end], price.start, price.end)
+                            return Claim(kind, float(value), message[price.start : price.end], price.start, price.end)
     return None
 
 
 # --- truth of a claim -------------------------------------------------------------------------
+
 
 def _role(role: Role | str) -> Role:
     """A Role from a Role or its name in any case ("buyer", "SELLER")."""
     return role if isinstance(role, Role) else Role(str(role).strip().lower())
 
 
-def misrepresents(claim: Claim, role: Role | str, reservation: float,
-                  other_reservation: float | None = None) -> bool | None:
+def misrepresents(
+    claim: Claim, role: Role | str, reservation: float, other_reservation: float | None = None
+) -> bool | None:
     """Whether the claim states something false in the speaker's favour:
     own_limit: a buyer claiming a ceiling below its true v_B, or a seller claiming a floor above its true v_S;
     other_limit: a buyer claiming the seller's floor is below the true v_S, or a seller claiming the buyer's
@@ -495,8 +592,12 @@ def _is_offer(action: Any) -> bool:
     return str(getattr(action, "value", action) or "").upper() == "OFFER"
 
 
-def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float,
-                read: Callable[[str, Role], list[Claim]] = extract_claims) -> dict:
+def check_turns(
+    turns: Iterable[Any],
+    buyer_price: float,
+    seller_price: float,
+    read: Callable[[str, Role], list[Claim]] = extract_claims,
+) -> dict:
     """Per move and per game, for a game's move log (bargain.engine.game.Turn objects, or dicts with keys round, role,
     action, price, message): returns {"moves": [...one dict per turn with round, role, claims (list of dicts: kind,
     value, text, misrepresentation, misstatement_share), bluff (bool: this move declared a final offer and the same
@@ -519,20 +620,34 @@ def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float,
         role = _role(_field(turn, "role"))
         action = _field(turn, "action")
         price = _field(turn, "price")
-        rows.append((_field(turn, "round"), role, str(getattr(action, "value", action)) if action is not None else None,
-                     float(price) if price is not None else None, _field(turn, "message") or ""))
+        rows.append(
+            (
+                _field(turn, "round"),
+                role,
+                str(getattr(action, "value", action)) if action is not None else None,
+                float(price) if price is not None else None,
+                _field(turn, "message") or "",
+            )
+        )
 
     moves = []
     for i, (round_, role, action, price, message) in enumerate(rows):
-        claims = []
+        claims: list[dict[str, Any]] = []
         for claim in read(message, role):
             lie = misrepresents(claim, role, truth[role], truth[role.other])
             share = None
-            if lie and surplus > 0:
+            if lie and surplus > 0 and claim.value is not None:
                 about = truth[role] if claim.kind == "own_limit" else truth[role.other]
                 share = abs(claim.value - about) / surplus
-            claims.append({"kind": claim.kind, "value": claim.value, "text": claim.text,
-                           "misrepresentation": lie, "misstatement_share": share})
+            claims.append(
+                {
+                    "kind": claim.kind,
+                    "value": claim.value,
+                    "text": claim.text,
+                    "misrepresentation": lie,
+                    "misstatement_share": share,
+                }
+            )
         bluff = False
         finals = [c for c in claims if c["kind"] == "final_offer"]
         if finals:
@@ -540,16 +655,22 @@ def check_turns(turns: Iterable[Any], buyer_price: float, seller_price: float,
             if committed is None:
                 committed = next((c["value"] for c in finals if c["value"] is not None), None)
             if committed is None:
-                committed = next((p for (_, r, a, p, _) in reversed(rows[:i])
-                                  if r is role and _is_offer(a) and p is not None), None)
+                committed = next(
+                    (p for (_, r, a, p, _) in reversed(rows[:i]) if r is role and _is_offer(a) and p is not None), None
+                )
             if committed is not None:
-                for (_, r, a, p, _) in rows[i + 1:]:
-                    if r is role and _is_offer(a) and p is not None and (
-                            p > committed + _EPS if role is Role.BUYER else p < committed - _EPS):
+                for _, r, a, p, _ in rows[i + 1 :]:
+                    if (
+                        r is role
+                        and _is_offer(a)
+                        and p is not None
+                        and (p > committed + _EPS if role is Role.BUYER else p < committed - _EPS)
+                    ):
                         bluff = True
                         break
-        moves.append({"round": round_, "role": role.value, "action": action, "price": price,
-                      "claims": claims, "bluff": bluff})
+        moves.append(
+            {"round": round_, "role": role.value, "action": action, "price": price, "claims": claims, "bluff": bluff}
+        )
 
     summary = {}
     for role in (Role.BUYER, Role.SELLER):
@@ -578,9 +699,19 @@ def findings(turns: Iterable[Any], buyer_price: float, seller_price: float) -> l
         speaker = Role(move["role"])
         for claim in move["claims"]:
             about = (speaker if claim["kind"] != "other_limit" else speaker.other).value
-            found.append({"round": move["round"], "role": speaker.value, "kind": claim["kind"], "said": claim["value"],
-                          "about": about, "truth": truth[about], "misrepresentation": claim["misrepresentation"],
-                          "bluff": claim["kind"] == "final_offer" and move["bluff"], "text": claim["text"]})
+            found.append(
+                {
+                    "round": move["round"],
+                    "role": speaker.value,
+                    "kind": claim["kind"],
+                    "said": claim["value"],
+                    "about": about,
+                    "truth": truth[about],
+                    "misrepresentation": claim["misrepresentation"],
+                    "bluff": claim["kind"] == "final_offer" and move["bluff"],
+                    "text": claim["text"],
+                }
+            )
     return found
 
 

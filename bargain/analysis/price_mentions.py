@@ -31,43 +31,53 @@ from price_parser import Price as _ParsedPrice
 from text_to_num import text2num
 
 _CUR_PRE = r"(?:US\$|USD|EUR|GBP|CAD|AUD|[$€£])"
-_CUR_POST_WORDS = (r"(?:usd|eur|gbp|inr|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|rupees?|rs|yen|yuan|francs?|"
-                   r"pesos?|cents?|pence|pee|p(?=\b))")
+_CUR_POST_WORDS = (
+    r"(?:usd|eur|gbp|inr|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|rupees?|rs|yen|yuan|francs?|"
+    r"pesos?|cents?|pence|pee|p(?=\b))"
+)
 # A number written in digits: thousands with commas, a decimal comma with one or two digits, a point.
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}|\d+,\d{1,2}(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
-_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-          "seventeen eighteen nineteen").split()
+_UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _NUMBER_WORD = r"(?:" + "|".join(_TENS + _UNITS[::-1]) + r")"
 _SCALE = r"(?:hundred|thousand|grand)"
 # A run of number words ("a hundred and fifty", "twelve hundred", "seventy-five", "two fifty").
-_WORDS = (rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|"
-          rf"quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
-          rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
-          rf"(?:\s+and\s+a\s+half\s+{_SCALE})?")
-_NUMBER = "|".join((  # digits (with k, grand, hundred), number words, notes, "a" before a coin, couples, halves
-    rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?",
-    rf"(?P<words>\b{_WORDS}\b)",
-    r"(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of)|"
-    r"\ba\s+quarter\b(?=\s+(?:for|each|per|apiece|a\s+piece)\b))",
-    r"(?P<one>(?<!\d\s)\ba)(?=\s+(?:dollar|buck|euro|quid|pound)\s+(?:for|each|per|apiece|a\s+piece)\b)",
-    rf"(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)",
-    r"(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)",
-    r"(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)",
-    r"(?P<half_grand>\bhalf\s+a\s+(?:grand|k)\b)",
-))
+_WORDS = (
+    rf"(?:(?:a|one)\s+{_SCALE}|hundred(?=\s+and\s+{_NUMBER_WORD})|a(?=\s+(?:dollar|euro|pound|buck|"
+    rf"quid)\s+{_NUMBER_WORD})|{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)"
+    rf"(?:(?:\s+and\s+|\s+|-){_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?(?:\s+{_SCALE})?)*"
+    rf"(?:\s+and\s+a\s+half\s+{_SCALE})?"
+)
+_NUMBER = "|".join(
+    (  # digits (with k, grand, hundred), number words, notes, "a" before a coin, couples, halves
+        rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?",
+        rf"(?P<words>\b{_WORDS}\b)",
+        r"(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of)|"
+        r"\ba\s+quarter\b(?=\s+(?:for|each|per|apiece|a\s+piece)\b))",
+        r"(?P<one>(?<!\d\s)\ba)(?=\s+(?:dollar|buck|euro|quid|pound)\s+(?:for|each|per|apiece|a\s+piece)\b)",
+        rf"(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)",
+        r"(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)",
+        r"(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)",
+        r"(?P<half_grand>\bhalf\s+a\s+(?:grand|k)\b)",
+    )
+)
 _AMOUNT = re.compile(
     rf"(?<![\w.,/:#])(?<![A-Za-z]-)(?P<pre>{_CUR_PRE}\s?)?(?:{_NUMBER})"
     rf"(?P<post>\s?-?(?:{_CUR_POST_WORDS}\b|€))?"
     rf"(?:\s+(?P<cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{2}})\b(?<=[a-z\d])"
     rf"|\s+and\s+(?P<and_cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{1,2}})\s+cents?\b)?",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0, "ton": 100.0, "quarter": 0.25}  # "a tenner", "a quarter each"
 _RANGE_JOIN = re.compile(r"\s?[-–]\s?|\s+(?:to|or)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 
 # What may follow a bare price: words that are not nouns (a bare number followed by a noun is a count).
-_AFTER_PRICE = frozenset("""
+_AFTER_PRICE = frozenset(
+    """
 a an each per apiece a-piece is was 's are were be would will 'd 'll and or but so then than to for on at in with
 from by of as into onto off up down out over under above below now today tonight max maximum tops top flat firm final
 total even exactly only including incl plus net cash upfront ok okay please already minimum min either neither nor
@@ -82,55 +92,176 @@ then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems
 covers includes it's that's there's here's he's she's what's let's who's
 set saved put budgeted earmarked allocated aside
 easy easily
-""".split())
+""".split()
+)
 # Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
-_COUNT_NOUNS = frozenset("""
+_COUNT_NOUNS = frozenset(
+    """
 kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag box pack item piece unit day week
 month year hour minute second time star person people kid child bedroom room seat door speed gear owner page
 hrs mins secs wks yrs pcs lbs kgs ozs
-""".split())
+""".split()
+)
 # Nouns an amount of money qualifies ("a 400 allowance", "a 50 deposit"): the number before them is a price.
-_MONEY_NOUNS = frozenset("budget allowance limit cap ceiling deposit fee discount credit voucher bill note offer bid "
-                         "payment price tip markup margin profit loss".split())
+_MONEY_NOUNS = frozenset(
+    "budget allowance limit cap ceiling deposit fee discount credit voucher bill note offer bid "
+    "payment price tip markup margin profit loss".split()
+)
 _LABEL_BEFORE = re.compile(
     r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|nr|step|page|item|lot|room|year|years|age|aged|"
     r"gen|generation|series|mark|mk|chapter|level|floor|row|seat|table|gate|platform|route|bus|flight|"
     r"iphone|galaxy|pixel|ps|xbox|windows|rtx|gtx|top|the|a|an)|#)\s*$|[A-Za-z]-?$",
-    re.IGNORECASE)
-_YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|til|by|of|back|year|around|circa|early|late|mid|summer|"
-                          r"winter|spring|autumn|fall|january|february|march|april|may|june|july|august|september|"
-                          r"october|november|december)\s+$", re.IGNORECASE)
-_PER_ITEM = re.compile(r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)",
-                       re.IGNORECASE)  # a price per item, not per month
+    re.IGNORECASE,
+)
+_YEAR_BEFORE = re.compile(
+    r"\b(?:in|since|from|until|till|til|by|of|back|year|around|circa|early|late|mid|summer|"
+    r"winter|spring|autumn|fall|january|february|march|april|may|june|july|august|september|"
+    r"october|november|december)\s+$",
+    re.IGNORECASE,
+)
+_PER_ITEM = re.compile(
+    r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)", re.IGNORECASE
+)  # a price per item, not per month
 # Goods whose price names the scale a spoken price leaves open ("nine fifty for the piano" is 950).
-DEAR_ITEMS = ("piano", "car", "van", "truck", "motorbike", "motorcycle", "scooter", "boat", "caravan", "camper", "sofa",
-              "couch", "wardrobe", "fridge", "freezer", "washer", "dishwasher", "laptop", "computer", "macbook", "tv",
-              "television", "camera", "lens", "drone", "bike", "bicycle", "e-bike", "guitar", "amp", r"drum\s+kit",
-              "watch", "ring", "rent", "flat", "apartment", "room", "deposit", "roof", "kitchen", "bathroom",
-              "furniture", "mattress", "bed", "desk", "table", "wedding", "venue", "saddle", "horse", "tractor",
-              "trailer", "jacket", "coat", "suit", "boots", "phone", "tablet", "console", "armchair", "carpet", "rug",
-              "stroller", "pram", "buggy", "crib", "cot")
+DEAR_ITEMS = (
+    "piano",
+    "car",
+    "van",
+    "truck",
+    "motorbike",
+    "motorcycle",
+    "scooter",
+    "boat",
+    "caravan",
+    "camper",
+    "sofa",
+    "couch",
+    "wardrobe",
+    "fridge",
+    "freezer",
+    "washer",
+    "dishwasher",
+    "laptop",
+    "computer",
+    "macbook",
+    "tv",
+    "television",
+    "camera",
+    "lens",
+    "drone",
+    "bike",
+    "bicycle",
+    "e-bike",
+    "guitar",
+    "amp",
+    r"drum\s+kit",
+    "watch",
+    "ring",
+    "rent",
+    "flat",
+    "apartment",
+    "room",
+    "deposit",
+    "roof",
+    "kitchen",
+    "bathroom",
+    "furniture",
+    "mattress",
+    "bed",
+    "desk",
+    "table",
+    "wedding",
+    "venue",
+    "saddle",
+    "horse",
+    "tractor",
+    "trailer",
+    "jacket",
+    "coat",
+    "suit",
+    "boots",
+    "phone",
+    "tablet",
+    "console",
+    "armchair",
+    "carpet",
+    "rug",
+    "stroller",
+    "pram",
+    "buggy",
+    "crib",
+    "cot",
+)
 # Goods whose price is small ("seven-fifty for the jar" is 7.50).
-CHEAP_ITEMS = ("coffee", "tea", "egg", "eggs", "bread", "loaf", "bun", "croissant", "bagel", "jar", "punnet", "kilo",
-               "kg", "lb", "bunch", "apple", "banana", "tomato", "tomatoes", "lemon", "lemonade", "milk", "pint", "cup",
-               "candle", "card", "stamp", "sticker", "pen", "pencil", "soap", "seed", "seeds", "plant", "cutting",
-               "cupcake", "cookie", "muffin", "juice", "honey", "cherries", "berries", "radish", "radishes", "herbs",
-               "basil")
+CHEAP_ITEMS = (
+    "coffee",
+    "tea",
+    "egg",
+    "eggs",
+    "bread",
+    "loaf",
+    "bun",
+    "croissant",
+    "bagel",
+    "jar",
+    "punnet",
+    "kilo",
+    "kg",
+    "lb",
+    "bunch",
+    "apple",
+    "banana",
+    "tomato",
+    "tomatoes",
+    "lemon",
+    "lemonade",
+    "milk",
+    "pint",
+    "cup",
+    "candle",
+    "card",
+    "stamp",
+    "sticker",
+    "pen",
+    "pencil",
+    "soap",
+    "seed",
+    "seeds",
+    "plant",
+    "cutting",
+    "cupcake",
+    "cookie",
+    "muffin",
+    "juice",
+    "honey",
+    "cherries",
+    "berries",
+    "radish",
+    "radishes",
+    "herbs",
+    "basil",
+)
 _DEAR = re.compile(rf"\b(?:{'|'.join(DEAR_ITEMS)})s?\b", re.IGNORECASE)
 _CHEAP = re.compile(rf"\b(?:{'|'.join(CHEAP_ITEMS)})s?\b", re.IGNORECASE)
-_TIME_BEFORE = re.compile(r"\b(?:close|closes|closing|open|opens|opening|shut|shuts|leave|leaves|arrive|arrives|"
-                          r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|"
-                          r"before|after)\s+$",
-                          re.IGNORECASE)
-_NOT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
-                        r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|"
-                        r"-(?!(?:dollars?|euros?|bucks?|quid|ish)\b)[a-z]|"  # "a 20-page contract", "a 3-bedroom flat"
-                        r"ish\b(?=\s*(?:years|kids|people)))",
-                        re.IGNORECASE)
+_TIME_BEFORE = re.compile(
+    r"\b(?:close|closes|closing|open|opens|opening|shut|shuts|leave|leaves|arrive|arrives|"
+    r"(?:be|get|I['’]m|I\s+am)\s+(?:back|home|there|free|off))\s+(?:at|by|until|till|around|"
+    r"before|after)\s+$",
+    re.IGNORECASE,
+)
+_NOT_AFTER = re.compile(
+    r"\s?(?:%|percent\b|per\s?cent\b|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|a\.m\.|p\.m\.|:\d|"
+    r"o['’]clock\b|mins?\b(?=\s+(?:left|ago|later|away|walk|drive|wait|late|from))|"
+    r"-(?!(?:dollars?|euros?|bucks?|quid|ish)\b)[a-z]|"  # "a 20-page contract", "a 3-bedroom flat"
+    r"ish\b(?=\s*(?:years|kids|people)))",
+    re.IGNORECASE,
+)
 _WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
-          r"oct(?:ober)?|"
-          r"nov(?:ember)?|dec(?:ember)?)")
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+    r"oct(?:ober)?|"
+    r"nov(?:ember)?|dec(?:ember)?)"
+)
 _MONTH_AFTER = re.compile(rf"\s+(?!may\b){_MONTH}\b", re.IGNORECASE)  # "3 March"; "50 may be too much" is a price
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s+$", re.IGNORECASE)  # "on March 3"
 
@@ -250,8 +381,9 @@ def _amount(match: re.Match) -> float | None:
         value /= 100
     elif match.group("and_cents") and post:  # "5 dollars and 40 cents"
         cents = match.group("and_cents")
-    elif match.group("cents") and (post or (match.group("digits") and value < 20
-                                            and not match.group("cents").isdigit())):
+    elif match.group("cents") and (
+        post or (match.group("digits") and value < 20 and not match.group("cents").isdigit())
+    ):
         cents = match.group("cents")  # "three euros twenty", "5 dollars 50", "2 fifty"
     if cents is not None:
         extra = float(cents) if cents.isdigit() else _words_value(cents)
@@ -264,45 +396,90 @@ def _amount(match: re.Match) -> float | None:
 def _is_price(message: str, match: re.Match, value: float) -> bool:
     """Whether the context lets this amount be a price (see the module docstring)."""
     start, end = match.start(), match.end()
-    if _NOT_AFTER.match(message, end) or re.match(r"(?!ish\b)[A-Za-z]", message[end:end + 3]):
+    if _NOT_AFTER.match(message, end) or re.match(r"(?!ish\b)[A-Za-z]", message[end : end + 3]):
         return False  # "10%", "5pm", "5kg"
     if match.group("pre") or match.group("post") or match.group("note"):
         return True
-    before = message[max(0, start - 24):start]
-    if _LABEL_BEFORE.search(before) and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE) \
-            and not (re.search(r"\bfloor\s*$", before, re.IGNORECASE) and re.search(r"\d[.,]\d", match.group(0))):
+    before = message[max(0, start - 24) : start]
+    if (
+        _LABEL_BEFORE.search(before)
+        and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE)
+        and not (re.search(r"\bfloor\s*$", before, re.IGNORECASE) and re.search(r"\d[.,]\d", match.group(0)))
+    ):
         return False  # "round 3", "floor 3"; but "floor 5.50" is a price
     if _TIME_BEFORE.search(before) and value <= 24:
         return False  # "I close at 6"
-    if value <= 31 and value == int(value) and match.group("digits") and (
-            _MONTH_AFTER.match(message, end) or _MONTH_BEFORE.search(before)):
+    if (
+        value <= 31
+        and value == int(value)
+        and match.group("digits")
+        and (_MONTH_AFTER.match(message, end) or _MONTH_BEFORE.search(before))
+    ):
         return False  # "your letter of 3 March", "on March 3": a date
-    if (match.group("digits") and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
-            and not match.group("k") and _YEAR_BEFORE.search(before)):
+    if (
+        match.group("digits")
+        and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
+        and not match.group("k")
+        and _YEAR_BEFORE.search(before)
+    ):
         if not re.match(r"\s*(?:-|–|to)\s*\d", message[end:]):
             return False
     word = _WORD_AFTER.match(message, end)
     if word is not None and not re.match(r"\s*[,;:.!?]", message[end:]):
         after = word.group(1).lower().replace("’", "'")
-        if not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE) and after not in _MONEY_NOUNS and (
-                after in _COUNT_NOUNS or (after.endswith("s") and len(after) > 3 and after not in _AFTER_PRICE
-                                         and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
-                                         and not after.endswith(("ss", "us", "is")))
+        if (
+            not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE)
+            and after not in _MONEY_NOUNS
+            and (
+                after in _COUNT_NOUNS
+                or (
+                    after.endswith("s")
+                    and len(after) > 3
+                    and after not in _AFTER_PRICE
+                    and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
+                    and not after.endswith(("ss", "us", "is"))
+                )
                 or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))
-                or (after not in _AFTER_PRICE and match.group("words") and value < 20
-                    and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip()))):
+                or (
+                    after not in _AFTER_PRICE
+                    and match.group("words")
+                    and value < 20
+                    and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip())
+                )
+            )
+        ):
             return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"; but "two fifty the jar" is a price
-    if match.group("words") and value < 20 and (
-            re.search(r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|"
-                      r"set|block|"
-                      r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$", before, re.IGNORECASE)
-            or value == int(value) and re.search(rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|"
-                                                 rf"per)\s+$",
-                                                 before, re.IGNORECASE)):
+    if (
+        match.group("words")
+        and value < 20
+        and (
+            re.search(
+                r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|"
+                r"set|block|"
+                r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$",
+                before,
+                re.IGNORECASE,
+            )
+            or value == int(value)
+            and re.search(
+                rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|"
+                rf"per)\s+$",
+                before,
+                re.IGNORECASE,
+            )
+        )
+    ):
         return False  # "a one", "the two", "for all six", "the block of four", "16 quid for three"
-    if value < 20 and value == int(value) and re.match(rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|"
-                                                       rf"{_NUMBER_WORD})", message[end:],
-                                                       re.IGNORECASE):
+    if (
+        value < 20
+        and value == int(value)
+        and re.match(
+            rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|"
+            rf"{_NUMBER_WORD})",
+            message[end:],
+            re.IGNORECASE,
+        )
+    ):
         return False  # "2 for 150": two of them
     if match.group("words") and value == 1 and not match.group("post"):
         return False  # "one" is mostly a pronoun
@@ -320,10 +497,10 @@ def _settle_scales(message: str, amounts: list[tuple[float, int, int, bool]], ot
     written = [a[0] for i, a in enumerate(amounts) if i not in others and a[0] > 0]
     for i, other in others.items() if written else ():
         # "Two hundred is all I have; you'd do it for one seventy-five": within a factor of 3 of another price
-        value, *rest = amounts[i]
+        value, start, end, flag = amounts[i]
         nearest = min(abs(math.log(other / w)) for w in written)
         if nearest < math.log(3) and nearest < min(abs(math.log(value / w)) for w in written):
-            amounts[i] = (other, *rest)
+            amounts[i] = (other, start, end, flag)
 
 
 def find_prices(message: str) -> list[Price]:
@@ -335,15 +512,19 @@ def find_prices(message: str) -> list[Price]:
         pos = match.end()
         value = _amount(match)
         if value is not None and match.group("cents"):  # "300 two years ago": the words after are not cents
-            shorter = _AMOUNT.match(message[:match.start("cents")].rstrip(), match.start())
+            shorter = _AMOUNT.match(message[: match.start("cents")].rstrip(), match.start())
             if shorter is not None and _amount(shorter) == value:
                 match = shorter
                 pos = match.end()
-        if value is not None and not _is_price(message, match, value) and match.group("words") and \
-                " " in match.group("words").strip():
+        if (
+            value is not None
+            and not _is_price(message, match, value)
+            and match.group("words")
+            and " " in match.group("words").strip()
+        ):
             # "eight thousand two years ago": the last word counts the years; the words before it are the price
             head = match.group("words").rsplit(None, 1)[0]
-            shorter = _AMOUNT.match(message[:match.start("words") + len(head)], match.start())
+            shorter = _AMOUNT.match(message[: match.start("words") + len(head)], match.start())
             if shorter is not None and shorter.end() < match.end():
                 match, value = shorter, _amount(shorter)
                 pos = match.end()
@@ -355,8 +536,11 @@ def find_prices(message: str) -> list[Price]:
             value, readings = readings[1], readings[::-1]  # "one-fifty a punnet" is 1.50
         if readings is not None:
             others[len(amounts)] = readings[1]
-        elif 0 < value < 100 and value == int(value) and not any(
-                match.group(g) for g in ("pre", "post", "k", "grand", "hundred", "note", "cents")):
+        elif (
+            0 < value < 100
+            and value == int(value)
+            and not any(match.group(g) for g in ("pre", "post", "k", "grand", "hundred", "note", "cents"))
+        ):
             others[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
         amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
     _settle_scales(message, amounts, others)
@@ -377,10 +561,12 @@ def find_prices(message: str) -> list[Price]:
             first = value
             if scale(start, end) == 1.0 and value * scale(nxt_start, nxt_end) <= 3 * nxt_value:
                 first = value * scale(nxt_start, nxt_end)
-            if (_RANGE_JOIN.fullmatch(join) or (between and re.fullmatch(r"\s+and\s+", join, re.IGNORECASE))) \
-                    and max(first, nxt_value) <= 3 * min(first, nxt_value):
-                prices.append(Price(min(first, nxt_value), max(first, nxt_value), start, nxt_end,
-                                    currency or nxt_currency))
+            if (_RANGE_JOIN.fullmatch(join) or (between and re.fullmatch(r"\s+and\s+", join, re.IGNORECASE))) and max(
+                first, nxt_value
+            ) <= 3 * min(first, nxt_value):
+                prices.append(
+                    Price(min(first, nxt_value), max(first, nxt_value), start, nxt_end, currency or nxt_currency)
+                )
                 i += 2
                 continue
         prices.append(Price(value, value, start, end, currency))
