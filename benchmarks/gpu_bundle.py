@@ -87,8 +87,9 @@ MACHINE_HAS = set(MACHINE_PINS) | {  # the rest of its image that a carried whee
     "pip",
 }
 # What the parts that run there import and the machine lacks (`rehearse` finds any other): the arena's store
-# (SQLAlchemy) and the claim checker it runs when a game ends.
-NEEDED = ("sqlalchemy", "price-parser", "text2num")
+# (SQLAlchemy, and Alembic, which brings its schema up to date when it opens) and the claim checker it runs when a
+# game ends.
+NEEDED = ("sqlalchemy", "alembic", "price-parser", "text2num")
 
 
 class BundleError(RuntimeError):
