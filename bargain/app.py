@@ -158,6 +158,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "it off, as a study would)",
     )
     parser.add_argument(
+        "--people",
+        action=argparse.BooleanOptionalAction,
+        default=env("BARGAIN_PEOPLE", "1") not in ("0", "false", "no"),
+        help="offer people as opponents in free play: by an invitation link, or whoever comes next with the same "
+        "settings (env BARGAIN_PEOPLE=0 turns it off)",
+    )
+    parser.add_argument(
         "--study",
         default=env("BARGAIN_STUDY"),
         metavar="STUDY.yaml",
@@ -285,6 +292,7 @@ def build(args: argparse.Namespace):
     from bargain.arena import build_app
     from bargain.arena.controller import Arena
     from bargain.arena.limits import AdminGate, RateLimit, StartLimits
+    from bargain.arena.people import INVITE, QUEUE
     from bargain.arena.ui import Options, sweep_exports
     from bargain.database import database_url
     from bargain.space import storage_warning
@@ -326,11 +334,12 @@ def build(args: argparse.Namespace):
         logging.getLogger("bargain").warning(at_risk)
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
+    people = [INVITE, QUEUE] if args.people and study is None else []
     arena = Arena(
         store,
         backends,
         idle_timeout=timedelta(minutes=args.idle_minutes),
-        arms=arms,
+        arms=arms + people,
         sampling=replace(PRESETS["trained"], max_tokens=args.max_reply_tokens),
         move_deadline=args.move_deadline,
     )
@@ -347,7 +356,7 @@ def build(args: argparse.Namespace):
                 (arm.kind == "openai" or local is not None) and await backends.for_arm(arm).available(arm)
             )
         await backends.aclose()
-        return marks
+        return marks | {spec: True for spec in people}
 
     marks = asyncio.run(availability())
     warm_up()

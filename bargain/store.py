@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import (
@@ -58,6 +58,9 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 from bargain import migrations
+
+if TYPE_CHECKING:
+    from bargain.engine.game import Turn
 
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
@@ -181,10 +184,30 @@ class MoveRow(Base):
     completion_tokens: Mapped[int | None] = mapped_column(Integer)
     flags: Mapped[list] = mapped_column(JSON, default=list)  # e.g. "mentions_ai": an agent message naming AI or a model
     endpoint: Mapped[str | None] = mapped_column(String(512))  # the server that answered an agent move
+    person: Mapped[str | None] = mapped_column(String(128))  # who made a person's move (games between two people)
     # A second move for a (round, role) stored before schema version 4: kept for the record, never replayed
     duplicate: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     game: Mapped[GameRow] = relationship(back_populates="moves")
+
+
+class SeatRow(Base):
+    """One side of a game between two people. Its token is that person's handle on the game, which the other side
+    never sees; the seat of the person who joins is free (`person` None) until they arrive, by the invitation link
+    (its `invitation`: shown to the one who invites, so never a handle) or, for a seat in the public queue (`queue`:
+    the settings it pairs on), by choosing the same settings and the other role."""
+
+    __tablename__ = "seats"
+    __table_args__ = (Index("one_seat_per_role", "game_id", "role", unique=True),)
+
+    token: Mapped[str] = mapped_column(String(32), primary_key=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), index=True)
+    role: Mapped[str] = mapped_column(String(8))
+    person: Mapped[str | None] = mapped_column(String(128))  # the browser's player id, or a study participant's
+    invitation: Mapped[str | None] = mapped_column(String(32), unique=True)
+    queue: Mapped[str | None] = mapped_column(String(200), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    joined_at: Mapped[datetime | None]
 
 
 class RescoreRow(Base):
@@ -409,11 +432,12 @@ class Store:
             game.extra = {**(game.extra or {}), key: value}
 
     def abandon_idle(self, idle: timedelta) -> list[str]:
-        """Mark active games untouched for longer than `idle` as abandoned; returns their ids."""
+        """Mark active games (and games still waiting for a second person) untouched for longer than `idle` as
+        abandoned; returns their ids."""
         cutoff = utcnow() - idle
         with self.writing("mark idle games in") as session:
             games = session.scalars(
-                select(GameRow).where(GameRow.status == "active", GameRow.updated_at < cutoff)
+                select(GameRow).where(GameRow.status.in_((ACTIVE, "waiting")), GameRow.updated_at < cutoff)
             ).all()
             for game in games:
                 game.status, game.abandoned_by = "abandoned", "idle"
@@ -467,20 +491,24 @@ class Store:
             return pd.DataFrame([columns_of(m) for m in rows])
 
     def player_games(self, player: str, limit: int = 200) -> pd.DataFrame:
-        """One player's latest games (newest first), without their trial or moves: cheap at any size."""
-        person = case((GameRow.human_role == "buyer", GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
+        """One player's latest games (newest first), without their trial or moves: cheap at any size. Games against
+        another person count too, whichever side the player took."""
+        seat = select(SeatRow.game_id, SeatRow.role).where(SeatRow.person == player).subquery()
+        role = func.coalesce(seat.c.role, GameRow.human_role)
+        person = case((role == "buyer", GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
         query = (
             select(
                 GameRow.created_at.label("started"),
                 GameRow.arm.label("opponent"),
-                GameRow.human_role.label("role"),
+                role.label("role"),
                 GameRow.condition,
                 GameRow.status,
                 GameRow.deal,
                 GameRow.deal_price,
                 person.label("your_norm_utility"),
             )
-            .where(GameRow.player == player)
+            .outerjoin(seat, seat.c.game_id == GameRow.id)
+            .where(or_(GameRow.player == player, seat.c.game_id.is_not(None)))
             .order_by(GameRow.created_at.desc())
             .limit(limit)
         )
@@ -546,12 +574,12 @@ def write_table(frame: pd.DataFrame, directory: Path, name: str) -> list[Path]:
     return [csv_path, parquet_path]
 
 
-def game_state(row: dict):
-    """A stored game (as returned by `Store.game`) rebuilt through the rules from its moves."""
-    from bargain.engine.game import Action, Turn, replay
-    from bargain.engine.trial import Role, Trial
+def turns_of(moves: list[dict]) -> list[Turn]:
+    """Stored moves (as `Store.game` returns them) as the engine's turns."""
+    from bargain.engine.game import Action, Turn
+    from bargain.engine.trial import Role
 
-    turns = [
+    return [
         Turn(
             m["round"],
             Role(m["role"]),
@@ -562,9 +590,16 @@ def game_state(row: dict):
             m["raw"],
             m["error"],
         )
-        for m in row["moves"]
+        for m in moves
     ]
-    return replay(Trial.from_dict(row["trial"]), turns)
+
+
+def game_state(row: dict):
+    """A stored game (as returned by `Store.game`) rebuilt through the rules from its moves."""
+    from bargain.engine.game import replay
+    from bargain.engine.trial import Trial
+
+    return replay(Trial.from_dict(row["trial"]), turns_of(row["moves"]))
 
 
 def game_findings(game: dict, moves: Iterable[Any]) -> dict:

@@ -38,7 +38,9 @@ def back_to_hand_version(url: str, version: int) -> None:
     with engine.begin() as connection:
         for statement in (
             "DROP TABLE alembic_version",
-            "DROP TABLE rescores",  # revision 0002 and later
+            "DROP TABLE seats",  # revision 0003
+            "ALTER TABLE moves DROP COLUMN person",
+            "DROP TABLE rescores",  # revision 0002
             "ALTER TABLE games DROP COLUMN claims_checker",
         ):
             connection.execute(text(statement))

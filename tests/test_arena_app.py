@@ -204,11 +204,11 @@ def test_the_debrief_and_the_screenshot(server, page, tmp_path):
         shutil.copy(shot, Path(os.environ["BARGAIN_SCREENSHOTS"]) / "arena.png")
 
 
-def test_the_public_api_is_the_three_named_endpoints(server):
+def test_the_public_api_is_the_named_endpoints(server):
     import httpx
 
     info = httpx.get(server.url + "gradio_api/info", timeout=30).json()
-    assert set(info["named_endpoints"]) == {"/start_game", "/play_move", "/get_game"}
+    assert set(info["named_endpoints"]) == {"/start_game", "/play_move", "/get_game", "/join_game", "/cancel_game"}
     assert not info.get("unnamed_endpoints")
 
 

@@ -35,7 +35,8 @@ from bargain.agents.arms import Arm, catalogue, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.arena import MOVE_DEADLINE_S, inputs
 from bargain.arena.inputs import ArenaError, Setup
-from bargain.arena.views import TIMEOUT, person_view
+from bargain.arena.people import INVITE, PERSON, QUEUE, People, Seat
+from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine import scenarios
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion
@@ -52,7 +53,6 @@ MENTIONS_AI = re.compile(
 )
 ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
 CANNOT_SAVE = "The server cannot save games right now, so nothing was started or changed: try again in a minute."
-ALREADY_PLAYED = "That round was already played (sent twice, or from another tab): this is the game as it is stored."
 CHANGED_MEANWHILE = "The game changed elsewhere while your move was sent, and it was not applied: make it again."
 VIEW_WAIT_S = 1.0  # how long a view (a reload) waits for the other side's move before showing that it is thinking
 log = logging.getLogger(__name__)
@@ -208,6 +208,7 @@ class Arena:
         self.idle_timeout = idle_timeout
         self.arms: tuple[str, ...] = tuple(arms) if arms is not None else tuple(a.spec for a in catalogue())
         self.live: dict[str, LiveGame] = {}
+        self.people = People(store)  # games between two people (INVITE, QUEUE among the arms): no loop to run
         # one rebuild of a stored game at a time: never two loops for one game (other games load meanwhile); a
         # game's lock lives while a request holds it
         self._loading: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -259,35 +260,33 @@ class Arena:
         games, and may limit the time of a move; starting the same index again (a reload, a second process)
         returns the game that exists."""
         await self.sweep()
-        arm = await self._playable(setup.arm)
+        people = setup.arm in (INVITE, QUEUE)
+        if people and setup.arm not in self.arms:
+            raise ArenaError("playing another person is not offered here")
+        arm = None if people else await self._playable(setup.arm)
         seed = setup.seed if setup.seed is not None else secrets.randbits(31)
         try:
             trial = self.trial_for(setup, random.Random(seed))
         except (scenarios.ScenarioError, KeyError, IndexError) as exc:
             log.info("refused a setup %r: %s", setup, exc)
             raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
+        if arm is None:
+            game = game_fields(secrets.token_hex(16), setup, trial, seed, inputs.player_id(player), PERSON, "none")
+            game["extra"]["pairing"] = setup.arm
+            return await self.people.start(setup, game, inputs.player_id(player), public=setup.arm == QUEUE)
         side = Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True)
         reasons = arm.out_of_distribution(setup.role.other, trial)
         game_id = secrets.token_hex(16)
         backend = self.backends.for_arm(arm).describe() if arm.kind != "tactic" else None
         try:
-            await asyncio.to_thread(
-                self.store.create_game,
-                id=game_id,
-                player=inputs.player_id(player),
-                human_role=setup.role.value,
-                arm=arm.spec,
-                scenario=trial.scenario.ref,
-                seed=seed,
-                condition=trial.condition.value,
-                mode=trial.mode.value,
-                max_rounds=trial.max_rounds,
-                first_actor=trial.first_actor.value,
-                buyer_price=trial.buyer_price,
-                seller_price=trial.seller_price,
-                trial=trial.to_dict(),
-                prompt_version=side.prompt_version.value,
-                parsing=side.parsing.value,
+            game = game_fields(
+                game_id,
+                setup,
+                trial,
+                seed,
+                inputs.player_id(player),
+                arm.spec,
+                side.parsing.value,
                 sampling=side.sampling.to_dict() if arm.kind != "tactic" else None,
                 backend=backend,
                 out_of_distribution=bool(reasons),
@@ -295,11 +294,12 @@ class Arena:
                 study=study,
                 participant=participant,
                 game_index=game_index,
-                extra={"scenario_choice": setup.scenario, **({"move_seconds": move_seconds} if move_seconds else {})},
                 driver=self.process,
                 generation=1,
-                replace_active=replace,
             )
+            if move_seconds:
+                game["extra"]["move_seconds"] = move_seconds
+            await asyncio.to_thread(self.store.create_game, replace_active=replace, **game)
         except AlreadyStarted as exc:
             if study is None:
                 raise GameInProgress(exc.game_id) from None
@@ -561,6 +561,8 @@ class Arena:
         database and the move is tried again on the game as stored (a few times, then the person is asked to)."""
         round_ = inputs.whole_number("the round", round_, 1, 10 * inputs.MAX_ROUNDS)
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
+        if await self._seat(game_id) is not None:
+            return await self.people.play(inputs.game_id(game_id), round_, move)
         for _ in range(3):
             live = await self.live_game(game_id)
             async with live.lock:
@@ -595,8 +597,9 @@ class Arena:
     async def setup_of(self, game_id: object) -> Setup:
         """The setup a game was started with (its seed aside): what "play again" starts anew."""
         game_id = inputs.game_id(game_id)
+        seat = await self._seat(game_id)
         try:
-            row = await asyncio.to_thread(self.store.game, game_id)
+            row = await asyncio.to_thread(self.store.game, seat.game_id if seat else game_id)
         except StoreError as exc:
             log.error("game %s could not be read: %s", game_id, exc)
             raise ArenaError("The server cannot read games right now: try again in a minute.") from None
@@ -604,8 +607,8 @@ class Arena:
             raise ArenaError("no such game: start a new one")
         trial = Trial.from_dict(row["trial"])
         return Setup(
-            role=Role(row["human_role"]),
-            arm=row["arm"],
+            role=seat.role if seat else Role(row["human_role"]),
+            arm=(row["extra"] or {}).get("pairing", row["arm"]),
             condition=trial.condition,
             mode=trial.mode,
             rounds=trial.max_rounds,
@@ -618,7 +621,27 @@ class Arena:
         """The person's current view of a game (resuming it, and with `retry` retrying a failed round). With
         `wait_s`, it waits at most that long for the other side's move: a reload answers at once (its view says
         `thinking` while the other side's move is under way), and shows a failed round as failed."""
+        if await self._seat(game_id) is not None:
+            return await self.people.view(inputs.game_id(game_id), wait_s)
         return self.view_of(await self.live_game(game_id, wait_s, retry))
+
+    async def _seat(self, game_id: object) -> Seat | None:
+        """The seat that `game_id` is, when it names a game between two people (a game running here is not)."""
+        token = inputs.game_id(game_id)
+        return None if token in self.live else await self.people.seat_of(token)
+
+    async def join(self, token: object, player: str | None) -> dict:
+        """Take the seat an invitation link carries: the game between two people begins."""
+        if QUEUE not in self.arms and INVITE not in self.arms:
+            raise ArenaError("playing another person is not offered here")
+        return await self.people.join(inputs.game_id(token), inputs.player_id(player))
+
+    async def cancel(self, game_id: object) -> dict:
+        """Stop waiting for the other person (a game that has begun is played or left, not cancelled)."""
+        seat = await self._seat(game_id)
+        if seat is None:
+            raise ArenaError("only a game waiting for another person can be cancelled")
+        return await self.people.cancel(seat)
 
     async def sweep(self, every: timedelta = timedelta(0)) -> None:
         """Mark games idle past the timeout as abandoned and stop their loops (at most once per `every`)."""
@@ -656,6 +679,38 @@ class Arena:
         )
         view["seconds_left"] = live.human.seconds_left
         return view
+
+
+def game_fields(
+    game_id: str,
+    setup: Setup,
+    trial: Trial,
+    seed: int,
+    player: str | None,
+    arm: str,
+    parsing: str,
+    **more: object,
+) -> dict:
+    """A new game's stored fields (a game against an agent, or between two people: `more` adds the rest)."""
+    return {
+        "id": game_id,
+        "player": player,
+        "human_role": setup.role.value,
+        "arm": arm,
+        "scenario": trial.scenario.ref,
+        "seed": seed,
+        "condition": trial.condition.value,
+        "mode": trial.mode.value,
+        "max_rounds": trial.max_rounds,
+        "first_actor": trial.first_actor.value,
+        "buyer_price": trial.buyer_price,
+        "seller_price": trial.seller_price,
+        "trial": trial.to_dict(),
+        "prompt_version": setup.prompt_version.value,
+        "parsing": parsing,
+        "extra": {"scenario_choice": setup.scenario},
+        **more,
+    }
 
 
 def _largest_price(trial: Trial) -> float:

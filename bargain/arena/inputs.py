@@ -92,6 +92,15 @@ def whole_number(name: str, value: object, low: int, high: int) -> int:
     return number
 
 
+def number(name: str, value: object, low: float, high: float) -> float:
+    """A finite number in [low, high]: an int or a float (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ArenaError(f"{name} must be a number; got {shown(value)}")
+    if not low <= value <= high:
+        raise ArenaError(f"{name} must be between {low:g} and {high:g}; got {value:g}")
+    return float(value)
+
+
 def game_id(value: object) -> str:
     """A game id as the server makes them (32 hex digits)."""
     if not isinstance(value, str) or not _GAME_ID.fullmatch(value):

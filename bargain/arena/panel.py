@@ -69,6 +69,13 @@ def info_markdown(view: dict) -> str:
 
 
 STRATEGY_SHOWN = 300  # characters of an agent's private strategy a debrief shows (the whole text is in the record)
+# How the other side is named: an agent (a model or a tactic), or a person (a game between two people).
+OTHERS = {"agent": ("The agent", "its", "agent"), "person": ("The other person", "their", "other person")}
+
+
+def other_names(view: dict) -> tuple[str, str, str]:
+    """(subject, possessive, table row) naming the other side of the game `view` shows."""
+    return OTHERS[view.get("other", "agent")]
 
 
 def move_words(turn: dict) -> str:
@@ -92,7 +99,9 @@ def chat_messages(view: dict, typing: bool = False) -> list[dict]:
             text = f"{plain(turn['message'])}\n\n{text}"
         messages.append({"role": "user" if turn["speaker"] == "you" else "assistant", "content": text})
     if typing:
-        messages.append({"role": "assistant", "content": "*the other side is thinking...*"})
+        person = view.get("other") == "person"
+        waiting = "*waiting for the other person...*" if person else "*the other side is thinking...*"
+        messages.append({"role": "assistant", "content": waiting})
     return messages
 
 
@@ -116,10 +125,15 @@ def strategy_markdown(debrief: dict, who: str) -> str:
 def round_markdown(view: dict, thinking_s: float | None = None) -> str:
     """`Round r of R`, the rounds left and what is special about this one; or the end. `thinking_s`: the
     other side is thinking about its move (for that long)."""
+    if view["status"] == "waiting":
+        return "### Waiting for the other person to join"
+    if view["status"] == "cancelled":
+        return "### Cancelled: nobody joined"
     if view["status"] != "active":
         return "### Game over"
     if thinking_s is not None:
-        waiting = f" (the other side is thinking... {thinking_s:.0f} s)"
+        doing = "waiting for the other person" if view.get("other") == "person" else "the other side is thinking"
+        waiting = f" ({doing}... {thinking_s:.0f} s)"
     else:
         waiting = "" if view["your_turn"] or view.get("error") else " (waiting for the other side)"
     round_, last = view["round"], view["max_rounds"]
@@ -148,9 +162,10 @@ def result_markdown(view: dict) -> str:
     outcome, debrief = view["outcome"], view["debrief"]
     if outcome is None:
         return ""
+    who, whose, row = other_names(view)
     if outcome["deal"]:
         nbs = outcome["nbs_price"]
-        side = "your" if (outcome["deal_price"] - nbs) * (1 if view["role"] == "seller" else -1) > 0 else "the agent's"
+        side = "your" if (outcome["deal_price"] - nbs) * (1 if view["role"] == "seller" else -1) > 0 else whose
         head = (
             f"## Deal at {money(outcome['deal_price'])} in round {outcome['rounds']}\n\n"
             f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: "
@@ -161,39 +176,38 @@ def result_markdown(view: dict) -> str:
     table = (
         "\n\n| | raw utility | normalised |\n|---|---:|---:|\n"
         f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
-        f"| agent | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |"
+        f"| {row} | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |"
     )
-    return (
-        head
-        + table
-        + "\n\n### Debrief\n\n"
-        + strategy_markdown(debrief, "The agent")
-        + claims_markdown(debrief["claims"])
+    other = (
+        f"{who} ({debrief['agent_role']}), a person, had a reservation price of **{money(debrief['agent_price'])}**."
+        if view.get("other") == "person"
+        else strategy_markdown(debrief, who)
     )
+    return head + table + "\n\n### Debrief\n\n" + other + claims_markdown(debrief["claims"], who, whose)
 
 
-def claims_markdown(findings: list[dict]) -> str:
-    """The claim checker's findings in plain words: what each side said about a price limit, and the truth."""
+def claims_markdown(findings: list[dict], who: str = "The agent", whose: str = "its") -> str:
+    """The claim checker's findings in plain words: what each side said about a price limit, and the truth (`who`
+    and `whose` name the other side)."""
     if not findings:
         return "\n\n### Claims\n\nNeither side stated a price limit or called an offer final."
     lines = []
     for f in findings:
-        who, whose = ("You", "your") if f["speaker"] == "you" else ("The agent", "its")
+        speaker, speakers = ("You", "your") if f["speaker"] == "you" else (who, whose)
         limit = "ceiling" if f["about"] == "buyer" else "floor"
         if f["kind"] == "final_offer":
             said = f" ({money(f['said'])})" if f["said"] is not None else ""
             verdict = "and then improved on it: a bluff" if f["bluff"] else "and kept to it"
-            lines.append(f"- Round {f['round']}: {who} called an offer final{said} {verdict}.")
+            lines.append(f"- Round {f['round']}: {speaker} called an offer final{said} {verdict}.")
             continue
         subject = (
-            f"{whose} {limit}"
+            f"{speakers} {limit}"
             if f["kind"] == "own_limit"
             else (f"the {f['about']}'s {limit}" if f["speaker"] == "you" else f"your {limit}")
         )
-        verdict = f": **a misstatement in {whose} favour**" if f["misrepresentation"] else ""
-        lines.append(
-            f"- Round {f['round']}: {who} said {subject} was {money(f['said'])}; it was {money(f['truth'])}{verdict}."
-        )
+        verdict = f": **a misstatement in {speakers} favour**" if f["misrepresentation"] else ""
+        truth = f"it was {money(f['truth'])}{verdict}"
+        lines.append(f"- Round {f['round']}: {speaker} said {subject} was {money(f['said'])}; {truth}.")
     return "\n\n### Claims\n\n" + "\n".join(lines)
 
 

@@ -33,6 +33,7 @@ from bargain.arena.controller import VIEW_WAIT_S, Arena, ArenaError, GameInProgr
 from bargain.arena.inputs import SOURCES, Setup
 from bargain.arena.limits import AdminGate, StartLimits
 from bargain.arena.panel import GamePanel, chat_messages
+from bargain.arena.people import INVITE, QUEUE
 from bargain.arena.views import money
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role
@@ -44,7 +45,25 @@ CONDITION_LABELS = {
     Condition.SELLER_UNAWARE: "seller_unaware: the buyer knows the seller's price",
     Condition.BOTH_UNAWARE: "both_unaware: neither knows the other's price",
 }
+MAX_WAIT_S = 10.0  # the longest an API caller's look at a game waits for the other side
 UNEXPECTED = "Something went wrong on the server. Your game is saved: try again, or reload the page."
+# The opponents that are people, as the page names them, and what choosing one does.
+PEOPLE = {
+    INVITE: (
+        "a person: I send them a link",
+        "You get a link to send to the person you want to play; the game begins when they open it, in the other role.",
+    ),
+    QUEUE: (
+        "a person: whoever comes next",
+        "You wait for the next person who chooses the same settings and the other role; the game begins when they do.",
+    ),
+}
+# The invitation link, written in the browser from the page's own address (the server does not know the one people
+# reach it by) and the free seat's token (32 hex digits, checked by the server).
+INVITATION_HTML = (
+    "${value ? '<b>Send this link to the person you want to play</b> (it works once, for the other role): '"
+    " + '<code>' + window.location.origin + window.location.pathname + '?join=' + value + '</code>' : ''}"
+)
 EXPORT_PREFIX = "bargain-export-"  # the private folder an export is written in, for the moment it takes
 # The admin's export arrives inside the answer to their own (password-checked) request, as base64: the browser makes
 # it a file there. It is never a file on the server that an address could fetch.
@@ -174,7 +193,10 @@ def client_address(request: gr.Request | None, trusted_proxies: int) -> str:
 def build_app(arena: Arena, options: Options) -> gr.Blocks:
     """The Blocks app over one arena (launch it with bargain.arena.launch_settings)."""
     offered = list(options.available)
-    choices = [(f"{spec}{'' if options.available[spec] else ' (unavailable)'}", spec) for spec in offered]
+    choices = [
+        (f"{PEOPLE[spec][0] if spec in PEOPLE else spec}{'' if options.available[spec] else ' (unavailable)'}", spec)
+        for spec in offered
+    ]
     secret = options.browser_secret
     # The browser encrypts what it keeps with a key it is sent; derive one, so that the server's own secret
     # (which signs the ids) stays on the server and a restart keeps the same key.
@@ -234,6 +256,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     with gr.Row():
                         leave = gr.Button("Leave it and start a new game", variant="stop")
                         stay = gr.Button("Keep playing this game")
+            invitation = gr.HTML(None, html_template=INVITATION_HTML, elem_id="invitation")  # while one waits
+            stop_waiting = gr.Button("Stop waiting", visible=False)
             panel = GamePanel.build()
             again = gr.Button("Play again (same settings)", visible=False)
         with gr.Tab("Results") as results_tab:
@@ -256,7 +280,18 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 files = export_link()
 
         form = [role, opponent, condition, mode, opener, rounds, version, source, picked]
-        game_outputs = [current, saved, *panel.components, again, setup_box, start_note, confirm_box, *form]
+        game_outputs = [
+            current,
+            saved,
+            *panel.components,
+            invitation,
+            stop_waiting,
+            again,
+            setup_box,
+            start_note,
+            confirm_box,
+            *form,
+        ]
 
         def render(
             view: dict | None,
@@ -274,7 +309,9 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 {
                     current: view,
                     saved: keep(secret, ids["player"], view["game_id"] if view else None),
-                    again: gr.update(visible=view is not None and view["status"] != "active"),
+                    again: gr.update(visible=view is not None and view["status"] not in ("active", "waiting")),
+                    invitation: view.get("invitation") if view else None,
+                    stop_waiting: gr.update(visible=view is not None and view["status"] == "waiting"),
                     setup_box: gr.update(open=view is None),
                     start_note: "",
                     confirm_box: gr.update(visible=False),
@@ -315,6 +352,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
             if arm_spec not in options.available:
                 return ""
+            if arm_spec in PEOPLE:
+                return PEOPLE[arm_spec][1]
             if not options.available[arm_spec]:
                 return f"**{arm_spec} is not available here.** {options.note}"
             try:
@@ -375,8 +414,11 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 ids = kept(secret, saved_value)
                 active = isinstance(view, dict) and view.get("status") == "active" and "game_id" in view
                 if active and not leaving:  # ask first, beside the button: the game in progress would be left
-                    return {confirm_box: gr.update(visible=True)}
+                    yield {confirm_box: gr.update(visible=True)}
+                    return
                 try:
+                    if isinstance(view, dict) and view.get("status") == "waiting":  # no one joined: nothing is left
+                        await arena.cancel(view["game_id"])
                     if same and isinstance(view, dict) and "game_id" in view:
                         setup = await arena.setup_of(view["game_id"])
                     else:
@@ -393,13 +435,18 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     options.limits.check(ids["player"], address(request))
                     new = await arena.start(setup, player=ids["player"], replace=leaving)
                 except GameInProgress:  # going on in another tab (or sent twice): ask, as for the game shown
-                    return {confirm_box: gr.update(visible=True)}
+                    yield {confirm_box: gr.update(visible=True)}
+                    return
                 except ArenaError as exc:  # nothing changes: a game in progress goes on
-                    return {start_note: f"**{exc}**", confirm_box: gr.update(visible=False)}
+                    yield {start_note: f"**{exc}**", confirm_box: gr.update(visible=False)}
+                    return
                 except Exception:
                     log.exception("starting a game")
-                    return {start_note: f"**{UNEXPECTED}**", confirm_box: gr.update(visible=False)}
-                return render(new, ids, clear=True, setup=setup)
+                    yield {start_note: f"**{UNEXPECTED}**", confirm_box: gr.update(visible=False)}
+                    return
+                yield render(new, ids, clear=True, setup=setup)
+                async for update in following(new, ids):  # a game between people: waiting for the other one
+                    yield update
 
             return on_start
 
@@ -452,6 +499,8 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     return
                 # After a round that could not be played, what was typed stays for the retry.
                 yield render(new, ids, clear=new["error"] is None)
+                async for update in following(new, ids):  # the other person's move, in a game between people
+                    yield update
 
             return submit
 
@@ -465,6 +514,14 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 show_progress="hidden",
             )
 
+        async def following(view: dict, ids: dict, setup: Setup | None = None):
+            """While the other side is awaited (a model's move, or a person's move or arrival), the page shows so
+            and follows the game: each look waits up to VIEW_WAIT_S for a change."""
+            began = time.monotonic()
+            while view["thinking"]:
+                view = await arena.view(view["game_id"], wait_s=VIEW_WAIT_S, retry=False)
+                yield render(view, ids, thinking_s=time.monotonic() - began if view["thinking"] else None, setup=setup)
+
         async def follow(saved_value, retry: bool):
             """The kept game: resumed if it is on, shown with its outcome and debrief if it has ended, the form
             showing its settings; or the page ready for a new one. It answers at once: while the other side is still
@@ -474,24 +531,52 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             if not ids["game"]:
                 yield render(None, ids)
                 return
-            began = time.monotonic()
             try:
                 setup = await arena.setup_of(ids["game"])
                 view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S, retry=retry)
-                while view["thinking"]:
-                    yield render(view, ids, thinking_s=time.monotonic() - began, setup=setup)
-                    view = await arena.view(ids["game"], wait_s=VIEW_WAIT_S, retry=False)
-                yield render(view, ids, setup=setup)
+                yield render(view, ids, thinking_s=0.0 if view["thinking"] else None, setup=setup)
+                async for update in following(view, ids, setup):
+                    yield update
             except ArenaError as exc:
                 yield render(None, ids, note=f"**{exc}**" if "no such game" not in str(exc) else "")
             except Exception:
                 log.exception("resuming game %s", ids["game"])
                 yield render(None, ids, note=f"**{UNEXPECTED}**")
 
-        async def resume(saved_value):
-            """A reload: the kept game as it stands."""
+        async def resume(saved_value, request: gr.Request):
+            """A reload: the kept game as it stands; or, opened by an invitation link (?join=TOKEN), the game the
+            link invites to, joined."""
+            token = request.query_params.get("join") if request is not None else None
+            if token:
+                ids = kept(secret, saved_value)
+                try:
+                    view = await arena.join(token, ids["player"])
+                except ArenaError as exc:
+                    yield render(None, ids, note=f"**{exc}**")
+                    return
+                except Exception:
+                    log.exception("joining a game")
+                    yield render(None, ids, note=f"**{UNEXPECTED}**")
+                    return
+                setup = await arena.setup_of(view["game_id"])
+                yield render(view, ids, clear=True, setup=setup)
+                async for update in following(view, ids, setup):
+                    yield update
+                return
             async for update in follow(saved_value, retry=False):
                 yield update
+
+        async def stop(view, saved_value):
+            """Stop waiting for the other person: the game is cancelled, and the page is ready for a new one."""
+            ids = kept(secret, saved_value)
+            if not isinstance(view, dict) or "game_id" not in view:
+                return render(None, ids)
+            try:
+                return render(await arena.cancel(view["game_id"]), ids)
+            except ArenaError as exc:
+                return render(view, ids, note=f"**{exc}**")
+
+        stop_waiting.click(stop, [current, saved], game_outputs, api_visibility="private", trigger_mode="once")
 
         async def try_again(saved_value):
             """Try again, after a round that failed."""
@@ -574,14 +659,31 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             """Make your move for `round` (OFFER with a price, DEAL, NO_DEAL) and return your new view."""
             return await answer(arena.move(game_id, round, action, price, message))
 
-        async def get_game(game_id: str) -> dict:
-            """Your current view of a game (resumes it after a restart, or retries a round that failed)."""
-            return await answer(arena.view(game_id))
+        async def get_game(game_id: str, wait_s: float = 0.0) -> dict:
+            """Your current view of a game (resumes it after a restart, or retries a round that failed). With
+            `wait_s` (at most 10), while the other side is awaited, wait that long for its move."""
+
+            async def work():
+                waited = inputs.number("wait_s", wait_s, 0.0, MAX_WAIT_S)
+                return await arena.view(game_id, wait_s=waited or None)
+
+            return await answer(work())
+
+        async def join_game(token: str, player: str | None = None) -> dict:
+            """Take the seat an invitation carries (the `invitation` of a game against person:invite): your view
+            of the game, which begins."""
+            return await answer(arena.join(token, inputs.player_id(player)))
+
+        async def cancel_game(game_id: str) -> dict:
+            """Stop waiting for the other person of a game nobody has joined yet."""
+            return await answer(arena.cancel(game_id))
 
         # Off the queue: these are short awaits, and a plain request costs both sides far less.
         gr.api(start_game, api_name="start_game", queue=False)
         gr.api(play_move, api_name="play_move", queue=False)
         gr.api(get_game, api_name="get_game", queue=False)
+        gr.api(join_game, api_name="join_game", queue=False)
+        gr.api(cancel_game, api_name="cancel_game", queue=False)
     return demo
 
 

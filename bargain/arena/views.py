@@ -13,6 +13,7 @@ from typing import Any
 from bargain.engine.game import GameState, Observation
 from bargain.engine.trial import Role
 
+ALREADY_PLAYED = "That round was already played (sent twice, or from another tab): this is the game as it is stored."
 TIMEOUT = "timeout"  # the error of a pass made because the person's time for a move ran out
 # Why a game's loop stopped before its end, in words for the person (bargain.arena.controller sets the kind).
 FAILURES = {
@@ -27,11 +28,11 @@ FAILURES = {
 }
 
 
-def _transcript(obs: Observation) -> list[dict]:
+def _transcript(obs: Observation, other: str) -> list[dict]:
     return [
         {
             "round": t.round,
-            "speaker": "you" if t.role is obs.role else "agent",
+            "speaker": "you" if t.role is obs.role else other,
             "role": t.role.value,
             "action": t.action.value,
             "price": t.price,
@@ -51,12 +52,14 @@ def person_view(
     status: str = "active",
     findings: list[dict] | None = None,
     thinking: bool = False,
+    other: str = "agent",
 ) -> dict:
     """The JSON view of a game for the person playing `obs.role`. Only `ended` (a finished game, with its
     claim `findings`) may bring in what the observation hides, as the debrief. After a `failure` (the loop
     stopped: one of FAILURES), the person may move again if the turn is theirs, or else retry. `thinking`: the
     other side's move is awaited (ask again for the view); `notice` is set by callers that have something to say
-    about the request itself (a move sent twice)."""
+    about the request itself (a move sent twice). `other`: who the other side is, "agent" (a model or a tactic) or
+    "person" (bargain.arena.people)."""
     status = "finished" if ended is not None else status
     stopped = failure is not None and status == "active"
     your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active"
@@ -76,7 +79,8 @@ def person_view(
         "their_price": obs.other_price,
         "their_price_prior": list(obs.other_prior) if obs.other_prior else None,
         "your_price_prior": list(obs.prior_on_me) if obs.prior_on_me else None,
-        "transcript": _transcript(obs),
+        "transcript": _transcript(obs, other),
+        "other": other,
         "your_turn": your_turn,
         "actions": [a.value for a in obs.legal_actions] if your_turn else [],
         "retry": stopped and not your_turn,
@@ -93,7 +97,7 @@ def person_view(
         "debrief": None,
     }
     if ended is not None:
-        view["outcome"], view["debrief"] = _outcome(ended, obs.role), _debrief(ended, obs.role, findings or [])
+        view["outcome"], view["debrief"] = _outcome(ended, obs.role), _debrief(ended, obs.role, findings or [], other)
     return view
 
 
@@ -113,7 +117,7 @@ def _outcome(state: GameState, role: Role) -> dict:
     }
 
 
-def _debrief(state: GameState, role: Role, findings: list[dict]) -> dict:
+def _debrief(state: GameState, role: Role, findings: list[dict], other: str) -> dict:
     agent = role.other
     return {
         "agent_role": agent.value,
@@ -123,7 +127,7 @@ def _debrief(state: GameState, role: Role, findings: list[dict]) -> dict:
             for t in state.turns
             if t.role is agent
         ],
-        "claims": [{**f, "speaker": "you" if f["role"] == role.value else "agent"} for f in findings],
+        "claims": [{**f, "speaker": "you" if f["role"] == role.value else other} for f in findings],
     }
 
 

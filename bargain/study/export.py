@@ -166,6 +166,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "prompt_tokens": "the agent's prompt tokens",
         "completion_tokens": "the agent's completion tokens",
         "endpoint": "the server that answered the agent's move (one of several replicas; empty in process)",
+        "person": "in a game between two people, which of them made the move (empty in a game against an agent)",
         "flags": "flags on the move as a JSON list, e.g. mentions_ai: an agent message naming AI or a model",
         "duplicate": "whether the move is a second one for its round and side, stored before the database refused "
         "such moves (schema version 4): kept for the record, not part of the game as played",

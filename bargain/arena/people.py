@@ -1,0 +1,375 @@
+"""Games between two people: the same engine, rules and records as a game against an agent, and no loop: the
+store is the game.
+
+A person who chooses to play a person is seated at a new game (their seat's token is their handle on it, their
+`game_id` in every view) and either given an invitation link (which is no handle: whoever takes it is given a seat
+token of their own, which the one who invited never sees), or put in the public queue, where the next person to
+choose the same settings and the other role takes the free seat. Until then the game is `waiting`; the one who
+waits sees so, and may cancel.
+
+Every request reads the game's stored moves and rebuilds it through the rules; each side sees only its own
+observation. A move is stored as it is made, with the number of moves it was based on: two people moving at once,
+on two app processes, are both applied, once each, in some order (the database refuses the stale write, and that
+move is tried again on the game as stored); the second move of a simultaneous round settles it, and a move that
+ends the game stores its outcome and claim findings in the same transaction. Someone waiting for the other side
+asks again; `view(wait_s=...)` waits at most that long for a change, reading the game's version a few times a
+second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import select, text, update
+
+from bargain.arena.inputs import ArenaError, Setup
+from bargain.arena.views import ALREADY_PLAYED, person_view
+from bargain.engine.game import GameState, Move, Turn, replay
+from bargain.engine.trial import Mode, Role, Trial
+from bargain.store import ACTIVE, GameRow, SeatRow, StaleGame, Store, StoreError, game_findings, turns_of, utcnow
+
+PERSON = "person"  # the arm recorded for a game between two people
+INVITE, QUEUE = "person:invite", "person:queue"  # what a person chooses as their opponent
+WAITING, CANCELLED = "waiting", "cancelled"
+GUEST = "guest"  # the person of a seat taken by a caller who gave no player id (an API client)
+POLL_S = 0.2  # how often a waiting view reads the game's version
+CANNOT_SAVE = "The server cannot save games right now, so nothing was changed: try again in a minute."
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One side of a game between two people, as stored."""
+
+    token: str
+    game_id: str
+    role: Role
+    person: str | None
+    queue: str | None
+
+
+def queue_key(setup: Setup) -> str:
+    """What two people must have chosen alike to be paired (the role aside: theirs are the two sides)."""
+    return "|".join(
+        (
+            setup.condition.value,
+            setup.mode.value,
+            str(setup.rounds),
+            setup.first_actor.value,
+            setup.prompt_version.value,
+            setup.scenario,
+        )
+    )
+
+
+def _lock_key(key: str) -> int:
+    """A PostgreSQL advisory lock number for one queue (a signed 64-bit integer)."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+
+
+def rebuilt(trial: Trial, turns: list[Turn]) -> tuple[GameState, Turn | None]:
+    """The game as its stored turns make it, and the move of a simultaneous round whose other move is not in yet
+    (played, not applied: the rules apply a simultaneous round's two moves together)."""
+    pending = None
+    if trial.mode is Mode.SIMULTANEOUS and turns and sum(t.round == turns[-1].round for t in turns) == 1:
+        turns, pending = turns[:-1], turns[-1]
+    return replay(trial, turns), pending
+
+
+class People:
+    """The games between two people of one server, over its store."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    # --- seats -------------------------------------------------------------------------------
+
+    def seat(self, token: str) -> Seat | None:
+        """The seat of a token (None: no such seat, so not a game between people)."""
+        with self.store.reading() as session:
+            row = session.get(SeatRow, token)
+            return None if row is None else Seat(row.token, row.game_id, Role(row.role), row.person, row.queue)
+
+    async def seat_of(self, token: str) -> Seat | None:
+        try:
+            return await asyncio.to_thread(self.seat, token)
+        except StoreError as exc:
+            log.error("a seat could not be read: %s", exc)
+            raise ArenaError("The server cannot read games right now: try again in a minute.") from None
+
+    # --- starting, joining, leaving ------------------------------------------------------------
+
+    async def start(self, setup: Setup, game: dict, player: str | None, public: bool) -> dict:
+        """Seat `player` at a game for `setup.role` (its stored fields in `game`: the arena drew its trial). Public:
+        the free seat of the oldest game waiting in the queue for these settings and this role, if there is one
+        (the new game is then not made), else a new game waiting in the queue; else a new game whose other seat is
+        taken by invitation. The person's view of it."""
+        key = queue_key(setup) if public else None
+
+        def seat() -> str:
+            with self.store.writing("seat a person in") as session:
+                if key is not None:
+                    if session.bind is not None and session.bind.dialect.name == "postgresql":  # one pairing at a time
+                        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(key)})
+                    query = (
+                        select(SeatRow)
+                        .join(GameRow, GameRow.id == SeatRow.game_id)
+                        .where(
+                            SeatRow.queue == key,
+                            SeatRow.role == setup.role.value,
+                            SeatRow.person.is_(None),
+                            GameRow.status == WAITING,
+                        )
+                        .order_by(SeatRow.created_at)
+                        .limit(1)
+                        .with_for_update()
+                    )
+                    if player is not None:
+                        query = query.where(GameRow.player != player)
+                    free = session.scalars(query).first()
+                    if free is not None:
+                        self._claim(session, free, player)
+                        return free.token
+                mine = secrets.token_hex(16)
+                session.add(GameRow(**game, status=WAITING))
+                session.flush()
+                session.add(
+                    SeatRow(
+                        token=mine,
+                        game_id=game["id"],
+                        role=setup.role.value,
+                        person=player or GUEST,
+                        joined_at=utcnow(),
+                    )
+                )
+                session.add(
+                    SeatRow(
+                        token=secrets.token_hex(16),
+                        game_id=game["id"],
+                        role=setup.role.other.value,
+                        invitation=None if key else secrets.token_hex(16),
+                        queue=key,
+                    )
+                )
+                return mine
+
+        try:
+            token = await asyncio.to_thread(seat)
+        except StoreError as exc:
+            log.error("a game between people could not be stored: %s", exc)
+            raise ArenaError(CANNOT_SAVE) from None
+        return await self.view(token)
+
+    @staticmethod
+    def _claim(session, seat: SeatRow, person: str | None) -> None:
+        """Take a free seat for `person`; its game begins."""
+        now = utcnow()
+        seat.person, seat.joined_at = person or GUEST, now
+        session.execute(update(GameRow).where(GameRow.id == seat.game_id).values(status=ACTIVE, updated_at=now))
+
+    async def join(self, token: object, player: str | None) -> dict:
+        """Take the seat an invitation link carries (the same person again: their view; anyone else after it is
+        taken, or its creator: refused)."""
+        if not isinstance(token, str):
+            raise ArenaError("that invitation link is not valid")
+
+        def take() -> str:
+            with self.store.writing("seat a person in") as session:
+                seat = session.scalars(select(SeatRow).where(SeatRow.invitation == token).with_for_update()).first()
+                if seat is None:
+                    raise ArenaError("that invitation link is not valid")
+                game = session.get(GameRow, seat.game_id)
+                if seat.person is not None and seat.person == player:
+                    return seat.token  # a reload of the link
+                if game is None or game.status != WAITING or seat.person is not None:
+                    raise ArenaError("that invitation was already taken, or the game was cancelled")
+                if player is not None and game.player == player:
+                    raise ArenaError("that is your own invitation: send the link to the person you want to play")
+                self._claim(session, seat, player)
+                return seat.token
+
+        try:
+            taken = await asyncio.to_thread(take)
+        except StoreError as exc:
+            log.error("an invitation could not be taken: %s", exc)
+            raise ArenaError(CANNOT_SAVE) from None
+        return await self.view(taken)
+
+    async def cancel(self, seat: Seat) -> dict:
+        """Stop waiting: a game nobody has joined yet is cancelled (once it has begun, it is played or left)."""
+
+        def stop() -> None:
+            with self.store.writing("cancel a game in") as session:
+                session.execute(
+                    update(GameRow)
+                    .where(GameRow.id == seat.game_id, GameRow.status == WAITING)
+                    .values(status=CANCELLED, updated_at=utcnow())
+                )
+
+        try:
+            await asyncio.to_thread(stop)
+        except StoreError as exc:
+            log.error("a game could not be cancelled: %s", exc)
+            raise ArenaError(CANNOT_SAVE) from None
+        return await self.view(seat.token)
+
+    # --- playing -----------------------------------------------------------------------------
+
+    def _read(self, seat: Seat) -> dict:
+        game = self.store.game(seat.game_id)
+        if game is None:
+            raise StoreError(f"the game of seat {seat.token} is missing")
+        return game
+
+    async def view(self, token: str, wait_s: float | None = None) -> dict:
+        """The person's view of their game. With `wait_s`, while the other side is awaited (their move, or their
+        arrival), wait at most that long for the game to change."""
+        seat = await self.seat_of(token)
+        if seat is None:
+            raise ArenaError("no such game: start a new one")
+        try:
+            game = await asyncio.to_thread(self._read, seat)
+            if wait_s:
+                ends, seen = time.monotonic() + wait_s, (game["status"], len(game["moves"]))
+                while self._shown(seat, game)["thinking"] and time.monotonic() < ends:
+                    await asyncio.sleep(POLL_S)
+                    version = await asyncio.to_thread(self.store.version, seat.game_id)
+                    status = await asyncio.to_thread(self._status, seat.game_id)
+                    if version is None or (status, version[1]) != seen:
+                        game = await asyncio.to_thread(self._read, seat)
+                        break
+        except StoreError as exc:
+            log.error("game %s could not be read: %s", seat.game_id, exc)
+            raise ArenaError("The server cannot read games right now: try again in a minute.") from None
+        return self._shown(seat, game)
+
+    def _status(self, game_id: str) -> str | None:
+        with self.store.reading() as session:
+            return session.execute(select(GameRow.status).where(GameRow.id == game_id)).scalar()
+
+    def _shown(self, seat: Seat, game: dict) -> dict:
+        """What the person at `seat` may see of the stored game: their observation, their own move of a round the
+        other side has not moved in yet, and at the end the outcome and debrief (the other side was a person)."""
+        trial = Trial.from_dict(game["trial"])
+        state, pending = rebuilt(trial, turns_of(game["moves"]))
+        status = game["status"]
+        obs = state.observation(seat.role)
+        mine = pending is not None and pending.role is seat.role
+        your_turn = status == ACTIVE and seat.role in state.current_players() and not mine
+        ended = state if state.is_terminal() else None
+        view = person_view(
+            seat.token,
+            obs,
+            ended,
+            your_turn,
+            None,
+            "active" if status in (ACTIVE, WAITING) else status,
+            game["claims"] or [],
+            thinking=not your_turn,
+            other=PERSON,
+        )
+        if mine and pending is not None:  # the person's own move, played and waiting for the other's
+            view["transcript"].append(
+                {
+                    "round": pending.round,
+                    "speaker": "you",
+                    "role": pending.role.value,
+                    "action": pending.action.value,
+                    "price": pending.price,
+                    "message": pending.message,
+                    "timed_out": False,
+                }
+            )
+        if status in (WAITING, CANCELLED):
+            view["status"] = status
+            view["thinking"] = status == WAITING  # the other person is awaited
+        view["invitation"] = self._invitation(seat, game) if status == WAITING else None
+        view["seconds_left"] = None  # no move countdown in free play
+        return view
+
+    def _invitation(self, seat: Seat, game: dict) -> str | None:
+        """The invitation of the free seat, for its creator's link (none for the queue's games)."""
+        with self.store.reading() as session:
+            other = session.scalars(
+                select(SeatRow).where(SeatRow.game_id == seat.game_id, SeatRow.token != seat.token)
+            ).first()
+        if other is None or other.person is not None or seat.role.value != game["human_role"]:
+            return None  # taken, or asked by the seat that was invited
+        return other.invitation
+
+    async def play(self, token: str, round_: int, move: Move) -> dict:
+        """Store the person's move for `round_` (once, however often it is sent), settling the round when the other
+        side's move is in, and the game when it ends; the new view."""
+        seat = await self.seat_of(token)
+        if seat is None:
+            raise ArenaError("no such game: start a new one")
+        for _ in range(5):  # the other side's move, stored meanwhile, makes this write stale: read again
+            try:
+                game = await asyncio.to_thread(self._read, seat)
+                view = self._shown(seat, game)
+                if any(t["round"] == round_ and t["speaker"] == "you" for t in view["transcript"]):
+                    return {**view, "notice": ALREADY_PLAYED}  # sent twice, or from another tab
+                if view["status"] == WAITING:
+                    raise ArenaError("the other person has not joined yet")
+                if view["status"] != "active":
+                    raise ArenaError("this game is over: start a new one")
+                if not view["your_turn"]:
+                    raise ArenaError("wait for the other person's move")
+                if round_ != view["round"]:
+                    raise ArenaError(f"that move was for round {round_}, and the game is in round {view['round']}")
+                await asyncio.to_thread(self._store, seat, game, move)
+                return self._shown(seat, await asyncio.to_thread(self._read, seat))
+            except StaleGame:
+                continue
+            except StoreError as exc:
+                log.error("a move in game %s could not be stored: %s", seat.game_id, exc)
+                raise ArenaError(CANNOT_SAVE) from None
+        raise ArenaError("The game changed while your move was sent, and it was not applied: make it again.")
+
+    def _store(self, seat: Seat, game: dict, move: Move) -> None:
+        """Write the move based on the game as read; with the outcome and findings when it ends the game."""
+        trial = Trial.from_dict(game["trial"])
+        turns = turns_of(game["moves"])
+        state, pending = rebuilt(trial, turns)
+        if move.action not in state.legal_actions(seat.role):
+            allowed = ", ".join(a.value for a in state.legal_actions(seat.role))
+            raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
+        current = state.round  # the round the move is made in
+        if trial.mode is Mode.SIMULTANEOUS:
+            if pending is not None:
+                state.apply_actions({seat.role: move, pending.role: pending.move})
+        else:
+            state.apply_action(move, seat.role)
+        row: dict[str, object] = {
+            "round": current,
+            "role": seat.role.value,
+            "actor": "human",
+            "person": seat.person,
+            "action": move.action.value,
+            "price": move.price,
+            "message": move.message,
+            "thought": "",
+            "raw": None,
+            "error": move.error,
+            "flags": [],
+        }
+        outcome = None
+        if state.is_terminal():
+            ended = state.outcome()
+            outcome = {
+                "deal": ended.deal,
+                "deal_price": ended.deal_price,
+                "rounds": state.turns[-1].round,
+                "paper_rounds": ended.rounds,
+                "buyer_utility": ended.buyer_utility,
+                "seller_utility": ended.seller_utility,
+                "buyer_norm_utility": ended.buyer_norm_utility,
+                "seller_norm_utility": ended.seller_norm_utility,
+                **game_findings(game, state.turns),
+            }
+        self.store.add_moves(seat.game_id, [row], outcome, based_on=len(game["moves"]))

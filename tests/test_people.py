@@ -1,0 +1,195 @@
+"""Games between two people (bargain.arena.people): seated by an invitation link or the public queue, played
+through the same rules and records, each side seeing only what its condition reveals, every move stored once by
+whichever process it reaches. Two `Arena`s over one database stand for two app processes here;
+tests/test_people_processes.py runs real ones."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from bargain.agents.backends import Backends
+from bargain.arena.controller import Arena, ArenaError, Setup
+from bargain.arena.people import INVITE, QUEUE
+from bargain.arena.views import ALREADY_PLAYED
+from bargain.engine.game import Condition
+from bargain.engine.trial import Mode, Role
+from bargain.store import Store
+
+OFFERED = ["tactic:linear", INVITE, QUEUE]
+
+
+def arenas(tmp_path, n: int = 2) -> list[Arena]:
+    """`n` arenas over one database: as many app processes."""
+    url = f"sqlite:///{tmp_path / 'people.db'}"
+    return [Arena(Store(url), Backends(), arms=OFFERED) for _ in range(n)]
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+async def invited(a: Arena, b: Arena, **setup) -> tuple[dict, dict]:
+    """Alice invites on one process, Bob opens the link on the other: both views of the game."""
+    alice = await a.start(Setup(arm=INVITE, **setup), player="alice")
+    assert alice["status"] == "waiting" and alice["thinking"] and alice["invitation"]
+    bob = await b.join(alice["invitation"], "bob")
+    return await a.view(alice["game_id"]), bob
+
+
+def test_two_people_play_a_simultaneous_game_each_seeing_only_their_side(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice, bob = await invited(a, b, role=Role.BUYER, rounds=3, condition=Condition.BOTH_UNAWARE)
+        assert alice["status"] == bob["status"] == "active" and alice["invitation"] is None
+        assert (alice["role"], bob["role"]) == ("buyer", "seller") and alice["game_id"] != bob["game_id"]
+        assert alice["their_price"] is None and bob["their_price"] is None  # neither is told the other's price
+        assert alice["your_turn"] and bob["your_turn"] and alice["other"] == bob["other"] == "person"
+
+        alice = await a.move(alice["game_id"], 1, "OFFER", "1.00", "My budget is 1.50.")
+        assert not alice["your_turn"] and alice["thinking"]  # her move is shown, Bob's is awaited
+        assert [(t["speaker"], t["price"]) for t in alice["transcript"]] == [("you", 1.0)]
+        bob = await b.view(bob["game_id"])
+        assert bob["transcript"] == [] and bob["your_turn"]  # a simultaneous move stays hidden until the round ends
+
+        ask = round(bob["your_price"] * 3, 2)
+        bob = await b.move(bob["game_id"], 1, "OFFER", f"{ask}", "Not below that.")
+        assert bob["round"] == 2 and bob["your_turn"]
+        assert [(t["speaker"], t["price"]) for t in bob["transcript"]] == [("person", 1.0), ("you", ask)]
+        alice = await a.view(alice["game_id"], wait_s=1)
+        assert alice["round"] == 2 and alice["your_turn"] and not alice["thinking"]
+
+        again = await a.move(alice["game_id"], 1, "OFFER", "1.00", "sent twice")
+        assert again["notice"] == ALREADY_PLAYED and again["round"] == 2
+
+        await a.move(alice["game_id"], 2, "NO_DEAL", "", "Goodbye.")
+        bob = await b.move(bob["game_id"], 2, "OFFER", f"{ask}", "")
+        alice = await a.view(alice["game_id"])
+        for view, other in ((alice, "seller"), (bob, "buyer")):
+            assert view["status"] == "finished" and not view["outcome"]["deal"] and not view["thinking"]
+            assert view["debrief"]["agent_role"] == other  # the other side's price, now told
+        assert (
+            alice["debrief"]["agent_price"] == bob["your_price"]
+            and bob["debrief"]["agent_price"] == alice["your_price"]
+        )
+        claims = [c for c in alice["debrief"]["claims"] if c["kind"] == "own_limit"]
+        assert [(c["speaker"], c["said"]) for c in claims] == [("you", 1.5)]  # the checker reads both sides
+
+        game = a.store.game(a.store.games_frame()["id"].iloc[0])
+        assert game["arm"] == "person" and game["status"] == "finished"
+        assert [(m["round"], m["role"], m["person"]) for m in game["moves"]] == [
+            (1, "buyer", "alice"),
+            (1, "seller", "bob"),
+            (2, "buyer", "alice"),
+            (2, "seller", "bob"),
+        ]
+
+    run(scenario())
+
+
+def test_a_sequential_game_between_two_people_alternates_and_accepts(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice, bob = await invited(a, b, role=Role.SELLER, mode=Mode.SEQUENTIAL, rounds=4, first_actor=Role.BUYER)
+        assert bob["your_turn"] and not alice["your_turn"] and alice["thinking"]
+        with pytest.raises(ArenaError, match="wait for the other person"):
+            await a.move(alice["game_id"], 1, "OFFER", "9.00", "")
+        bob = await b.move(bob["game_id"], 1, "OFFER", "2.00", "Two?")
+        alice = await a.view(alice["game_id"], wait_s=1)
+        assert alice["your_turn"] and "DEAL" in alice["actions"]
+        alice = await a.move(alice["game_id"], 2, "DEAL", "", "Done.")  # one move a round
+        assert alice["status"] == "finished" and alice["outcome"]["deal_price"] == 2.0
+
+    run(scenario())
+
+
+def test_an_invitation_seats_one_person_once_and_never_its_sender(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice = await a.start(Setup(arm=INVITE, role=Role.BUYER), player="alice")
+        link = alice["invitation"]
+        with pytest.raises(ArenaError, match="your own invitation"):
+            await b.join(link, "alice")
+        bob = await b.join(link, "bob")
+        assert (await b.join(link, "bob"))["game_id"] == bob["game_id"]  # Bob reloads the link: his seat
+        assert link != bob["game_id"]  # the link is no handle: Alice cannot move for Bob with it
+        with pytest.raises(ArenaError):
+            await a.move(link, 1, "OFFER", "1", "")
+        with pytest.raises(ArenaError, match="already taken"):
+            await b.join(link, "carol")
+        with pytest.raises(ArenaError, match="not valid"):
+            await b.join("0" * 32, "carol")
+
+    run(scenario())
+
+
+def test_a_person_waiting_can_stop_and_an_idle_wait_ends(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice = await a.start(Setup(arm=INVITE), player="alice")
+        stopped = await a.cancel(alice["game_id"])
+        assert stopped["status"] == "cancelled" and not stopped["thinking"] and stopped["invitation"] is None
+        with pytest.raises(ArenaError, match="already taken, or the game was cancelled"):
+            await b.join(alice["invitation"], "bob")
+        queued = await a.start(Setup(arm=QUEUE), player="carol")
+        a.idle_timeout = timedelta(0)
+        await a.sweep()
+        assert (await a.view(queued["game_id"]))["status"] == "abandoned"  # nobody waits forever
+
+    run(scenario())
+
+
+def test_the_queue_pairs_the_next_person_with_the_same_settings_and_the_other_role(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        carol = await a.start(Setup(arm=QUEUE, role=Role.SELLER, rounds=3), player="carol")
+        assert carol["status"] == "waiting" and carol["invitation"] is None
+        other_settings = await b.start(Setup(arm=QUEUE, role=Role.BUYER, rounds=2), player="dave")
+        same_role = await b.start(Setup(arm=QUEUE, role=Role.SELLER, rounds=3), player="erin")
+        assert other_settings["status"] == same_role["status"] == "waiting"
+        # carol, now as a buyer: never seated against herself, so erin's wait (the next oldest) is the one served
+        herself = await a.start(Setup(arm=QUEUE, role=Role.BUYER, rounds=3), player="carol")
+        assert herself["status"] == "active" and (await b.view(same_role["game_id"]))["status"] == "active"
+        assert (await a.view(carol["game_id"]))["status"] == "waiting"
+        frank = await b.start(Setup(arm=QUEUE, role=Role.BUYER, rounds=3), player="frank")
+        assert frank["status"] == "active" and frank["role"] == "buyer"
+        assert (await a.view(carol["game_id"]))["status"] == "active"
+        assert (await a.view(other_settings["game_id"]))["status"] == "waiting"
+
+    run(scenario())
+
+
+def test_two_people_moving_at_once_on_two_processes_are_both_applied_once(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice, bob = await invited(a, b, role=Role.BUYER, rounds=5)
+        for round_ in range(1, 5):
+            alice, bob = await asyncio.gather(
+                a.move(alice["game_id"], round_, "OFFER", "1.00", f"a{round_}"),
+                b.move(bob["game_id"], round_, "OFFER", "9999.00", f"b{round_}"),
+            )
+        game = a.store.game(a.store.games_frame()["id"].iloc[0])
+        stored = sorted((m["round"], m["role"], m["message"]) for m in game["moves"])
+        assert stored == [
+            (r, role, f"{'a' if role == 'buyer' else 'b'}{r}") for r in range(1, 5) for role in ("buyer", "seller")
+        ]  # each once: Alice's (a) and Bob's (b) of every round
+        assert (await b.view(bob["game_id"]))["round"] == 5
+
+    run(scenario())
+
+
+def test_hostile_requests_about_people_are_refused_in_words(tmp_path):
+    async def scenario():
+        (a,) = arenas(tmp_path, 1)
+        for token in (None, 12, "x" * 33, "../../etc/passwd"):
+            with pytest.raises(ArenaError):
+                await a.join(token, "bob")
+        with pytest.raises(ArenaError, match="only a game waiting"):
+            await a.cancel("f" * 32)
+        plain = Arena(a.store, Backends(), arms=["tactic:linear"])  # a server that offers no people
+        with pytest.raises(ArenaError, match="not offered here"):
+            await plain.start(Setup(arm=INVITE), player="alice")
+
+    run(scenario())

@@ -1,0 +1,126 @@
+"""Two people on two app processes of one database: paired by the queue, every move of every round sent by both at
+once, each looking at the game through the other process as it goes, one process killed and started again halfway.
+Each sees the other's move within a second of its being stored, and every game holds each move exactly once.
+On PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set (CI starts it), and on one SQLite file."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bargain.store import Store
+from benchmarks.study import Replica, free_port
+
+URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
+pytestmark = pytest.mark.slow
+PAIRS, ROUNDS = 4, 4
+
+
+def post(url: str, api: str, *data) -> dict:
+    answer = httpx.post(f"{url}gradio_api/run/{api}", json={"data": list(data)}, timeout=60)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["data"][0]
+
+
+def play(db: str, tmp_path: Path) -> tuple[list[float], Store]:
+    """Run the pairs through two processes; the seconds from a round being stored to the partner seeing it."""
+    replicas = [Replica(["--db", db, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(2)]
+    for replica in replicas:
+        replica.start()
+    urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
+    seen: list[float] = []
+    errors: list[str] = []
+
+    def start(which: int, role: str, player: str) -> dict:
+        settings = (role, "person:queue", "both_unaware", "simultaneous", ROUNDS, "low", "train", player, "buyer")
+        return post(urls[which], "start_game", *settings)
+
+    try:
+        sellers = [start(1, "seller", f"seller{i}") for i in range(PAIRS)]  # they wait in the queue
+        buyers = [start(0, "buyer", f"buyer{i}") for i in range(PAIRS)]  # each takes the oldest free seat
+        assert all(v["status"] == "waiting" for v in sellers) and all(v["status"] == "active" for v in buyers)
+        for round_ in range(1, ROUNDS + 1):
+            if round_ == 3:  # a process dies and comes back: the people go on where they were
+                replicas[1].kill()
+                replicas[1].start()
+            threads = []
+            for buyer, seller in zip(buyers, sellers):
+
+                def both(buyer: dict = buyer, seller: dict = seller, round_: int = round_) -> None:
+                    try:
+                        watch: dict = {}
+                        watcher = threading.Thread(target=lambda: watch.update(seen_at(urls, seller, round_)))
+                        watcher.start()  # the seller's page, looking through the other process, waits for the round
+                        time.sleep(0.3)
+                        sent = threading.Thread(
+                            target=post,
+                            args=(
+                                urls[round_ % 2],
+                                "play_move",
+                                seller["game_id"],
+                                round_,
+                                "OFFER",
+                                "9999",
+                                f"s{round_}",
+                            ),
+                        )
+                        sent.start()
+                        post(
+                            urls[(round_ + 1) % 2], "play_move", buyer["game_id"], round_, "OFFER", "0.5", f"b{round_}"
+                        )
+                        stored = time.monotonic()
+                        sent.join()
+                        watcher.join()
+                        seen.append(max(0.0, watch["at"] - max(stored, watch["sent"])))
+                    except Exception as exc:  # reported below
+                        errors.append(f"{type(exc).__name__}: {exc}")
+
+                threads.append(threading.Thread(target=both))
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        for replica in replicas:
+            replica.stop()
+    assert errors == []
+    return seen, Store(db)
+
+
+def seen_at(urls: list[str], seller: dict, round_: int) -> dict:
+    """When the seller's view (through the process the seller's move does not go to) shows the round settled."""
+    sent = time.monotonic()
+    while True:
+        view = post(urls[(round_ + 1) % 2], "get_game", seller["game_id"], 5.0)
+        if view["round"] > round_ or view["status"] != "active":
+            return {"at": time.monotonic(), "sent": sent}
+
+
+def check(seen: list[float], store: Store) -> None:
+    games = store.games_frame()
+    people = games[games["arm"] == "person"]
+    assert len(people) == PAIRS and set(people["status"]) == {"finished"}  # offers that never cross: no deal
+    for game_id in people["id"]:
+        moves = store.game(game_id)["moves"]  # each once: nothing lost, nothing applied twice
+        assert sorted((m["round"], m["role"], m["message"]) for m in moves) == [
+            (r, role, f"{role[0]}{r}") for r in range(1, ROUNDS + 1) for role in ("buyer", "seller")
+        ]
+    assert len(seen) == PAIRS * ROUNDS
+    assert statistics.quantiles(seen, n=20)[-1] < 1.0, seen  # p95: within a second of being stored
+
+
+@pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")
+def test_two_people_on_two_processes_of_postgresql_see_each_move_once_within_a_second(tmp_path):
+    from databases import emptied
+
+    check(*play(emptied(URL), tmp_path))
+
+
+def test_two_people_on_two_processes_of_one_sqlite_file_see_each_move_once(tmp_path):
+    check(*play(f"sqlite:///{tmp_path / 'people.db'}", tmp_path))
