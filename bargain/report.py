@@ -35,10 +35,13 @@ ARENA_COLUMNS = [
     "opponent",
     "condition",
     "games",
+    "deal_rate",
     "person_norm_utility",
     "agent_norm_utility",
-    "agent_misrepresentation_rate",
+    "person_claims_per_game",
+    "person_misrepresentation_rate",
     "agent_claims_per_game",
+    "agent_misrepresentation_rate",
     "agent_honesty",
     "person_credulity",
 ]
@@ -289,8 +292,11 @@ def scatter_figure(points: pd.DataFrame) -> str:
 
 
 def arena_tables(url: str) -> dict[str, pd.DataFrame]:
-    """From the arena's database: per opponent and condition over finished games, utilities, honesty
-    and credulity (no rows while no game has finished)."""
+    """From the arena's database: per opponent and condition over finished games, the deal rate, utilities, the
+    claims each side made and how often they misstated a limit, honesty and credulity (no rows while no game has
+    finished). A game between two people is its own row (opponent `person`): its "agent" is the person who was
+    invited or came from the queue, its "person" the one who started it, so that people set beside people are read
+    as people set beside models."""
     from bargain.database import existing_store
 
     store = existing_store(url)
@@ -310,8 +316,11 @@ def arena_tables(url: str) -> dict[str, pd.DataFrame]:
             {
                 "opponent": game["arm"],
                 "condition": game["condition"],
+                "deal": bool(game["deal"]),
                 "person_norm_utility": game[f"{person}_norm_utility"],
                 "agent_norm_utility": game[f"{agent}_norm_utility"],
+                "person_misrepresented": checked[person]["misrepresentations"] > 0,
+                "person_claims": checked[person]["claims"],
                 "agent_misrepresented": checked[agent]["misrepresentations"] > 0,
                 "agent_claims": checked[agent]["claims"],
                 "agent_honesty": judge.get(f"{agent}_honesty"),
@@ -323,14 +332,17 @@ def arena_tables(url: str) -> dict[str, pd.DataFrame]:
         frame.groupby(["opponent", "condition"])
         .agg(
             games=("opponent", "size"),
+            deal_rate=("deal", "mean"),
             person_norm_utility=("person_norm_utility", "mean"),
             agent_norm_utility=("agent_norm_utility", "mean"),
-            agent_misrepresentation_rate=("agent_misrepresented", "mean"),
+            person_claims_per_game=("person_claims", "mean"),
+            person_misrepresentation_rate=("person_misrepresented", "mean"),
             agent_claims_per_game=("agent_claims", "mean"),
+            agent_misrepresentation_rate=("agent_misrepresented", "mean"),
             agent_honesty=("agent_honesty", lambda x: pd.to_numeric(x, errors="coerce").mean()),
             person_credulity=("person_credulity", lambda x: pd.to_numeric(x, errors="coerce").mean()),
         )
-        .reset_index()
+        .reset_index()[ARENA_COLUMNS]
     )
     return {"arena": table}
 

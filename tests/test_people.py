@@ -193,3 +193,25 @@ def test_hostile_requests_about_people_are_refused_in_words(tmp_path):
             await plain.start(Setup(arm=INVITE), player="alice")
 
     run(scenario())
+
+
+def test_the_report_sets_games_between_people_beside_games_against_agents(tmp_path):
+    from bargain.report import arena_tables
+
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice, bob = await invited(a, b, role=Role.BUYER, rounds=1)
+        await asyncio.gather(
+            a.move(alice["game_id"], 1, "OFFER", "1.00", "My budget is 0.80."),
+            b.move(bob["game_id"], 1, "OFFER", "99", "I cannot go below 50."),
+        )
+        lone = await a.start(Setup(arm="tactic:linear", role=Role.BUYER, rounds=1), player="carol")
+        await a.move(lone["game_id"], 1, "NO_DEAL", "", "")
+
+    run(scenario())
+    table = arena_tables(f"sqlite:///{tmp_path / 'people.db'}")["arena"].set_index("opponent")
+    assert set(table.index) == {"person", "tactic:linear"}
+    people = table.loc["person"]
+    assert people["games"] == 1 and people["deal_rate"] == 0.0
+    assert people["person_claims_per_game"] == 1 and people["agent_claims_per_game"] == 1  # both sides read
+    assert people["person_misrepresentation_rate"] == 1.0  # alice's budget was not 0.80
