@@ -25,13 +25,24 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select, text, update
+from sqlalchemy import func, select, text, update
 
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import ALREADY_PLAYED, person_view
 from bargain.engine.game import GameState, Move, Turn, replay
 from bargain.engine.trial import Mode, Role, Trial
-from bargain.store import ACTIVE, GameRow, SeatRow, StaleGame, Store, StoreError, game_findings, turns_of, utcnow
+from bargain.store import (
+    ACTIVE,
+    GameRow,
+    MoveRow,
+    SeatRow,
+    StaleGame,
+    Store,
+    StoreError,
+    game_findings,
+    turns_of,
+    utcnow,
+)
 
 PERSON = "person"  # the arm recorded for a game between two people
 INVITE, QUEUE = "person:invite", "person:queue"  # what a person chooses as their opponent
@@ -238,9 +249,7 @@ class People:
                 ends, seen = time.monotonic() + wait_s, (game["status"], len(game["moves"]))
                 while self._shown(seat, game)["thinking"] and time.monotonic() < ends:
                     await asyncio.sleep(POLL_S)
-                    version = await asyncio.to_thread(self.store.version, seat.game_id)
-                    status = await asyncio.to_thread(self._status, seat.game_id)
-                    if version is None or (status, version[1]) != seen:
+                    if await asyncio.to_thread(self._version, seat.game_id) != seen:
                         game = await asyncio.to_thread(self._read, seat)
                         break
         except StoreError as exc:
@@ -248,9 +257,12 @@ class People:
             raise ArenaError("The server cannot read games right now: try again in a minute.") from None
         return self._shown(seat, game)
 
-    def _status(self, game_id: str) -> str | None:
+    def _version(self, game_id: str) -> tuple[str, int] | None:
+        """A game's status and number of moves, in one small query: what a waiting view looks at."""
+        moves = select(func.count()).where(MoveRow.game_id == game_id, MoveRow.duplicate.is_(False)).scalar_subquery()
         with self.store.reading() as session:
-            return session.execute(select(GameRow.status).where(GameRow.id == game_id)).scalar()
+            found = session.execute(select(GameRow.status, moves).where(GameRow.id == game_id)).first()
+            return None if found is None else (found[0], found[1])
 
     def _shown(self, seat: Seat, game: dict) -> dict:
         """What the person at `seat` may see of the stored game: their observation, their own move of a round the
