@@ -176,6 +176,9 @@ def test_two_people_moving_at_once_on_two_processes_are_both_applied_once(tmp_pa
             (r, role, f"{'a' if role == 'buyer' else 'b'}{r}") for r in range(1, 5) for role in ("buyer", "seller")
         ]  # each once: Alice's (a) and Bob's (b) of every round
         assert (await b.view(bob["game_id"]))["round"] == 5
+        for player, role in (("alice", "buyer"), ("bob", "seller")):  # each person's Results: their own side
+            mine = a.store.player_games(player)
+            assert list(mine["opponent"]) == ["person"] and list(mine["role"]) == [role]
 
     run(scenario())
 
@@ -215,3 +218,16 @@ def test_the_report_sets_games_between_people_beside_games_against_agents(tmp_pa
     assert people["games"] == 1 and people["deal_rate"] == 0.0
     assert people["person_claims_per_game"] == 1 and people["agent_claims_per_game"] == 1  # both sides read
     assert people["person_misrepresentation_rate"] == 1.0  # alice's budget was not 0.80
+
+
+def test_a_browser_with_a_game_going_on_against_an_agent_can_still_be_joined(tmp_path):
+    """A game between people is no browser's one game going on: Alice's tactic game in another tab does not stop
+    Bob from taking her invitation (the database's one-active-game-per-browser rule is about agents)."""
+
+    async def scenario():
+        a, b = arenas(tmp_path)
+        await a.start(Setup(arm="tactic:linear"), player="alice")
+        alice, bob = await invited(a, b, role=Role.BUYER)
+        assert alice["status"] == bob["status"] == "active"
+
+    run(scenario())

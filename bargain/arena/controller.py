@@ -271,7 +271,8 @@ class Arena:
             log.info("refused a setup %r: %s", setup, exc)
             raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
         if arm is None:
-            game = game_fields(secrets.token_hex(16), setup, trial, seed, inputs.player_id(player), PERSON, "none")
+            # Who plays is in its seats: the game's `player` (a browser's one game going on against an agent) is not.
+            game = game_fields(secrets.token_hex(16), setup, trial, seed, None, PERSON, "none")
             game["extra"]["pairing"] = setup.arm
             return await self.people.start(setup, game, inputs.player_id(player), public=setup.arm == QUEUE)
         side = Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True)

@@ -140,8 +140,9 @@ class People:
                         .limit(1)
                         .with_for_update()
                     )
-                    if player is not None:
-                        query = query.where(GameRow.player != player)
+                    if player is not None:  # never seated against oneself
+                        seated = select(SeatRow.game_id).where(SeatRow.person == player)
+                        query = query.where(GameRow.id.not_in(seated))
                     free = session.scalars(query).first()
                     if free is not None:
                         self._claim(session, free, player)
@@ -199,7 +200,10 @@ class People:
                     return seat.token  # a reload of the link
                 if game is None or game.status != WAITING or seat.person is not None:
                     raise ArenaError("that invitation was already taken, or the game was cancelled")
-                if player is not None and game.player == player:
+                sender = session.scalars(
+                    select(SeatRow.person).where(SeatRow.game_id == seat.game_id, SeatRow.token != seat.token)
+                ).first()
+                if player is not None and sender == player:
                     raise ArenaError("that is your own invitation: send the link to the person you want to play")
                 self._claim(session, seat, player)
                 return seat.token
