@@ -490,6 +490,17 @@ class Store:
             rows = session.scalars(select(MoveRow).order_by(MoveRow.game_id, MoveRow.seq))
             return pd.DataFrame([columns_of(m) for m in rows])
 
+    def seats_frame(self) -> pd.DataFrame:
+        """Both sides of every game between two people: who took which role, when, and how (by invitation or the
+        queue). Not the tokens: a seat's token is its person's handle on the game, and an invitation's grants one."""
+        columns = ["game_id", "role", "person", "created_at", "joined_at"]
+        with self.reading() as session:
+            rows = session.scalars(select(SeatRow).order_by(SeatRow.game_id, SeatRow.role))
+            return pd.DataFrame(
+                [{**{c: getattr(s, c) for c in columns}, "by": "queue" if s.queue else "invitation"} for s in rows],
+                columns=[*columns, "by"],
+            )
+
     def player_games(self, player: str, limit: int = 200) -> pd.DataFrame:
         """One player's latest games (newest first), without their trial or moves: cheap at any size. Games against
         another person count too, whichever side the player took."""
@@ -542,14 +553,19 @@ class Store:
             return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
 
     def export(self, directory: str | Path) -> list[Path]:
-        """games and moves as CSV and Parquet files in `directory`. Parquet holds the values exactly; CSV shows
+        """games, moves and seats (the sides of games between two people) as CSV and Parquet files in `directory`.
+        Parquet holds the values exactly; CSV shows
         numbers to 10 significant digits, and a text cell that a spreadsheet would run as a formula (= + - @
         first) is prefixed with a quote."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         return [
             path
-            for name, frame in (("games", self.games_frame()), ("moves", self.moves_frame()))
+            for name, frame in (
+                ("games", self.games_frame()),
+                ("moves", self.moves_frame()),
+                ("seats", self.seats_frame()),
+            )
             for path in write_table(frame, directory, name)
         ]
 

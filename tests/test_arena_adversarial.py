@@ -853,7 +853,14 @@ def test_an_export_reaches_only_the_admin_and_leaves_nothing_on_the_server(tmp_p
             download.value.save_as(saved)
             html = page.content()
         with zipfile.ZipFile(saved) as archive:
-            assert sorted(archive.namelist()) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+            assert sorted(archive.namelist()) == [
+                "games.csv",
+                "games.parquet",
+                "moves.csv",
+                "moves.parquet",
+                "seats.csv",
+                "seats.parquet",
+            ]
             assert "tactic:hardliner" in archive.read("games.csv").decode()
         assert "file=" not in html  # nothing of it at any address
         assert list((tmp_path / "tmp").glob("bargain-export-*")) == []

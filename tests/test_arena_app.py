@@ -196,10 +196,17 @@ def test_the_debrief_and_the_screenshot(server, page, tmp_path):
     assert shot.stat().st_size > 10_000
     assert "finished" in results and "both_unaware" in results
     with zipfile.ZipFile(tmp_path / "export.zip") as archive:
-        assert sorted(archive.namelist()) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+        assert sorted(archive.namelist()) == [
+            "games.csv",
+            "games.parquet",
+            "moves.csv",
+            "moves.parquet",
+            "seats.csv",
+            "seats.parquet",
+        ]
     game_id = Store(f"sqlite:///{server.db}").games_frame()["id"].iloc[0]
     written = server.arena.store.export(tmp_path / "export")
-    assert game_id in (tmp_path / "export" / "games.csv").read_text() and len(written) == 4
+    assert game_id in (tmp_path / "export" / "games.csv").read_text() and len(written) == 6
     if os.environ.get("BARGAIN_SCREENSHOTS"):
         shutil.copy(shot, Path(os.environ["BARGAIN_SCREENSHOTS"]) / "arena.png")
 

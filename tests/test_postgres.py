@@ -43,7 +43,7 @@ def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
     assert [m["seq"] for m in row["moves"]] == list(range(len(final["transcript"])))
     assert len(store.games_frame("p1")) == 1
     written = store.export(tmp_path)
-    assert final["game_id"] in (tmp_path / "games.csv").read_text() and len(written) == 4
+    assert final["game_id"] in (tmp_path / "games.csv").read_text() and len(written) == 6
 
 
 def test_a_version_1_database_is_adopted_in_postgres_and_rescored(store):

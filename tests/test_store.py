@@ -267,7 +267,14 @@ def test_export_writes_csv_and_parquet_that_read_back_the_same(tmp_path):
 
     out = tmp_path / "export"
     written = store.export(out)
-    assert sorted(p.name for p in written) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+    assert sorted(p.name for p in written) == [
+        "games.csv",
+        "games.parquet",
+        "moves.csv",
+        "moves.parquet",
+        "seats.csv",
+        "seats.parquet",
+    ]
     assert all(p.parent == out and p.is_file() for p in written)
 
     games, moves = store.games_frame(), store.moves_frame()
@@ -300,7 +307,14 @@ def test_export_writes_csv_and_parquet_that_read_back_the_same(tmp_path):
 
 def test_export_of_an_empty_store(tmp_path):
     written = Store(url_in(tmp_path)).export(tmp_path / "out")
-    assert sorted(p.name for p in written) == ["games.csv", "games.parquet", "moves.csv", "moves.parquet"]
+    assert sorted(p.name for p in written) == [
+        "games.csv",
+        "games.parquet",
+        "moves.csv",
+        "moves.parquet",
+        "seats.csv",
+        "seats.parquet",
+    ]
 
 
 # --- default_url -------------------------------------------------------------------------------
