@@ -68,6 +68,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import httpx
@@ -466,7 +467,7 @@ def free_port() -> int:
 
 def start_crowd(
     replicas: list[Replica], participants: int, think: float, faults: Faults, who: Callable = participant
-) -> tuple[multiprocessing.Process, multiprocessing.Queue]:
+) -> tuple[BaseProcess, multiprocessing.Queue]:
     """The participants, started in a process of their own (so that their threads do not share the servers'
     interpreter), and the queue their log will come back by."""
     context = multiprocessing.get_context("spawn")
@@ -626,7 +627,9 @@ def offer(view: dict, firm: bool) -> float:
     return view["your_price"] * (1 - share if view["role"] == "buyer" else 1 + share)
 
 
-def person(run_id: str, urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict):
+def person(
+    run_id: str, urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict
+) -> None:
     """One person who plays another person: a buyer (even `n`) or a seller, at home on one process (two buyers and
     two sellers in turn: both processes hold both roles), who arrives at a random time, joins the public queue and
     long-polls there until paired, then plays the game to its end. Each move goes to a process chosen at random,
@@ -893,8 +896,8 @@ def main() -> None:
     if args.pairs:
         with tempfile.TemporaryDirectory() as folder:
             db = args.db or f"sqlite:///{Path(folder) / 'pairs.db'}"
-            result = run_pairs(db, args.participants, args.think)
-        return report_pairs(result, db, args.think)
+            pairs = run_pairs(db, args.participants, args.think)
+        return report_pairs(pairs, db, args.think)
     args.db = args.db or os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL")
     sqlite = bool(args.db) and args.db.startswith("sqlite")
     if not args.db or not (args.db.startswith("postgresql") or sqlite and args.processes == 1):
