@@ -1,8 +1,9 @@
-"""Study mode under load, and under faults: simulated participants at once through app processes on one database.
+"""Study mode under load and under faults, and people against people (--pairs), through app processes on one database.
 
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB [--participants 200] [--think 5.0]
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB --chaos [--kill-every 20]
         [--duplicate 0.2] [--reload 0.1] [--processes 2]
+    python -m benchmarks.study --pairs [--participants 100] [--think 1.0] [--db postgresql+psycopg://...]
 
 Two app processes serve one study (two games per participant against scripted tactics, four rounds each, a
 survey after each game and a final one) from the same database. Each simulated participant goes through the
@@ -34,6 +35,16 @@ slots counted wrongly, games left active, and the round trip per step at p50 and
 duplicated, 0 lost; p95 per move under 500 ms). With `--processes 1` it runs on SQLite too (one process: the
 duplicates go to it twice, and it is killed and restarted).
 
+With `--pairs`, people play people instead (bargain.arena.people): `--participants` people, half buyers and half
+sellers, each at home on one of two app processes on one database (a fresh SQLite file unless `--db` names one),
+arrive at random within ten think times, choose the same settings against `person:queue` and long-poll `get_game`
+until paired, then play a game of four simultaneous rounds to its end (some yield and deal, some stay firm), each
+move sent to a process chosen at random, the one who moved first waiting for the other's move through the other
+process. It reports the wait to be paired (start_game to an active view) and the time from a round's second move
+being stored (its play_move answered) to the partner's long poll showing the round settled, at p50 and p95; and,
+from the database, completed pairs, lost moves (sent, not stored) and duplicated moves (a round and side stored
+more than once, or a move nobody sent), people left waiting and games left unfinished (goal: 0 of each).
+
 Use a scratch database: the benchmark's study stays in it under a fresh name (`bench-` and six hex digits).
 The participants' clients run in a process of their own; on a two-core machine the servers, the database and the
 clients share the cores.
@@ -42,6 +53,7 @@ clients share the cores.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import os
@@ -54,7 +66,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import httpx
@@ -311,13 +325,17 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
             log["errors"].append(f"{pid}: {type(exc).__name__}: {exc}")
 
 
-def crowd_main(urls: list[str], participants: int, think: float, faults: Faults, results) -> None:
-    """Every participant on a thread of its own; sends back what they saw."""
-    log: dict = {"trips": [], "moves": [], "seen": [], "ended": [], "errors": [], "retried": []}
+LOGGED = ("trips", "moves", "seen", "ended", "errors", "retried", "seats", "waits", "stored", "left")
+
+
+def crowd_main(
+    urls: list[str], participants: int, think: float, faults: Faults, results, who: Callable = participant
+) -> None:
+    """Every participant (`who`: a study's participant, or a person of `--pairs`) on a thread of its own; sends back
+    what they saw."""
+    log: dict = {key: [] for key in LOGGED}
     ready = threading.Barrier(participants)
-    threads = [
-        threading.Thread(target=participant, args=(urls, n, think, faults, ready, log)) for n in range(participants)
-    ]
+    threads = [threading.Thread(target=who, args=(urls, n, think, faults, ready, log)) for n in range(participants)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -447,6 +465,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_crowd(
+    replicas: list[Replica], participants: int, think: float, faults: Faults, who: Callable = participant
+) -> tuple[BaseProcess, multiprocessing.Queue]:
+    """The participants, started in a process of their own (so that their threads do not share the servers'
+    interpreter), and the queue their log will come back by."""
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
+    crowd = context.Process(target=crowd_main, args=(urls, participants, think, faults, results, who))
+    crowd.start()
+    return crowd, results
+
+
 def run(db: str, participants: int, think: float, faults: Faults = Faults(), processes: int = 2) -> Run:
     """Serve a fresh study from `processes` app processes on `db` and put `participants` through it."""
     name = f"bench-{secrets.token_hex(3)}"
@@ -494,14 +525,8 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
         try:
             for replica in replicas:
                 replica.start()
-            context = multiprocessing.get_context("spawn")
-            results = context.Queue()
-            crowd = context.Process(
-                target=crowd_main,
-                args=([f"http://127.0.0.1:{r.port}/" for r in replicas], participants, think, faults, results),
-            )
             began = time.perf_counter()
-            crowd.start()
+            crowd, results = start_crowd(replicas, participants, think, faults)
             chaos = threading.Thread(target=killer) if faults.kill_every else None
             if chaos is not None:
                 chaos.start()
@@ -534,16 +559,17 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
     )
 
 
+def spread(values: list[float]) -> str:
+    """Times in milliseconds, as p50 and p95."""
+    return (
+        f"p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms over {len(values)}"
+        if values
+        else "none"
+    )
+
+
 def report(result: Run, participants: int, think: float, faults: Faults, processes: int) -> None:
     """The run's figures, printed."""
-
-    def spread(values: list[float]) -> str:
-        return (
-            f"p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms over {len(values)}"
-            if values
-            else "none"
-        )
-
     out = result.outcome
     print(
         f"{participants} participants at once through {processes} app process(es), {GAMES} games of {ROUNDS} rounds "
@@ -579,16 +605,262 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
         print("  ", line)
 
 
+# --- people against people (--pairs) ---------------------------------------------------------------------------
+
+# What every person of `--pairs` chooses (the opponent, condition, mode, rounds, scenario, prompts), their role aside.
+PAIRED = ("person:queue", "both_unaware", "simultaneous", ROUNDS, "low", "train")
+ARRIVALS = 10.0  # the people arrive at random within this many think times: some wait, some find a partner there
+WAIT_S = 5.0  # each long poll of get_game (the API allows up to 10 s)
+WAIT_FOR_S = 120.0  # after this long unpaired a person stops waiting (cancel_game), and is reported as left waiting
+
+
+def settled(view: dict, round_: int) -> bool:
+    """Whether a person's view shows `round_` played by both sides (the next round, or the game's end)."""
+    return view["round"] > round_ or view["status"] != "active"
+
+
+def offer(view: dict, firm: bool) -> float:
+    """A person's offer for the view's round: a yielding one concedes from 30% off their value (buyer) or cost
+    (seller) in round 1 to it in round 4, a firm one stays 50% off, so two yielding people usually deal and a firm
+    one rarely does."""
+    share = 0.5 if firm else 0.4 - 0.1 * view["round"]
+    return view["your_price"] * (1 - share if view["role"] == "buyer" else 1 + share)
+
+
+def person(
+    run_id: str, urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict
+) -> None:
+    """One person who plays another person: a buyer (even `n`) or a seller, at home on one process (two buyers and
+    two sellers in turn: both processes hold both roles), who arrives at a random time, joins the public queue and
+    long-polls there until paired, then plays the game to its end. Each move goes to a process chosen at random,
+    and a person whose move did not settle the round waits for the other's through the other process, as a page
+    reloaded behind a load balancer would. `faults` is the crowd's signature: none are made here."""
+    rng = random.Random(n)
+    role, home = ("buyer", "seller")[n % 2], n // 2 % len(urls)
+    player = f"{run_id}-{n:04d}"
+
+    def post(which: int, api: str, *data) -> dict:
+        start = time.perf_counter()
+        answer = http.post(f"{urls[which]}gradio_api/run/{api}", json={"data": list(data)})
+        if answer.status_code != 200:
+            raise RuntimeError(f"{api}: HTTP {answer.status_code} {answer.text[:200]}")
+        log["trips"].append((api, time.perf_counter() - start))
+        return answer.json()["data"][0]
+
+    with httpx.Client(timeout=120, limits=httpx.Limits(keepalive_expiry=2)) as http:
+        try:
+            ready.wait()
+            time.sleep(rng.uniform(0, ARRIVALS * think))
+            asked = time.monotonic()
+            view = post(home, "start_game", role, *PAIRED, player, "buyer")
+            token = view["game_id"]
+            log["seats"].append(token)
+            while view["status"] == "waiting":
+                if time.monotonic() - asked > WAIT_FOR_S:
+                    log["left"].append(player)
+                    post(home, "cancel_game", token)
+                    return
+                view = post(home, "get_game", token, WAIT_S)
+            log["waits"].append(time.monotonic() - asked)
+            firm = rng.random() < 0.3
+            while view["status"] == "active":
+                round_ = view["round"]
+                time.sleep(think * rng.uniform(0.5, 1.5))
+                which = rng.randrange(len(urls))
+                price = f"{offer(view, firm):.2f}"
+                view = post(which, "play_move", token, round_, "OFFER", price, f"{role[0]}{round_}")
+                log["moves"].append((token, round_, role))
+                if settled(view, round_):  # the round's second move: the other person is waiting for it
+                    log["stored"].append((token, round_, time.monotonic()))
+                    continue
+                while not settled(view, round_):
+                    polled = time.monotonic()
+                    view = post((which + 1) % len(urls), "get_game", token, WAIT_S)
+                log["seen"].append((token, round_, time.monotonic(), polled))
+            log["ended"].append((player, view["status"]))
+        except Exception as exc:  # reported: a person who could not play is a failed benchmark
+            log["errors"].append(f"{player}: {type(exc).__name__}: {exc}")
+
+
+@dataclass
+class PairsRun:
+    """A finished `--pairs` run: what the database holds against what the people did, and the times."""
+
+    people: int
+    elapsed_s: float
+    requests: int
+    server_cpu_s: float
+    waits_ms: list[float]  # from a person's start_game to their view being active
+    settles_ms: list[float]  # from a round's second move being stored to the partner's long poll showing it
+    moves_ms: list[float]  # play_move's round trip
+    settled_at_once: int = 0  # rounds whose two moves both came back settled: nobody was waiting
+    pairs: int = 0  # games of the run's people that finished
+    deals: int = 0
+    moves_sent: int = 0
+    moves_stored: int = 0
+    lost_moves: int = 0  # moves sent (play_move answered) that the database lacks
+    duplicated_moves: int = 0  # stored moves beyond one per (game, round, role), and moves not sent
+    waiting: int = 0  # people who gave up waiting, and games still waiting in the database
+    unfinished: int = 0  # people who did not end their game, and games left active
+    problems: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (
+            self.lost_moves or self.duplicated_moves or self.waiting or self.unfinished or self.errors or self.problems
+        )
+
+
+def check_pairs(db: str, run_id: str, result: PairsRun, log: dict) -> None:
+    """Fill in `result` from the database: the games of the run's people (their seats' player ids carry `run_id`),
+    each of whose (round, role) must be stored exactly once and as many times as it was sent; and the time from a
+    round being stored to the partner seeing it, each round's two sides matched through their seats' game."""
+    from sqlalchemy import select
+
+    from bargain.store import GameRow, MoveRow, SeatRow, Store
+
+    store = Store(db)
+    with store.reading() as session:
+        game_of: dict[str, str] = {
+            token: game_id
+            for token, game_id in session.execute(
+                select(SeatRow.token, SeatRow.game_id).where(SeatRow.person.startswith(f"{run_id}-"))
+            )
+        }
+        ids = sorted(set(game_of.values()))
+        games = session.execute(select(GameRow.id, GameRow.status, GameRow.deal).where(GameRow.id.in_(ids))).all()
+        stored = session.execute(
+            select(MoveRow.game_id, MoveRow.round, MoveRow.role).where(MoveRow.game_id.in_(ids))
+        ).all()
+    store.engine.dispose()
+    sent = [(game_of.get(token), round_, role) for token, round_, role in log["moves"]]
+    counts: dict[tuple, int] = {}
+    for move in stored:
+        counts[tuple(move)] = counts.get(tuple(move), 0) + 1
+    result.moves_sent, result.moves_stored = len(sent), len(stored)
+    result.lost_moves = sum(move not in counts for move in sent)
+    result.duplicated_moves = sum(c - 1 for c in counts.values()) + len(set(counts) - set(sent))
+    if len(sent) != len(set(sent)):
+        result.problems.append(f"{len(sent) - len(set(sent))} move(s) sent twice for one round")
+    status = {game_id: state for game_id, state, _ in games}
+    result.pairs = sum(state == "finished" for state in status.values())
+    result.deals = sum(bool(deal) for _, state, deal in games if state == "finished")
+    result.waiting = len(log["left"]) + sum(state == "waiting" for state in status.values())
+    result.unfinished = (result.people - len(log["ended"]) - len(log["left"])) + sum(
+        state == "active" for state in status.values()
+    )
+    if result.pairs * 2 != result.people:
+        result.problems.append(f"{result.pairs} finished games for {result.people} people ({status})"[:300])
+    when: dict[tuple, dict] = {}
+    for token, round_, at in log["stored"]:
+        when.setdefault((game_of.get(token), round_), {}).setdefault("stored", []).append(at)
+    for token, round_, at, polled in log["seen"]:
+        when.setdefault((game_of.get(token), round_), {})["seen"] = (at, polled)
+    for (game_id, round_), times in when.items():
+        if "seen" in times and len(times.get("stored", [])) == 1:
+            (stored_at,), (seen_at, polled) = times["stored"], times["seen"]
+            result.settles_ms.append(max(0.0, seen_at - max(stored_at, polled)) * 1000)
+        elif "seen" not in times and len(times.get("stored", [])) == 2:
+            result.settled_at_once += 1
+        else:
+            result.problems.append(f"game {game_id} round {round_}: settled as {times}")
+    result.problems = result.problems[:10]
+
+
+def run_pairs(db: str, people: int, think: float) -> PairsRun:
+    """Two app processes on `db`, and `people` people (half buyers, half sellers) paired by the queue through them."""
+    run_id = f"pairs-{secrets.token_hex(3)}"
+    with tempfile.TemporaryDirectory() as root:
+        folder, per_hour = Path(root), str(people * 2)  # every start_game comes from one address
+        replicas = [
+            Replica(
+                ["--db", db, "--port", str(free_port())]
+                + ["--games-per-hour", per_hour, "--games-per-hour-per-address", per_hour],
+                folder / f"times{i}.json",
+            )
+            for i in range(2)
+        ]
+        try:
+            for replica in replicas:
+                replica.start()
+            began = time.perf_counter()
+            crowd, results = start_crowd(replicas, people, think, Faults(), functools.partial(person, run_id))
+            log = results.get()
+            crowd.join()
+            elapsed = time.perf_counter() - began
+        finally:
+            for replica in replicas:
+                if replica.process is not None and replica.process.poll() is None:
+                    replica.stop()
+        served = [json.loads(r.timings.read_text()) for r in replicas if r.timings.exists()]
+    result = PairsRun(
+        people,
+        elapsed,
+        len(log["trips"]),
+        sum(record["cpu_s"] for record in served),
+        [s * 1000 for s in log["waits"]],
+        [],
+        [s * 1000 for api, s in log["trips"] if api == "play_move"],
+        errors=log["errors"][:10],
+    )
+    check_pairs(db, run_id, result, log)
+    return result
+
+
+def report_pairs(result: PairsRun, db: str, think: float) -> None:
+    """The `--pairs` run's figures, printed."""
+    where = db.split("://")[0].split("+")[0]
+    print(
+        f"{result.people} people ({result.people // 2} buyers, {result.people // 2} sellers) through 2 app processes "
+        f"on {where}, arriving within {ARRIVALS * think:.0f} s, paired by the public queue, {ROUNDS} simultaneous "
+        f"rounds, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s"
+    )
+    print(f"wait to be paired (start_game to an active view): {spread(result.waits_ms)}")
+    print(
+        f"a round stored to the partner's long poll showing it (through the other process): {spread(result.settles_ms)}"
+        f"; {result.settled_at_once} round(s) settled with nobody waiting"
+    )
+    print(f"round trip per move: {spread(result.moves_ms)}")
+    print(
+        f"server CPU per request: {result.server_cpu_s / max(result.requests, 1) * 1000:.1f} ms (both processes, "
+        "long polls included)"
+    )
+    print(
+        f"completed pairs {result.pairs} of {result.people // 2} ({result.deals} deals); moves sent "
+        f"{result.moves_sent}, stored {result.moves_stored}; lost {result.lost_moves}; duplicated "
+        f"{result.duplicated_moves}; left waiting {result.waiting}; unfinished {result.unfinished}; errors "
+        f"{len(result.errors)}"
+    )
+    print(f"nothing lost or duplicated: {'yes' if result.clean else 'NO'}")
+    for line in (result.errors + result.problems)[:10]:
+        print("  ", line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.study", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--db",
-        default=os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL"),
-        help="a scratch PostgreSQL database URL (env BARGAIN_BENCH_DB or BARGAIN_TEST_POSTGRES_URL); "
-        "SQLite with --processes 1",
+        help="a scratch PostgreSQL database URL (env BARGAIN_BENCH_DB or BARGAIN_TEST_POSTGRES_URL); SQLite with "
+        "--processes 1; with --pairs, a fresh SQLite file unless given",
     )
-    parser.add_argument("--participants", type=int, default=200, help="a multiple of 2 (the cells fill exactly)")
-    parser.add_argument("--think", type=float, default=5.0, help="mean seconds a participant takes before each step")
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="people against people instead of the study: half buyers, half sellers, paired by the public queue on "
+        "two processes, each playing a game of four simultaneous rounds (pairing wait, a move reaching the partner, "
+        "lost and duplicated moves)",
+    )
+    parser.add_argument(
+        "--participants", type=int, default=200, help="a multiple of 2 (the cells fill exactly; --pairs: the pairs)"
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=5.0,
+        help="mean seconds a participant takes before each step (--pairs: before each move; they arrive within ten "
+        "times that)",
+    )
     parser.add_argument("--processes", type=int, default=2, help="app processes serving the study (default 2)")
     parser.add_argument(
         "--chaos",
@@ -617,6 +889,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.serve:
         return serve(json.loads(args.serve[0]), Path(args.serve[1]))
+    if args.participants % 2 or args.participants < 2:
+        raise SystemExit(
+            "--participants must be even: two games each fill four cells exactly (--pairs: one buyer for each seller)"
+        )
+    if args.pairs:
+        with tempfile.TemporaryDirectory() as folder:
+            db = args.db or f"sqlite:///{Path(folder) / 'pairs.db'}"
+            pairs = run_pairs(db, args.participants, args.think)
+        return report_pairs(pairs, db, args.think)
+    args.db = args.db or os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL")
     sqlite = bool(args.db) and args.db.startswith("sqlite")
     if not args.db or not (args.db.startswith("postgresql") or sqlite and args.processes == 1):
         raise SystemExit(
@@ -624,8 +906,6 @@ def main() -> None:
             "(app processes share it, as a study served by several processes would); SQLite serves "
             "one process: --db sqlite:///FILE --processes 1"
         )
-    if args.participants % 2 or args.participants < 2:
-        raise SystemExit("--participants must be even: two games each fill four cells exactly")
     faults = Faults(args.duplicate, args.reload, args.kill_every or None) if args.chaos else Faults()
     result = run(args.db, args.participants, args.think, faults, args.processes)
     report(result, args.participants, args.think, faults, args.processes)
