@@ -19,6 +19,7 @@ from bargain.store import Store
 
 DESKTOP = {"width": 1200, "height": 900}
 PHONE = {"width": 390, "height": 844}
+SMALL_PHONE = {"width": 360, "height": 780}
 LINK = re.compile(r"(http\S+\?join=[0-9a-f]{32})")
 INVITE = "a person: I send them a link"
 GRADIO_INTERNALS = ("didn't return enough output values", "Traceback", "Error:")
@@ -71,6 +72,8 @@ def invite(page) -> str:
     assert "Send this link to the person you want to play" in text
     found = LINK.search(text)
     assert found, text
+    within = page.locator("#invitation").evaluate("e => e.scrollWidth <= e.clientWidth")
+    assert within, "the link runs past the edge of the page"
     return found.group(1)
 
 
@@ -112,6 +115,7 @@ def test_two_people_play_a_whole_game_each_page_following_the_other(server, brow
     assert link.startswith(server.url.rstrip("/"))
     assert alice.get_by_role("button", name="Stop waiting").is_visible()
     alice.locator("#negotiation >> text=waiting for the other person").wait_for(timeout=10000)  # not "thinking"
+    assert alice.locator(".generating").count() == 0  # the page says it waits: no progress pulsing all over it
     snap(alice, "people-desktop-waiting")
 
     bob = person(browser, link, PHONE)
@@ -143,13 +147,19 @@ def test_two_people_play_a_whole_game_each_page_following_the_other(server, brow
         assert "alice opens low" in chat(page)
     snap(alice, "people-desktop-round2")
 
-    # Round 2: both name the same price, and alice reloads while her offer waits for bob's.
-    deal = money((buyer + seller) / 2)
-    offer(alice, deal, "meet in the middle")
+    # Round 2: they meet in the middle (offers a cent apart where it falls between two), and alice reloads while
+    # her offer waits for bob's.
+    cents = round((buyer + seller) * 100)
+    bid, ask = f"{(cents + cents % 2) / 200:.2f}", f"{(cents - cents % 2) / 200:.2f}"
+    deal = money((float(bid) + float(ask)) / 2)
+    offer(alice, bid, "meet in the middle")
     wait_text(alice, "waiting for the other person")
     alice.reload()
     wait_text(alice, "Round 2 of 4")
     alice.locator("#negotiation >> text=meet in the middle").wait_for(timeout=10000)
+    wait_text(alice, "waiting for the other person")  # the reloaded page follows the game
+    assert alice.locator(".generating").count() == 0
+    snap(alice, "people-desktop-reloaded")
     shown = chat(alice)
     assert "alice opens low" in shown and "bob opens high" in shown  # the chat so far
     assert "You are the BUYER." in body(alice)
@@ -157,16 +167,18 @@ def test_two_people_play_a_whole_game_each_page_following_the_other(server, brow
     assert "meet in the middle" not in chat(bob)
     hidden_price(alice, seller, buyer)
     hidden_price(bob, buyer, seller)
-    offer(bob, deal, "fine")
+    offer(bob, ask, "fine")
 
     # The end: the reloaded page followed it too, and each person reads the outcome and the other's price.
     for page, role, price in ((alice, "seller", seller), (bob, "buyer", buyer)):
         wait_text(page, f"Deal at {deal}")
         wait_text(page, "Debrief")
         text = body(page)
-        assert "Game over" in text
+        assert "Game over" in text and "the deal is right on it" in text  # they met in the middle
         assert f"The other person ({role}), a person, had a reservation price of {money(price)}" in text
         assert "The agent" not in text and "its private strategy" not in text.lower()
+        heads = page.locator("th").filter(has_text="normalised")
+        assert heads.evaluate("e => e.getBoundingClientRect().height < 50"), "the table's heading breaks on a phone"
     assert "fine" in chat(alice) and "meet in the middle" in chat(bob)
     snap(alice, "people-desktop-debrief")
     snap(bob, "people-phone-debrief")
@@ -176,7 +188,7 @@ def test_two_people_play_a_whole_game_each_page_following_the_other(server, brow
 
 @pytest.mark.slow
 def test_stopping_the_wait_cancels_the_game_and_the_link_is_refused(server, browser):
-    alice = person(browser, server.url, PHONE)
+    alice = person(browser, server.url, SMALL_PHONE)
     link = invite(alice)
     snap(alice, "people-phone-waiting")
     alice.get_by_role("button", name="Stop waiting").click()
