@@ -69,8 +69,9 @@ def info_markdown(view: dict) -> str:
 
 
 STRATEGY_SHOWN = 300  # characters of an agent's private strategy a debrief shows (the whole text is in the record)
-# How the other side is named: an agent (a model or a tactic), or a person (a game between two people).
-OTHERS = {"agent": ("The agent", "its", "agent"), "person": ("The other person", "their", "other person")}
+# How the other side is named: an agent (a model or a tactic), or a person (a game between two people). The table's
+# row is one short word: "other person" widened the debrief's table past a phone's width, breaking "normalised".
+OTHERS = {"agent": ("The agent", "its", "agent"), "person": ("The other person", "their", "them")}
 
 
 def other_names(view: dict) -> tuple[str, str, str]:
@@ -166,10 +167,12 @@ def result_markdown(view: dict) -> str:
     if outcome["deal"]:
         nbs = outcome["nbs_price"]
         side = "your" if (outcome["deal_price"] - nbs) * (1 if view["role"] == "seller" else -1) > 0 else whose
+        off = abs(outcome["deal_price"] - nbs)
+        # Two people who meet in the middle land on it: "0.00 on their side of it" read as if someone had lost.
+        where = "right on it" if money(off) == money(0.0) else f"{money(off)} on {side} side of it"
         head = (
             f"## Deal at {money(outcome['deal_price'])} in round {outcome['rounds']}\n\n"
-            f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: "
-            f"the deal is {money(abs(outcome['deal_price'] - nbs))} on {side} side of it."
+            f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: the deal is {where}."
         )
     else:
         head = "## No deal\n\nBoth sides fall back on the market: nobody gains."

@@ -59,10 +59,12 @@ PEOPLE = {
     ),
 }
 # The invitation link, written in the browser from the page's own address (the server does not know the one people
-# reach it by) and the free seat's token (32 hex digits, checked by the server).
+# reach it by) and the free seat's token (32 hex digits, checked by the server). It may break anywhere: one word of
+# 37 characters or more, it ran past the edge of a phone.
 INVITATION_HTML = (
     "${value ? '<b>Send this link to the person you want to play</b> (it works once, for the other role): '"
-    " + '<code>' + window.location.origin + window.location.pathname + '?join=' + value + '</code>' : ''}"
+    " + '<code style=\"overflow-wrap: anywhere\">' + window.location.origin + window.location.pathname"
+    " + '?join=' + value + '</code>' : ''}"
 )
 EXPORT_PREFIX = "bargain-export-"  # the private folder an export is written in, for the moment it takes
 # The admin's export arrives inside the answer to their own (password-checked) request, as base64: the browser makes
@@ -451,9 +453,17 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             return on_start
 
         start_inputs = [current, saved, *form]
-        start.click(starter(), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
-        again.click(starter(same=True), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
-        leave.click(starter(leaving=True), start_inputs, game_outputs, api_visibility="private", trigger_mode="once")
+        # A start goes on following the game while the other side is awaited (a person may take minutes to join):
+        # the page says so itself, and Gradio's progress would pulse on every part of it all that time.
+        for button, started in ((start, starter()), (again, starter(same=True)), (leave, starter(leaving=True))):
+            button.click(
+                started,
+                start_inputs,
+                game_outputs,
+                api_visibility="private",
+                trigger_mode="once",
+                show_progress="hidden",
+            )
         stay.click(lambda: gr.update(visible=False), None, confirm_box, api_visibility="private", queue=False)
 
         def submitter(action: str):
@@ -583,7 +593,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             async for update in follow(saved_value, retry=True):
                 yield update
 
-        demo.load(resume, saved, game_outputs, api_visibility="private")
+        demo.load(resume, saved, game_outputs, api_visibility="private", show_progress="hidden")  # follows, as a start
         panel.retry.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
             try_again, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden"
         )
