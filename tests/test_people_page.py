@@ -202,3 +202,28 @@ def test_stopping_the_wait_cancels_the_game_and_the_link_is_refused(server, brow
     text = body(bob)
     assert "Round 1" not in text and "You are the" not in text
     snap(bob, "people-desktop-refused")
+
+
+@pytest.fixture
+def one_place(tmp_path):
+    """The app with one place in its queue (--concurrency 1); started before the browser, whose own event loop
+    would stop the app's start-up check from running."""
+    running = launch(tmp_path / "arena.db", "--concurrency", "1")
+    yield running
+    running.demo.close()
+
+
+@pytest.mark.slow
+def test_people_waiting_for_a_partner_do_not_hold_up_anyone_elses_game(one_place, browser):
+    """Following a game waits, it does not work: with one place in the queue, two people waiting for a partner
+    still leave a third person's game against a tactic to be started and played at once."""
+    for _ in range(2):
+        invite(person(browser, one_place.url, DESKTOP))
+    third = person(browser, one_place.url, DESKTOP)
+    third.get_by_role("button", name="Start game").wait_for(timeout=20000)
+    began = time.monotonic()
+    third.get_by_role("button", name="Start game").click()  # the default opponent: a tactic
+    third.wait_for_selector("text=Round 1 of 4", timeout=15000)
+    offer(third, "1.00", "")
+    third.wait_for_selector("text=Round 2 of 4", timeout=15000)
+    assert time.monotonic() - began < 15

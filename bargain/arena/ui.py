@@ -454,7 +454,9 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         start_inputs = [current, saved, *form]
         # A start goes on following the game while the other side is awaited (a person may take minutes to join):
-        # the page says so itself, and Gradio's progress would pulse on every part of it all that time.
+        # the page says so itself, and Gradio's progress would pulse on every part of it all that time. The handlers
+        # that follow a game wait, they do not work (a model's requests are bounded by its backend): they take no
+        # place among the queue's --concurrency, or people waiting for a partner would hold up everyone's moves.
         for button, started in ((start, starter()), (again, starter(same=True)), (leave, starter(leaving=True))):
             button.click(
                 started,
@@ -463,6 +465,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 api_visibility="private",
                 trigger_mode="once",
                 show_progress="hidden",
+                concurrency_limit=None,
             )
         stay.click(lambda: gr.update(visible=False), None, confirm_box, api_visibility="private", queue=False)
 
@@ -522,6 +525,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 api_visibility="private",
                 trigger_mode="once",
                 show_progress="hidden",
+                concurrency_limit=None,
             )
 
         async def following(view: dict, ids: dict, setup: Setup | None = None):
@@ -593,9 +597,17 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             async for update in follow(saved_value, retry=True):
                 yield update
 
-        demo.load(resume, saved, game_outputs, api_visibility="private", show_progress="hidden")  # follows, as a start
+        demo.load(
+            resume, saved, game_outputs, api_visibility="private", show_progress="hidden", concurrency_limit=None
+        )  # follows, as a start
         panel.retry.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
-            try_again, saved, game_outputs, api_visibility="private", trigger_mode="once", show_progress="hidden"
+            try_again,
+            saved,
+            game_outputs,
+            api_visibility="private",
+            trigger_mode="once",
+            show_progress="hidden",
+            concurrency_limit=None,
         )
 
         def results(saved_value):
