@@ -231,3 +231,20 @@ def test_a_browser_with_a_game_going_on_against_an_agent_can_still_be_joined(tmp
         assert alice["status"] == bob["status"] == "active"
 
     run(scenario())
+
+
+@pytest.mark.parametrize("condition", list(Condition))
+def test_each_person_is_told_exactly_what_their_condition_reveals_to_their_role(tmp_path, condition):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice, bob = await invited(a, b, role=Role.BUYER, rounds=2, condition=condition)
+        game = a.store.game(a.store.games_frame()["id"].iloc[0])
+        truth = {"buyer": game["buyer_price"], "seller": game["seller_price"]}
+        for view, other in ((alice, "seller"), (bob, "buyer")):
+            assert view["your_price"] == truth[view["role"]]
+            told = condition.knows_other_price(Role(view["role"]))
+            assert view["their_price"] == (truth[other] if told else None)
+            assert (view["their_price_prior"] is None) == told  # a prior only where the price is not told
+            assert view["debrief"] is None and view["outcome"] is None
+
+    run(scenario())
