@@ -248,3 +248,32 @@ def test_each_person_is_told_exactly_what_their_condition_reveals_to_their_role(
             assert view["debrief"] is None and view["outcome"] is None
 
     run(scenario())
+
+
+def test_under_a_move_countdown_a_person_who_does_not_move_passes_once_and_the_game_ends_by_the_rules(tmp_path):
+    """A study's move countdown (`move_seconds`): the side whose time runs out passes, written once by whichever
+    request sees it first (here: a look from the other process), and the game goes on by the protocol."""
+
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice = await a.start(Setup(arm=INVITE, role=Role.BUYER, rounds=2), player="alice", move_seconds=0.6)
+        bob = await b.join(alice["invitation"], "bob")
+        assert 0 < bob["seconds_left"] <= 0.6
+        alice = await a.move(alice["game_id"], 1, "OFFER", "1.00", "")
+        assert alice["seconds_left"] is None  # she has moved: no clock of hers runs
+        await asyncio.sleep(0.8)
+        bob, again = await asyncio.gather(b.view(bob["game_id"]), a.view(alice["game_id"]))  # both see it late
+        assert bob["round"] == again["round"] == 2
+        assert [t["timed_out"] for t in bob["transcript"] if t["speaker"] == "you"] == [True]
+        await asyncio.sleep(0.8)  # nobody moves in round 2: both pass, and the last round ends the game
+        alice = await a.view(alice["game_id"])
+        assert alice["status"] == "finished" and not alice["outcome"]["deal"]
+        moves = a.store.game(a.store.games_frame()["id"].iloc[0])["moves"]
+        assert sorted((m["round"], m["role"], m["action"], m["error"]) for m in moves) == [
+            (1, "buyer", "OFFER", None),
+            (1, "seller", "INVALID", "timeout"),  # each pass once, though two processes saw it due
+            (2, "buyer", "INVALID", "timeout"),
+            (2, "seller", "INVALID", "timeout"),
+        ]
+
+    run(scenario())

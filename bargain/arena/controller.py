@@ -274,6 +274,8 @@ class Arena:
             # Who plays is in its seats: the game's `player` (a browser's one game going on against an agent) is not.
             game = game_fields(secrets.token_hex(16), setup, trial, seed, None, PERSON, "none")
             game["extra"]["pairing"] = setup.arm
+            if move_seconds:
+                game["extra"]["move_seconds"] = move_seconds
             return await self.people.start(setup, game, inputs.player_id(player), public=setup.arm == QUEUE)
         side = Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True)
         reasons = arm.out_of_distribution(setup.role.other, trial)

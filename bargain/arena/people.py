@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, text, update
 
 from bargain.arena.inputs import ArenaError, Setup
-from bargain.arena.views import ALREADY_PLAYED, person_view
-from bargain.engine.game import GameState, Move, Turn, replay
+from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
+from bargain.engine.game import Action, GameState, Move, Turn, replay
 from bargain.engine.trial import Mode, Role, Trial
 from bargain.store import (
     ACTIVE,
@@ -236,10 +236,34 @@ class People:
     # --- playing -----------------------------------------------------------------------------
 
     def _read(self, seat: Seat) -> dict:
+        """The stored game with its moves and, by role, its seats (their person, arrival and invitation)."""
         game = self.store.game(seat.game_id)
         if game is None:
             raise StoreError(f"the game of seat {seat.token} is missing")
+        with self.store.reading() as session:
+            seats = session.scalars(select(SeatRow).where(SeatRow.game_id == seat.game_id)).all()
+            game["seats"] = {Role(s.role): Seat(s.token, s.game_id, Role(s.role), s.person, s.queue) for s in seats}
+            arrived = [s.joined_at for s in seats if s.joined_at is not None]
+            game["joined_at"] = max(arrived) if len(arrived) == len(seats) else None  # when the second person came
+            game["invitation"] = next((s.invitation for s in seats if s.person is None), None)
         return game
+
+    def _expire(self, game: dict) -> bool:
+        """Under a move countdown (a study's `move_seconds`), pass for each side whose time for this round has run
+        out, as the arena does for a person against an agent; whichever request sees it first writes it, once.
+        Whether a pass was written (the game must be read again)."""
+        left = seconds_left(game)
+        if left is None or left > 0:
+            return False
+        state, pending = rebuilt(Trial.from_dict(game["trial"]), turns_of(game["moves"]))
+        late = [role for role in state.current_players() if pending is None or pending.role is not role]
+        if not late:
+            return False
+        try:
+            self._store(game["seats"][late[0]], game, Move(Action.INVALID, error=TIMEOUT))
+        except StaleGame:  # another request wrote it, or a move came in meanwhile
+            pass
+        return True
 
     async def view(self, token: str, wait_s: float | None = None) -> dict:
         """The person's view of their game. With `wait_s`, while the other side is awaited (their move, or their
@@ -248,18 +272,30 @@ class People:
         if seat is None:
             raise ArenaError("no such game: start a new one")
         try:
-            game = await asyncio.to_thread(self._read, seat)
+            game = await asyncio.to_thread(self._current, seat)
             if wait_s:
                 ends, seen = time.monotonic() + wait_s, (game["status"], len(game["moves"]))
                 while self._shown(seat, game)["thinking"] and time.monotonic() < ends:
                     await asyncio.sleep(POLL_S)
-                    if await asyncio.to_thread(self._version, seat.game_id) != seen:
-                        game = await asyncio.to_thread(self._read, seat)
+                    if await asyncio.to_thread(self._version, seat.game_id) != seen or self._due(game):
+                        game = await asyncio.to_thread(self._current, seat)
                         break
         except StoreError as exc:
             log.error("game %s could not be read: %s", seat.game_id, exc)
             raise ArenaError("The server cannot read games right now: try again in a minute.") from None
         return self._shown(seat, game)
+
+    def _current(self, seat: Seat) -> dict:
+        """The game as it stands, after the passes of any time that has run out."""
+        game = self._read(seat)
+        while self._expire(game):
+            game = self._read(seat)
+        return game
+
+    @staticmethod
+    def _due(game: dict) -> bool:
+        left = seconds_left(game)
+        return left is not None and left <= 0
 
     def _version(self, game_id: str) -> tuple[str, int] | None:
         """A game's status and number of moves, in one small query: what a waiting view looks at."""
@@ -304,19 +340,11 @@ class People:
         if status in (WAITING, CANCELLED):
             view["status"] = status
             view["thinking"] = status == WAITING  # the other person is awaited
-        view["invitation"] = self._invitation(seat, game) if status == WAITING else None
-        view["seconds_left"] = None  # no move countdown in free play
+        # The invitation of the free seat, for the link of the one who invited (none for the queue's games).
+        invited = status == WAITING and seat.role.value == game["human_role"]
+        view["invitation"] = game["invitation"] if invited else None
+        view["seconds_left"] = seconds_left(game) if your_turn else None  # a study's move countdown; else None
         return view
-
-    def _invitation(self, seat: Seat, game: dict) -> str | None:
-        """The invitation of the free seat, for its creator's link (none for the queue's games)."""
-        with self.store.reading() as session:
-            other = session.scalars(
-                select(SeatRow).where(SeatRow.game_id == seat.game_id, SeatRow.token != seat.token)
-            ).first()
-        if other is None or other.person is not None or seat.role.value != game["human_role"]:
-            return None  # taken, or asked by the seat that was invited
-        return other.invitation
 
     async def play(self, token: str, round_: int, move: Move) -> dict:
         """Store the person's move for `round_` (once, however often it is sent), settling the round when the other
@@ -326,7 +354,7 @@ class People:
             raise ArenaError("no such game: start a new one")
         for _ in range(5):  # the other side's move, stored meanwhile, makes this write stale: read again
             try:
-                game = await asyncio.to_thread(self._read, seat)
+                game = await asyncio.to_thread(self._current, seat)
                 view = self._shown(seat, game)
                 if any(t["round"] == round_ and t["speaker"] == "you" for t in view["transcript"]):
                     return {**view, "notice": ALREADY_PLAYED}  # sent twice, or from another tab
@@ -352,7 +380,7 @@ class People:
         trial = Trial.from_dict(game["trial"])
         turns = turns_of(game["moves"])
         state, pending = rebuilt(trial, turns)
-        if move.action not in state.legal_actions(seat.role):
+        if move.error != TIMEOUT and move.action not in state.legal_actions(seat.role):
             allowed = ", ".join(a.value for a in state.legal_actions(seat.role))
             raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
         current = state.round  # the round the move is made in
@@ -389,3 +417,18 @@ class People:
                 **game_findings(game, state.turns),
             }
         self.store.add_moves(seat.game_id, [row], outcome, based_on=len(game["moves"]))
+
+
+def seconds_left(game: dict) -> float | None:
+    """The time left for the moves of the current round, under a move countdown (`move_seconds` in the game's
+    extra: a study's); None without one, or before both people are there. A round's time starts when the one
+    before it was settled (its last move stored), the first round's when the second person arrived."""
+    limit = (game["extra"] or {}).get("move_seconds")
+    if not limit or game["status"] != ACTIVE or game["joined_at"] is None:
+        return None
+    moves = game["moves"]
+    settled = [m for m in moves if sum(n["round"] == m["round"] for n in moves) == 2] if moves else []
+    if Trial.from_dict(game["trial"]).mode is Mode.SEQUENTIAL:
+        settled = moves
+    began = max([game["joined_at"], *(m["created_at"] for m in settled[-1:])])
+    return max(0.0, limit - (utcnow() - began).total_seconds())
