@@ -185,6 +185,7 @@ class MoveRow(Base):
     flags: Mapped[list] = mapped_column(JSON, default=list)  # e.g. "mentions_ai": an agent message naming AI or a model
     endpoint: Mapped[str | None] = mapped_column(String(512))  # the server that answered an agent move
     person: Mapped[str | None] = mapped_column(String(128))  # who made a person's move (games between two people)
+    paced_s: Mapped[float | None] = mapped_column(Float)  # the human-like delay an agent's reply was held to (studies)
     # A second move for a (round, role) stored before schema version 4: kept for the record, never replayed
     duplicate: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -38,6 +38,7 @@ def back_to_hand_version(url: str, version: int) -> None:
     with engine.begin() as connection:
         for statement in (
             "DROP TABLE alembic_version",
+            "ALTER TABLE moves DROP COLUMN paced_s",  # revision 0004
             "DROP TABLE seats",  # revision 0003
             "ALTER TABLE moves DROP COLUMN person",
             "DROP TABLE rescores",  # revision 0002

@@ -761,3 +761,22 @@ def test_a_documented_deception_design_loads_without_warnings(study_dir):
     document["arms"]["a"]["label"] = "an AI agent"  # a label participants read gives it away
     warnings = config.disclosure_warnings(config.load(write(study_dir, document)))
     assert warnings and all("arms.a.label" in line for line in warnings)
+
+
+def test_a_study_can_pace_the_programs_replies_to_a_human_like_delay(study_dir):
+    from bargain.arena.pacing import Pace
+
+    assert config.load(EXAMPLE).timing.reply_delay is None  # unpaced unless the file says so
+    document = example_document()
+    document["timing"]["reply_delay"] = {"median_s": 8, "max_s": 30}
+    assert config.load(write(study_dir, document)).timing.reply_delay == Pace(8.0, 0.5, 30.0)
+    for delay, said in (
+        ({"median_s": 8, "max_s": 5}, "timing.reply_delay.max_s: is below median_s (8)"),
+        ({"median_s": -1, "max_s": 5}, "timing.reply_delay.median_s: must be a number of seconds from 0.5 to 120"),
+        ({"median_s": 8, "max_s": 30, "spread": 7}, "timing.reply_delay.spread: must be a number from 0 to 2"),
+        ({"median_s": 8, "max_s": 30, "mean_s": 2}, "unknown field `mean_s`"),
+    ):
+        document["timing"]["reply_delay"] = delay
+        with pytest.raises(config.StudyError) as refused:
+            config.load(write(study_dir, document))
+        assert said in str(refused.value), str(refused.value)

@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import json
 import textwrap
+import time
 
 import pandas as pd
 import pytest
@@ -387,3 +388,26 @@ def test_a_study_file_with_a_problem_leaves_no_database_behind(tmp_path):
             arena_app.parse_args(["--db", str(tmp_path / "data" / "arena.db"), "--study", str(tmp_path / "study.yaml")])
         )
     assert not (tmp_path / "data").exists()
+
+
+def test_a_study_that_paces_replies_holds_each_program_move_to_a_human_like_delay_and_records_it(tmp_path):
+    from bargain.arena.pacing import Pace
+
+    async def scenario():
+        study = dataclasses.replace(
+            make_study(tmp_path), timing=Timing(move_seconds=60, idle_minutes=20, reply_delay=Pace(0.3, 0.0, 1.0))
+        )
+        runner = runner_for(tmp_path, study)
+        params = {"participant": "P8"}
+        await runner.submit(params, "consent", {"agree": True})
+        await runner.submit(params, "instructions", {})
+        page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
+        began = time.monotonic()
+        await play_game(runner, params, page, [])
+        assert time.monotonic() - began >= 2 * 0.3  # two rounds, each answered no sooner than the pace
+        row = records.participant(runner.arena.store, "flow-test", "P8")
+        game = runner.arena.store.game(row["games"][0])
+        assert game["extra"]["pace"] == {"median_s": 0.3, "spread": 0.0, "max_s": 1.0}
+        assert {m["paced_s"] for m in game["moves"] if m["actor"] == "agent"} == {0.3}
+
+    asyncio.run(scenario())

@@ -35,6 +35,7 @@ from bargain.agents.arms import Arm, catalogue, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.arena import MOVE_DEADLINE_S, inputs
 from bargain.arena.inputs import ArenaError, Setup
+from bargain.arena.pacing import Pace, Paced
 from bargain.arena.people import INVITE, PERSON, QUEUE, People, Seat
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine import scenarios
@@ -251,14 +252,15 @@ class Arena:
         participant: str | None = None,
         game_index: int | None = None,
         move_seconds: float | None = None,
+        pace: Pace | None = None,
     ) -> dict:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
         A browser (`player`) has one game going on at a time: a start while it has one raises GameInProgress,
         unless `replace` (the person chose to leave it: it is recorded as abandoned by them, in the same
         transaction). A study's game carries the study's name, the participant's id and its index among their
-        games, and may limit the time of a move; starting the same index again (a reload, a second process)
-        returns the game that exists."""
+        games, and may limit the time of a move and pace the agent's replies (`pace`: bargain.arena.pacing); starting
+        the same index again (a reload, a second process) returns the game that exists."""
         await self.sweep()
         people = setup.arm in (INVITE, QUEUE)
         if people and setup.arm not in self.arms:
@@ -302,6 +304,8 @@ class Arena:
             )
             if move_seconds:
                 game["extra"]["move_seconds"] = move_seconds
+            if pace is not None:
+                game["extra"]["pace"] = pace.to_dict()
             await asyncio.to_thread(self.store.create_game, replace_active=replace, **game)
         except AlreadyStarted as exc:
             if study is None:
@@ -323,6 +327,7 @@ class Arena:
             move_seconds,
             1,
             inputs.player_id(player),
+            pace=pace,
         )
         await live.settled()
         return self.view_of(live)
@@ -368,10 +373,13 @@ class Arena:
         generation: int,
         player: str | None,
         spent_s: float = 0.0,
+        pace: Pace | None = None,
     ) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
         if not getattr(agent, "instant", False):  # a model: its moves are bounded in time
             agent = Deadline(agent, self.move_deadline)
+        if pace is not None:  # a study's blinding: replies at a human-like pace
+            agent = Paced(agent, pace, seed)
         human = HumanAgent(move_seconds, spent_s if human_role in state.current_players() else 0.0)
         live = LiveGame(
             game_id, state, human_role, human, agent, stored=len(state.turns), generation=generation, player=player
@@ -438,6 +446,7 @@ class Arena:
                     "prompt_tokens": record.get("prompt_tokens"),
                     "completion_tokens": record.get("completion_tokens"),
                     "endpoint": record.get("endpoint"),
+                    "paced_s": getattr(live.agent, "paced", {}).get((turn.round, turn.role.value)),
                 }
             )
         ended = live.state.outcome() if live.state.is_terminal() else None
@@ -542,6 +551,7 @@ class Arena:
             row["generation"],
             row["player"],
             spent,
+            pace=Pace.from_dict(row["extra"]["pace"]) if (row["extra"] or {}).get("pace") else None,
         )
 
     def _let_go(self, live: LiveGame) -> None:

@@ -41,6 +41,7 @@ from typing import Any
 import yaml
 
 from bargain.agents.arms import ArmError, resolve
+from bargain.arena.pacing import Pace
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.scenarios import TIERS, ScenarioError, ScenarioSet, bundled
 from bargain.engine.trial import Condition, Mode, Role, Scenario
@@ -55,6 +56,7 @@ from bargain.study.survey import (
     Surveys,
     amount,
     at,
+    number,
     of_type,
     one_of,
     read_attention_checks,
@@ -183,10 +185,13 @@ class Texts:
 
 @dataclass(frozen=True)
 class Timing:
-    """The time a move may take (a move not made in time is a pass) and when an idle participant's slot is released."""
+    """The time a move may take (a move not made in time is a pass), when an idle participant's slot is released, and
+    the human-like pace of the program's replies, if any (bargain.arena.pacing: the speed of an answer should not
+    tell a person from a program)."""
 
     move_seconds: int = 120
     idle_minutes: int = 20
+    reply_delay: Pace | None = None
 
 
 @dataclass(frozen=True)
@@ -576,8 +581,20 @@ def _scenarios(top: Section) -> ScenarioPool:
 
 
 def _timing(top: Section) -> Timing:
-    section = top.section("timing", ("move_seconds", "idle_minutes"), optional=True)
-    return Timing(section.get("move_seconds", whole(10, 3600), 120), section.get("idle_minutes", whole(1, 1440), 20))
+    section = top.section("timing", ("move_seconds", "idle_minutes", "reply_delay"), optional=True)
+    pace = None
+    if "reply_delay" in section.data:
+        delay = section.section("reply_delay", ("median_s", "spread", "max_s"))
+        median = delay.get("median_s", number(0.5, 120, "seconds"))
+        spread = delay.get("spread", number(0.0, 2.0), 0.5)  # the sigma of the delay's logarithm
+        most = delay.get("max_s", number(0.5, 300, "seconds"))
+        if median is not None and most is not None and most < median:
+            delay.error("timing.reply_delay.max_s", f"is below median_s ({median:g}); make it at least the median")
+        if median is not None and most is not None and spread is not None:
+            pace = Pace(median, spread, most)
+    return Timing(
+        section.get("move_seconds", whole(10, 3600), 120), section.get("idle_minutes", whole(1, 1440), 20), pace
+    )
 
 
 def _payment(top: Section) -> Payment:

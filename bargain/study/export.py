@@ -167,6 +167,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "completion_tokens": "the agent's completion tokens",
         "endpoint": "the server that answered the agent's move (one of several replicas; empty in process)",
         "person": "in a game between two people, which of them made the move (empty in a game against an agent)",
+        "paced_s": "where the study paces replies (timing.reply_delay), the human-like delay drawn for the agent's "
+        "move: its reply was shown no sooner (empty otherwise)",
         "flags": "flags on the move as a JSON list, e.g. mentions_ai: an agent message naming AI or a model",
         "duplicate": "whether the move is a second one for its round and side, stored before the database refused "
         "such moves (schema version 4): kept for the record, not part of the game as played",

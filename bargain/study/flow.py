@@ -313,6 +313,7 @@ class StudyRunner:
             participant=row["participant"],
             game_index=index + 1,
             move_seconds=self.study.timing.move_seconds,
+            pace=self.study.timing.reply_delay,
         )
         games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
         return games[index]

@@ -379,6 +379,18 @@ def one_of(names: type[enum.Enum] | tuple[str, ...]) -> Callable[[Any], Any]:
     return check
 
 
+def number(lo: float, hi: float, unit: str = "") -> Callable[[Any], float]:
+    """A check for a number from `lo` to `hi`, whole or not (`unit`, e.g. "seconds", is named in the message)."""
+
+    def check(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+            what = f"a number of {unit}" if unit else "a number"
+            raise Invalid(f"must be {what} from {lo:g} to {hi:g}; got {show(value)[:60]}")
+        return float(value)
+
+    return check
+
+
 def amount(value: Any) -> float:
     """A check for an amount of money: a number from 0 to MAX_AMOUNT."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_AMOUNT:
