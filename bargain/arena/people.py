@@ -179,10 +179,17 @@ class People:
 
     @staticmethod
     def _claim(session, seat: SeatRow, person: str | None) -> None:
-        """Take a free seat for `person`; its game begins."""
+        """Take a free seat for `person`; its game begins. The game must still be waiting as this transaction writes
+        (not cancelled meanwhile by the one who waited), or nothing is taken."""
         now = utcnow()
+        begun = session.execute(
+            update(GameRow)
+            .where(GameRow.id == seat.game_id, GameRow.status == WAITING)
+            .values(status=ACTIVE, updated_at=now)
+        )
+        if begun.rowcount != 1:
+            raise ArenaError("that invitation was already taken, or the game was cancelled")
         seat.person, seat.joined_at = person or GUEST, now
-        session.execute(update(GameRow).where(GameRow.id == seat.game_id).values(status=ACTIVE, updated_at=now))
 
     async def join(self, token: object, player: str | None) -> dict:
         """Take the seat an invitation link carries (the same person again: their view; anyone else after it is
