@@ -780,3 +780,38 @@ def test_a_study_can_pace_the_programs_replies_to_a_human_like_delay(study_dir):
         with pytest.raises(config.StudyError) as refused:
             config.load(write(study_dir, document))
         assert said in str(refused.value), str(refused.value)
+
+
+def test_a_person_arm_needs_both_roles_and_says_how_long_a_participant_waits_and_what_then(study_dir):
+    from bargain.study.config import Pairing
+
+    document = example_document()
+    assert config.load(EXAMPLE).pairing is None  # no person arm: nothing to pair
+    first = next(iter(document["arms"]))
+    document["arms"]["peer"] = {"spec": "person", "label": "the other party"}
+    document["cells"]["arms"] = [*document["cells"]["arms"], "peer"]
+    document["cells"]["roles"] = ["buyer", "seller"]  # a pair is a buyer and a seller
+    with pytest.raises(config.StudyError, match="say how long a participant waits for a partner"):
+        config.load(write(study_dir, document))
+    document["pairing"] = {"max_wait_s": 120, "otherwise": first}
+    study = config.load(write(study_dir, document))
+    assert study.pairing == Pairing(120, first, 0.0) and study.arms["peer"].spec == "person"
+    for change, said in (
+        ({"otherwise": "peer"}, "`peer` is not a program arm of this study"),
+        ({"otherwise": "nobody"}, "`nobody` is not a program arm of this study"),
+        ({"max_wait_s": 5}, "pairing.max_wait_s: must be a whole number from 10 to 3600"),
+        ({"end_bonus": -1}, "pairing.end_bonus: must be an amount"),
+    ):
+        document["pairing"] = {"max_wait_s": 120, "otherwise": "end", **change}
+        with pytest.raises(config.StudyError) as refused:
+            config.load(write(study_dir, document))
+        assert said in str(refused.value), str(refused.value)
+    document["pairing"] = {"max_wait_s": 120, "otherwise": "end", "end_bonus": 0.5}
+    document["cells"]["roles"] = ["buyer"]
+    with pytest.raises(config.StudyError, match="pairs a buyer with a seller: list both roles"):
+        config.load(write(study_dir, document))
+    del document["arms"]["peer"]
+    document["cells"]["arms"] = [first]
+    document["cells"]["roles"] = ["buyer", "seller"]
+    with pytest.raises(config.StudyError, match="no arm has spec `person`: remove pairing"):
+        config.load(write(study_dir, document))

@@ -6,6 +6,7 @@ imports gradio, and only when the UI is built.
 
 from __future__ import annotations
 
+PERSON = "person"  # the opponent that is another person (bargain.arena.people), as games and study arms name it
 MOVE_DEADLINE_S = 45.0  # the longest a model's move may take by default, its retries included (app.py --move-deadline)
 LAUNCH_DEFAULTS = {
     "run_history": False,  # no replayable calls stored for anyone to see

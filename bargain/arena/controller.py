@@ -33,10 +33,10 @@ from typing import cast
 from bargain.agents.agent import Agent, Side, agent_factory
 from bargain.agents.arms import Arm, catalogue, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
-from bargain.arena import MOVE_DEADLINE_S, inputs
+from bargain.arena import MOVE_DEADLINE_S, PERSON, inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.pacing import Pace, Paced
-from bargain.arena.people import INVITE, PERSON, QUEUE, People, Seat
+from bargain.arena.people import INVITE, QUEUE, People, Seat
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine import scenarios
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select, text, update
 
+from bargain.arena import PERSON
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine.game import Action, GameState, Move, Turn, replay
@@ -44,7 +45,6 @@ from bargain.store import (
     utcnow,
 )
 
-PERSON = "person"  # the arm recorded for a game between two people
 INVITE, QUEUE = "person:invite", "person:queue"  # what a person chooses as their opponent
 WAITING, CANCELLED = "waiting", "cancelled"
 GUEST = "guest"  # the person of a seat taken by a caller who gave no player id (an API client)

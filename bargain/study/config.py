@@ -41,6 +41,7 @@ from typing import Any
 import yaml
 
 from bargain.agents.arms import ArmError, resolve
+from bargain.arena import PERSON
 from bargain.arena.pacing import Pace
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.scenarios import TIERS, ScenarioError, ScenarioSet, bundled
@@ -136,6 +137,17 @@ class StudyArm:
     key: str
     spec: str
     label: str = DEFAULT_LABEL
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """How participants who play a person arm (spec `person`) are paired: each waits at most `max_wait_s` for a
+    partner in the other role of the same arm and condition; past it, `otherwise`: the key of a program arm, which
+    they then play instead (recorded as such), or `end`: their study ends there, paid the base and `end_bonus`."""
+
+    max_wait_s: int
+    otherwise: str
+    end_bonus: float
 
 
 @dataclass(frozen=True)
@@ -332,6 +344,7 @@ class Study:
     attention_checks: tuple[AttentionCheck, ...]
     surveys: Surveys
     timing: Timing
+    pairing: Pairing | None  # None: no person arm
     payment: Payment
     completion: Completion
     exclusions: tuple[Exclusion, ...]
@@ -455,6 +468,7 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
         attention_checks=checks,
         surveys=surveys,
         timing=_timing(top),
+        pairing=_pairing(top, arms, roles or ()),
         payment=_payment(top),
         completion=_completion(top),
         exclusions=_exclusions(top, len(checks)),
@@ -492,6 +506,8 @@ def _arms(top: Section) -> dict[str, StudyArm]:
 
 
 def _spec(value: Any) -> str:
+    if value == PERSON:  # another participant (bargain.arena.people)
+        return value
     try:
         resolve(text(what="an agent spec such as arm:seller-grpo or tactic:boulware")(value))
     except ArmError as exc:
@@ -577,6 +593,37 @@ def _scenarios(top: Section) -> ScenarioPool:
         section.error("scenarios.list", "names a scenario twice; list each once")
     return ScenarioPool(
         section.get("tier", one_of(TIERS), None), section.get("split", one_of(SPLITS), None), tuple(canonical)
+    )
+
+
+def _pairing(top: Section, arms: Mapping[str, StudyArm], roles: tuple[Role, ...]) -> Pairing | None:
+    """The pairing of person arms: required with one, refused without."""
+    people = [key for key, arm in arms.items() if arm.spec == PERSON]
+    if not people:
+        if "pairing" in top.data:
+            top.error("pairing", "no arm has spec `person`: remove pairing, or add a person arm")
+        return None
+    if set(roles) != {Role.BUYER, Role.SELLER}:
+        top.error(
+            "cells.roles", f"a person arm (`{people[0]}`) pairs a buyer with a seller: list both roles in cells.roles"
+        )
+    if "pairing" not in top.data:
+        top.error(
+            "pairing",
+            f"arm `{people[0]}` is a person: say how long a participant waits for a partner and what then "
+            "(pairing: {max_wait_s: 180, otherwise: ARM_KEY or end, end_bonus: 0})",
+        )
+        return None
+    section = top.section("pairing", ("max_wait_s", "otherwise", "end_bonus"))
+    otherwise = section.get("otherwise", text(what="the key of a program arm, or end"))
+    if otherwise is not None and otherwise != "end" and (otherwise not in arms or arms[otherwise].spec == PERSON):
+        programs = [key for key, arm in arms.items() if arm.spec != PERSON]
+        section.error(
+            "pairing.otherwise",
+            f"`{otherwise}` is not a program arm of this study; use one of {', '.join([*programs, 'end'])}",
+        )
+    return Pairing(
+        section.get("max_wait_s", whole(10, 3600)), otherwise or "end", section.get("end_bonus", amount, 0.0)
     )
 
 
