@@ -199,7 +199,19 @@ class SeatRow(Base):
     the settings it pairs on), by choosing the same settings and the other role."""
 
     __tablename__ = "seats"
-    __table_args__ = (Index("one_seat_per_role", "game_id", "role", unique=True),)
+    __table_args__ = (
+        Index("one_seat_per_role", "game_id", "role", unique=True),
+        # A study participant's Nth game is one seat, however many requests take it at once.
+        Index(
+            "one_seat_per_participant_game",
+            "study",
+            "person",
+            "game_index",
+            unique=True,
+            sqlite_where=text("study IS NOT NULL"),
+            postgresql_where=text("study IS NOT NULL"),
+        ),
+    )
 
     token: Mapped[str] = mapped_column(String(32), primary_key=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), index=True)
@@ -207,6 +219,8 @@ class SeatRow(Base):
     person: Mapped[str | None] = mapped_column(String(128))  # the browser's player id, or a study participant's
     invitation: Mapped[str | None] = mapped_column(String(32), unique=True)
     queue: Mapped[str | None] = mapped_column(String(200), index=True)
+    study: Mapped[str | None] = mapped_column(String(64))  # a study's seat: its name, and the participant's
+    game_index: Mapped[int | None]  # game it is, from 1
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     joined_at: Mapped[datetime | None]
 
@@ -472,9 +486,13 @@ class Store:
             ).scalar_one()
 
     def game(self, game_id: str) -> dict | None:
-        """A game with its counted moves in order, as plain dicts (None if unknown)."""
+        """A game with its counted moves in order, as plain dicts (None if unknown); named by its id, or by the seat
+        of one of the two people playing it (their handle on it)."""
         with self.reading() as session:
             game = session.get(GameRow, game_id)
+            if game is None:
+                seat = session.get(SeatRow, game_id)
+                game = None if seat is None else session.get(GameRow, seat.game_id)
             return None if game is None else _with_moves(game)
 
     def games_frame(self, player: str | None = None) -> pd.DataFrame:

@@ -54,7 +54,7 @@ def test_two_people_play_a_simultaneous_game_each_seeing_only_their_side(tmp_pat
         bob = await b.view(bob["game_id"])
         assert bob["transcript"] == [] and bob["your_turn"]  # a simultaneous move stays hidden until the round ends
 
-        ask = round(bob["your_price"] * 3, 2)
+        ask = round(max(bob["your_price"] * 3, 50.0), 2)  # far above her 1.00 whatever his price: no deal
         bob = await b.move(bob["game_id"], 1, "OFFER", f"{ask}", "Not below that.")
         assert bob["round"] == 2 and bob["your_turn"]
         assert [(t["speaker"], t["price"]) for t in bob["transcript"]] == [("person", 1.0), ("you", ask)]
@@ -94,7 +94,7 @@ def test_a_sequential_game_between_two_people_alternates_and_accepts(tmp_path):
         a, b = arenas(tmp_path)
         alice, bob = await invited(a, b, role=Role.SELLER, mode=Mode.SEQUENTIAL, rounds=4, first_actor=Role.BUYER)
         assert bob["your_turn"] and not alice["your_turn"] and alice["thinking"]
-        with pytest.raises(ArenaError, match="wait for the other person"):
+        with pytest.raises(ArenaError, match="wait for the other side"):
             await a.move(alice["game_id"], 1, "OFFER", "9.00", "")
         bob = await b.move(bob["game_id"], 1, "OFFER", "2.00", "Two?")
         alice = await a.view(alice["game_id"], wait_s=1)

@@ -253,6 +253,7 @@ class Arena:
         game_index: int | None = None,
         move_seconds: float | None = None,
         pace: Pace | None = None,
+        extra: dict | None = None,
     ) -> dict:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
@@ -306,6 +307,7 @@ class Arena:
                 game["extra"]["move_seconds"] = move_seconds
             if pace is not None:
                 game["extra"]["pace"] = pace.to_dict()
+            game["extra"].update(extra or {})  # what the caller notes of the game (a study's: played instead of...)
             await asyncio.to_thread(self.store.create_game, replace_active=replace, **game)
         except AlreadyStarted as exc:
             if study is None:
@@ -331,6 +333,31 @@ class Arena:
         )
         await live.settled()
         return self.view_of(live)
+
+    async def pair(
+        self,
+        setup: Setup,
+        key: str,
+        *,
+        study: str,
+        participant: str,
+        game_index: int,
+        move_seconds: float | None = None,
+    ) -> dict:
+        """A study participant's game against another participant (a person arm): seated with the next one waiting
+        in the other role of the same cell (`key`), or waiting for one; the same seat on every start of the same
+        game index. The participant's view of it."""
+        seed = secrets.randbits(31)
+        try:
+            trial = self.trial_for(setup, random.Random(seed))
+        except (scenarios.ScenarioError, KeyError, IndexError) as exc:
+            log.info("refused a setup %r: %s", setup, exc)
+            raise ArenaError("that scenario does not exist") from None
+        game = game_fields(secrets.token_hex(16), setup, trial, seed, None, PERSON, "none", study=study)
+        game["extra"]["pairing"] = "study"
+        if move_seconds:
+            game["extra"]["move_seconds"] = move_seconds
+        return await self.people.start(setup, game, participant, public=True, key=key, place=(study, game_index))
 
     async def _playable(self, spec: str) -> Arm:
         """The arm named by `spec` if this server offers it and can play it now, else an ArenaError."""

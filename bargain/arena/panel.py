@@ -127,7 +127,7 @@ def round_markdown(view: dict, thinking_s: float | None = None) -> str:
     """`Round r of R`, the rounds left and what is special about this one; or the end. `thinking_s`: the
     other side is thinking about its move (for that long)."""
     if view["status"] == "waiting":
-        return "### Waiting for the other person to join"
+        return f"### Waiting for the other {'person' if view.get('other') == 'person' else 'party'} to join"
     if view["status"] == "cancelled":
         return "### Cancelled: nobody joined"
     if view["status"] != "active":

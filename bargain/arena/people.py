@@ -115,12 +115,25 @@ class People:
 
     # --- starting, joining, leaving ------------------------------------------------------------
 
-    async def start(self, setup: Setup, game: dict, player: str | None, public: bool) -> dict:
+    async def start(
+        self,
+        setup: Setup,
+        game: dict,
+        player: str | None,
+        public: bool,
+        key: str | None = None,
+        place: tuple[str, int] | None = None,
+    ) -> dict:
         """Seat `player` at a game for `setup.role` (its stored fields in `game`: the arena drew its trial). Public:
-        the free seat of the oldest game waiting in the queue for these settings and this role, if there is one
-        (the new game is then not made), else a new game waiting in the queue; else a new game whose other seat is
-        taken by invitation. The person's view of it."""
-        key = queue_key(setup) if public else None
+        the free seat of the oldest game waiting in the queue for these settings (or for `key`: a study's cell) and
+        this role, if there is one (the new game is then not made), else a new game waiting in the queue; else a new
+        game whose other seat is taken by invitation. With `place` (a study's name and the participant's game
+        index), the seat is that game of the participant's, once: starting it again gives the seat taken first.
+        The person's view of it."""
+        key = (key or queue_key(setup)) if public else None
+        study, index = place if place is not None else (None, None)
+        if place is not None and (taken := await asyncio.to_thread(self._placed, place, player)) is not None:
+            return await self.view(taken)
 
         def seat() -> str:
             with self.store.writing("seat a person in") as session:
@@ -146,6 +159,7 @@ class People:
                     free = session.scalars(query).first()
                     if free is not None:
                         self._claim(session, free, player)
+                        free.study, free.game_index = study, index
                         return free.token
                 mine = secrets.token_hex(16)
                 session.add(GameRow(**game, status=WAITING))
@@ -157,6 +171,8 @@ class People:
                         role=setup.role.value,
                         person=player or GUEST,
                         joined_at=utcnow(),
+                        study=study,
+                        game_index=index,
                     )
                 )
                 session.add(
@@ -173,9 +189,22 @@ class People:
         try:
             token = await asyncio.to_thread(seat)
         except StoreError as exc:
-            log.error("a game between people could not be stored: %s", exc)
-            raise ArenaError(CANNOT_SAVE) from None
+            taken = await asyncio.to_thread(self._placed, place, player) if place is not None else None
+            if taken is None:  # not the same game of a participant's, started twice at once: a failure
+                log.error("a game between people could not be stored: %s", exc)
+                raise ArenaError(CANNOT_SAVE) from None
+            token = taken
         return await self.view(token)
+
+    def _placed(self, place: tuple[str, int], player: str | None) -> str | None:
+        """The seat already taken for a study participant's game (None: none yet)."""
+        study, index = place
+        with self.store.reading() as session:
+            return session.scalars(
+                select(SeatRow.token).where(
+                    SeatRow.study == study, SeatRow.person == (player or GUEST), SeatRow.game_index == index
+                )
+            ).first()
 
     @staticmethod
     def _claim(session, seat: SeatRow, person: str | None) -> None:
@@ -347,6 +376,7 @@ class People:
         if status in (WAITING, CANCELLED):
             view["status"] = status
             view["thinking"] = status == WAITING  # the other person is awaited
+        view["waiting_s"] = (utcnow() - game["created_at"]).total_seconds() if status == WAITING else None
         # The invitation of the free seat, for the link of the one who invited (none for the queue's games).
         invited = status == WAITING and seat.role.value == game["human_role"]
         view["invitation"] = game["invitation"] if invited else None
@@ -366,11 +396,11 @@ class People:
                 if any(t["round"] == round_ and t["speaker"] == "you" for t in view["transcript"]):
                     return {**view, "notice": ALREADY_PLAYED}  # sent twice, or from another tab
                 if view["status"] == WAITING:
-                    raise ArenaError("the other person has not joined yet")
+                    raise ArenaError("the other side has not joined yet")
                 if view["status"] != "active":
                     raise ArenaError("this game is over: start a new one")
                 if not view["your_turn"]:
-                    raise ArenaError("wait for the other person's move")
+                    raise ArenaError("wait for the other side's move")
                 if round_ != view["round"]:
                     raise ArenaError(f"that move was for round {round_}, and the game is in round {view['round']}")
                 await asyncio.to_thread(self._store, seat, game, move)

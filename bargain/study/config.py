@@ -439,7 +439,8 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
             cells.error(
                 f"cells.arms[{i}]", f"`{key}` is not an arm; define it under arms or use one of {', '.join(arms)}"
             )
-    for key in set(arms) - set(arm_keys or arms):
+    fallback = (top.data.get("pairing") or {}).get("otherwise") if isinstance(top.data.get("pairing"), dict) else None
+    for key in set(arms) - set(arm_keys or arms) - {fallback}:  # a person arm's fallback is played by no cell
         top.error(f"arms.{key}", f"arm `{key}` is not in cells.arms; add it there or remove it")
     product = tuple(Cell(*cell) for cell in itertools.product(arm_keys or (), conditions or (), roles or ()))
     games = top.get("games_per_participant", whole(1, MAX_GAMES))

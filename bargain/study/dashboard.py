@@ -13,8 +13,9 @@ from datetime import datetime
 import pandas as pd
 from sqlalchemy import select
 
+from bargain.arena import PERSON
 from bargain.arena.views import plain
-from bargain.store import GameRow, Store
+from bargain.store import GameRow, SeatRow, Store
 from bargain.study.records import cell_counts, participants, shared_browsers
 
 # The funnel's steps: how many participants reached each (a stage reached implies the ones before it).
@@ -125,7 +126,7 @@ def recent_games(store: Store, study: str, limit: int = 50) -> pd.DataFrame:
             .mappings()
             .all()
         )
-    return pd.DataFrame(
+    table = pd.DataFrame(
         rows,
         columns=[
             "id",
@@ -140,6 +141,19 @@ def recent_games(store: Store, study: str, limit: int = 50) -> pd.DataFrame:
             "deal_price",
         ],
     )
+    between = table["arm"] == PERSON  # a game between two participants: both, as its seats name them
+    if between.any():
+        with store.reading() as session:
+            seats = session.execute(
+                select(SeatRow.game_id, SeatRow.person, SeatRow.game_index).where(
+                    SeatRow.game_id.in_(table.loc[between, "id"].tolist())
+                )
+            ).all()
+        people = {g: " & ".join(sorted(p for gg, p, _ in seats if gg == g and p)) or "nobody yet" for g, _, _ in seats}
+        index = {g: i for g, p, i in seats if i is not None}
+        table.loc[between, "participant"] = table.loc[between, "id"].map(people)
+        table.loc[between, "game_index"] = table.loc[between, "id"].map(index)
+    return table
 
 
 def game_label(game) -> str:

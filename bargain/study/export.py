@@ -45,8 +45,9 @@ from pathlib import Path
 import pandas as pd
 from sqlalchemy import JSON, select
 
+from bargain.arena import PERSON
 from bargain.engine.trial import Role
-from bargain.store import GameRow, MoveRow, Store, _inert, write_table
+from bargain.store import GameRow, MoveRow, SeatRow, Store, _inert, write_table
 from bargain.study import records
 from bargain.study.config import Completion
 from bargain.study.records import AnswerRow, ParticipantRow, StudyRow
@@ -103,7 +104,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "created_at": "when the game started (UTC)",
         "updated_at": "when the game last changed (UTC)",
         "finished_at": "when the game ended (UTC; empty: not finished)",
-        "status": "active, finished or abandoned",
+        "status": "active, finished or abandoned; waiting or cancelled for a game against another participant "
+        "(cancelled: nobody came within pairing.max_wait_s)",
         "abandoned_by": "who abandoned the game: person (started another) or idle",
         "driver": "the app process that ran the game's loop last (a random token)",
         "generation": "how many times an app process took the game's loop over",
@@ -147,6 +149,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "person_norm_utility": "the participant's normalised utility",
         "agent_norm_utility": "the agent's normalised utility",
         "timed_out": "whether a move of the participant's in this game was not made in time (a pass)",
+        "opponent_was": "what the other side really was: person (another participant of the study) or program; a "
+        "game between two participants has a row for each, on their own side (human_role)",
+        "partner": "in a game between two participants, the other one (as participant is shown); empty otherwise",
     },
     "moves": {
         "id": "the move's id",
@@ -322,10 +327,29 @@ def _participants_table(
 
 
 def _study_games(store: Store, name: str, people: list[dict]) -> pd.DataFrame:
-    """The arena's rows of the study's games played by these participants (the versions exported)."""
+    """The arena's rows of the study's games played by these participants (the versions exported). A game between
+    two participants is a row for each, on their own side (its `participant`, `human_role` and `game_index` theirs,
+    `partner` the other)."""
     games = store.games_frame().reindex(columns=GameRow.__table__.columns.keys())
     players = {p["participant"] for p in people}
-    return games[(games["study"] == name) & games["participant"].isin(players)].reset_index(drop=True)
+    own = games[(games["study"] == name) & games["participant"].isin(players)].assign(partner=None)
+    with store.reading() as session:
+        seats = pd.DataFrame(
+            session.execute(
+                select(SeatRow.game_id, SeatRow.role, SeatRow.person, SeatRow.game_index).where(
+                    SeatRow.game_id.in_(select(SeatRow.game_id).where(SeatRow.study == name))
+                )
+            ).all(),
+            columns=["game_id", "role", "person", "game_index"],
+        )
+    rows = []
+    for seat in seats[seats["person"].isin(players)].itertuples():
+        others = seats[(seats["game_id"] == seat.game_id) & (seats["role"] != seat.role)]["person"].tolist()
+        game = games[games["id"] == seat.game_id].assign(
+            participant=seat.person, human_role=seat.role, game_index=seat.game_index, partner=(others or [None])[0]
+        )
+        rows.append(game)
+    return pd.concat([own, *rows], ignore_index=True) if rows else own.reset_index(drop=True)
 
 
 def _study_moves(store: Store, games: pd.DataFrame) -> pd.DataFrame:
@@ -342,11 +366,8 @@ def _games_table(
     owner = {p["participant"]: p for p in people}
     table = games.copy()
     buyer = table["human_role"] == "buyer"
-    late = set(
-        moves.loc[
-            (moves["actor"] == "human") & (moves["error"] == TIMEOUT) & ~moves["duplicate"].astype(bool), "game_id"
-        ]
-    )
+    timeouts = (moves["actor"] == "human") & (moves["error"] == TIMEOUT) & ~moves["duplicate"].astype(bool)
+    late = set(zip(moves.loc[timeouts, "game_id"], moves.loc[timeouts, "role"]))  # the side that timed out
     table["participant"] = [shown[owner[x]["id"]] for x in games["participant"]]
     table["version"] = pd.array([owner[x]["version"] for x in games["participant"]], dtype="Int64")
     table["game_index"] = pd.array(games["game_index"], dtype="Int64")
@@ -355,14 +376,23 @@ def _games_table(
     ]
     table["person_norm_utility"] = games["buyer_norm_utility"].where(buyer, games["seller_norm_utility"]).astype(float)
     table["agent_norm_utility"] = games["seller_norm_utility"].where(buyer, games["buyer_norm_utility"]).astype(float)
-    table["timed_out"] = games["id"].isin(late)
+    table["timed_out"] = [(game, role) in late for game, role in zip(games["id"], games["human_role"])]
+    table["opponent_was"] = ["person" if arm == PERSON else "program" for arm in games["arm"]]
+    table["partner"] = [shown[owner[x]["id"]] if x in owner else None for x in games["partner"]]
     return table.drop(columns=["player"]) if hashed else table
 
 
-def _moves_table(moves: pd.DataFrame, games: pd.DataFrame) -> pd.DataFrame:
-    """The moves, each with its participant and the game's place among theirs."""
-    which = games[["id", "participant", "game_index"]].rename(columns={"id": "game_id"})
-    return moves.merge(which, on="game_id", how="left")
+def _moves_table(moves: pd.DataFrame, games: pd.DataFrame, shown: Mapping[str, str]) -> pd.DataFrame:
+    """The moves, each with its participant and the game's place among theirs: in a game between two participants,
+    the one who made it (`person`, shown as `participant` is: `shown` maps their id to how it is shown)."""
+    which = games[["id", "participant", "game_index", "human_role", "arm"]].rename(columns={"id": "game_id"})
+    between = which["arm"] == PERSON
+    which = which.assign(side=which["human_role"].where(between))[["game_id", "side", "participant", "game_index"]]
+    moves = moves.assign(
+        side=moves["role"].where(moves["game_id"].isin(set(which.loc[between, "game_id"]))),
+        person=[None if pd.isna(p) else shown.get(p) for p in moves["person"]],
+    )
+    return moves.merge(which, on=["game_id", "side"], how="left").drop(columns="side")
 
 
 def _long_table(answers: list[dict], shown: Mapping[int, str]) -> pd.DataFrame:
@@ -657,7 +687,7 @@ def export_study(
     tables = {
         "participants": _participants_table(people, shown, studies, hashed),
         "games": game_table,
-        "moves": _moves_table(moves, game_table),
+        "moves": _moves_table(moves, game_table, {p["participant"]: shown[p["id"]] for p in people}),
         "surveys_long": long,
         "surveys_wide": _wide_table(long, people, shown, configs),
     }

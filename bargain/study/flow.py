@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from bargain.arena import PERSON
 from bargain.arena.controller import TIMEOUT, VIEW_WAIT_S, Arena, ArenaError
 from bargain.arena.inputs import Setup
 from bargain.engine.game import Action
@@ -287,36 +288,69 @@ class StudyRunner:
 
     # --- games ------------------------------------------------------------------------------------
 
+    def _setup(self, cell_key: str, arm_key: str) -> Setup:
+        """A game's setup for the participant in `cell_key`, against the arm `arm_key`."""
+        cell = self.study.cell_by_key(cell_key)
+        pool = self.study.scenarios
+        return Setup(
+            role=cell.role,
+            arm=self.study.arms[arm_key].spec,
+            condition=cell.condition,
+            mode=self.study.mode,
+            rounds=self.study.rounds,
+            scenario=pool.tier or pool.split or secrets.choice(pool.refs),
+            prompt_version=self.study.prompt_version,
+            first_actor=self.study.first_actor,
+        )
+
     async def _game_id(self, row: dict) -> str:
         """The id of the participant's current game, started (and recorded, once) if it has not been: the database
         holds one game per participant and index, so a reload or a second process starting it at the same time
-        gets the same game."""
+        gets the same game. Against a person arm, the id is the participant's seat at a game with another
+        participant, or at one waiting for them."""
         index = row["games_done"]
         if len(row["games"]) > index:
             return row["games"][index]
         cell = self.study.cell_by_key(row["cells"][index])
-        pool = self.study.scenarios
-        scenario = pool.tier or pool.split or secrets.choice(pool.refs)
-        setup = Setup(
-            role=cell.role,
-            arm=self.study.arms[cell.arm].spec,
-            condition=cell.condition,
-            mode=self.study.mode,
-            rounds=self.study.rounds,
-            scenario=scenario,
-            prompt_version=self.study.prompt_version,
-            first_actor=self.study.first_actor,
-        )
-        view = await self.arena.start(
+        setup = self._setup(row["cells"][index], cell.arm)
+        where = {"study": self.study.name, "participant": row["participant"], "game_index": index + 1}
+        if setup.arm == PERSON:  # another participant: of the other role, in the same arm and condition
+            key = f"study:{self.study.name}:{self.study.version}:{cell.arm}:{cell.condition.value}"
+            view = await self.arena.pair(setup, key, **where, move_seconds=self.study.timing.move_seconds)
+        else:
+            view = await self.arena.start(
+                setup, **where, move_seconds=self.study.timing.move_seconds, pace=self.study.timing.reply_delay
+            )
+        games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
+        return games[index]
+
+    async def _unpaired(self, row: dict, seat: str) -> dict:
+        """Nobody came for the participant's game against a person within `pairing.max_wait_s`: the game is
+        cancelled and, as the study file says, they play its program arm instead (recorded as such) or their study
+        ends there (paid the base and `pairing.end_bonus`). A partner arriving meanwhile wins: the game goes on."""
+        pairing = self.study.pairing
+        view = await self.arena.cancel(seat)
+        if pairing is None or view["status"] != "cancelled":
+            return await self._page(row, view=view)
+        index = row["games_done"] + 1
+        if pairing.otherwise == "end":
+            following = "final_survey" if self.study.surveys.final else "debrief"
+            return await self._page(await self._move(row, following, "game"))
+        setup = self._setup(row["cells"][index - 1], pairing.otherwise)
+        started = await self.arena.start(
             setup,
             study=self.study.name,
             participant=row["participant"],
-            game_index=index + 1,
+            game_index=index,
             move_seconds=self.study.timing.move_seconds,
             pace=self.study.timing.reply_delay,
+            extra={"instead_of": PERSON},
         )
-        games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
-        return games[index]
+        await asyncio.to_thread(records.replace_game, self.arena.store, row["id"], index, seat, started["game_id"])
+        return await self._page(
+            await asyncio.to_thread(records.arrived, self.arena.store, self.study.name, row["participant"]),
+            view=started,
+        )
 
     async def _move_in_game(self, row: dict, data: Mapping) -> dict:
         game_id = await self._game_id(row)
@@ -332,10 +366,11 @@ class StudyRunner:
 
     async def _after_game(self, row: dict, view: dict) -> dict:
         """Once the current game has ended: its survey (the game counted as done)."""
-        if view["status"] == "active":
+        if view["status"] in ("active", "waiting"):
             return await self._page(row, view=view)
         game = stored(await asyncio.to_thread(self.arena.store.game, view["game_id"]), "a played game")
-        timeouts = sum(m["actor"] == "human" and m["error"] == TIMEOUT for m in game["moves"])
+        role = self.study.cell_by_key(row["cells"][row["games_done"]]).role.value
+        timeouts = sum(m["actor"] == "human" and m["role"] == role and m["error"] == TIMEOUT for m in game["moves"])
         row = await self._move(
             row, "game_survey", "game", games_done=row["games_done"] + 1, timeouts=row["timeouts"] + timeouts
         )
@@ -400,17 +435,24 @@ class StudyRunner:
         games = [
             stored(await asyncio.to_thread(self.arena.store.game, game_id), "a played game") for game_id in row["games"]
         ]
-        scored = []
-        for game in games:
-            person = game["human_role"]
-            timed_out = any(m["actor"] == "human" and m["error"] == TIMEOUT for m in game["moves"])
-            scored.append((game[f"{person}_norm_utility"] or 0.0, timed_out))
-        bonus = round(self.study.payment.bonus_for(scored), 2)
+        scored, unpaired, conducted = [], 0, []
+        for game, cell in zip(games, row["cells"]):
+            role = self.study.cell_by_key(cell).role.value  # the participant's side (in a game between two, one)
+            if game["status"] == "cancelled":  # nobody came to pair with them: their study ended there
+                unpaired += 1
+                continue
+            timed_out = any(
+                m["actor"] == "human" and m["role"] == role and m["error"] == TIMEOUT for m in game["moves"]
+            )
+            scored.append((game[f"{role}_norm_utility"] or 0.0, timed_out))
+            conducted.append(played(game, role))
+        end_bonus = self.study.pairing.end_bonus if self.study.pairing and unpaired else 0.0
+        bonus = round(self.study.payment.bonus_for(scored) + end_bonus, 2)
         conduct = Conduct(
             row["attention_failures"],
             row["timeouts"],
             (utcnow() - row["created_at"]).total_seconds(),
-            tuple(played(game) for game in games),
+            tuple(conducted),
         )
         reasons = [f"{rule.rule.value} {rule.threshold}" for rule in self.study.exclusions if rule.excludes(conduct)]
         row = await self._move(
@@ -484,7 +526,13 @@ class StudyRunner:
             game_id = await self._game_id(row)
             if view is None or view["game_id"] != game_id:
                 view = await self.arena.view(game_id, wait_s, retry)
-            if view["status"] != "active":
+            if (
+                view["status"] == "waiting"
+                and self.study.pairing
+                and view["waiting_s"] >= self.study.pairing.max_wait_s
+            ):
+                return await self._unpaired(row, game_id)
+            if view["status"] not in ("active", "waiting"):
                 return await self._after_game(
                     await asyncio.to_thread(records.arrived, self.arena.store, study.name, row["participant"]), view
                 )
@@ -532,10 +580,10 @@ class StudyRunner:
 KNOWN_OUTCOME = ("deal", "deal_price", "rounds", "paper_rounds", "your_utility")
 
 
-def played(game: dict) -> Played:
-    """What the participant did in a stored game: their own moves (a move not made in time is the engine's pass, not
-    theirs), how long the game took, and whether they walked away in its first round."""
-    own = [m for m in game["moves"] if m["actor"] == "human" and m["error"] != TIMEOUT]
+def played(game: dict, role: str) -> Played:
+    """What the participant playing `role` did in a stored game: their own moves (a move not made in time is the
+    engine's pass, not theirs), how long the game took, and whether they walked away in its first round."""
+    own = [m for m in game["moves"] if m["actor"] == "human" and m["role"] == role and m["error"] != TIMEOUT]
     return Played(
         len(own),
         (game["finished_at"] - game["created_at"]).total_seconds(),
@@ -545,8 +593,9 @@ def played(game: dict) -> Played:
 
 def blind(view: dict) -> dict:
     """A game view for a participant: no debrief until the study's debrief page (the other party's price
-    and strategy would tell them what the next games hide), and of the outcome only what they know already."""
-    return {**view, "debrief": None, "outcome": blind_outcome(view["outcome"])}
+    and strategy would tell them what the next games hide), of the outcome only what they know already, and nothing
+    that tells a person from a program (the page names the other side as it names an agent)."""
+    return {**view, "debrief": None, "outcome": blind_outcome(view["outcome"]), "other": "agent"}
 
 
 def blind_outcome(outcome: dict | None) -> dict | None:

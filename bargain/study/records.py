@@ -285,6 +285,16 @@ def record_game(store: Store, row_id: int, index: int, game_id: str) -> list[str
         return list(row.games)
 
 
+def replace_game(store: Store, row_id: int, index: int, old: str, new: str) -> list[str]:
+    """Put `new` in place of the participant's game number `index` if it is still `old` (a game with another
+    participant that nobody joined, replaced by one against a program): once, however many requests ask."""
+    with store.writing("record a participant's game in") as session:
+        row = _must(session, ParticipantRow, row_id, with_for_update=True)
+        if len(row.games) >= index and row.games[index - 1] == old:
+            row.games = [*row.games[: index - 1], new, *row.games[index:]]
+        return list(row.games)
+
+
 class StageError(StoreError):
     """A step submitted for a stage the participant has already left (a double submission, a stale tab)."""
 

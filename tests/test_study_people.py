@@ -1,0 +1,148 @@
+"""A study's person arm (spec: person): participants of the other role in the same arm and condition are paired
+through the study's flow, each paid by their own side of the game; one who waits past `pairing.max_wait_s` plays
+the study's program arm instead (recorded as such), or ends there paid the stated bonus."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import textwrap
+
+import pandas as pd
+
+from bargain.agents.backends import Backends
+from bargain.arena.controller import Arena
+from bargain.store import Store
+from bargain.study import records
+from bargain.study.config import Pairing, load
+from bargain.study.dashboard import recent_games
+from bargain.study.export import export_study
+from bargain.study.flow import StudyRunner
+
+STUDY = """
+name: people-test
+version: 1
+arms:
+  peer: {spec: person, label: the other party}
+  lin: {spec: "tactic:linear", label: the other party}
+cells: {arms: [peer], conditions: [both_unaware], roles: [buyer, seller]}
+mode: simultaneous
+rounds: 2
+scenarios: {tier: low}
+games_per_participant: 1
+design: {assignment: between, quota_per_cell: 5}
+texts: {consent: consent.md, instructions: instructions.md, debrief: debrief.md, consent_version: "1"}
+pairing: {max_wait_s: 600, otherwise: lin}
+timing: {move_seconds: 60, idle_minutes: 20}
+payment:
+  currency: GBP
+  base: 2.0
+  bonus: {per_unit: 1.0, cap: 2.0}
+  timeout_rule: bonus_as_played
+completion: {code: DONE123, screened_out_code: OUT456, declined_message: "You chose not to take part."}
+participant_id: {id_pattern: "[A-Za-z0-9_-]{1,64}"}
+"""
+
+
+def runner(tmp_path, **changes) -> StudyRunner:
+    for name in ("consent.md", "instructions.md", "debrief.md"):
+        (tmp_path / name).write_text("Text.")
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY))
+    study = dataclasses.replace(load(tmp_path / "study.yaml"), **changes)
+    arena = Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:linear"])
+    return StudyRunner(study, arena)
+
+
+async def to_game(run: StudyRunner, who: str) -> dict:
+    params = {"participant": who}
+    await run.submit(params, "consent", {"agree": True})
+    return await run.submit(params, "instructions", {})
+
+
+async def move(run: StudyRunner, who: str, page: dict, price: str) -> dict:
+    view = page["view"]
+    return await run.submit({"participant": who}, "game", {"round": view["round"], "action": "OFFER", "price": price})
+
+
+def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_own_side(tmp_path):
+    async def scenario():
+        run = runner(tmp_path)
+        first = await to_game(run, "P1")
+        assert first["stage"] == "game" and first["view"]["status"] == "waiting" and first["view"]["other"] == "agent"
+        second = await to_game(run, "P2")
+        assert second["view"]["status"] == "active"
+        first = await run.page({"participant": "P1"})
+        assert first["view"]["status"] == "active" and {first["view"]["role"], second["view"]["role"]} == {
+            "buyer",
+            "seller",
+        }
+        low = {"buyer": "0.01", "seller": "9999"}  # offers that never cross: two rounds, no deal
+        for _ in range(2):
+            first, second = await asyncio.gather(
+                move(run, "P1", first, low[first["view"]["role"]]),
+                move(run, "P2", second, low[second["view"]["role"]]),
+            )
+            if first["stage"] == "game" and first["view"]["thinking"]:  # the round settled by P2's move
+                first = await run.page({"participant": "P1"}, wait_s=1)
+            if second["stage"] == "game" and second["view"]["thinking"]:
+                second = await run.page({"participant": "P2"}, wait_s=1)
+        for who in ("P1", "P2"):
+            page = await run.page({"participant": who})
+            while page["stage"] in ("game_survey", "final_survey"):  # this study asks nothing
+                page = await run.submit({"participant": who}, page["stage"], {})
+            assert page["stage"] == "debrief", page["stage"]
+            assert (await run.submit({"participant": who}, "debrief", {}))["stage"] == "completed"
+        rows = [records.participant(run.arena.store, "people-test", who) for who in ("P1", "P2")]
+        games = {run.arena.store.game(row["games"][0])["id"] for row in rows}
+        assert len(games) == 1  # one game, both sides
+        game = run.arena.store.game(rows[0]["games"][0])
+        assert game["arm"] == "person" and game["status"] == "finished"
+        assert [row["bonus"] for row in rows] == [0.0, 0.0]  # no deal: each side's utility, 0
+        listed = recent_games(run.arena.store, "people-test")  # the researcher's list names both, and the index
+        assert list(listed["participant"]) == ["P1 & P2"] and list(listed["game_index"]) == [1]
+        export_study(run.arena.store, "people-test", out_dir=tmp_path / "export")
+        games_csv = pd.read_csv(tmp_path / "export" / "games.csv")
+        assert len(games_csv) == 2 and set(games_csv["opponent_was"]) == {"person"}  # a row for each side
+        assert set(games_csv["human_role"]) == {"buyer", "seller"}
+        assert sorted(games_csv["partner"]) == sorted(games_csv["participant"])  # each the other's partner
+        moves_csv = pd.read_csv(tmp_path / "export" / "moves.csv")
+        assert len(moves_csv) == 4  # each move once, with the participant who made it
+        assert (moves_csv["person"] == moves_csv["participant"]).all() and not moves_csv["person"].isin(
+            ["P1", "P2"]
+        ).any()
+        assert sorted((m["round"], m["role"], m["person"]) for m in game["moves"]) == sorted(
+            (r, run.study.cell_by_key(row["cells"][0]).role.value, row["participant"]) for r in (1, 2) for row in rows
+        )
+
+    asyncio.run(scenario())
+
+
+def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_path):
+    async def scenario():
+        run = runner(tmp_path, pairing=Pairing(0, "lin", 0.0))
+        page = await to_game(run, "P3")  # nobody else: at once past a wait of 0 s
+        page = await run.page({"participant": "P3"})
+        assert page["stage"] == "game" and page["view"]["status"] == "active"
+        row = records.participant(run.arena.store, "people-test", "P3")
+        game = run.arena.store.game(row["games"][0])
+        assert game["arm"] == "tactic:linear" and game["extra"]["instead_of"] == "person"
+        waited = [g for g in run.arena.store.games_frame().itertuples() if g.arm == "person"]
+        assert [g.status for g in waited] == ["cancelled"]  # the wait, kept for the record
+
+    asyncio.run(scenario())
+
+
+def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path):
+    async def scenario():
+        run = runner(tmp_path, pairing=Pairing(0, "end", 0.75))
+        await to_game(run, "P4")
+        page = await run.page({"participant": "P4"})
+        while page["stage"] in ("game_survey", "final_survey"):
+            page = await run.submit({"participant": "P4"}, page["stage"], {})
+        assert page["stage"] == "debrief"
+        page = await run.submit({"participant": "P4"}, "debrief", {})
+        assert page["stage"] == "completed"
+        row = records.participant(run.arena.store, "people-test", "P4")
+        assert row["bonus"] == 0.75
+
+    asyncio.run(scenario())
