@@ -289,7 +289,7 @@ def build(args: argparse.Namespace):
     from bargain.agents.arms import ArmError, catalogue, resolve
     from bargain.agents.backends import Backends
     from bargain.agents.backends.build import build_backend
-    from bargain.arena import build_app
+    from bargain.arena import PERSON, build_app
     from bargain.arena.controller import Arena
     from bargain.arena.limits import AdminGate, RateLimit, StartLimits
     from bargain.arena.people import INVITE, QUEUE
@@ -333,7 +333,8 @@ def build(args: argparse.Namespace):
     if at_risk:
         logging.getLogger("bargain").warning(at_risk)
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
-    arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms]
+    # A study's program arms must be playable here; its person arms (other participants) are the people's path.
+    arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms and a.spec != PERSON]
     people = [INVITE, QUEUE] if args.people and study is None else []
     arena = Arena(
         store,
@@ -364,7 +365,7 @@ def build(args: argparse.Namespace):
         from bargain.study.flow import StudyRunner
         from bargain.study.page import build_study_app
 
-        missing = sorted({a.spec for a in study.arms.values() if not marks.get(a.spec)})
+        missing = sorted({a.spec for a in study.arms.values() if a.spec != PERSON and not marks.get(a.spec)})
         if missing:
             raise ArmError(
                 f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "

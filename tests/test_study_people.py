@@ -9,6 +9,7 @@ import dataclasses
 import textwrap
 
 import pandas as pd
+import pytest
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena
@@ -146,3 +147,36 @@ def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path
         assert row["bonus"] == 0.75
 
     asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_in_two_browsers_one_waits_for_the_other_party_and_both_pages_go_on_when_the_other_comes(tmp_path):
+    """The app serves a study with a person arm; the first participant's page says they wait for the other party
+    (never a person), and follows by itself into the game when the second arrives."""
+    from arena_helpers import BROWSER_ARGS, CHROMIUM, launch, need_browser
+
+    for name in ("consent.md", "instructions.md", "debrief.md"):
+        (tmp_path / name).write_text(f"The {name[:-3]} text.")
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY))
+    running = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))  # a person arm starts
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pages = []
+            for who in ("W1", "W2"):
+                page = browser.new_context(viewport={"width": 1000, "height": 1200}).new_page()
+                page.goto(f"{running.url}?PROLIFIC_PID={who}")
+                page.get_by_role("button", name="I agree to take part").click(timeout=20000)
+                page.get_by_role("button", name="I have read the instructions").click(timeout=20000)
+                pages.append(page)
+                if who == "W1":
+                    page.wait_for_selector("text=Waiting for the other party to join", timeout=20000)
+                    assert "other person" not in page.locator("body").inner_text()  # blinded: the other party
+            for page in pages:  # the first page followed the arrival by itself
+                page.wait_for_selector("text=Round 1 of 2", timeout=20000)
+            browser.close()
+    finally:
+        running.demo.close()

@@ -292,7 +292,12 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
         def step(stage: str, collect):
             async def handler(query, *values):
                 try:
-                    yield render(query, await runner.submit(query, stage, collect(*values)))
+                    page = await runner.submit(query, stage, collect(*values))
+                    yield render(query, page)
+                    # the other side is awaited (a model's move, or another participant's move or arrival)
+                    while page["stage"] == "game" and page["view"]["thinking"]:
+                        page = await runner.page(query)
+                        yield render(query, page)
                     return
                 except StudyStop as exc:
                     yield stopped(query, str(exc))
@@ -308,8 +313,10 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
 
             return handler
 
-        demo.load(on_load, browser, [*outputs, browser], api_visibility="private")
-        private: dict[str, Any] = {"api_visibility": "private", "trigger_mode": "once"}
+        demo.load(on_load, browser, [*outputs, browser], api_visibility="private", concurrency_limit=None)
+        # Following a game waits, it does not work: no place in the queue's --concurrency is taken (participants
+        # waiting for a partner would hold up everyone else's pages).
+        private: dict[str, Any] = {"api_visibility": "private", "trigger_mode": "once", "concurrency_limit": None}
         agree.click(step("consent", lambda: {"agree": True}), [params], outputs, **private)
         decline.click(step("consent", lambda: {"agree": False}), [params], outputs, **private)
         read.click(step("instructions", lambda: {}), [params], outputs, **private)
