@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 from sqlalchemy import (
@@ -60,7 +60,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, rela
 from bargain import migrations
 
 if TYPE_CHECKING:
-    from bargain.engine.game import Turn
+    from bargain.engine.game import GameState, Turn
 
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
@@ -233,6 +233,14 @@ class RescoreRow(Base):
     checker: Mapped[str] = mapped_column(String(32))
     at: Mapped[datetime] = mapped_column(default=utcnow)
     games: Mapped[int]
+
+
+class Version(NamedTuple):
+    """What `Store.version` reads of a game."""
+
+    generation: int
+    moves: int
+    status: str
 
 
 class StoreError(RuntimeError):
@@ -430,13 +438,15 @@ class Store:
                 session.flush()
             return _with_moves(game)
 
-    def version(self, game_id: str) -> tuple[int, int] | None:
-        """A game's generation and number of counted moves as stored (None for no such game): a process holding
-        another state of it is out of date."""
+    def version(self, game_id: str) -> Version | None:
+        """A game's generation, number of counted moves and status as stored, in one small query (None for no such
+        game): a process holding another state of it is out of date, and a view waiting for it to change looks."""
         moves = select(func.count()).where(MoveRow.game_id == game_id, MoveRow.duplicate.is_(False)).scalar_subquery()
         with self.reading() as session:
-            found = session.execute(select(GameRow.generation, moves).where(GameRow.id == game_id)).first()
-            return None if found is None else tuple(found)
+            found = session.execute(
+                select(GameRow.generation, moves, GameRow.status).where(GameRow.id == game_id)
+            ).first()
+            return None if found is None else Version(*found)
 
     def set_extra(self, game_id: str, key: str, value: Any) -> None:
         """Store `value` under `key` in a game's `extra` record (e.g. the judge's scores)."""
@@ -649,6 +659,26 @@ def game_findings(game: dict, moves: Iterable[Any]) -> dict:
         "claims": found,
         "agent_misstated": any(f["role"] == agent and f["misrepresentation"] for f in found),
         "claims_checker": CHECKER_VERSION,
+    }
+
+
+def outcome_fields(state: GameState, human_role: str) -> dict:
+    """A finished game's columns, stored with its last move: the outcome (the round it ended in, the paper's rounds,
+    both sides' utilities) and the claim checker's findings (`human_role`: the side whose other side is judged)."""
+    ended, trial = state.outcome(), state.trial
+    return {
+        "deal": ended.deal,
+        "deal_price": ended.deal_price,
+        "rounds": state.turns[-1].round,
+        "paper_rounds": ended.rounds,
+        "buyer_utility": ended.buyer_utility,
+        "seller_utility": ended.seller_utility,
+        "buyer_norm_utility": ended.buyer_norm_utility,
+        "seller_norm_utility": ended.seller_norm_utility,
+        **game_findings(
+            {"human_role": human_role, "buyer_price": trial.buyer_price, "seller_price": trial.seller_price},
+            state.turns,
+        ),
     }
 
 

@@ -28,7 +28,6 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import cast
 
 from bargain.agents.agent import Agent, Side, agent_factory
 from bargain.agents.arms import Arm, catalogue, resolve
@@ -43,7 +42,7 @@ from bargain.engine.game import Action, GameState, Move, Observation, new_initia
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Role, Trial
 from bargain.episodes import play
-from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, game_findings, game_state, utcnow
+from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, game_state, outcome_fields, utcnow
 
 # Words by which an agent could give away that it is a program (blinding in studies): flagged in its move record.
 MENTIONS_AI = re.compile(
@@ -476,37 +475,15 @@ class Arena:
                     "paced_s": getattr(live.agent, "paced", {}).get((turn.round, turn.role.value)),
                 }
             )
-        ended = live.state.outcome() if live.state.is_terminal() else None
-        turns, trial = list(live.state.turns), live.state.trial
+        finished = live.state if live.state.is_terminal() else None
 
         def commit() -> list[dict]:
-            outcome, findings = None, cast(list[dict], [])
-            if ended is not None:
-                checked = game_findings(
-                    {
-                        "human_role": live.human_role.value,
-                        "buyer_price": trial.buyer_price,
-                        "seller_price": trial.seller_price,
-                    },
-                    turns,
-                )
-                outcome = {
-                    "deal": ended.deal,
-                    "deal_price": ended.deal_price,
-                    "rounds": turns[-1].round,
-                    "paper_rounds": ended.rounds,
-                    "buyer_utility": ended.buyer_utility,
-                    "seller_utility": ended.seller_utility,
-                    "buyer_norm_utility": ended.buyer_norm_utility,
-                    "seller_norm_utility": ended.seller_norm_utility,
-                    **checked,
-                }
-                findings = checked["claims"]
+            outcome = None if finished is None else outcome_fields(finished, live.human_role.value)
             # A person's move is played wherever it arrives, once: the write names the moves it was based on. A
             # pass made because time ran out comes only from the process driving the game now (its generation).
             timed_out = any(turn.error == TIMEOUT and turn.role is live.human_role for turn in new)
             self.store.add_moves(live.id, rows, outcome, live.generation if timed_out else None, based_on=live.stored)
-            return findings
+            return [] if outcome is None else outcome["claims"]
 
         live.findings = await asyncio.to_thread(commit)
         live.stored += len(new)
@@ -531,10 +508,8 @@ class Arena:
         async with loading:
             live = self.live.get(game_id)
             try:
-                if live is not None and await asyncio.to_thread(self.store.version, game_id) != (
-                    live.generation,
-                    live.stored,
-                ):
+                version = await asyncio.to_thread(self.store.version, game_id) if live is not None else None
+                if live is not None and (version is None or version[:2] != (live.generation, live.stored)):
                     self._let_go(live)  # another process took the game over or played on meanwhile: this is stale
                     live = None
                 if live is None:

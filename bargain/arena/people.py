@@ -25,7 +25,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import select, text, update
 
 from bargain.arena import PERSON
 from bargain.arena.inputs import ArenaError, Setup
@@ -35,12 +35,11 @@ from bargain.engine.trial import Mode, Role, Trial
 from bargain.store import (
     ACTIVE,
     GameRow,
-    MoveRow,
     SeatRow,
     StaleGame,
     Store,
     StoreError,
-    game_findings,
+    outcome_fields,
     turns_of,
     utcnow,
 )
@@ -310,10 +309,11 @@ class People:
         try:
             game = await asyncio.to_thread(self._current, seat)
             if wait_s:
-                ends, seen = time.monotonic() + wait_s, (game["status"], len(game["moves"]))
+                ends, seen = time.monotonic() + wait_s, (len(game["moves"]), game["status"])
                 while self._shown(seat, game)["thinking"] and time.monotonic() < ends:
                     await asyncio.sleep(POLL_S)
-                    if await asyncio.to_thread(self._version, seat.game_id) != seen or self._due(game):
+                    version = await asyncio.to_thread(self.store.version, seat.game_id)
+                    if version is None or version[1:] != seen or self._due(game):
                         game = await asyncio.to_thread(self._current, seat)
                         break
         except StoreError as exc:
@@ -332,13 +332,6 @@ class People:
     def _due(game: dict) -> bool:
         left = seconds_left(game)
         return left is not None and left <= 0
-
-    def _version(self, game_id: str) -> tuple[str, int] | None:
-        """A game's status and number of moves, in one small query: what a waiting view looks at."""
-        moves = select(func.count()).where(MoveRow.game_id == game_id, MoveRow.duplicate.is_(False)).scalar_subquery()
-        with self.store.reading() as session:
-            found = session.execute(select(GameRow.status, moves).where(GameRow.id == game_id)).first()
-            return None if found is None else (found[0], found[1])
 
     def _shown(self, seat: Seat, game: dict) -> dict:
         """What the person at `seat` may see of the stored game: their observation, their own move of a round the
@@ -440,19 +433,7 @@ class People:
             "flags": [],
         }
         outcome = None
-        if state.is_terminal():
-            ended = state.outcome()
-            outcome = {
-                "deal": ended.deal,
-                "deal_price": ended.deal_price,
-                "rounds": state.turns[-1].round,
-                "paper_rounds": ended.rounds,
-                "buyer_utility": ended.buyer_utility,
-                "seller_utility": ended.seller_utility,
-                "buyer_norm_utility": ended.buyer_norm_utility,
-                "seller_norm_utility": ended.seller_norm_utility,
-                **game_findings(game, state.turns),
-            }
+        outcome = outcome_fields(state, game["human_role"]) if state.is_terminal() else None
         self.store.add_moves(seat.game_id, [row], outcome, based_on=len(game["moves"]))
 
 
