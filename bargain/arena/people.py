@@ -308,9 +308,9 @@ class People:
             raise ArenaError("no such game: start a new one")
         try:
             game = await asyncio.to_thread(self._current, seat)
-            if wait_s:
+            if wait_s and self._shown(seat, game)["thinking"]:  # the game as read is rebuilt once, not at each look
                 ends, seen = time.monotonic() + wait_s, (len(game["moves"]), game["status"])
-                while self._shown(seat, game)["thinking"] and time.monotonic() < ends:
+                while time.monotonic() < ends:
                     await asyncio.sleep(POLL_S)
                     version = await asyncio.to_thread(self.store.version, seat.game_id)
                     if version is None or version[1:] != seen or self._due(game):
