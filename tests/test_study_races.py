@@ -85,9 +85,9 @@ def test_the_same_move_sent_to_two_processes_at_once_is_played_once(tmp_path):
             params = {"participant": f"M{n}"}
             view = (await to_first_game(first, params))["view"]
             move = {"round": view["round"], "action": "OFFER", "message": "twice"}
-            pages = await asyncio.gather(
-                first.submit(params, "game", {**move, "price": "1.10"}),
-                second.submit(params, "game", {**move, "price": "1.20"}),
+            pages = await asyncio.gather(  # bids below any seller's cost: the round never ends the game
+                first.submit(params, "game", {**move, "price": "0.01"}),
+                second.submit(params, "game", {**move, "price": "0.02"}),
             )
             game = first.arena.store.game(view["game_id"])
             mine = [(m["round"], m["price"]) for m in game["moves"] if m["actor"] == "human"]
