@@ -3,7 +3,7 @@
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB [--participants 200] [--think 5.0]
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB --chaos [--kill-every 20]
         [--duplicate 0.2] [--reload 0.1] [--processes 2]
-    python -m benchmarks.study --pairs [--participants 100] [--think 1.0] [--db postgresql+psycopg://...]
+    python -m benchmarks.study --pairs [--participants 100] [--think 1.0] [--db URL] [--chaos] [--free-play]
 
 Two app processes serve one study (two games per participant against scripted tactics, four rounds each, a
 survey after each game and a final one) from the same database. Each simulated participant goes through the
@@ -35,15 +35,22 @@ slots counted wrongly, games left active, and the round trip per step at p50 and
 duplicated, 0 lost; p95 per move under 500 ms). With `--processes 1` it runs on SQLite too (one process: the
 duplicates go to it twice, and it is killed and restarted).
 
-With `--pairs`, people play people instead (bargain.arena.people): `--participants` people, half buyers and half
-sellers, each at home on one of two app processes on one database (a fresh SQLite file unless `--db` names one),
-arrive at random within ten think times, choose the same settings against `person:queue` and long-poll `get_game`
-until paired, then play a game of four simultaneous rounds to its end (some yield and deal, some stay firm), each
-move sent to a process chosen at random, the one who moved first waiting for the other's move through the other
-process. It reports the wait to be paired (start_game to an active view) and the time from a round's second move
-being stored (its play_move answered) to the partner's long poll showing the round settled, at p50 and p95; and,
-from the database, completed pairs, lost moves (sent, not stored) and duplicated moves (a round and side stored
-more than once, or a move nobody sent), people left waiting and games left unfinished (goal: 0 of each).
+With `--pairs`, the participants play each other: the study has one person arm (`spec: person`), a buyer cell and
+a seller cell with `--participants / 2` slots each, one game of four simultaneous rounds per participant, and a
+pairing wait of at most two minutes (then the scripted program arm). The participants arrive at random within ten
+think times (a fresh SQLite file unless `--db` names a database) and go through the same pages; one whose game's
+other side is awaited, their partner's arrival or their partner's move of the round, asks for the page again of the
+other process, as a page following its game would. Some yield and deal, some stay firm. It reports the wait to be
+paired (from the step that entered the game to its first page in play), the time from a round's second move being
+stored (its step answered) to the partner's page showing the round settled, at p50 and p95, the finished pairs,
+those who fell back to the program arm, the quotas, and the same check against the database (between two people a
+page load is such an ask, which waits up to a second, so the server times given are the steps' and the moves').
+With `--chaos` it runs under the same faults. With `--free-play`, people are paired by free play's public queue
+instead: each chooses the same settings against `person:queue` through the API (`start_game`, then `get_game`'s long
+poll until paired), moves through a process chosen at random and awaits the other's move through the other one;
+reported are the same waits, and from the database the finished pairs, lost moves (sent, not stored), duplicated
+moves (a round and side stored more than once, or a move nobody sent), people left waiting and games left
+unfinished (goal: 0 of each).
 
 Use a scratch database: the benchmark's study stays in it under a fresh name (`bench-` and six hex digits).
 The participants' clients run in a process of their own; on a two-core machine the servers, the database and the
@@ -57,6 +64,7 @@ import functools
 import json
 import multiprocessing
 import os
+import queue
 import random
 import secrets
 import signal
@@ -80,18 +88,12 @@ CHAOS_GOAL_MS = 500.0  # p95 of a move's round trip under faults
 ROOT = Path(__file__).resolve().parents[1]
 GAMES, ROUNDS = 2, 4
 RETRY_FOR_S = 60.0  # how long a participant keeps making a step again while no process answers
-CELLS = ("a/both_unaware/buyer", "a/both_unaware/seller", "b/both_unaware/buyer", "b/both_unaware/seller")
 STUDY = """
 name: {name}
 version: 1
-arms:
-  a: {{spec: "tactic:boulware"}}
-  b: {{spec: "tactic:linear"}}
-cells: {{arms: [a, b], conditions: [both_unaware], roles: [buyer, seller]}}
+{design}
 rounds: {rounds}
 scenarios: {{split: test}}
-games_per_participant: {games}
-design: {{assignment: within, quota_per_cell: {quota}, order: random}}
 texts: {{consent: consent.md, instructions: instructions.md, debrief: debrief.md, consent_version: bench}}
 comprehension:
   attempts: 2
@@ -110,6 +112,50 @@ payment: {{currency: GBP, base: 2.0, bonus: {{per_unit: 1.0, cap: 2.0}}, timeout
 completion: {{code: BENCHDONE, screened_out_code: BENCHOUT, declined_message: "Thank you."}}
 participant_id: {{id_pattern: "[A-Za-z0-9_-]{{1,64}}"}}  # ids such as bench00001 under PROLIFIC_PID
 """
+# Two games against scripted tactics, each game in a cell of its own (four cells).
+AGAINST_PROGRAMS = """
+arms:
+  a: {{spec: "tactic:boulware"}}
+  b: {{spec: "tactic:linear"}}
+cells: {{arms: [a, b], conditions: [both_unaware], roles: [buyer, seller]}}
+games_per_participant: {games}
+design: {{assignment: within, quota_per_cell: {quota}, order: random}}
+"""
+# One game against another participant (a buyer and a seller of the person arm), simultaneous moves; a participant
+# unpaired after the longest wait plays a scripted tactic instead.
+AGAINST_PEOPLE = """
+arms:
+  peer: {{spec: person}}
+  lin: {{spec: "tactic:linear"}}
+cells: {{arms: [peer], conditions: [both_unaware], roles: [buyer, seller]}}
+mode: simultaneous
+games_per_participant: {games}
+design: {{assignment: between, quota_per_cell: {quota}}}
+pairing: {{max_wait_s: {wait:g}, otherwise: lin}}
+"""
+
+
+ARRIVALS = 10.0  # people who pair up arrive at random within this many think times: some wait, some find a partner
+WAIT_FOR_S = 120.0  # the longest a person waits for a partner (a study's pairing.max_wait_s; free play: cancel_game)
+
+
+@dataclass(frozen=True)
+class Design:
+    """What the benchmark's study has its participants play."""
+
+    arms: str  # AGAINST_PROGRAMS or AGAINST_PEOPLE
+    games: int  # per participant
+    cells: int
+    arrivals: float  # the participants arrive at random within this many think times (0: all at once)
+
+    def text(self, participants: int) -> str:
+        """The study file's arms, cells and design for `participants`, every cell's quota exact."""
+        quota = participants * self.games // self.cells
+        return self.arms.format(games=self.games, quota=quota, wait=WAIT_FOR_S)
+
+
+PROGRAMS = Design(AGAINST_PROGRAMS, games=GAMES, cells=4, arrivals=0.0)
+PEOPLE = Design(AGAINST_PEOPLE, games=1, cells=2, arrivals=ARRIVALS)
 
 
 @dataclass(frozen=True)
@@ -151,7 +197,7 @@ def serve(argv: list[str], timings: Path) -> None:
         try:
             return await submit(self, params, stage, data)
         finally:
-            times.append(("move" if stage == "game" else "page", time.perf_counter() - start))
+            times.append(("move" if stage == "game" else "step", time.perf_counter() - start))
 
     StudyRunner.page, StudyRunner.submit = timed_page, timed_submit
     args = arena_app.parse_args(argv)
@@ -203,6 +249,24 @@ class Replica:
 # --- the participants -------------------------------------------------------------------------------------------
 
 
+def settled(view: dict, round_: int) -> bool:
+    """Whether a person's view shows `round_` played by both sides (the next round, or the game's end)."""
+    return view["round"] > round_ or view["status"] != "active"
+
+
+def offer(view: dict, firm: bool) -> float:
+    """A person's offer for the view's round: a yielding one concedes from 30% off their value (buyer) or cost
+    (seller) in round 1 to it in round 4, a firm one stays 50% off, so two yielding people usually deal and a firm
+    one rarely does."""
+    share = 0.5 if firm else 0.4 - 0.1 * view["round"]
+    return view["your_price"] * (1 - share if view["role"] == "buyer" else 1 + share)
+
+
+def over(page: dict, round_: int) -> bool:
+    """Whether a study page shows `round_` of its game played by both sides, or has moved on from the game."""
+    return page["stage"] != "game" or settled(page["view"], round_)
+
+
 def answers(page: dict) -> dict:
     """A survey page answered: the first option of each choice, the middle of each scale, a short text."""
     out = {}
@@ -216,18 +280,28 @@ def answers(page: dict) -> dict:
     return out
 
 
-def participant(urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict) -> None:
+def participant(
+    urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict, arrivals: float = 0.0
+) -> None:
     """One participant through the study on one process, moving to the other after the first game. It calls the page's
     named endpoints (`/study_page`, `/study_step`) over HTTP as `gradio_client` does for endpoints outside the
     queue, in one page session per process, without the client library's own CPU cost per call, which on a small
     machine would take the servers'. Under `faults`, some steps also go to the other process at the same moment,
     some moves are followed by a reload there, and a step that no process answers (one was killed) is made again
-    on the next one."""
+    on the next one. `arrivals`: the participant comes at a random time within that many think times (0: all at
+    once).
+
+    A game whose other side is awaited (a person arm: the partner's arrival, or their move of the round) is
+    followed as the page follows it, by asking for the page again, of the other process: how long the participant
+    waited to be paired is logged (`waits`, from the step that entered the game), and so is each round settled by
+    their own move (`stored`) or seen settled by their partner's (`seen`, with when the last ask began)."""
     rng = random.Random(n)
     query = {"PROLIFIC_PID": f"bench{n:05d}", "STUDY_ID": "bench", "SESSION_ID": f"s{n}"}
     pid = query["PROLIFIC_PID"]
     sessions = [secrets.token_hex(8) for _ in urls]  # one page session per process, as a browser tab keeps one
     moved = False  # once the first game is over: the other process
+    asked = 0.0  # when the last request was sent
+    firm = rng.random() < 0.3  # some hold out, most concede
 
     def post(which: int, api: str, data: list) -> dict | None:
         """One request; None when the process does not answer (refused, or cut off by a kill)."""
@@ -256,15 +330,17 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
         return thread
 
     def call(api: str, *data, kind: str = "page", twin: list | None = None) -> dict:
-        time.sleep(think * rng.uniform(0.5, 1.5))
-        which = (n + moved) % len(urls)
+        nonlocal asked
+        if kind != "poll":  # a page asking again for what it waits for does so at once, on the other process
+            time.sleep(think * rng.uniform(0.5, 1.5))
+        which = (n + moved + (kind == "poll")) % len(urls)
         other = (which + 1) % len(urls)
         extra = []
-        if faults.duplicate and rng.random() < faults.duplicate:
+        if kind != "poll" and faults.duplicate and rng.random() < faults.duplicate:
             extra.append(beside(other, api, list(twin if twin is not None else data)))
         if kind == "move" and faults.reload and rng.random() < faults.reload:
             extra.append(beside(other, "study_page", [], delay=0.002))
-        start, given_up = time.perf_counter(), time.monotonic() + RETRY_FOR_S
+        start, given_up, asked = time.perf_counter(), time.monotonic() + RETRY_FOR_S, time.monotonic()
         attempt = 0
         while (page := post((which + attempt) % len(urls), api, list(data))) is None:
             if time.monotonic() > given_up:
@@ -275,6 +351,16 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
         log["trips"].append((kind, time.perf_counter() - start))
         for thread in extra:
             thread.join()
+        return page
+
+    def until(page: dict, done: Callable[[dict], bool]) -> dict:
+        """The page asked for again (of the other process) until it is `done` waiting for the other side: their
+        arrival, or their move of the round (`asked`: when the last ask began)."""
+        ends = time.monotonic() + 2 * WAIT_FOR_S
+        while not done(page):
+            if time.monotonic() > ends:
+                raise RuntimeError(f"the other side did not come or move for {2 * WAIT_FOR_S:.0f} s")
+            page = call("study_page", kind="poll")
         return page
 
     def step(stage: str, data: dict, twin: dict | None = None) -> dict:
@@ -290,17 +376,24 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
     with httpx.Client(timeout=120, limits=httpx.Limits(keepalive_expiry=2)) as http:
         try:
             ready.wait()
+            time.sleep(rng.uniform(0, arrivals * think))
             page = call("study_page")
             step("consent", {"agree": True})
             step("instructions", {})
             page = step("comprehension", {"no_deal": "Nothing"})
+            entered, paired = asked, set()  # when the step that entered the game was sent; games begun
             while page["stage"] not in ("completed", "full", "dropped"):
-                if page["stage"] == "game":
+                if page["stage"] == "game" and page["view"]["status"] == "waiting":  # for a partner
+                    page = until(page, lambda page: page["stage"] != "game" or page["view"]["status"] != "waiting")
+                elif page["stage"] == "game":
                     view = page["view"]
+                    if page["game"] not in paired:  # the game has begun: the wait for it is over
+                        paired.add(page["game"])
+                        log["waits"].append(time.monotonic() - entered)
                     toward = 1 if view["role"] == "buyer" else -1
-                    price = view["your_price"] * (1 - 0.2 * toward) + 0.1 * view["round"] * toward
+                    price = offer(view, firm)
                     move = {"round": view["round"], "action": "OFFER", "message": "How about this?"}
-                    game = page["game"]
+                    game, token, round_ = page["game"], view["game_id"], view["round"]
                     page = step(
                         "game",
                         {**move, "price": f"{price:.2f}"},
@@ -308,14 +401,20 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
                     )
                     log["moves"].append(pid)
                     if page["stage"] == "game":  # what the participant was shown as played, to find in the database
-                        log["seen"].extend(
+                        log["shown"].extend(
                             (pid, game, t["round"], t["price"])
                             for t in page["view"]["transcript"]
                             if t["speaker"] == "you"
                         )
+                    if over(page, round_):
+                        log["stored"].append((token, round_, time.monotonic()))
+                    else:  # the other side's move of the round is awaited
+                        page = until(page, functools.partial(over, round_=round_))
+                        log["seen"].append((token, round_, time.monotonic(), asked))
                 elif page["stage"] in ("game_survey", "final_survey"):
                     moved = True
                     page = step(page["stage"], answers(page))
+                    entered = asked
                 elif page["stage"] == "debrief":
                     page = step("debrief", {})
                 else:
@@ -325,7 +424,7 @@ def participant(urls: list[str], n: int, think: float, faults: Faults, ready: th
             log["errors"].append(f"{pid}: {type(exc).__name__}: {exc}")
 
 
-LOGGED = ("trips", "moves", "seen", "ended", "errors", "retried", "seats", "waits", "stored", "left")
+LOGGED = ("trips", "moves", "shown", "seen", "ended", "errors", "retried", "seats", "waits", "stored", "left")
 
 
 def crowd_main(
@@ -357,7 +456,12 @@ class Outcome:
     duplicated_moves: int = 0  # counted moves beyond one per (game, round, role), and moves flagged duplicate
     lost_moves: int = 0  # moves a participant was shown as played that the database lacks
     slots_off: int = 0  # cell slots counted beyond (or short of) what the participants hold
-    games_left_active: int = 0
+    games_left_active: int = 0  # games left active, or waiting for a partner
+    cells: dict[str, tuple[int, int]] = field(default_factory=dict)  # cell -> (slots taken, quota)
+    pairs: int = 0  # games between two participants that finished
+    fell_back: int = 0  # participants unpaired after the longest wait, who played the program arm instead
+    settles_ms: list[float] = field(default_factory=list)  # settle_times: a round stored to the partner seeing it
+    settled_at_once: int = 0  # rounds between people whose two moves both came back settled: nobody was waiting
     problems: list[str] = field(default_factory=list)  # each finding in a sentence, the first ten kept
     errors: list[str] = field(default_factory=list)
 
@@ -374,12 +478,14 @@ class Outcome:
         )
 
 
-def check(db: str, name: str, participants: int, log: dict, exact_moves: bool) -> Outcome:
+def check(db: str, name: str, participants: int, games_each: int, log: dict, exact_moves: bool) -> Outcome:
     """What the database holds against what the participants did; `exact_moves`: every move request made is one
-    stored move (no step was sent twice or made again)."""
+    stored move (no step was sent twice or made again). A participant's game is a game of their own, or their seat
+    at a game with another participant (a person arm): either way, their side of it."""
     from sqlalchemy import func, select
 
-    from bargain.store import MoveRow, Store
+    from bargain.arena import PERSON
+    from bargain.store import MoveRow, SeatRow, Store
     from bargain.study import records
 
     store = Store(db)
@@ -391,15 +497,35 @@ def check(db: str, name: str, participants: int, log: dict, exact_moves: bool) -
     for row in people.values():
         for cell in row["cells"][: row["games_done"]] if row["stage"] == "dropped" else row["cells"]:
             held[cell] = held.get(cell, 0) + 1
-    counts = records.cell_counts(store, name, 1)
-    out.slots_off = sum(abs(taken - held.get(cell, 0)) for cell, (taken, _) in counts.items())
-    if any(taken > quota for taken, quota in counts.values()):
-        out.problems.append(f"a cell over its quota: {counts}")
+    out.cells = records.cell_counts(store, name, 1)
+    out.slots_off = sum(abs(taken - held.get(cell, 0)) for cell, (taken, _) in out.cells.items())
+    if any(taken > quota for taken, quota in out.cells.values()):
+        out.problems.append(f"a cell over its quota: {out.cells}")
     games = store.games_frame()
     games = games[games["study"] == name]
-    out.games_left_active = int((games["status"] == "active").sum())
-    if len(games) != participants * GAMES or games["participant"].value_counts().max() != GAMES:
-        out.problems.append(f"{len(games)} games for {participants} participants of {GAMES} games each")
+    with store.reading() as session:
+        seats = {
+            token: (game_id, role)
+            for token, game_id, role in session.execute(
+                select(SeatRow.token, SeatRow.game_id, SeatRow.role).where(SeatRow.study == name)
+            )
+        }
+    out.settles_ms, out.settled_at_once, odd = settle_times(log, {token: game for token, (game, _) in seats.items()})
+    if exact_moves:  # (a step sent twice, or made again, can settle a round through a request nobody timed)
+        out.problems.extend(odd)
+    human_role = dict(zip(games["id"], games["human_role"], strict=True))
+    side: dict[tuple[str, str], tuple[str, int]] = {}  # (game, role) -> (participant, their game's index)
+    for pid, row in people.items():
+        for index, ref in enumerate(row["games"], 1):
+            game_id, role = seats.get(ref) or (ref, human_role.get(ref))
+            if (game_id, role) in side:
+                out.problems.append(f"{pid} and {side[game_id, role][0]} hold the same side of game {game_id}")
+            side[game_id, role] = (pid, index)
+        if row["stage"] == "completed" and len(row["games"]) != games_each:
+            out.problems.append(f"{pid} completed with {len(row['games'])} games of {games_each}")
+    out.games_left_active = int(games["status"].isin(["active", "waiting"]).sum())
+    out.pairs = int(((games["arm"] == PERSON) & (games["status"] == "finished")).sum())
+    out.fell_back = sum(extra.get("instead_of") == PERSON for extra in games["extra"] if isinstance(extra, dict))
     moves = store.moves_frame()
     moves = moves[moves["game_id"].isin(set(games["id"]))]
     with store.reading() as session:
@@ -416,26 +542,49 @@ def check(db: str, name: str, participants: int, log: dict, exact_moves: bool) -
     for game_id, rows in moves.groupby("game_id"):
         if list(rows["seq"]) != list(range(len(rows))):
             out.problems.append(f"game {game_id}: moves numbered {list(rows['seq'])}")
-    index = {g.id: (g.participant, int(g.game_index)) for g in games.itertuples() if g.game_index == g.game_index}
-    played = set(index.values())
+    played = set(side.values())
     stored = {
-        (*index[m.game_id], m.round, round(m.price, 2))
+        (*side[m.game_id, m.role], m.round, round(m.price, 2))
         for m in moves.itertuples()
-        if m.game_id in index and m.actor == "human" and m.price == m.price and not m.duplicate
+        if (m.game_id, m.role) in side and m.actor == "human" and m.price == m.price and not m.duplicate
     }
-    seen = {(pid, game, round_, round(price, 2)) for pid, game, round_, price in log["seen"] if price is not None}
-    out.lost_moves = sum((pid, game) in played and (pid, game, r, p) not in stored for pid, game, r, p in seen) + sum(
-        (pid, game) not in played for pid, game, _, _ in seen
+    shown = {(pid, game, round_, round(price, 2)) for pid, game, round_, price in log["shown"] if price is not None}
+    out.lost_moves = sum((pid, game) in played and (pid, game, r, p) not in stored for pid, game, r, p in shown) + sum(
+        (pid, game) not in played for pid, game, _, _ in shown
     )
     if exact_moves and int((moves["actor"] == "human").sum()) != len(log["moves"]):
         out.problems.append(f"moves made {len(log['moves'])}, stored {int((moves['actor'] == 'human').sum())}")
     for pid, row in people.items():
         given = [(a["survey"], a["game"], a["item"], a["attempt"]) for a in records.answers(store, row["id"])]
-        if row["stage"] == "completed" and (len(given) != len(set(given)) or len(given) != 1 + GAMES * 4 + 1):
+        if row["stage"] == "completed" and (len(given) != len(set(given)) or len(given) != 1 + games_each * 4 + 1):
             out.problems.append(f"{pid}: {len(given)} answers ({len(set(given))} distinct)")
     out.problems = out.problems[:10]
     store.engine.dispose()
     return out
+
+
+def settle_times(log: dict, game_of: dict[str, str]) -> tuple[list[float], int, list[str]]:
+    """For each round of a game between two people (its two sides' handles matched through their seats' game in
+    `game_of`; other games' rounds are left out): the milliseconds from its second move being stored (that move's
+    answer) to the partner's ask showing it settled, counted from when that ask began if later. Also the rounds
+    settled with nobody waiting (both moves came back settled), and each round that fits neither, in a sentence."""
+    when: dict[tuple, dict] = {}
+    for token, round_, at in log["stored"]:
+        if token in game_of:
+            when.setdefault((game_of[token], round_), {}).setdefault("stored", []).append(at)
+    for token, round_, at, polled in log["seen"]:
+        if token in game_of:
+            when.setdefault((game_of[token], round_), {})["seen"] = (at, polled)
+    settles, at_once, odd = [], 0, []
+    for (game_id, round_), times in when.items():
+        if "seen" in times and len(times.get("stored", [])) == 1:
+            (stored_at,), (seen_at, polled) = times["stored"], times["seen"]
+            settles.append(max(0.0, seen_at - max(stored_at, polled)) * 1000)
+        elif "seen" not in times and len(times.get("stored", [])) == 2:
+            at_once += 1
+        else:
+            odd.append(f"game {game_id} round {round_}: settled as {times}")
+    return settles, at_once, odd
 
 
 # --- the run ----------------------------------------------------------------------------------------------------
@@ -446,15 +595,17 @@ class Run:
     """A finished run: what the database holds, and the times."""
 
     name: str
+    design: Design
     outcome: Outcome
     elapsed_s: float
     requests: int
     retries: int
     kills: int
-    trips_ms: dict[str, list[float]]  # page / move -> round trips seen by participants
+    trips_ms: dict[str, list[float]]  # page / move / poll -> round trips seen by participants
     server_ms: dict[str, list[float]]  # page / move -> server times (processes that ended cleanly)
     server_cpu_s: float
     server_requests: int
+    waits_ms: list[float]  # per game, from the step that entered it to its first active page (a partner's wait)
 
 
 def free_port() -> int:
@@ -463,6 +614,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def collect(crowd: BaseProcess, results: multiprocessing.Queue) -> dict:
+    """The log the participants' process sends back when they are done; an error if it died without sending it."""
+    while True:
+        try:
+            return results.get(timeout=1.0)
+        except queue.Empty:
+            if not crowd.is_alive():
+                raise SystemExit(f"the participants' process died (exit status {crowd.exitcode}): see above") from None
 
 
 def start_crowd(
@@ -478,8 +639,10 @@ def start_crowd(
     return crowd, results
 
 
-def run(db: str, participants: int, think: float, faults: Faults = Faults(), processes: int = 2) -> Run:
-    """Serve a fresh study from `processes` app processes on `db` and put `participants` through it."""
+def run(
+    db: str, participants: int, think: float, faults: Faults = Faults(), processes: int = 2, design: Design = PROGRAMS
+) -> Run:
+    """Serve a fresh study of `design` from `processes` app processes on `db` and put `participants` through it."""
     name = f"bench-{secrets.token_hex(3)}"
     kills = 0
     with tempfile.TemporaryDirectory() as root:
@@ -487,13 +650,7 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
         for text in ("consent", "instructions", "debrief"):
             (folder / f"{text}.md").write_text(f"The benchmark's {text}.")
         (folder / "study.yaml").write_text(
-            STUDY.format(
-                name=name,
-                rounds=ROUNDS,
-                games=GAMES,
-                quota=participants * GAMES // len(CELLS),
-                idle=1 if faults.any else 60,
-            )
+            STUDY.format(name=name, design=design.text(participants), rounds=ROUNDS, idle=1 if faults.any else 60)
         )
         replicas = [
             Replica(
@@ -526,11 +683,12 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
             for replica in replicas:
                 replica.start()
             began = time.perf_counter()
-            crowd, results = start_crowd(replicas, participants, think, faults)
+            who = functools.partial(participant, arrivals=design.arrivals)
+            crowd, results = start_crowd(replicas, participants, think, faults, who)
             chaos = threading.Thread(target=killer) if faults.kill_every else None
             if chaos is not None:
                 chaos.start()
-            log = results.get()
+            log = collect(crowd, results)
             stop.set()
             if chaos is not None:
                 chaos.join()
@@ -542,11 +700,16 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
                 if replica.process is not None and replica.process.poll() is None:
                     replica.stop()
         served = [json.loads(r.timings.read_text()) for r in replicas if r.timings.exists()]
-    times = [entry for record in served for entry in record["times"]]
-    outcome = check(db, name, participants, log, exact_moves=not faults.any)
-    kinds = ("page", "move")
+    times = [
+        ("page" if kind == "step" and design is PROGRAMS else kind, seconds)  # one figure: every page that is no move
+        for record in served
+        for kind, seconds in record["times"]
+    ]
+    outcome = check(db, name, participants, design.games, log, exact_moves=not faults.any)
+    kinds = ("page", "step", "move", "poll")
     return Run(
         name,
+        design,
         outcome,
         elapsed,
         len(log["trips"]),
@@ -556,6 +719,7 @@ def run(db: str, participants: int, think: float, faults: Faults = Faults(), pro
         {k: [s * 1000 for kind, s in times if kind == k] for k in kinds},
         sum(record["cpu_s"] for record in served),
         len(times),
+        [s * 1000 for s in log["waits"]],
     )
 
 
@@ -570,10 +734,16 @@ def spread(values: list[float]) -> str:
 
 def report(result: Run, participants: int, think: float, faults: Faults, processes: int) -> None:
     """The run's figures, printed."""
-    out = result.outcome
+    out, people = result.outcome, result.design is PEOPLE
+    what = (
+        f"arriving within {ARRIVALS * think:.0f} s, one game of {ROUNDS} simultaneous rounds each against another "
+        "participant (a person arm)"
+        if people
+        else f"all at once, {GAMES} games of {ROUNDS} rounds each"
+    )
     print(
-        f"{participants} participants at once through {processes} app process(es), {GAMES} games of {ROUNDS} rounds "
-        f"each, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s (study {result.name})"
+        f"{participants} participants through {processes} app process(es), {what}, {think:.1f} s to think: "
+        f"{result.requests} requests in {result.elapsed_s:.1f} s (study {result.name})"
     )
     if faults.any:
         where = "to both processes" if processes > 1 else "to the one process"
@@ -591,7 +761,9 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
             f"{out.slots_off}; games left active {out.games_left_active}"
         )
     else:
-        for label in ("page", "move"):
+        # Between people a page load is the page asking again for what it waits for (it waits up to a second):
+        # the steps, not the loads, are what serving costs.
+        for label in ("step", "move") if people else ("page", "move"):
             print(f"server time per {label}: {spread(result.server_ms[label])} (goal p95 < {GOAL_MS:.0f} ms)")
         print(
             f"server CPU per request: {result.server_cpu_s / max(result.server_requests, 1) * 1000:.1f} ms (both "
@@ -600,6 +772,17 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
         trips = result.trips_ms["page"] + result.trips_ms["move"]
         print(f"round trip seen by a participant: {spread(trips)}")
         print(f"completed {out.completed} of {participants}; errors {out.error_pages}")
+    if people:
+        print(
+            f"wait to be paired (the step entering the game to its first page in play): {spread(result.waits_ms)}; "
+            f"{out.fell_back} played the program arm instead after {WAIT_FOR_S:.0f} s"
+        )
+        print(
+            f"a round stored to the partner's page showing it (asked of the other process): {spread(out.settles_ms)}"
+            f"; {out.settled_at_once} round(s) settled with nobody waiting"
+        )
+        print(f"completed pairs {out.pairs} of {participants // 2}")
+    print("quotas (slots taken / quota): " + "; ".join(f"{c} {t}/{q}" for c, (t, q) in sorted(out.cells.items())))
     print(f"nothing lost or duplicated: {'yes' if out.clean else 'NO'}")
     for line in (out.errors + out.problems)[:10]:
         print("  ", line)
@@ -607,24 +790,10 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
 
 # --- people against people (--pairs) ---------------------------------------------------------------------------
 
-# What every person of `--pairs` chooses (the opponent, condition, mode, rounds, scenario, prompts), their role aside.
+# What every person of `--pairs --free-play` chooses (the opponent, condition, mode, rounds, scenario, prompts), their
+# role aside.
 PAIRED = ("person:queue", "both_unaware", "simultaneous", ROUNDS, "low", "train")
-ARRIVALS = 10.0  # the people arrive at random within this many think times: some wait, some find a partner there
 WAIT_S = 5.0  # each long poll of get_game (the API allows up to 10 s)
-WAIT_FOR_S = 120.0  # after this long unpaired a person stops waiting (cancel_game), and is reported as left waiting
-
-
-def settled(view: dict, round_: int) -> bool:
-    """Whether a person's view shows `round_` played by both sides (the next round, or the game's end)."""
-    return view["round"] > round_ or view["status"] != "active"
-
-
-def offer(view: dict, firm: bool) -> float:
-    """A person's offer for the view's round: a yielding one concedes from 30% off their value (buyer) or cost
-    (seller) in round 1 to it in round 4, a firm one stays 50% off, so two yielding people usually deal and a firm
-    one rarely does."""
-    share = 0.5 if firm else 0.4 - 0.1 * view["round"]
-    return view["your_price"] * (1 - share if view["role"] == "buyer" else 1 + share)
 
 
 def person(
@@ -752,19 +921,8 @@ def check_pairs(db: str, run_id: str, result: PairsRun, log: dict) -> None:
     )
     if result.pairs * 2 != result.people:
         result.problems.append(f"{result.pairs} finished games for {result.people} people ({status})"[:300])
-    when: dict[tuple, dict] = {}
-    for token, round_, at in log["stored"]:
-        when.setdefault((game_of.get(token), round_), {}).setdefault("stored", []).append(at)
-    for token, round_, at, polled in log["seen"]:
-        when.setdefault((game_of.get(token), round_), {})["seen"] = (at, polled)
-    for (game_id, round_), times in when.items():
-        if "seen" in times and len(times.get("stored", [])) == 1:
-            (stored_at,), (seen_at, polled) = times["stored"], times["seen"]
-            result.settles_ms.append(max(0.0, seen_at - max(stored_at, polled)) * 1000)
-        elif "seen" not in times and len(times.get("stored", [])) == 2:
-            result.settled_at_once += 1
-        else:
-            result.problems.append(f"game {game_id} round {round_}: settled as {times}")
+    result.settles_ms, result.settled_at_once, odd = settle_times(log, game_of)
+    result.problems.extend(odd)
     result.problems = result.problems[:10]
 
 
@@ -786,7 +944,7 @@ def run_pairs(db: str, people: int, think: float) -> PairsRun:
                 replica.start()
             began = time.perf_counter()
             crowd, results = start_crowd(replicas, people, think, Faults(), functools.partial(person, run_id))
-            log = results.get()
+            log = collect(crowd, results)
             crowd.join()
             elapsed = time.perf_counter() - began
         finally:
@@ -847,19 +1005,25 @@ def main() -> None:
     parser.add_argument(
         "--pairs",
         action="store_true",
-        help="people against people instead of the study: half buyers, half sellers, paired by the public queue on "
-        "two processes, each playing a game of four simultaneous rounds (pairing wait, a move reaching the partner, "
-        "lost and duplicated moves)",
+        help="participants play each other: a study of one person arm, half buyers and half sellers who arrive over "
+        "ten think times and are paired as they come, one game of four simultaneous rounds each (pairing wait, a "
+        "move reaching the partner, pairs, quotas, lost and duplicated moves); on a fresh SQLite file unless --db",
     )
     parser.add_argument(
-        "--participants", type=int, default=200, help="a multiple of 2 (the cells fill exactly; --pairs: the pairs)"
+        "--free-play",
+        action="store_true",
+        help="with --pairs: people paired by free play's public queue (the API: start_game, get_game) instead",
+    )
+    parser.add_argument(
+        "--participants",
+        type=int,
+        help="a multiple of 2, the cells filled exactly (default 200; with --pairs, 100: one buyer for each seller)",
     )
     parser.add_argument(
         "--think",
         type=float,
         default=5.0,
-        help="mean seconds a participant takes before each step (--pairs: before each move; they arrive within ten "
-        "times that)",
+        help="mean seconds a participant takes before each step (--pairs --free-play: before each move)",
     )
     parser.add_argument("--processes", type=int, default=2, help="app processes serving the study (default 2)")
     parser.add_argument(
@@ -889,26 +1053,27 @@ def main() -> None:
     args = parser.parse_args()
     if args.serve:
         return serve(json.loads(args.serve[0]), Path(args.serve[1]))
-    if args.participants % 2 or args.participants < 2:
-        raise SystemExit(
-            "--participants must be even: two games each fill four cells exactly (--pairs: one buyer for each seller)"
-        )
-    if args.pairs:
-        with tempfile.TemporaryDirectory() as folder:
-            db = args.db or f"sqlite:///{Path(folder) / 'pairs.db'}"
-            pairs = run_pairs(db, args.participants, args.think)
-        return report_pairs(pairs, db, args.think)
-    args.db = args.db or os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL")
-    sqlite = bool(args.db) and args.db.startswith("sqlite")
-    if not args.db or not (args.db.startswith("postgresql") or sqlite and args.processes == 1):
-        raise SystemExit(
-            "give a scratch PostgreSQL database: --db postgresql+psycopg://USER:PASS@HOST/DB "
-            "(app processes share it, as a study served by several processes would); SQLite serves "
-            "one process: --db sqlite:///FILE --processes 1"
-        )
+    participants = args.participants or (100 if args.pairs else 200)
+    if participants % 2 or participants < 2:
+        raise SystemExit("--participants must be even: each cell fills exactly (--pairs: one buyer for each seller)")
+    if args.free_play and (args.chaos or not args.pairs):
+        raise SystemExit("--free-play goes with --pairs, without --chaos: people paired by free play's queue")
     faults = Faults(args.duplicate, args.reload, args.kill_every or None) if args.chaos else Faults()
-    result = run(args.db, args.participants, args.think, faults, args.processes)
-    report(result, args.participants, args.think, faults, args.processes)
+    with tempfile.TemporaryDirectory() as folder:
+        if args.pairs:  # a file of its own: people pair on any database the app serves from two processes
+            db = args.db or f"sqlite:///{Path(folder) / 'pairs.db'}"
+            if args.free_play:
+                return report_pairs(run_pairs(db, participants, args.think), db, args.think)
+        else:
+            db = args.db or os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL") or ""
+            if not (db.startswith("postgresql") or db.startswith("sqlite") and args.processes == 1):
+                raise SystemExit(
+                    "give a scratch PostgreSQL database: --db postgresql+psycopg://USER:PASS@HOST/DB "
+                    "(app processes share it, as a study served by several processes would); SQLite serves "
+                    "one process: --db sqlite:///FILE --processes 1"
+                )
+        result = run(db, participants, args.think, faults, args.processes, PEOPLE if args.pairs else PROGRAMS)
+    report(result, participants, args.think, faults, args.processes)
 
 
 if __name__ == "__main__":
