@@ -14,6 +14,7 @@ from cli_runner import run_main
 
 from bargain.agents.stub_server import StubServer
 from bargain.analysis.judge import instrument, judge_messages, parse_judgment, transcript
+from bargain.arena.people import INVITE
 from bargain.cli import main
 from bargain.engine.game import Action, Move, new_initial_state
 from bargain.engine.trial import Condition, Mode, Role, Trial
@@ -210,21 +211,28 @@ def test_judge_the_arena_games(tmp_path):
     url = f"sqlite:///{tmp_path / 'arena.db'}"
 
     async def games():
-        arena = Arena(Store(url), Backends())
+        arena = Arena(Store(url), Backends(), arms=["tactic:hardliner", INVITE])
         for condition in (Condition.FULL, Condition.BOTH_UNAWARE):
             view = await arena.start(Setup(arm="tactic:hardliner", condition=condition, seed=3))
             await arena.move(view["game_id"], 1, "NO_DEAL", message="No thanks.")
+        # two people: each side's message goes to the judge, as an agent's would
+        alice = await arena.start(Setup(arm=INVITE, condition=Condition.BOTH_UNAWARE, rounds=1), player="alice")
+        bob = await arena.join(alice["invitation"], "bob")
+        await arena.move(alice["game_id"], 1, "OFFER", "0.01", "My budget is tiny, honestly.")
+        await arena.move(bob["game_id"], 1, "OFFER", "9999", "It cost me a fortune.")
 
     asyncio.run(games())
     with StubServer(["gpt-judge"], reply=canned) as server:
         result = cli("judge", "--db", url, "--judge", f"openai:gpt-judge@{server.url}", "--quiet")
         assert cli("judge", "--db", url, "--judge", f"openai:gpt-judge@{server.url}", "--quiet").returncode == 0
-        calls = len(server.requests)
+        prompts = [body["messages"][1]["content"] for body in server.requests]
     assert result.returncode == 0, result.stderr
-    assert "judged 1 arena games" in result.stdout and calls == 1
+    assert "judged 2 arena games" in result.stdout and len(prompts) == 2  # the non-full games, each once
+    assert any("My budget is tiny, honestly." in p and "It cost me a fortune." in p for p in prompts)
     stored = Store(url).games_frame()
-    judged = stored[stored["condition"] == "both_unaware"].iloc[0]["extra"]["judge"]
-    assert judged["seller_honesty"] == 1 and judged["buyer_credulity"] == 3
+    for _, game in stored[stored["condition"] == "both_unaware"].iterrows():  # the person game among them
+        assert game["extra"]["judge"]["seller_honesty"] == 1 and game["extra"]["judge"]["buyer_credulity"] == 3
+    assert set(stored[stored["condition"] == "both_unaware"]["arm"]) == {"tactic:hardliner", "person"}
 
 
 def test_judge_needs_a_run_or_a_database():
