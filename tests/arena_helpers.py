@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
+import httpx
 import pytest
 from gradio_client import Client
 
@@ -32,6 +33,14 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def post(url: str, api: str, *data) -> dict:
+    """One call of the app's named endpoint `api` over plain HTTP (one outside the queue), as any program may make
+    it: the answer's data."""
+    answer = httpx.post(f"{url}gradio_api/run/{api}", json={"data": list(data)}, timeout=60)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["data"][0]
 
 
 def serve(demo, arena, db: Path | None = None, port: int | None = None) -> SimpleNamespace:

@@ -11,21 +11,15 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
 import pytest
+from arena_helpers import free_port, post
 
 from bargain.store import Store
-from benchmarks.study import Replica, free_port
+from benchmarks.study import Replica
 
 URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.slow
 PAIRS, ROUNDS = 4, 4
-
-
-def post(url: str, api: str, *data) -> dict:
-    answer = httpx.post(f"{url}gradio_api/run/{api}", json={"data": list(data)}, timeout=60)
-    assert answer.status_code == 200, answer.text
-    return answer.json()["data"][0]
 
 
 def play(db: str, tmp_path: Path) -> tuple[list[float], Store]:

@@ -16,7 +16,7 @@ from bargain.arena.controller import Arena
 from bargain.store import Store
 from bargain.study import records
 from bargain.study.config import Pairing, load
-from bargain.study.dashboard import recent_games
+from bargain.study.dashboard import funnel, recent_games, transcript_markdown
 from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner
 
@@ -60,6 +60,12 @@ async def to_game(run: StudyRunner, who: str) -> dict:
     return await run.submit(params, "instructions", {})
 
 
+def steps(run: StudyRunner) -> dict[str, int]:
+    """The researcher's funnel: participants per step."""
+    table = funnel(run.arena.store, "people-test", 1)
+    return dict(zip(table["step"], table["participants"], strict=True))
+
+
 async def move(run: StudyRunner, who: str, page: dict, price: str) -> dict:
     view = page["view"]
     return await run.submit({"participant": who}, "game", {"round": view["round"], "action": "OFFER", "price": price})
@@ -70,6 +76,7 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
         run = runner(tmp_path)
         first = await to_game(run, "P1")
         assert first["stage"] == "game" and first["view"]["status"] == "waiting" and first["view"]["other"] == "agent"
+        assert steps(run)["waiting for a partner now"] == 1  # the researcher sees who waits
         second = await to_game(run, "P2")
         assert second["view"]["status"] == "active"
         first = await run.page({"participant": "P1"})
@@ -99,6 +106,10 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
         game = run.arena.store.game(rows[0]["games"][0])
         assert game["arm"] == "person" and game["status"] == "finished"
         assert [row["bonus"] for row in rows] == [0.0, 0.0]  # no deal: each side's utility, 0
+        assert (steps(run)["waiting for a partner now"], steps(run)["paired with another participant"]) == (0, 2)
+        shown = transcript_markdown(run.arena.store, game["id"])  # the researcher's transcript: both by name
+        assert "| participant P1 (" in shown and "| participant P2 (" in shown and "agent (" not in shown
+        assert "| 1 | P1 | OFFER" in shown and "| 1 | P2 | OFFER" in shown
         listed = recent_games(run.arena.store, "people-test")  # the researcher's list names both, and the index
         assert list(listed["participant"]) == ["P1 & P2"] and list(listed["game_index"]) == [1]
         export_study(run.arena.store, "people-test", out_dir=tmp_path / "export")
@@ -129,6 +140,8 @@ def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_p
         assert game["arm"] == "tactic:linear" and game["extra"]["instead_of"] == "person"
         waited = [g for g in run.arena.store.games_frame().itertuples() if g.arm == "person"]
         assert [g.status for g in waited] == ["cancelled"]  # the wait, kept for the record
+        counted = steps(run)
+        assert counted["unpaired after the longest wait"] == counted["unpaired: played the program arm instead"] == 1
 
     asyncio.run(scenario())
 
@@ -145,6 +158,9 @@ def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path
         assert page["stage"] == "completed"
         row = records.participant(run.arena.store, "people-test", "P4")
         assert row["bonus"] == 0.75
+        counted = steps(run)
+        assert counted["unpaired after the longest wait"] == 1
+        assert counted["unpaired: played the program arm instead"] == 0
 
     asyncio.run(scenario())
 

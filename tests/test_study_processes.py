@@ -12,9 +12,8 @@ import os
 import threading
 import time
 
-import httpx
 import pytest
-from arena_helpers import free_port
+from arena_helpers import free_port, post
 from test_study_flow import make_study
 
 from bargain.agents.stub_server import StubServer
@@ -68,12 +67,6 @@ def test_participants_paired_by_a_person_arm_under_faults_are_all_paired_once_an
     assert (out.pairs, out.fell_back) == (10, 0)
     assert out.cells == {"peer/both_unaware/buyer": (10, 10), "peer/both_unaware/seller": (10, 10)}
     assert len(result.waits_ms) == 20 and out.settles_ms
-
-
-def post(url: str, api: str, *data) -> dict:
-    answer = httpx.post(f"{url}gradio_api/run/{api}", json={"data": list(data)}, timeout=60)
-    assert answer.status_code == 200, answer.text
-    return answer.json()["data"][0]
 
 
 @pytest.mark.parametrize("processes", [pytest.param(2, marks=on_postgres), 1], ids=["postgres", "sqlite"])

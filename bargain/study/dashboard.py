@@ -41,7 +41,35 @@ def funnel(store: Store, study: str, version: int) -> pd.DataFrame:
         for ending in ENDINGS
     ]
     rows.append({"step": "now in a game", "participants": sum(p["stage"] == "game" for p in people)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows + _pairing(store, study, {p["participant"] for p in people}))
+
+
+def _pairing(store: Store, study: str, people: set[str]) -> list[dict]:
+    """For a study with a person arm (its participants have seats): how many wait for a partner now, how many were
+    paired, and how many waited out `pairing.max_wait_s`, of whom how many played the program arm instead."""
+    with store.reading() as session:
+        seats = session.execute(
+            select(SeatRow.person, GameRow.status)
+            .join(GameRow, GameRow.id == SeatRow.game_id)
+            .where(SeatRow.study == study, SeatRow.person.is_not(None))
+        ).all()
+        if not seats:
+            return []
+        programs = session.execute(
+            select(GameRow.participant, GameRow.extra).where(GameRow.study == study, GameRow.arm != PERSON)
+        ).all()
+    seated = [(person, status) for person, status in seats if person in people]
+
+    def count(statuses: tuple[str, ...]) -> int:
+        return len({person for person, status in seated if status in statuses})
+
+    instead = {who for who, extra in programs if who in people and (extra or {}).get("instead_of") == PERSON}
+    return [
+        {"step": "waiting for a partner now", "participants": count(("waiting",))},
+        {"step": "paired with another participant", "participants": count(("active", "finished"))},
+        {"step": "unpaired after the longest wait", "participants": count(("cancelled",))},
+        {"step": "unpaired: played the program arm instead", "participants": len(instead)},
+    ]
 
 
 def cells(store: Store, study: str, version: int) -> pd.DataFrame:
@@ -169,18 +197,24 @@ def transcript_markdown(store: Store, game_id: str) -> str:
         return "No such game."
     scenario = game["trial"].get("scenario", {})
     person, agent = game["human_role"], "seller" if game["human_role"] == "buyer" else "buyer"
+    side = {person: f"participant ({person})", agent: f"agent ({agent}: {game['arm']})"}
+    if game["arm"] == PERSON:  # both sides are participants: each named by their seat
+        with store.reading() as session:
+            seats = session.execute(select(SeatRow.role, SeatRow.person).where(SeatRow.game_id == game["id"]))
+            seated = {role: who for role, who in seats}
+        side = {role: f"participant {seated.get(role) or '(nobody yet)'} ({role})" for role in (person, agent)}
     head = (
         f"### {scenario.get('product_name', game['scenario'])}\n\n"
         f"Condition **{game['condition']}**, {game['mode']}, {game['max_rounds']} rounds; status **{game['status']}**"
         + (f", deal at {game['deal_price']:.2f}" if game["deal"] else "")
         + "\n\n"
-        f"| | participant ({person}) | agent ({agent}: {game['arm']}) |\n|---|---|---|\n"
+        f"| | {side[person]} | {side[agent]} |\n|---|---|---|\n"
         f"| reservation price | {game[f'{person}_price']:.2f} | {game[f'{agent}_price']:.2f} |\n"
         f"| normalised utility | {_number(game[f'{person}_norm_utility'])} | {_number(game[f'{agent}_norm_utility'])} |"
     )
     lines = ["| round | who | move | message | agent's private strategy | flags |", "|---|---|---|---|---|---|"]
     for move in game["moves"]:
-        who = "participant" if move["actor"] == "human" else "agent"
+        who = move.get("person") or ("participant" if move["actor"] == "human" else "agent")
         did = (
             move["action"]
             + (f" {move['price']:.2f}" if move["price"] is not None else "")
