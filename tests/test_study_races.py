@@ -201,3 +201,32 @@ def test_any_request_counts_as_activity_and_the_idle_are_released_once(tmp_path)
         assert records.release_idle(store, "flow-test", 1, timedelta(minutes=1), within=True) == []
 
     asyncio.run(scenario())
+
+
+def test_a_reload_elsewhere_while_the_last_game_ends_shows_the_survey_the_participant_moved_on_to(tmp_path):
+    """A participant's last move ends their last game on one process while a reload on the other is reading that
+    game: the reload finds it ended and the participant already moved on to its survey (their record read again),
+    and shows that survey, counting nothing a second time."""
+
+    async def scenario():
+        first, second = processes(tmp_path)
+        params = {"participant": "L1"}
+        page = await play_game(first, params, await to_first_game(first, params), [])
+        page = await first.submit(params, "game_survey", answers_for(page))
+        view = page["view"]
+        page = await first.submit(params, "game", {"round": 1, "action": "OFFER", "price": "0.01", "message": "hi"})
+        assert page["stage"] == "game" and page["game"] == 2 and page["view"]["round"] == 2
+        reading = second.arena.view
+
+        async def racing(game_id, *args):  # the last move lands on the other process while this one reads
+            await first.submit(params, "game", {"round": 2, "action": "OFFER", "price": "0.01", "message": "bye"})
+            return await reading(game_id, *args)
+
+        second.arena.view = racing  # type: ignore[method-assign]
+        shown = await second.page(params)
+        assert shown["stage"] == "game_survey" and shown["game"] == 2 and shown["outcome"] is not None
+        row = records.participant(first.arena.store, "flow-test", "L1")
+        assert (row["stage"], row["games_done"]) == ("game_survey", 2)
+        assert view["game_id"] == row["games"][1]
+
+    asyncio.run(scenario())

@@ -365,9 +365,13 @@ class StudyRunner:
         return await self._after_game(row, view)
 
     async def _after_game(self, row: dict, view: dict) -> dict:
-        """Once the current game has ended: its survey (the game counted as done)."""
+        """Once the current game has ended: its survey (the game counted as done). A game that is not the one
+        `row` is playing was counted already, by another request (a tab, a process) that ended it: the page the
+        participant is at."""
         if view["status"] in ("active", "waiting"):
             return await self._page(row, view=view)
+        if row["stage"] != "game" or row["games"][row["games_done"] : row["games_done"] + 1] != [view["game_id"]]:
+            return await self._page(row)
         game = stored(await asyncio.to_thread(self.arena.store.game, view["game_id"]), "a played game")
         role = self.study.cell_by_key(row["cells"][row["games_done"]]).role.value
         timeouts = sum(m["actor"] == "human" and m["role"] == role and m["error"] == TIMEOUT for m in game["moves"])
