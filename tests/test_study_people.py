@@ -112,6 +112,7 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
         assert "| 1 | P1 | OFFER" in shown and "| 1 | P2 | OFFER" in shown
         listed = recent_games(run.arena.store, "people-test")  # the researcher's list names both, and the index
         assert list(listed["participant"]) == ["P1 & P2"] and list(listed["game_index"]) == [1]
+        assert list(listed["human_role"]) == ["both"]
         export_study(run.arena.store, "people-test", out_dir=tmp_path / "export")
         games_csv = pd.read_csv(tmp_path / "export" / "games.csv")
         assert len(games_csv) == 2 and set(games_csv["opponent_was"]) == {"person"}  # a row for each side

@@ -181,6 +181,7 @@ def recent_games(store: Store, study: str, limit: int = 50) -> pd.DataFrame:
         index = {g: i for g, p, i in seats if i is not None}
         table.loc[between, "participant"] = table.loc[between, "id"].map(people)
         table.loc[between, "game_index"] = table.loc[between, "id"].map(index)
+        table.loc[between, "human_role"] = "both"  # not the role of whoever came first
     return table
 
 
