@@ -147,6 +147,31 @@ def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_p
     asyncio.run(scenario())
 
 
+def test_reloads_on_two_processes_past_the_longest_wait_start_one_program_game(tmp_path):
+    """The wait runs out while the participant's page is asked for by two tabs on two processes at once: the wait
+    is cancelled once, one program game is started and recorded in its place, and every tab shows that game."""
+
+    async def scenario():
+        first = runner(tmp_path, pairing=Pairing(1, "lin", 0.0))
+        second = StudyRunner(
+            first.study, Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:linear"])
+        )
+        assert (await to_game(first, "P6"))["view"]["status"] == "waiting"
+        await asyncio.sleep(1.1)
+        params = {"participant": "P6"}
+        pages = await asyncio.gather(first.page(params), second.page(params), first.page(params), second.page(params))
+        shown = {page["view"]["game_id"] for page in pages}
+        assert len(shown) == 1 and all(page["view"]["status"] == "active" for page in pages)
+        games = first.arena.store.games_frame()
+        assert sorted(zip(games["arm"], games["status"], strict=True)) == [
+            ("person", "cancelled"),
+            ("tactic:linear", "active"),
+        ]
+        assert records.participant(first.arena.store, "people-test", "P6")["games"] == list(shown)
+
+    asyncio.run(scenario())
+
+
 def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path):
     async def scenario():
         run = runner(tmp_path, pairing=Pairing(0, "end", 0.75))
