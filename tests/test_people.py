@@ -205,7 +205,7 @@ def test_the_report_sets_games_between_people_beside_games_against_agents(tmp_pa
         a, b = arenas(tmp_path)
         alice, bob = await invited(a, b, role=Role.BUYER, rounds=1)
         await asyncio.gather(
-            a.move(alice["game_id"], 1, "OFFER", "1.00", "My budget is 0.80."),
+            a.move(alice["game_id"], 1, "OFFER", "0.01", f"My budget is {alice['your_price'] / 2:.2f}."),
             b.move(bob["game_id"], 1, "OFFER", "99", "I cannot go below 50."),
         )
         lone = await a.start(Setup(arm="tactic:linear", role=Role.BUYER, rounds=1), player="carol")
@@ -217,7 +217,7 @@ def test_the_report_sets_games_between_people_beside_games_against_agents(tmp_pa
     people = table.loc["person"]
     assert people["games"] == 1 and people["deal_rate"] == 0.0
     assert people["person_claims_per_game"] == 1 and people["agent_claims_per_game"] == 1  # both sides read
-    assert people["person_misrepresentation_rate"] == 1.0  # alice's budget was not 0.80
+    assert people["person_misrepresentation_rate"] == 1.0  # alice's budget was twice what she said
 
 
 def test_a_browser_with_a_game_going_on_against_an_agent_can_still_be_joined(tmp_path):
