@@ -59,7 +59,9 @@ async def take_part(runner, pid: str, *, finish: bool = True, move: bool = True,
 def study_db(tmp_path_factory):
     """Five participants: two complete, one times out every move, one is screened out, one is still playing."""
     tmp_path = tmp_path_factory.mktemp("export")
-    study = dataclasses.replace(make_study(tmp_path), timing=Timing(move_seconds=0.15, idle_minutes=20))
+    # A countdown short enough for LATE's four rounds to run out soon, long enough that the others' moves, made at
+    # once, are never late on a busy machine.
+    study = dataclasses.replace(make_study(tmp_path), timing=Timing(move_seconds=0.8, idle_minutes=20))
 
     async def scenario():
         runner = runner_for(tmp_path, study)
