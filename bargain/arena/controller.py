@@ -266,18 +266,9 @@ class Arena:
         if people and setup.arm not in self.arms:
             raise ArenaError("playing another person is not offered here")
         arm = None if people else await self._playable(setup.arm)
-        seed = setup.seed if setup.seed is not None else secrets.randbits(31)
-        try:
-            trial = self.trial_for(setup, random.Random(seed))
-        except (scenarios.ScenarioError, KeyError, IndexError) as exc:
-            log.info("refused a setup %r: %s", setup, exc)
-            raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
+        seed, trial = self._trial(setup)
         if arm is None:
-            # Who plays is in its seats: the game's `player` (a browser's one game going on against an agent) is not.
-            game = game_fields(secrets.token_hex(16), setup, trial, seed, None, PERSON, "none")
-            game["extra"]["pairing"] = setup.arm
-            if move_seconds:
-                game["extra"]["move_seconds"] = move_seconds
+            game = people_game(setup, seed, trial, setup.arm, move_seconds)
             return await self.people.start(setup, game, inputs.player_id(player), public=setup.arm == QUEUE)
         side = Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True)
         reasons = arm.out_of_distribution(setup.role.other, trial)
@@ -346,17 +337,19 @@ class Arena:
         """A study participant's game against another participant (a person arm): seated with the next one waiting
         in the other role of the same cell (`key`), or waiting for one; the same seat on every start of the same
         game index. The participant's view of it."""
-        seed = secrets.randbits(31)
+        seed, trial = self._trial(setup)
+        game = people_game(setup, seed, trial, "study", move_seconds, study)
+        return await self.people.start(setup, game, participant, public=True, key=key, place=(study, game_index))
+
+    def _trial(self, setup: Setup) -> tuple[int, Trial]:
+        """A new game's seed (drawn here, cryptographically, unless the setup carries one) and its trial; an
+        ArenaError for a scenario that does not exist."""
+        seed = setup.seed if setup.seed is not None else secrets.randbits(31)
         try:
-            trial = self.trial_for(setup, random.Random(seed))
+            return seed, self.trial_for(setup, random.Random(seed))
         except (scenarios.ScenarioError, KeyError, IndexError) as exc:
             log.info("refused a setup %r: %s", setup, exc)
-            raise ArenaError("that scenario does not exist") from None
-        game = game_fields(secrets.token_hex(16), setup, trial, seed, None, PERSON, "none", study=study)
-        game["extra"]["pairing"] = "study"
-        if move_seconds:
-            game["extra"]["move_seconds"] = move_seconds
-        return await self.people.start(setup, game, participant, public=True, key=key, place=(study, game_index))
+            raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
 
     async def _playable(self, spec: str) -> Arm:
         """The arm named by `spec` if this server offers it and can play it now, else an ArenaError."""
@@ -731,3 +724,16 @@ def game_fields(
 def _largest_price(trial: Trial) -> float:
     """The largest price of the scenario's two reservation ranges."""
     return max(trial.scenario.price_range(Role.BUYER)[1], trial.scenario.price_range(Role.SELLER)[1])
+
+
+def people_game(
+    setup: Setup, seed: int, trial: Trial, pairing: str, move_seconds: float | None, study: str | None = None
+) -> dict:
+    """A new game between two people, its stored fields: how they are paired (`pairing`: an invitation, the queue,
+    a study), the time a move may take, and no `player`: who plays is in its seats (a browser's one game going on
+    against an agent is not this one)."""
+    game = game_fields(secrets.token_hex(16), setup, trial, seed, None, PERSON, "none", study=study)
+    game["extra"]["pairing"] = pairing
+    if move_seconds:
+        game["extra"]["move_seconds"] = move_seconds
+    return game
