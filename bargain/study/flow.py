@@ -374,9 +374,8 @@ class StudyRunner:
             return await self._page(row)
         game = stored(await asyncio.to_thread(self.arena.store.game, view["game_id"]), "a played game")
         role = self.study.cell_by_key(row["cells"][row["games_done"]]).role.value
-        timeouts = sum(m["actor"] == "human" and m["role"] == role and m["error"] == TIMEOUT for m in game["moves"])
         row = await self._move(
-            row, "game_survey", "game", games_done=row["games_done"] + 1, timeouts=row["timeouts"] + timeouts
+            row, "game_survey", "game", games_done=row["games_done"] + 1, timeouts=row["timeouts"] + passes(game, role)
         )
         return await self._page(row, view=view)
 
@@ -445,10 +444,7 @@ class StudyRunner:
             if game["status"] == "cancelled":  # nobody came to pair with them: their study ended there
                 unpaired += 1
                 continue
-            timed_out = any(
-                m["actor"] == "human" and m["role"] == role and m["error"] == TIMEOUT for m in game["moves"]
-            )
-            scored.append((game[f"{role}_norm_utility"] or 0.0, timed_out))
+            scored.append((game[f"{role}_norm_utility"] or 0.0, passes(game, role) > 0))
             conducted.append(played(game, role))
         end_bonus = self.study.pairing.end_bonus if self.study.pairing and unpaired else 0.0
         bonus = round(self.study.payment.bonus_for(scored) + end_bonus, 2)
@@ -582,6 +578,12 @@ class StudyRunner:
 # own price. Both sides' normalised utilities, the agent's utility and the Nash price each give the other side's
 # reservation price away (u / u_norm is the surplus v_B - v_S; the NBS price is (v_B + v_S) / 2).
 KNOWN_OUTCOME = ("deal", "deal_price", "rounds", "paper_rounds", "your_utility")
+
+
+def passes(game: dict, role: str) -> int:
+    """How many of the moves of the participant playing `role` in a stored game were not made in time (the engine
+    passed for them)."""
+    return sum(m["actor"] == "human" and m["role"] == role and m["error"] == TIMEOUT for m in game["moves"])
 
 
 def played(game: dict, role: str) -> Played:
