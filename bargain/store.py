@@ -223,6 +223,7 @@ class SeatRow(Base):
     game_index: Mapped[int | None]  # game it is, from 1
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     joined_at: Mapped[datetime | None]
+    seen_at: Mapped[datetime | None]  # when its person last asked for the game: a wait is live while they ask
 
 
 class RescoreRow(Base):
