@@ -424,15 +424,16 @@ class Store:
         """Record the outcome and mark the game finished (no moves added)."""
         self.add_moves(game_id, [], outcome)
 
-    def take_over(self, game_id: str, driver: str) -> dict | None:
+    def take_over(self, game_id: str, driver: str, study: str | None = None) -> dict | None:
         """Make `driver` (an app process) the one that runs an active game's loop, and read the game in the same
         transaction (as `game` returns it, with its new generation): the state a process goes on from is exactly
         the one it took over. The generation fences off whichever process drove it before from writing a pass for a
         person's time running out (StaleGame); moves are fenced by the state they were based on. A game that is not
-        active is only read. None for no such game."""
+        active is only read. None for no such game, or for a game that is not `study`'s (None: free play's), which
+        is neither taken nor read: a study's game is reached through the study only."""
         with self.writing("take over a game in") as session:
             game = session.get(GameRow, game_id, with_for_update=True)
-            if game is None:
+            if game is None or game.study != study:
                 return None
             if game.status == ACTIVE:
                 game.driver, game.generation = driver, (game.generation or 0) + 1

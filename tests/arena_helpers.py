@@ -139,3 +139,10 @@ def admin(page, button: str, password: str = "s3cret") -> None:
     page.wait_for_selector("text=Wrong admin password", timeout=20000)
     page.get_by_label("Admin password").fill(password)
     page.get_by_role("button", name=button).click()
+
+
+def refused(url: str, api: str, *data) -> str:
+    """The project's sentence with which the app's named endpoint `api` refuses a call (which must be refused)."""
+    answer = httpx.post(f"{url}gradio_api/run/{api}", json={"data": list(data)}, timeout=60)
+    assert answer.status_code != 200, answer.text
+    return answer.json()["error"]

@@ -440,7 +440,7 @@ def test_a_game_survives_a_reload_and_a_server_restart(tmp_path, mode, role):
     async def second_server():
         arena = Arena(Store(url), Backends())  # a new process: nothing in memory
         assert arena.live == {}
-        view = await arena.view(before["game_id"])
+        view = await arena.view(before["game_id"], wait_s=5)  # rebuilt, its loop run again: settled at once
         assert view == before
         views = await play_out(arena, view, firm)
         return views[-1]
@@ -873,9 +873,9 @@ def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
         )
         assert 0 < view["seconds_left"] <= 1.0
         await asyncio.sleep(1.3)  # the person does not move; round 2's clock, from 1 s, has most of its second left
-        view = await arena.view(view["game_id"])
+        view = await arena.view(view["game_id"], study="s")
         assert view["round"] == 2 and view["transcript"][0]["action"] == "INVALID"
-        view = await arena.move(view["game_id"], 2, "OFFER", "1.00", "")  # in time
+        view = await arena.move(view["game_id"], 2, "OFFER", "1.00", "", study="s")  # in time
         row = arena.store.game(view["game_id"])
         human = [m for m in row["moves"] if m["actor"] == "human"]
         assert [(m["action"], m["error"]) for m in human] == [("INVALID", "timeout"), ("OFFER", None)]
@@ -885,7 +885,7 @@ def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
             {"move_seconds": 1.0, "scenario_choice": "low"},
         )
         # A rebuilt game (a restart) keeps its time limit.
-        again = await Arena(arena.store, Backends()).view(view["game_id"])
+        again = await Arena(arena.store, Backends()).view(view["game_id"], wait_s=5, study="s")
         assert again["seconds_left"] is not None and again["seconds_left"] <= 1.0
 
     asyncio.run(scenario())

@@ -76,3 +76,51 @@ def test_a_reload_answers_at_once_while_the_model_hangs(tmp_path):
             assert arena.store.game(view["game_id"])["moves"] == []
 
         asyncio.run(scenario())
+
+
+def test_a_look_answers_at_once_while_ones_own_move_waits_on_a_hanging_model(tmp_path):
+    """Free play: `get_game`'s default look (and a page's reload) while the person's move waits on a model that never
+    answers shows the game as stored at once, their move in it, the other side thinking; in a study, a move and the
+    reload after it answer at once too (the model's deadline here is far longer than any of them may take)."""
+    from test_study_people import STUDY, runner, to_game
+
+    with StubServer(["Qwen/Qwen3-8B"], delay_s=3600.0) as server:
+
+        async def free_play():
+            arena = arena_on(tmp_path, server)
+            arena.move_deadline = 60.0
+            view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
+            moving = asyncio.ensure_future(arena.move(view["game_id"], 1, "OFFER", "1.00", "my offer"))
+            await asyncio.sleep(0.2)
+            for look in (arena.view(view["game_id"]), arena.view(view["game_id"], wait_s=VIEW_WAIT_S)):
+                began = time.monotonic()
+                shown = await look
+                assert time.monotonic() - began < VIEW_WAIT_S + SLACK_S
+                assert shown["thinking"] and not shown["your_turn"] and shown["error"] is None
+                assert [(t["speaker"], t["price"]) for t in shown["transcript"]] == [("you", 1.0)]
+            assert not moving.done()
+            moving.cancel()
+
+        async def study():
+            (tmp_path / "study").mkdir()
+            program_only = (
+                STUDY.replace("  peer: {spec: person, label: the other party}\n", "")
+                .replace("[peer]", "[lin]")
+                .replace("pairing: {max_wait_s: 600, otherwise: lin}\n", "")
+                .replace("tactic:linear", "arm:base")
+            )
+            run = runner(tmp_path / "study", study_text=program_only)
+            run.arena.backends = Backends(OpenAIServer(server.url))
+            run.arena.arms, run.arena.move_deadline = ("arm:base",), 60.0
+            page = await to_game(run, "P1")
+            for step in (
+                run.submit({"participant": "P1"}, "game", {"round": 1, "action": "OFFER", "price": "1.00"}),
+                run.page({"participant": "P1"}),
+            ):
+                began = time.monotonic()
+                page = await step
+                assert time.monotonic() - began < VIEW_WAIT_S + SLACK_S
+                assert page["stage"] == "game" and page["view"]["thinking"] and not page["view"]["your_turn"]
+
+        asyncio.run(free_play())
+        asyncio.run(study())

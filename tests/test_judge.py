@@ -219,7 +219,7 @@ def test_judge_the_arena_games(tmp_path):
         alice = await arena.start(Setup(arm=INVITE, condition=Condition.BOTH_UNAWARE, rounds=1), player="alice")
         bob = await arena.join(alice["invitation"], "bob")
         await arena.move(alice["game_id"], 1, "OFFER", "0.01", "My budget is tiny, honestly.")
-        await arena.move(bob["game_id"], 1, "OFFER", "9999", "It cost me a fortune.")
+        await arena.move(bob["game_id"], 1, "OFFER", "15", "It cost me a fortune.")
 
     asyncio.run(games())
     with StubServer(["gpt-judge"], reply=canned) as server:

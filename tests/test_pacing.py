@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena, Setup
-from bargain.arena.pacing import Pace
-from bargain.engine.trial import Role
+from bargain.arena.pacing import Pace, Paced
+from bargain.engine.game import Action, Move, new_initial_state
+from bargain.engine.trial import Condition, Mode, Role, Trial
 from bargain.store import Store
 
 
@@ -65,3 +66,24 @@ def test_an_unpaced_game_stores_no_delay(tmp_path):
         return (await arena.move(view["game_id"], 1, "NO_DEAL", "", ""))["game_id"]
 
     assert {m["paced_s"] for m in Store(url).game(asyncio.run(scenario()))["moves"]} == {None}
+
+
+def test_two_processes_pace_the_same_move_of_a_game_alike_and_another_game_otherwise(scenario_set):
+    """The delay of a move is drawn from the game's seed and the turn: a process that takes the game over holds the
+    same move to the same delay (the record and the participant see one pace), and another game draws its own."""
+    trial = Trial(1, scenario_set.get("low:0"), Condition.BOTH_UNAWARE, 2.0, 1.0, 4, Mode.SIMULTANEOUS)
+    state = new_initial_state(trial)
+
+    class Instant:
+        async def act(self, obs):
+            return Move(Action.NO_DEAL)
+
+    async def delays(seed: int) -> dict:
+        paced = Paced(Instant(), Pace(0.01, 1.0, 0.2), seed)
+        for role in (Role.BUYER, Role.SELLER):
+            await paced.act(state.observation(role))
+        return paced.paced
+
+    first, taken_over = asyncio.run(delays(7)), asyncio.run(delays(7))
+    assert first == taken_over and len(set(first.values())) == 2  # each turn its own draw, the same in both
+    assert asyncio.run(delays(8)) != first

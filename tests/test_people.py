@@ -11,8 +11,9 @@ from datetime import timedelta
 import pytest
 
 from bargain.agents.backends import Backends
+from bargain.arena import people
 from bargain.arena.controller import Arena, ArenaError, Setup
-from bargain.arena.people import INVITE, QUEUE
+from bargain.arena.people import INVITE, MAX_OPEN, QUEUE
 from bargain.arena.views import ALREADY_PLAYED
 from bargain.engine.game import Condition
 from bargain.engine.trial import Mode, Role
@@ -113,7 +114,8 @@ def test_an_invitation_seats_one_person_once_and_never_its_sender(tmp_path):
         with pytest.raises(ArenaError, match="your own invitation"):
             await b.join(link, "alice")
         bob = await b.join(link, "bob")
-        assert (await b.join(link, "bob"))["game_id"] == bob["game_id"]  # Bob reloads the link: his seat
+        again = await b.join(link, "bob", held=bob["game_id"])  # Bob's browser opens the link again: his seat
+        assert again["game_id"] == bob["game_id"]
         assert link != bob["game_id"]  # the link is no handle: Alice cannot move for Bob with it
         with pytest.raises(ArenaError):
             await a.move(link, 1, "OFFER", "1", "")
@@ -168,7 +170,7 @@ def test_two_people_moving_at_once_on_two_processes_are_both_applied_once(tmp_pa
         for round_ in range(1, 5):
             alice, bob = await asyncio.gather(
                 a.move(alice["game_id"], round_, "OFFER", "1.00", f"a{round_}"),
-                b.move(bob["game_id"], round_, "OFFER", "9999.00", f"b{round_}"),
+                b.move(bob["game_id"], round_, "OFFER", "15.00", f"b{round_}"),
             )
         game = a.store.game(a.store.games_frame()["id"].iloc[0])
         stored = sorted((m["round"], m["role"], m["message"]) for m in game["moves"])
@@ -275,5 +277,125 @@ def test_under_a_move_countdown_a_person_who_does_not_move_passes_once_and_the_g
             (2, "buyer", "INVALID", "timeout"),
             (2, "seller", "INVALID", "timeout"),
         ]
+
+    run(scenario())
+
+
+# --- seats: a seat is its token's ---------------------------------------------------------------------------------
+
+
+def test_a_taken_seat_opens_to_its_token_only_whatever_player_id_a_second_caller_sends(tmp_path):
+    """Bob joins Alice's link without a player id: he is stored under a fresh random id, and nobody who has the link
+    (no id, `guest`, Bob's stored id, Alice's) gets his seat, his price or his moves; only his seat token does."""
+
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice = await a.start(Setup(arm=INVITE, role=Role.BUYER), player="alice")
+        link = alice["invitation"]
+        bob = await b.join(link, None)
+        stored = a.store.seats_frame().set_index("role")["person"]
+        assert stored["seller"].startswith("anon-") and stored["seller"] != "guest"
+        for who in (None, "", "guest", stored["seller"], "bob"):
+            with pytest.raises(ArenaError, match="already taken"):
+                await b.join(link, who)
+            with pytest.raises(ArenaError, match="already taken"):
+                await a.join(link, who, held=alice["game_id"])  # a token of the same game, not this seat's
+        with pytest.raises(ArenaError, match="your own invitation|already taken"):
+            await a.join(link, "alice")
+        assert (await a.view(bob["game_id"]))["your_price"] == bob["your_price"]  # the token is the handle
+
+        # The queue: a second caller sending the id of someone who waits is never given their seat.
+        carol = await a.start(Setup(arm=QUEUE, role=Role.SELLER), player="carol")
+        posing = await b.start(Setup(arm=QUEUE, role=Role.SELLER), player="carol")
+        assert posing["game_id"] != carol["game_id"] and posing["status"] == "waiting"
+
+    run(scenario())
+
+
+def test_two_anonymous_callers_are_two_people_and_a_player_has_a_bounded_number_of_open_games(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        first = await a.start(Setup(arm=QUEUE, role=Role.SELLER))
+        second = await b.start(Setup(arm=QUEUE, role=Role.BUYER))  # no id either: paired, not taken for the first
+        assert first["status"] == "waiting" and second["status"] == "active"
+        persons = set(a.store.seats_frame()["person"])
+        assert len(persons) == 2 and all(p.startswith("anon-") for p in persons)
+
+        waits = [await (a, b)[i % 2].start(Setup(arm=INVITE), player="pat") for i in range(MAX_OPEN)]
+        with pytest.raises(ArenaError, match=f"already have {MAX_OPEN} games with other people"):
+            await b.start(Setup(arm=QUEUE), player="pat")
+        other = await a.start(Setup(arm=INVITE, role=Role.SELLER), player="quinn")
+        with pytest.raises(ArenaError, match=f"already have {MAX_OPEN} games"):
+            await b.join(other["invitation"], "pat")  # joining opens a game too
+        await a.cancel(waits[0]["game_id"])
+        assert (await b.join(other["invitation"], "pat"))["status"] == "active"
+
+    run(scenario())
+
+
+def test_a_price_between_people_is_bounded_by_the_scenario_as_against_a_program(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice, bob = await invited(a, b, role=Role.BUYER)
+        with pytest.raises(ArenaError) as between:
+            await b.move(bob["game_id"], 1, "OFFER", "100000000", "")
+        program = await a.start(Setup(arm="tactic:linear", role=Role.SELLER), player="erin")
+        with pytest.raises(ArenaError) as against:
+            await a.move(program["game_id"], 1, "OFFER", "100000000", "")
+        assert str(between.value) == str(against.value) and "far more than anything" in str(between.value)
+        assert a.store.game(a.store.games_frame()["id"].iloc[0])["moves"] == []
+
+    run(scenario())
+
+
+# --- waits: live while asked for ---------------------------------------------------------------------------------
+
+
+def test_the_oldest_live_wait_is_paired_first_and_a_wait_nobody_asks_for_is_cancelled(tmp_path, monkeypatch):
+    """Three sellers wait in turn. The first stops asking (its tab closed); the other two keep asking. A buyer is
+    seated with the oldest live wait (the second), never with the gone one, whose wait is cancelled as gone; the
+    next buyer gets the third. Its person coming back finds their wait cancelled."""
+    monkeypatch.setattr(people, "LIVE_S", 1.0)
+    monkeypatch.setattr(people, "SEEN_EVERY_S", 0.05)
+
+    async def scenario():
+        a, b = arenas(tmp_path)
+        gone = await a.start(Setup(arm=QUEUE, role=Role.SELLER), player="gone")
+        older = await b.start(Setup(arm=QUEUE, role=Role.SELLER), player="older")
+        newer = await a.start(Setup(arm=QUEUE, role=Role.SELLER), player="newer")
+        for _ in range(3):  # the two live pages keep asking, on either process; the first does not
+            await asyncio.sleep(0.4)
+            await a.view(older["game_id"])
+            await b.view(newer["game_id"])
+        buyer = await b.start(Setup(arm=QUEUE, role=Role.BUYER), player="buyer")
+        assert buyer["status"] == "active"
+        assert (await a.view(older["game_id"]))["status"] == "active"
+        assert (await a.view(newer["game_id"]))["status"] == "waiting"
+        games = a.store.games_frame().set_index("id")
+        game_of = {s: g for g, s in zip(a.store.seats_frame()["game_id"], a.store.seats_frame()["person"])}
+        assert (games.loc[game_of["gone"], "status"], games.loc[game_of["gone"], "abandoned_by"]) == (
+            "cancelled",
+            people.GONE,
+        )
+        second = await a.start(Setup(arm=QUEUE, role=Role.BUYER), player="second")
+        assert second["status"] == "active" and (await b.view(newer["game_id"]))["status"] == "active"
+        assert (await a.view(gone["game_id"]))["status"] == "cancelled"  # back too late: start again
+
+    run(scenario())
+
+
+def test_a_wait_looked_at_after_it_has_gone_is_cancelled_and_the_sweep_cancels_the_rest(tmp_path, monkeypatch):
+    monkeypatch.setattr(people, "LIVE_S", 0.5)
+
+    async def scenario():
+        a, b = arenas(tmp_path)
+        back = await a.start(Setup(arm=QUEUE, role=Role.SELLER), player="back")
+        never = await a.start(Setup(arm=QUEUE, role=Role.BUYER, rounds=2), player="never")
+        invited_ = await a.start(Setup(arm=INVITE), player="inviter")  # a link's wait is not the queue's
+        await asyncio.sleep(0.7)
+        assert (await a.view(back["game_id"]))["status"] == "cancelled"  # its person returns after it had gone
+        await b.sweep()
+        assert (await a.view(never["game_id"]))["status"] == "cancelled"
+        assert (await a.view(invited_["game_id"]))["status"] == "waiting"
 
     run(scenario())

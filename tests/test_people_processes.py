@@ -60,7 +60,7 @@ def play(db: str, tmp_path: Path) -> tuple[list[float], Store]:
                                 seller["game_id"],
                                 round_,
                                 "OFFER",
-                                "9999",
+                                "15",
                                 f"s{round_}",
                             ),
                         )

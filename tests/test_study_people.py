@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import textwrap
+import time
+from datetime import timedelta
 
 import pandas as pd
 import pytest
 
 from bargain.agents.backends import Backends
-from bargain.arena.controller import Arena
+from bargain.arena.controller import Arena, ArenaError
+from bargain.arena.pacing import Pace
+from bargain.arena.people import INVITE, QUEUE
 from bargain.store import Store
 from bargain.study import records
 from bargain.study.config import Pairing, load
@@ -45,10 +50,10 @@ participant_id: {id_pattern: "[A-Za-z0-9_-]{1,64}"}
 """
 
 
-def runner(tmp_path, **changes) -> StudyRunner:
+def runner(tmp_path, study_text: str = STUDY, **changes) -> StudyRunner:
     for name in ("consent.md", "instructions.md", "debrief.md"):
         (tmp_path / name).write_text("Text.")
-    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY))
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(study_text))
     study = dataclasses.replace(load(tmp_path / "study.yaml"), **changes)
     arena = Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:linear"])
     return StudyRunner(study, arena)
@@ -84,7 +89,7 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
             "buyer",
             "seller",
         }
-        low = {"buyer": "0.01", "seller": "9999"}  # offers that never cross: two rounds, no deal
+        low = {"buyer": "0.01", "seller": "15"}  # offers that never cross: two rounds, no deal
         for _ in range(2):
             first, second = await asyncio.gather(
                 move(run, "P1", first, low[first["view"]["role"]]),
@@ -147,19 +152,39 @@ def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_p
     asyncio.run(scenario())
 
 
-def test_reloads_on_two_processes_past_the_longest_wait_start_one_program_game(tmp_path):
+def test_reloads_on_two_processes_past_the_longest_wait_start_one_program_game(tmp_path, monkeypatch):
     """The wait runs out while the participant's page is asked for by two tabs on two processes at once: the wait
-    is cancelled once, one program game is started and recorded in its place, and every tab shows that game."""
+    is cancelled once, one program game is started and recorded in its place, and every tab shows that game. The
+    first request is held between cancelling the wait and recording the program game in its place, every time (the
+    race that made this test fail now and then): a request that reads the cancelled wait meanwhile takes the same
+    way, and never counts the cancelled wait as a game played."""
+    import threading
+
+    replace, held, release = records.replace_game, threading.Event(), threading.Event()
+
+    def gated(*args, **kwargs):
+        if not held.is_set():  # the first request to get here waits for the others to have run
+            held.set()
+            release.wait(10)
+        return replace(*args, **kwargs)
+
+    monkeypatch.setattr(records, "replace_game", gated)
 
     async def scenario():
-        first = runner(tmp_path, pairing=Pairing(1, "lin", 0.0))
+        first = runner(tmp_path, pairing=Pairing(10, "lin", 0.0))
         second = StudyRunner(
             first.study, Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:linear"])
         )
         assert (await to_game(first, "P6"))["view"]["status"] == "waiting"
-        await asyncio.sleep(1.1)
+        waited = dataclasses.replace(first.study, pairing=Pairing(0, "lin", 0.0))  # the longest wait has run out
+        first.study = second.study = waited
         params = {"participant": "P6"}
-        pages = await asyncio.gather(first.page(params), second.page(params), first.page(params), second.page(params))
+        held_one = asyncio.ensure_future(first.page(params))
+        while not held.is_set():
+            await asyncio.sleep(0.01)
+        others = await asyncio.gather(second.page(params), first.page(params), second.page(params))
+        release.set()
+        pages = [await held_one, *others]
         shown = {page["view"]["game_id"] for page in pages}
         assert len(shown) == 1 and all(page["view"]["status"] == "active" for page in pages)
         games = first.arena.store.games_frame()
@@ -167,7 +192,8 @@ def test_reloads_on_two_processes_past_the_longest_wait_start_one_program_game(t
             ("person", "cancelled"),
             ("tactic:linear", "active"),
         ]
-        assert records.participant(first.arena.store, "people-test", "P6")["games"] == list(shown)
+        row = records.participant(first.arena.store, "people-test", "P6")
+        assert row["games"] == list(shown) and row["stage"] == "game" and row["games_done"] == 0
 
     asyncio.run(scenario())
 
@@ -222,3 +248,113 @@ def test_in_two_browsers_one_waits_for_the_other_party_and_both_pages_go_on_when
             browser.close()
     finally:
         running.demo.close()
+
+
+# --- who may reach a study's game between people, and what it tells -------------------------------------------------
+
+
+def test_a_participant_dropped_as_idle_leaves_the_pairing_at_once_and_frees_their_slot(tmp_path):
+    """P1 waits for a partner and goes idle: the drop cancels their wait in the same transaction and frees their slot
+    (one per cell here). The next two participants take both slots and are paired with each other, never with P1."""
+
+    async def scenario():
+        run = runner(tmp_path, study_text=STUDY.replace("quota_per_cell: 5", "quota_per_cell: 1"))
+        assert (await to_game(run, "P1"))["view"]["status"] == "waiting"
+        dropped = records.release_idle(run.arena.store, "people-test", 1, timedelta(0), within=False)
+        assert dropped == ["P1"]
+        seat = records.participant(run.arena.store, "people-test", "P1")["games"][0]
+        assert run.arena.store.game(seat)["status"] == "cancelled"
+        second, third = await to_game(run, "P2"), await to_game(run, "P3")  # both slots: P1's was freed
+        assert second["stage"] == third["stage"] == "game"
+        second = await run.page({"participant": "P2"})
+        assert second["view"]["status"] == third["view"]["status"] == "active"
+        rows = [records.participant(run.arena.store, "people-test", p) for p in ("P2", "P3")]
+        assert run.arena.store.game(rows[0]["games"][0])["id"] == run.arena.store.game(rows[1]["games"][0])["id"]
+        assert (await to_game(run, "P4"))["stage"] == "full"  # each slot counted once
+
+    asyncio.run(scenario())
+
+
+def test_the_free_play_api_reaches_no_study_game_on_a_shared_database(tmp_path):
+    """A free-play process on the study's database: `get_game`, `play_move`, `cancel_game`, `join_game` (and Play
+    again's setup) refuse a study's seats and program games alike, as no such game, and take nothing over."""
+
+    async def scenario():
+        run = runner(tmp_path, pairing=Pairing(0, "lin", 0.0))
+        await to_game(run, "P2")
+        program = (await run.page({"participant": "P2"}))["view"]["game_id"]  # the fallback: a program game
+        waiting = runner(tmp_path)  # the same study with a long wait: P1's seat waits
+        seat = (await to_game(waiting, "P1"))["view"]["game_id"]
+        free = Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:linear", INVITE, QUEUE])
+        before = free.store.version(program)
+        for game in (seat, program):
+            for call in (
+                free.view(game),
+                free.view(game, wait_s=1),
+                free.move(game, 1, "OFFER", "1.00", ""),
+                free.cancel(game),
+                free.setup_of(game),
+            ):
+                with pytest.raises(ArenaError, match="no such game|only a game waiting"):
+                    await call
+            with pytest.raises(ArenaError, match="not valid"):
+                await free.join(game, "intruder")
+        assert free.store.version(program) == before and free.live == {}  # nothing taken over
+        assert free.store.game(seat)["status"] == "waiting"  # the study's fallback still runs its course
+        assert (await waiting.page({"participant": "P1"}))["view"]["status"] == "waiting"
+
+    asyncio.run(scenario())
+
+
+def keys(value: object) -> object:
+    """The shape of a payload: its keys, nested (lists by their first item), without the values."""
+    if isinstance(value, dict):
+        return {k: keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [keys(value[0])] if value else []
+    return None
+
+
+def test_a_study_payload_has_the_same_keys_labels_and_timing_against_a_person_and_against_a_program(tmp_path):
+    """Blinding: a participant's game pages against another participant and against a paced program have the same
+    keys, the same labels for the other side and its moves, and a move answers at once in both (the other side's
+    reply arrives as the page follows the game); nothing in a page against a person names a person."""
+    (tmp_path / "people").mkdir()
+    (tmp_path / "program").mkdir()
+
+    async def play_round(run: StudyRunner, who: str, partner: str | None) -> list[dict]:
+        """The pages of one participant's first round: before, right after their move, once it has settled."""
+        params, apart = {"participant": who}, {"buyer": "0.01", "seller": "15"}  # offers that never cross
+        before = await run.page(params)
+        began = time.monotonic()
+        moved = await move(run, who, before, apart[before["view"]["role"]])
+        answered = time.monotonic() - began
+        if partner is not None:
+            partner_page = await run.page({"participant": partner})
+            await move(run, partner, partner_page, apart[partner_page["view"]["role"]])
+        settled = await run.page(params, wait_s=3)
+        while settled["stage"] == "game" and settled["view"]["round"] == 1:
+            settled = await run.page(params, wait_s=3)
+        assert answered < 0.4, answered  # at once: not after the program's paced reply, nor the partner's move
+        assert moved["view"]["thinking"] and [t["speaker"] for t in moved["view"]["transcript"]] == ["you"]
+        return [before, moved, settled]
+
+    async def scenario():
+        with_people = runner(tmp_path / "people")
+        await to_game(with_people, "P1")
+        await to_game(with_people, "P2")
+        paced = dataclasses.replace(with_people.study.timing, reply_delay=Pace(0.8, 0.0, 1.0))
+        with_program = runner(tmp_path / "program", pairing=Pairing(0, "lin", 0.0), timing=paced)
+        await to_game(with_program, "P3")
+        against_person = await play_round(with_people, "P1", partner="P2")
+        against_program = await play_round(with_program, "P3", partner=None)
+        for person, program in zip(against_person, against_program, strict=True):
+            assert keys(person) == keys(program)
+            for page in (person, program):
+                view = page["view"]
+                assert (view["other"], view["status"], page["opponent"]) == ("agent", "active", "the other party")
+                assert {t["speaker"] for t in view["transcript"]} <= {"you", "agent"}
+                assert view["waiting_s"] is None and view["invitation"] is None
+            assert json.dumps(person).count('"person"') == 0
+
+    asyncio.run(scenario())

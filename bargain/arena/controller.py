@@ -35,7 +35,7 @@ from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.arena import MOVE_DEADLINE_S, PERSON, inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.pacing import Pace, Paced
-from bargain.arena.people import INVITE, QUEUE, People, Seat
+from bargain.arena.people import INVITE, NO_SUCH_GAME, QUEUE, People, Seat, fresh_player
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine import scenarios
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
@@ -51,10 +51,10 @@ MENTIONS_AI = re.compile(
     r"machine learning|assistant)\b",
     re.IGNORECASE,
 )
-ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
 CANNOT_SAVE = "The server cannot save games right now, so nothing was started or changed: try again in a minute."
 CHANGED_MEANWHILE = "The game changed elsewhere while your move was sent, and it was not applied: make it again."
 VIEW_WAIT_S = 1.0  # how long a view (a reload) waits for the other side's move before showing that it is thinking
+ASKED_WAIT_S = 0.5  # how long a start that does not wait for the agent waits for the person to be asked to move
 log = logging.getLogger(__name__)
 
 
@@ -68,12 +68,13 @@ class HumanAgent:
         self.asked_at: float | None = None  # when the turn was published (time.monotonic())
         self._spent_s = spent_s  # of the first turn asked, already spent before this process asked it (a take-over)
         self._move: asyncio.Future | None = None
+        self.given: tuple[int, Move] | None = None  # the move handed over for the turn, until the rules apply it
         self.asked = asyncio.Event()
 
     async def act(self, obs: Observation) -> Move:
         """Publish the turn and wait for the person's move (or for the time limit)."""
         self._move = asyncio.get_running_loop().create_future()
-        self.view, self.asked_at = obs, time.monotonic() - self._spent_s
+        self.view, self.asked_at, self.given = obs, time.monotonic() - self._spent_s, None
         self._spent_s = 0.0
         self.asked.set()
         try:
@@ -91,7 +92,7 @@ class HumanAgent:
         (a cancelled `act` notices only at the loop's next turn, and a move must not land in between)."""
         if self._move is not None and not self._move.done():
             self._move.cancel()
-        self.view = None
+        self.view, self.given = None, None
 
     @property
     def waiting(self) -> bool:
@@ -107,8 +108,9 @@ class HumanAgent:
 
     def submit(self, move: Move) -> None:
         """Hand over the person's move for the turn being waited for."""
-        if not self.waiting or self._move is None:
+        if not self.waiting or self._move is None or self.view is None:
             raise ArenaError("it is not your turn")
+        self.given = (self.view.round, move)
         self._move.set_result(move)
 
 
@@ -163,6 +165,7 @@ class LiveGame:
     findings: list[dict] = field(default_factory=list)  # the claim checker's, once the game has ended
     generation: int = 0  # as stored when this process took the game over (bargain.store.Store.take_over)
     player: str | None = None  # the browser playing it (free play)
+    study: str | None = None  # the study whose game it is (None: free play's); nobody else reaches it
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
@@ -253,6 +256,7 @@ class Arena:
         move_seconds: float | None = None,
         pace: Pace | None = None,
         extra: dict | None = None,
+        wait: bool = True,
     ) -> dict:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
@@ -260,7 +264,9 @@ class Arena:
         unless `replace` (the person chose to leave it: it is recorded as abandoned by them, in the same
         transaction). A study's game carries the study's name, the participant's id and its index among their
         games, and may limit the time of a move and pace the agent's replies (`pace`: bargain.arena.pacing); starting
-        the same index again (a reload, a second process) returns the game that exists."""
+        the same index again (a reload, a second process) returns the game that exists. Without `wait`, the view
+        comes as soon as the person is asked to move (at most ASKED_WAIT_S), an agent's opening move still under way
+        (`thinking`), as a game between people answers."""
         await self.sweep()
         people = setup.arm in (INVITE, QUEUE)
         if people and setup.arm not in self.arms:
@@ -269,7 +275,8 @@ class Arena:
         seed, trial = self._trial(setup)
         if arm is None:
             game = people_game(setup, seed, trial, setup.arm, move_seconds)
-            return await self.people.start(setup, game, inputs.player_id(player), public=setup.arm == QUEUE)
+            who = inputs.player_id(player) or fresh_player()
+            return await self.people.start(setup, game, who, public=setup.arm == QUEUE)
         side = Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True)
         reasons = arm.out_of_distribution(setup.role.other, trial)
         game_id = secrets.token_hex(16)
@@ -302,7 +309,7 @@ class Arena:
         except AlreadyStarted as exc:
             if study is None:
                 raise GameInProgress(exc.game_id) from None
-            return await self.view(exc.game_id)
+            return await self.view(exc.game_id, study=study)
         except StoreError as exc:
             log.error("a new game could not be stored: %s", exc)
             raise ArenaError(CANNOT_SAVE) from None
@@ -320,8 +327,9 @@ class Arena:
             1,
             inputs.player_id(player),
             pace=pace,
+            study=study,
         )
-        await live.settled()
+        await live.settled(None if wait else ASKED_WAIT_S)
         return self.view_of(live)
 
     async def pair(
@@ -393,6 +401,7 @@ class Arena:
         player: str | None,
         spent_s: float = 0.0,
         pace: Pace | None = None,
+        study: str | None = None,
     ) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
         if not getattr(agent, "instant", False):  # a model: its moves are bounded in time
@@ -401,7 +410,15 @@ class Arena:
             agent = Paced(agent, pace, seed)
         human = HumanAgent(move_seconds, spent_s if human_role in state.current_players() else 0.0)
         live = LiveGame(
-            game_id, state, human_role, human, agent, stored=len(state.turns), generation=generation, player=player
+            game_id,
+            state,
+            human_role,
+            human,
+            agent,
+            stored=len(state.turns),
+            generation=generation,
+            player=player,
+            study=study,
         )
         self.live[game_id] = live
         self._run_loop(live)
@@ -483,30 +500,35 @@ class Arena:
 
     # --- playing -----------------------------------------------------------------------------
 
-    async def live_game(self, game_id: object, wait_s: float | None = None, retry: bool = True) -> LiveGame:
-        """The game, rebuilt from the store if this server does not hold it as stored (a reload, a restart, another
-        process moved it on), with `retry` its loop run again if it stopped on a failure, and settled: waiting for
-        the person, or ended (waiting at most `wait_s` for the other side)."""
+    async def live_game(
+        self, game_id: object, wait_s: float | None = None, retry: bool = True, study: str | None = None
+    ) -> LiveGame:
+        """The game (of `study`'s, or of free play: any other is no such game), rebuilt from the store if this server
+        does not hold it as stored (a reload, a restart, another process moved it on), with `retry` its loop run
+        again if it stopped on a failure, and settled: waiting for the person, or ended (waiting at most `wait_s`
+        for the other side; None: until then)."""
         game_id = inputs.game_id(game_id)
         for _ in range(3):
-            live = await self._loaded(game_id, retry)
+            live = await self._loaded(game_id, retry, study)
             await live.settled(wait_s)
             if live.failure != "stale":  # else a round was refused, the stored game having moved on: read it again
                 break
         return live
 
-    async def _loaded(self, game_id: str, retry: bool) -> LiveGame:
+    async def _loaded(self, game_id: str, retry: bool, study: str | None) -> LiveGame:
         """The game as stored, run here (see live_game), not yet settled."""
         loading = self._loading.setdefault(game_id, asyncio.Lock())
         async with loading:
             live = self.live.get(game_id)
+            if live is not None and live.study != study:
+                raise ArenaError(NO_SUCH_GAME)
             try:
                 version = await asyncio.to_thread(self.store.version, game_id) if live is not None else None
                 if live is not None and (version is None or version[:2] != (live.generation, live.stored)):
                     self._let_go(live)  # another process took the game over or played on meanwhile: this is stale
                     live = None
                 if live is None:
-                    return await self._rebuilt(game_id)
+                    return await self._rebuilt(game_id, study)
                 if retry and live.failure is not None and live.task is not None and live.task.done():
                     self._run_loop(live)
                 return live
@@ -514,12 +536,12 @@ class Arena:
                 log.error("game %s could not be read: %s", game_id, exc)
                 raise ArenaError("The server cannot read games right now: try again in a minute.") from None
 
-    async def _rebuilt(self, game_id: str) -> LiveGame:
+    async def _rebuilt(self, game_id: str, study: str | None) -> LiveGame:
         """Take the game over and run it here from the state read in the same transaction (an ended one is only
         shown). A person's time for the move under way counts from when the round began, wherever it began."""
-        row = await asyncio.to_thread(self.store.take_over, game_id, self.process)
+        row = await asyncio.to_thread(self.store.take_over, game_id, self.process, study)
         if row is None:
-            raise ArenaError("no such game: start a new one")
+            raise ArenaError(NO_SUCH_GAME)
         state = game_state(row)
         human_role = Role(row["human_role"])
         if row["status"] != "active" or state.is_terminal():
@@ -532,6 +554,7 @@ class Arena:
                 status=row["status"],
                 findings=row["claims"] or [],
                 stored=len(state.turns),
+                study=study,
             )
         side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]), opponent_is_person=True)
         spent = max(0.0, (utcnow() - row["updated_at"]).total_seconds())
@@ -547,6 +570,7 @@ class Arena:
             row["player"],
             spent,
             pace=Pace.from_dict(row["extra"]["pace"]) if (row["extra"] or {}).get("pace") else None,
+            study=study,
         )
 
     def _let_go(self, live: LiveGame) -> None:
@@ -557,24 +581,40 @@ class Arena:
         live.human.stop()
 
     async def move(
-        self, game_id: object, round_: object, action: object, price: object = None, message: object = ""
+        self,
+        game_id: object,
+        round_: object,
+        action: object,
+        price: object = None,
+        message: object = "",
+        *,
+        study: str | None = None,
+        wait: bool = True,
     ) -> dict:
         """Check a move as a caller sent it (action, price and message as given) and play it (see `play`)."""
-        return await self.play(game_id, round_, inputs.human_move(action, price, message))
+        return await self.play(game_id, round_, inputs.human_move(action, price, message), study=study, wait=wait)
 
-    async def play(self, game_id: object, round_: object, move: Move) -> dict:
-        """Apply the person's checked move for `round_` and return the new view. A move for a round already played
-        (sent twice, from another tab or to another process) changes nothing: the view is the game as stored, with
-        a notice. If another process moved the game on while this one played the round, the round is refused by the
-        database and the move is tried again on the game as stored (a few times, then the person is asked to)."""
+    async def play(
+        self, game_id: object, round_: object, move: Move, *, study: str | None = None, wait: bool = True
+    ) -> dict:
+        """Apply the person's checked move for `round_` in a game of `study`'s (None: of free play) and return the
+        new view. A move for a round already played (sent twice, from another tab or to another process) changes
+        nothing: the view is the game as stored, with a notice. If another process moved the game on while this one
+        played the round, the round is refused by the database and the move is tried again on the game as stored (a
+        few times, then the person is asked to). Without `wait`, the view comes as soon as the move is handed over,
+        the other side's reply still under way (`thinking`), as a move against a person answers: in a study, when
+        a move is answered tells nothing of who the other side is."""
         round_ = inputs.whole_number("the round", round_, 1, 10 * inputs.MAX_ROUNDS)
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
-        if await self._seat(game_id) is not None:
-            return await self.people.play(inputs.game_id(game_id), round_, move)
+        if await self._seat(game_id, study) is not None:
+            return await self.people.play(inputs.game_id(game_id), round_, move, study)
         for _ in range(3):
-            live = await self.live_game(game_id)
+            live = await self.live_game(game_id, study=study)
             async with live.lock:
-                if any(t.round == round_ and t.role is live.human_role for t in live.state.turns):
+                given = live.human.given
+                if (given is not None and given[0] == round_) or any(
+                    t.round == round_ and t.role is live.human_role for t in live.state.turns
+                ):
                     return {**self.view_of(live), "notice": ALREADY_PLAYED}
                 self._check(live, round_, move)
                 if not live.human.waiting:
@@ -582,10 +622,10 @@ class Arena:
                         return self.view_of(live)
                     raise ArenaError("wait for the other side's move")
                 live.human.submit(move)
-                await live.settled()
+                await live.settled(None if wait else 0.0)
                 if live.failure != "stale":
                     return self.view_of(live)
-        return {**await self.view(game_id), "notice": CHANGED_MEANWHILE}
+        return {**await self.view(game_id, study=study), "notice": CHANGED_MEANWHILE}
 
     @staticmethod
     def _check(live: LiveGame, round_: int, move: Move) -> None:
@@ -596,23 +636,19 @@ class Arena:
             raise ArenaError("this game was abandoned after being left idle: start a new one")
         if round_ != live.state.round:
             raise ArenaError(f"that move was for round {round_}, and the game is in round {live.state.round}")
-        if move.action not in live.state.legal_actions(live.human_role):
-            allowed = ", ".join(a.value for a in live.state.legal_actions(live.human_role))
-            raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
-        if move.price is not None and move.price > ABSURD_FACTOR * _largest_price(live.state.trial):
-            raise ArenaError(f"{move.price:,.2f} is far more than anything in this game is worth: check the number")
+        inputs.allowed(live.state, live.human_role, move)
 
     async def setup_of(self, game_id: object) -> Setup:
-        """The setup a game was started with (its seed aside): what "play again" starts anew."""
+        """The setup a free-play game was started with (its seed aside): what "play again" starts anew."""
         game_id = inputs.game_id(game_id)
-        seat = await self._seat(game_id)
+        seat = await self._seat(game_id, None)
         try:
             row = await asyncio.to_thread(self.store.game, seat.game_id if seat else game_id)
         except StoreError as exc:
             log.error("game %s could not be read: %s", game_id, exc)
             raise ArenaError("The server cannot read games right now: try again in a minute.") from None
-        if row is None:
-            raise ArenaError("no such game: start a new one")
+        if row is None or row["study"] is not None:
+            raise ArenaError(NO_SUCH_GAME)
         trial = Trial.from_dict(row["trial"])
         return Setup(
             role=seat.role if seat else Role(row["human_role"]),
@@ -625,28 +661,36 @@ class Arena:
             first_actor=trial.first_actor,
         )
 
-    async def view(self, game_id: object, wait_s: float | None = None, retry: bool = True) -> dict:
-        """The person's current view of a game (resuming it, and with `retry` retrying a failed round). With
-        `wait_s`, it waits at most that long for the other side's move: a reload answers at once (its view says
-        `thinking` while the other side's move is under way), and shows a failed round as failed."""
-        if await self._seat(game_id) is not None:
-            return await self.people.view(inputs.game_id(game_id), wait_s)
-        return self.view_of(await self.live_game(game_id, wait_s, retry))
+    async def view(self, game_id: object, wait_s: float = 0.0, retry: bool = True, study: str | None = None) -> dict:
+        """The person's current view of a game of `study`'s (None: of free play; any other game is no such game),
+        resuming it, and with `retry` retrying a failed round. It answers at once, or with `wait_s` waits at most
+        that long for the other side's move: its view says `thinking` while that move is under way, and shows a
+        failed round as failed."""
+        if await self._seat(game_id, study) is not None:
+            return await self.people.view(inputs.game_id(game_id), wait_s, study)
+        return self.view_of(await self.live_game(game_id, wait_s, retry, study))
 
-    async def _seat(self, game_id: object) -> Seat | None:
-        """The seat that `game_id` is, when it names a game between two people (a game running here is not)."""
+    async def _seat(self, game_id: object, study: str | None) -> Seat | None:
+        """The seat that `game_id` is, when it names a game between two people (a game running here is not); the
+        seat of a game that is not `study`'s (None: free play's) is no such game."""
         token = inputs.game_id(game_id)
-        return None if token in self.live else await self.people.seat_of(token)
+        seat = None if token in self.live else await self.people.seat_of(token)
+        if seat is not None and seat.study != study:
+            raise ArenaError(NO_SUCH_GAME)
+        return seat
 
-    async def join(self, token: object, player: str | None) -> dict:
-        """Take the seat an invitation link carries: the game between two people begins."""
+    async def join(self, token: object, player: str | None, held: object = None) -> dict:
+        """Take the seat an invitation link carries: the game between two people begins. `held`: the seat token the
+        caller's browser keeps (opening the link again, the one who took it gets their own seat)."""
         if QUEUE not in self.arms and INVITE not in self.arms:
             raise ArenaError("playing another person is not offered here")
-        return await self.people.join(inputs.game_id(token), inputs.player_id(player))
+        token = inputs.game_id(token)
+        held = None if held is None else inputs.game_id(held)
+        return await self.people.join(token, inputs.player_id(player) or fresh_player(), held)
 
-    async def cancel(self, game_id: object) -> dict:
+    async def cancel(self, game_id: object, study: str | None = None) -> dict:
         """Stop waiting for the other person (a game that has begun is played or left, not cancelled)."""
-        seat = await self._seat(game_id)
+        seat = await self._seat(game_id, study)
         if seat is None:
             raise ArenaError("only a game waiting for another person can be cancelled")
         return await self.people.cancel(seat)
@@ -659,8 +703,9 @@ class Arena:
         self._swept = now
         try:
             idle = await asyncio.to_thread(self.store.abandon_idle, self.idle_timeout)
+            await asyncio.to_thread(self.people.cancel_gone)  # waits in the queue whose people have gone
         except StoreError as exc:  # the next sweep will try again; play goes on meanwhile
-            log.error("idle games could not be marked abandoned: %s", exc)
+            log.error("idle games could not be marked abandoned, or gone waits cancelled: %s", exc)
             return
         for game_id in idle:
             live = self.live.pop(game_id, None)
@@ -670,11 +715,14 @@ class Arena:
     # --- views -------------------------------------------------------------------------------
 
     def view_of(self, live: LiveGame) -> dict:
-        """What the person may see now: their observation, and after the end the outcome and debrief."""
+        """What the person may see now: their observation (with their own move, handed over and not yet applied),
+        and after the end the outcome and debrief."""
         obs = live.state.observation(live.human_role)
         if live.state.is_terminal():
             self.live.pop(live.id, None)
         stopped = live.failure if live.task is not None and live.task.done() else None
+        given = live.human.given
+        applied = given is not None and any(t.round == given[0] and t.role is live.human_role for t in obs.history)
         view = person_view(
             live.id,
             obs,
@@ -684,6 +732,7 @@ class Arena:
             live.status,
             live.findings,
             thinking=not live.is_settled,
+            mine=None if applied or stopped else given,
         )
         view["seconds_left"] = live.human.seconds_left
         return view
@@ -719,11 +768,6 @@ def game_fields(
         "extra": {"scenario_choice": setup.scenario},
         **more,
     }
-
-
-def _largest_price(trial: Trial) -> float:
-    """The largest price of the scenario's two reservation ranges."""
-    return max(trial.scenario.price_range(Role.BUYER)[1], trial.scenario.price_range(Role.SELLER)[1])
 
 
 def people_game(

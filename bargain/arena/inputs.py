@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bargain.engine.game import Action, Move
+from bargain.engine.game import Action, GameState, Move
 from bargain.engine.prices import PriceError, read_price
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role
@@ -23,7 +23,8 @@ from bargain.engine.trial import Condition, Mode, Role
 MAX_MESSAGE = 500  # characters in one public message
 MAX_PRICE_TEXT = 40  # characters of a typed price
 MAX_ROUNDS = 20
-PRICE_LIMIT = 1e9  # no price anywhere is larger; a scenario's own bound is tighter (bargain.arena.controller)
+PRICE_LIMIT = 1e9  # no price anywhere is larger; a scenario's own bound is tighter (ABSURD_FACTOR)
+ABSURD_FACTOR = 100  # an offer above this many times the largest price of the scenario's ranges is a typo
 DEFAULT_SOURCE = "low"  # random scenarios from the low tier, the adapters' training tier
 SOURCES = ("low", "medium", "high", "very_high", "train", "val", "test")
 _SCENARIO_REF = re.compile(r"(?:low|medium|high|very_high):[0-9]{1,7}", re.ASCII)
@@ -187,6 +188,17 @@ def human_move(action: object, price: object, text: object) -> Move:
     if kind is Action.OFFER:
         return Move(Action.OFFER, price=parse_price(price), message=said)
     return Move(kind, message=said)
+
+
+def allowed(state: GameState, role: Role, move: Move) -> None:
+    """Refuse (an ArenaError saying why) a move the rules do not allow `role` now, or an offer far beyond anything
+    the game's item is worth: the same sentences whoever the other side is, a program or a person."""
+    legal = state.legal_actions(role)
+    if move.action not in legal:
+        raise ArenaError(f"{move.action.value} is not possible now (possible: {', '.join(a.value for a in legal)})")
+    ranges = (state.trial.scenario.price_range(Role.BUYER), state.trial.scenario.price_range(Role.SELLER))
+    if move.price is not None and move.price > ABSURD_FACTOR * max(high for _, high in ranges):
+        raise ArenaError(f"{move.price:,.2f} is far more than anything in this game is worth: check the number")
 
 
 def setup(

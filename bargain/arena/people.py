@@ -7,6 +7,13 @@ token of their own, which the one who invited never sees), or put in the public 
 choose the same settings and the other role takes the free seat. Until then the game is `waiting`; the one who
 waits sees so, and may cancel.
 
+A seat is its token's, and nobody else's: a player id (which a caller may make up) never opens a seat, it only says
+who played (a caller who gives none is given a fresh random one, so that two anonymous callers are never taken for
+one person), keeps a person from taking their own invitation or their own wait in the queue, and bounds the games
+with people a player may have waiting or going on at once (MAX_OPEN). A wait in the queue is live only while its
+person keeps asking for it (each look notes the time): one not asked for within LIVE_S is gone, skipped by the queue
+and cancelled, and the oldest live wait is paired first.
+
 Every request reads the game's stored moves and rebuilds it through the rules; each side sees only its own
 observation. A move is stored as it is made, with the number of moves it was based on: two people moving at once,
 on two app processes, are both applied, once each, in some order (the database refuses the stale write, and that
@@ -24,11 +31,14 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import cast
 
-from sqlalchemy import select, text, update
+from sqlalchemy import CursorResult, Update, and_, func, or_, select, text, update
+from sqlalchemy.orm import Session, aliased
 
 from bargain.arena import PERSON
-from bargain.arena.inputs import ArenaError, Setup
+from bargain.arena.inputs import ArenaError, Setup, allowed
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine.game import Action, GameState, Move, Turn, replay
 from bargain.engine.trial import Mode, Role, Trial
@@ -46,21 +56,36 @@ from bargain.store import (
 
 INVITE, QUEUE = "person:invite", "person:queue"  # what a person chooses as their opponent
 WAITING, CANCELLED = "waiting", "cancelled"
-GUEST = "guest"  # the person of a seat taken by a caller who gave no player id (an API client)
+GONE = "gone"  # why a wait was cancelled (the game's abandoned_by): its person stopped asking for it
 POLL_S = 0.2  # how often a waiting view reads the game's version
+LIVE_S = 15.0  # a wait in the queue whose person has not asked for it for this long is gone
+SEEN_EVERY_S = 3.0  # a waiting person's looks are noted at most this often (each is a write)
+MAX_OPEN = 3  # games with other people a player (free play) may have waiting or going on at once
 CANNOT_SAVE = "The server cannot save games right now, so nothing was changed: try again in a minute."
+NO_SUCH_GAME = "no such game: start a new one"
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Seat:
-    """One side of a game between two people, as stored."""
+    """One side of a game between two people, as stored (`study`: the study whose game it is, None in free play)."""
 
     token: str
     game_id: str
     role: Role
     person: str | None
     queue: str | None
+    study: str | None
+    seen_at: datetime | None
+
+    @classmethod
+    def of(cls, row: SeatRow) -> Seat:
+        return cls(row.token, row.game_id, Role(row.role), row.person, row.queue, row.study, row.seen_at)
+
+
+def fresh_player() -> str:
+    """The player id of a caller who gave none: their own, never shared with another caller."""
+    return f"anon-{secrets.token_hex(8)}"
 
 
 def queue_key(setup: Setup) -> str:
@@ -77,9 +102,32 @@ def queue_key(setup: Setup) -> str:
     )
 
 
-def _lock_key(key: str) -> int:
-    """A PostgreSQL advisory lock number for one queue (a signed 64-bit integer)."""
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+def _lock(session: Session, key: str) -> None:
+    """On PostgreSQL, hold a transaction's advisory lock on `key` (a queue, a player): the writes that count or pair
+    on it take turns across processes. (SQLite's writers take turns anyway: bargain.store.Store.writing.)"""
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": number})
+
+
+def _changed(session: Session, statement: Update) -> int:
+    """How many rows an UPDATE changed."""
+    return cast(CursorResult, session.execute(statement)).rowcount
+
+
+def _gone_waits(cutoff: datetime, key: str | None = None) -> Update:
+    """The games waiting in the queue (`key`'s, or any) whose waiting person has not asked for them since `cutoff`."""
+    free, waiter = aliased(SeatRow), aliased(SeatRow)
+    query = (
+        select(free.game_id)
+        .join(waiter, and_(waiter.game_id == free.game_id, waiter.token != free.token))
+        .where(
+            free.person.is_(None),
+            free.queue.is_not(None) if key is None else free.queue == key,
+            or_(waiter.seen_at.is_(None), waiter.seen_at < cutoff),
+        )
+    )
+    return update(GameRow).where(GameRow.id.in_(query), GameRow.status == WAITING)
 
 
 def rebuilt(trial: Trial, turns: list[Turn]) -> tuple[GameState, Turn | None]:
@@ -103,7 +151,7 @@ class People:
         """The seat of a token (None: no such seat, so not a game between people)."""
         with self.store.reading() as session:
             row = session.get(SeatRow, token)
-            return None if row is None else Seat(row.token, row.game_id, Role(row.role), row.person, row.queue)
+            return None if row is None else Seat.of(row)
 
     async def seat_of(self, token: str) -> Seat | None:
         try:
@@ -118,27 +166,35 @@ class People:
         self,
         setup: Setup,
         game: dict,
-        player: str | None,
+        player: str,
         public: bool,
         key: str | None = None,
         place: tuple[str, int] | None = None,
     ) -> dict:
         """Seat `player` at a game for `setup.role` (its stored fields in `game`: the arena drew its trial). Public:
-        the free seat of the oldest game waiting in the queue for these settings (or for `key`: a study's cell) and
+        the free seat of the oldest live wait in the queue for these settings (or for `key`: a study's cell) and
         this role, if there is one (the new game is then not made), else a new game waiting in the queue; else a new
         game whose other seat is taken by invitation. With `place` (a study's name and the participant's game
         index), the seat is that game of the participant's, once: starting it again gives the seat taken first.
-        The person's view of it."""
+        Outside a study, a player has at most MAX_OPEN games with people waiting or going on. The person's view."""
         key = (key or queue_key(setup)) if public else None
         study, index = place if place is not None else (None, None)
         if place is not None and (taken := await asyncio.to_thread(self._placed, place, player)) is not None:
-            return await self.view(taken)
+            return await self.view(taken, study=study)
 
         def seat() -> str:
             with self.store.writing("seat a person in") as session:
+                if study is None:
+                    _lock(session, f"player:{player}")
+                    self._bound(session, player)
                 if key is not None:
-                    if session.bind is not None and session.bind.dialect.name == "postgresql":  # one pairing at a time
-                        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(key)})
+                    _lock(session, key)  # one pairing at a time
+                    now = utcnow()
+                    session.execute(  # waits whose people have gone: never paired, cancelled
+                        _gone_waits(now - timedelta(seconds=LIVE_S), key).values(
+                            status=CANCELLED, abandoned_by=GONE, updated_at=now
+                        )
+                    )
                     query = (
                         select(SeatRow)
                         .join(GameRow, GameRow.id == SeatRow.game_id)
@@ -147,14 +203,12 @@ class People:
                             SeatRow.role == setup.role.value,
                             SeatRow.person.is_(None),
                             GameRow.status == WAITING,
+                            GameRow.id.not_in(select(SeatRow.game_id).where(SeatRow.person == player)),  # not oneself
                         )
-                        .order_by(SeatRow.created_at)
+                        .order_by(GameRow.created_at, GameRow.id)
                         .limit(1)
                         .with_for_update()
                     )
-                    if player is not None:  # never seated against oneself
-                        seated = select(SeatRow.game_id).where(SeatRow.person == player)
-                        query = query.where(GameRow.id.not_in(seated))
                     free = session.scalars(query).first()
                     if free is not None:
                         self._claim(session, free, player)
@@ -163,13 +217,15 @@ class People:
                 mine = secrets.token_hex(16)
                 session.add(GameRow(**game, status=WAITING))
                 session.flush()
+                now = utcnow()
                 session.add(
                     SeatRow(
                         token=mine,
                         game_id=game["id"],
                         role=setup.role.value,
-                        person=player or GUEST,
-                        joined_at=utcnow(),
+                        person=player,
+                        joined_at=now,
+                        seen_at=now,
                         study=study,
                         game_index=index,
                     )
@@ -181,6 +237,7 @@ class People:
                         role=setup.role.other.value,
                         invitation=None if key else secrets.token_hex(16),
                         queue=key,
+                        study=study,
                     )
                 )
                 return mine
@@ -193,53 +250,72 @@ class People:
                 log.error("a game between people could not be stored: %s", exc)
                 raise ArenaError(CANNOT_SAVE) from None
             token = taken
-        return await self.view(token)
+        return await self.view(token, study=study)
 
-    def _placed(self, place: tuple[str, int], player: str | None) -> str | None:
+    def _placed(self, place: tuple[str, int], player: str) -> str | None:
         """The seat already taken for a study participant's game (None: none yet)."""
         study, index = place
         with self.store.reading() as session:
             return session.scalars(
                 select(SeatRow.token).where(
-                    SeatRow.study == study, SeatRow.person == (player or GUEST), SeatRow.game_index == index
+                    SeatRow.study == study, SeatRow.person == player, SeatRow.game_index == index
                 )
             ).first()
 
     @staticmethod
-    def _claim(session, seat: SeatRow, person: str | None) -> None:
+    def _bound(session: Session, player: str) -> None:
+        """Refuse a player who already has MAX_OPEN games with people waiting or going on (free play)."""
+        open_games = session.execute(
+            select(func.count())
+            .select_from(SeatRow)
+            .join(GameRow, GameRow.id == SeatRow.game_id)
+            .where(SeatRow.person == player, SeatRow.study.is_(None), GameRow.status.in_((WAITING, ACTIVE)))
+        ).scalar_one()
+        if open_games >= MAX_OPEN:
+            raise ArenaError(
+                f"You already have {MAX_OPEN} games with other people waiting or going on: finish one, or stop "
+                "waiting in one, before you start another."
+            )
+
+    @staticmethod
+    def _claim(session: Session, seat: SeatRow, person: str) -> None:
         """Take a free seat for `person`; its game begins. The game must still be waiting as this transaction writes
         (not cancelled meanwhile by the one who waited), or nothing is taken."""
         now = utcnow()
-        begun = session.execute(
+        begun = _changed(
+            session,
             update(GameRow)
             .where(GameRow.id == seat.game_id, GameRow.status == WAITING)
-            .values(status=ACTIVE, updated_at=now)
+            .values(status=ACTIVE, updated_at=now),
         )
-        if begun.rowcount != 1:
+        if begun != 1:
             raise ArenaError("that invitation was already taken, or the game was cancelled")
-        seat.person, seat.joined_at = person or GUEST, now
+        seat.person, seat.joined_at, seat.seen_at = person, now, now
 
-    async def join(self, token: object, player: str | None) -> dict:
-        """Take the seat an invitation link carries (the same person again: their view; anyone else after it is
-        taken, or its creator: refused)."""
+    async def join(self, token: object, player: str, held: str | None = None) -> dict:
+        """Take the seat an invitation link carries for `player`; refused once it is taken (whoever asks: a player
+        id proves nothing) and to its sender. `held`: the seat token the caller already holds (a browser keeps it),
+        which is how the one who took the link opens it again: their own seat's view."""
         if not isinstance(token, str):
             raise ArenaError("that invitation link is not valid")
 
         def take() -> str:
             with self.store.writing("seat a person in") as session:
+                _lock(session, f"player:{player}")
                 seat = session.scalars(select(SeatRow).where(SeatRow.invitation == token).with_for_update()).first()
-                if seat is None:
+                if seat is None or seat.study is not None:  # a study's seats are taken by pairing, never by a link
                     raise ArenaError("that invitation link is not valid")
+                if held is not None and seat.person is not None and secrets.compare_digest(held, seat.token):
+                    return seat.token  # the link opened again by the one who took it
                 game = session.get(GameRow, seat.game_id)
-                if seat.person is not None and seat.person == player:
-                    return seat.token  # a reload of the link
                 if game is None or game.status != WAITING or seat.person is not None:
                     raise ArenaError("that invitation was already taken, or the game was cancelled")
                 sender = session.scalars(
                     select(SeatRow.person).where(SeatRow.game_id == seat.game_id, SeatRow.token != seat.token)
                 ).first()
-                if player is not None and sender == player:
+                if sender == player:
                     raise ArenaError("that is your own invitation: send the link to the person you want to play")
+                self._bound(session, player)
                 self._claim(session, seat, player)
                 return seat.token
 
@@ -266,7 +342,14 @@ class People:
         except StoreError as exc:
             log.error("a game could not be cancelled: %s", exc)
             raise ArenaError(CANNOT_SAVE) from None
-        return await self.view(seat.token)
+        return await self.view(seat.token, study=seat.study)
+
+    def cancel_gone(self) -> int:
+        """Cancel every wait in the queue whose person has stopped asking for it (LIVE_S); how many."""
+        now = utcnow()
+        with self.store.writing("cancel waits in") as session:
+            cutoff = now - timedelta(seconds=LIVE_S)
+            return _changed(session, _gone_waits(cutoff).values(status=CANCELLED, abandoned_by=GONE, updated_at=now))
 
     # --- playing -----------------------------------------------------------------------------
 
@@ -277,7 +360,7 @@ class People:
             raise StoreError(f"the game of seat {seat.token} is missing")
         with self.store.reading() as session:
             seats = session.scalars(select(SeatRow).where(SeatRow.game_id == seat.game_id)).all()
-            game["seats"] = {Role(s.role): Seat(s.token, s.game_id, Role(s.role), s.person, s.queue) for s in seats}
+            game["seats"] = {Role(s.role): Seat.of(s) for s in seats}
             arrived = [s.joined_at for s in seats if s.joined_at is not None]
             game["joined_at"] = max(arrived) if len(arrived) == len(seats) else None  # when the second person came
             game["invitation"] = next((s.invitation for s in seats if s.person is None), None)
@@ -300,14 +383,15 @@ class People:
             pass
         return True
 
-    async def view(self, token: str, wait_s: float | None = None) -> dict:
-        """The person's view of their game. With `wait_s`, while the other side is awaited (their move, or their
-        arrival), wait at most that long for the game to change."""
+    async def view(self, token: str, wait_s: float = 0.0, study: str | None = None) -> dict:
+        """The person's view of their game (a game of `study`'s, or of free play: any other is no such game). With
+        `wait_s`, while the other side is awaited (their move, or their arrival), wait at most that long for the game
+        to change. A look at a wait keeps it live (LIVE_S); one looked at after it has gone is cancelled."""
         seat = await self.seat_of(token)
-        if seat is None:
-            raise ArenaError("no such game: start a new one")
+        if seat is None or seat.study != study:
+            raise ArenaError(NO_SUCH_GAME)
         try:
-            game = await asyncio.to_thread(self._current, seat)
+            game = await asyncio.to_thread(self._current, seat, True)
             if wait_s and self._shown(seat, game)["thinking"]:  # the game as read is rebuilt once, not at each look
                 ends, seen = time.monotonic() + wait_s, (len(game["moves"]), game["status"])
                 while time.monotonic() < ends:
@@ -321,12 +405,35 @@ class People:
             raise ArenaError("The server cannot read games right now: try again in a minute.") from None
         return self._shown(seat, game)
 
-    def _current(self, seat: Seat) -> dict:
-        """The game as it stands, after the passes of any time that has run out."""
+    def _current(self, seat: Seat, look: bool = False) -> dict:
+        """The game as it stands, after the passes of any time that has run out; with `look` (its person asks for
+        it), a wait noted as live, or cancelled if it had gone."""
         game = self._read(seat)
         while self._expire(game):
             game = self._read(seat)
+        if look and game["status"] == WAITING and self._looked(seat, game):
+            game = self._read(seat)
         return game
+
+    def _looked(self, seat: Seat, game: dict) -> bool:
+        """Note that the person waiting at `seat` asked for their game now (at most every SEEN_EVERY_S); a wait in
+        the queue not asked for within LIVE_S has gone and is cancelled instead. Whether the game changed. (A note
+        that cannot be written is logged, and the game shown as read: the next look writes it.)"""
+        now = utcnow()
+        seen = game["seats"][seat.role].seen_at
+        queued = any(s.queue is not None for s in game["seats"].values())
+        gone = queued and (seen is None or now - seen > timedelta(seconds=LIVE_S))
+        if not gone and seen is not None and now - seen <= timedelta(seconds=SEEN_EVERY_S):
+            return False
+        try:
+            with self.store.writing("note a look in") as session:
+                if gone:
+                    cancel = update(GameRow).where(GameRow.id == seat.game_id, GameRow.status == WAITING)
+                    return bool(_changed(session, cancel.values(status=CANCELLED, abandoned_by=GONE, updated_at=now)))
+                session.execute(update(SeatRow).where(SeatRow.token == seat.token).values(seen_at=now))
+        except StoreError as exc:
+            log.error("a look at game %s could not be noted: %s", seat.game_id, exc)
+        return False
 
     @staticmethod
     def _due(game: dict) -> bool:
@@ -340,8 +447,8 @@ class People:
         state, pending = rebuilt(trial, turns_of(game["moves"]))
         status = game["status"]
         obs = state.observation(seat.role)
-        mine = pending is not None and pending.role is seat.role
-        your_turn = status == ACTIVE and seat.role in state.current_players() and not mine
+        mine = (pending.round, pending.move) if pending is not None and pending.role is seat.role else None
+        your_turn = status == ACTIVE and seat.role in state.current_players() and mine is None
         ended = state if state.is_terminal() else None
         view = person_view(
             seat.token,
@@ -353,19 +460,8 @@ class People:
             game["claims"] or [],
             thinking=not your_turn,
             other=PERSON,
+            mine=mine,
         )
-        if mine and pending is not None:  # the person's own move, played and waiting for the other's
-            view["transcript"].append(
-                {
-                    "round": pending.round,
-                    "speaker": "you",
-                    "role": pending.role.value,
-                    "action": pending.action.value,
-                    "price": pending.price,
-                    "message": pending.message,
-                    "timed_out": False,
-                }
-            )
         if status in (WAITING, CANCELLED):
             view["status"] = status
             view["thinking"] = status == WAITING  # the other person is awaited
@@ -376,12 +472,12 @@ class People:
         view["seconds_left"] = seconds_left(game) if your_turn else None  # a study's move countdown; else None
         return view
 
-    async def play(self, token: str, round_: int, move: Move) -> dict:
+    async def play(self, token: str, round_: int, move: Move, study: str | None = None) -> dict:
         """Store the person's move for `round_` (once, however often it is sent), settling the round when the other
-        side's move is in, and the game when it ends; the new view."""
+        side's move is in, and the game when it ends; the new view (a game of `study`'s, or of free play)."""
         seat = await self.seat_of(token)
-        if seat is None:
-            raise ArenaError("no such game: start a new one")
+        if seat is None or seat.study != study:
+            raise ArenaError(NO_SUCH_GAME)
         for _ in range(5):  # the other side's move, stored meanwhile, makes this write stale: read again
             try:
                 game = await asyncio.to_thread(self._current, seat)
@@ -410,9 +506,8 @@ class People:
         trial = Trial.from_dict(game["trial"])
         turns = turns_of(game["moves"])
         state, pending = rebuilt(trial, turns)
-        if move.error != TIMEOUT and move.action not in state.legal_actions(seat.role):
-            allowed = ", ".join(a.value for a in state.legal_actions(seat.role))
-            raise ArenaError(f"{move.action.value} is not possible now (possible: {allowed})")
+        if move.error != TIMEOUT:
+            allowed(state, seat.role, move)
         current = state.round  # the round the move is made in
         if trial.mode is Mode.SIMULTANEOUS:
             if pending is not None:
@@ -432,7 +527,6 @@ class People:
             "error": move.error,
             "flags": [],
         }
-        outcome = None
         outcome = outcome_fields(state, game["human_role"]) if state.is_terminal() else None
         self.store.add_moves(seat.game_id, [row], outcome, based_on=len(game["moves"]))
 

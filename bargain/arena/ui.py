@@ -564,7 +564,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             if token:
                 ids = kept(secret, saved_value)
                 try:
-                    view = await arena.join(token, ids["player"])
+                    view = await arena.join(token, ids["player"], held=ids["game"])
                 except ArenaError as exc:
                     yield render(None, ids, note=f"**{exc}**")
                     return
@@ -682,19 +682,21 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             return await answer(arena.move(game_id, round, action, price, message))
 
         async def get_game(game_id: str, wait_s: float = 0.0) -> dict:
-            """Your current view of a game (resumes it after a restart, or retries a round that failed). With
-            `wait_s` (at most 10), while the other side is awaited, wait that long for its move."""
+            """Your current view of a game (resumes it after a restart, or retries a round that failed), at once; with
+            `wait_s` (at most 10), while the other side is awaited, wait that long for its move. A wait for a person in
+            the queue stays yours while you ask for it at least every 15 s."""
 
             async def work():
                 waited = inputs.number("wait_s", wait_s, 0.0, MAX_WAIT_S)
-                return await arena.view(game_id, wait_s=waited or None)
+                return await arena.view(game_id, wait_s=waited)
 
             return await answer(work())
 
         async def join_game(token: str, player: str | None = None) -> dict:
             """Take the seat an invitation carries (the `invitation` of a game against person:invite): your view
-            of the game, which begins."""
-            return await answer(arena.join(token, inputs.player_id(player)))
+            of the game, which begins. Its `game_id` is your seat's token, the only handle on it: the link opens
+            nothing once taken."""
+            return await answer(arena.join(token, player))
 
         async def cancel_game(game_id: str) -> dict:
             """Stop waiting for the other person of a game nobody has joined yet."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bargain.engine.game import GameState, Observation
+from bargain.engine.game import GameState, Move, Observation
 from bargain.engine.trial import Role
 
 ALREADY_PLAYED = "That round was already played (sent twice, or from another tab): this is the game as it is stored."
@@ -28,18 +28,21 @@ FAILURES = {
 }
 
 
-def _transcript(obs: Observation, other: str) -> list[dict]:
+def _transcript(obs: Observation, other: str, mine: tuple[int, Move] | None) -> list[dict]:
+    said = [(t.round, t.role, t.move) for t in obs.history]
+    if mine is not None:  # the person's own move of a round whose other move is not in yet: played, not yet applied
+        said.append((mine[0], obs.role, mine[1]))
     return [
         {
-            "round": t.round,
-            "speaker": "you" if t.role is obs.role else other,
-            "role": t.role.value,
-            "action": t.action.value,
-            "price": t.price,
-            "message": t.message,
-            "timed_out": t.error == TIMEOUT,
+            "round": round_,
+            "speaker": "you" if role is obs.role else other,
+            "role": role.value,
+            "action": move.action.value,
+            "price": move.price,
+            "message": move.message,
+            "timed_out": move.error == TIMEOUT,
         }
-        for t in obs.history
+        for round_, role, move in said
     ]
 
 
@@ -53,13 +56,17 @@ def person_view(
     findings: list[dict] | None = None,
     thinking: bool = False,
     other: str = "agent",
+    mine: tuple[int, Move] | None = None,
 ) -> dict:
     """The JSON view of a game for the person playing `obs.role`. Only `ended` (a finished game, with its
     claim `findings`) may bring in what the observation hides, as the debrief. After a `failure` (the loop
     stopped: one of FAILURES), the person may move again if the turn is theirs, or else retry. `thinking`: the
     other side's move is awaited (ask again for the view); `notice` is set by callers that have something to say
     about the request itself (a move sent twice). `other`: who the other side is, "agent" (a model or a tactic) or
-    "person" (bargain.arena.people)."""
+    "person" (bargain.arena.people). `mine`: the person's own move of the round under way, played and waiting for
+    the other side's (its round and the move), shown in the transcript as theirs. A game between people fills
+    `waiting_s` (how long the one who waits for the other person has waited) and `invitation` (the link's token, for
+    the one who invited); every view has the keys, so that no key tells one kind of game from the other."""
     status = "finished" if ended is not None else status
     stopped = failure is not None and status == "active"
     your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active"
@@ -79,7 +86,7 @@ def person_view(
         "their_price": obs.other_price,
         "their_price_prior": list(obs.other_prior) if obs.other_prior else None,
         "your_price_prior": list(obs.prior_on_me) if obs.prior_on_me else None,
-        "transcript": _transcript(obs, other),
+        "transcript": _transcript(obs, other, mine),
         "other": other,
         "your_turn": your_turn,
         "actions": [a.value for a in obs.legal_actions] if your_turn else [],
@@ -95,6 +102,9 @@ def person_view(
         ),
         "outcome": None,
         "debrief": None,
+        "seconds_left": None,
+        "waiting_s": None,
+        "invitation": None,
     }
     if ended is not None:
         view["outcome"], view["debrief"] = _outcome(ended, obs.role), _debrief(ended, obs.role, findings or [], other)

@@ -319,7 +319,11 @@ class StudyRunner:
             view = await self.arena.pair(setup, key, **where, move_seconds=self.study.timing.move_seconds)
         else:
             view = await self.arena.start(
-                setup, **where, move_seconds=self.study.timing.move_seconds, pace=self.study.timing.reply_delay
+                setup,
+                **where,
+                move_seconds=self.study.timing.move_seconds,
+                pace=self.study.timing.reply_delay,
+                wait=False,
             )
         games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
         return games[index]
@@ -329,7 +333,7 @@ class StudyRunner:
         cancelled and, as the study file says, they play its program arm instead (recorded as such) or their study
         ends there (paid the base and `pairing.end_bonus`). A partner arriving meanwhile wins: the game goes on."""
         pairing = self.study.pairing
-        view = await self.arena.cancel(seat)
+        view = await self.arena.cancel(seat, study=self.study.name)
         if pairing is None or view["status"] != "cancelled":
             return await self._page(row, view=view)
         index = row["games_done"] + 1
@@ -345,6 +349,7 @@ class StudyRunner:
             move_seconds=self.study.timing.move_seconds,
             pace=self.study.timing.reply_delay,
             extra={"instead_of": PERSON},
+            wait=False,
         )
         await asyncio.to_thread(records.replace_game, self.arena.store, row["id"], index, seat, started["game_id"])
         return await self._page(
@@ -356,10 +361,16 @@ class StudyRunner:
         game_id = await self._game_id(row)
         try:
             view = await self.arena.move(
-                game_id, data.get("round"), data.get("action"), data.get("price"), data.get("message")
+                game_id,
+                data.get("round"),
+                data.get("action"),
+                data.get("price"),
+                data.get("message"),
+                study=self.study.name,
+                wait=False,  # as a move against a person answers: when it answers tells nothing of who the other is
             )
         except ArenaError as exc:  # a bad move, or the game ended meanwhile (a timeout): which one, the view says
-            view = await self.arena.view(game_id)
+            view = await self.arena.view(game_id, study=self.study.name)
             if view["status"] == "active":
                 return await self._page(row, note=str(exc))
         return await self._after_game(row, view)
@@ -525,11 +536,11 @@ class StudyRunner:
         elif stage == "game":
             game_id = await self._game_id(row)
             if view is None or view["game_id"] != game_id:
-                view = await self.arena.view(game_id, wait_s, retry)
-            if (
-                view["status"] == "waiting"
-                and self.study.pairing
-                and view["waiting_s"] >= self.study.pairing.max_wait_s
+                view = await self.arena.view(game_id, wait_s or 0.0, retry, self.study.name)
+            pairing = self.study.pairing
+            if pairing is not None and (
+                view["status"] == "cancelled"  # the wait has gone (bargain.arena.people.LIVE_S)
+                or (view["status"] == "waiting" and view["waiting_s"] >= pairing.max_wait_s)
             ):
                 return await self._unpaired(row, game_id)
             if view["status"] not in ("active", "waiting"):
@@ -546,11 +557,13 @@ class StudyRunner:
             if stage == "game_survey":
                 ended = row["games"][row["games_done"] - 1]
                 if view is None or view["game_id"] != ended:
-                    view = await self.arena.view(ended)
+                    view = await self.arena.view(ended, study=study.name)
                 page.update(game=row["games_done"], outcome=blind_outcome(view["outcome"]))
         elif stage == "debrief":
             page["text"] = study.texts.debrief
-            page["debriefs"] = [(await self.arena.view(game_id))["debrief"] for game_id in row["games"]]
+            page["debriefs"] = [
+                (await self.arena.view(game_id, study=study.name))["debrief"] for game_id in row["games"]
+            ]
         elif stage == "completed":
             code = await self._completion_code(row)
             page.update(code=code, redirect=study.completion.redirect(code))
@@ -600,8 +613,18 @@ def played(game: dict, role: str) -> Played:
 def blind(view: dict) -> dict:
     """A game view for a participant: no debrief until the study's debrief page (the other party's price
     and strategy would tell them what the next games hide), of the outcome only what they know already, and nothing
-    that tells a person from a program (the page names the other side as it names an agent)."""
-    return {**view, "debrief": None, "outcome": blind_outcome(view["outcome"]), "other": "agent"}
+    that tells a person from a program: the other side and its moves are named as an agent's are, and what only a
+    game between people fills (how long one has waited, an invitation) is left empty."""
+    transcript = [{**t, "speaker": "you" if t["speaker"] == "you" else "agent"} for t in view["transcript"]]
+    return {
+        **view,
+        "transcript": transcript,
+        "debrief": None,
+        "outcome": blind_outcome(view["outcome"]),
+        "other": "agent",
+        "waiting_s": None,
+        "invitation": None,
+    }
 
 
 def blind_outcome(outcome: dict | None) -> dict | None:

@@ -19,11 +19,24 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    and_,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from bargain.store import Base, GameRow, Store, StoreError, columns_of, utcnow
+from bargain.store import Base, GameRow, SeatRow, Store, StoreError, columns_of, utcnow
 
 # Where a participant is: the stages in order, then the ways out.
 STAGES = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "completed")
@@ -402,11 +415,19 @@ def release_idle(store: Store, study: str, version: int, idle: timedelta, within
                 )
             row.stage, row.updated_at = "dropped", utcnow()
             row.stage_times = {**row.stage_times, "dropped": row.updated_at.isoformat()}
-            session.execute(
-                update(GameRow)
-                .where(GameRow.id.in_(row.games), GameRow.status == "active")
-                .values(status="abandoned", abandoned_by="idle", updated_at=row.updated_at)
+            # Their games: by id, or by their seat at a game with another participant (its token, or the seat of a
+            # game started but not yet recorded with them). A wait for a partner is cancelled, so that nobody is
+            # paired with them from now on; a game going on is abandoned.
+            seated = select(SeatRow.game_id).where(
+                or_(SeatRow.token.in_(row.games), and_(SeatRow.study == study, SeatRow.person == row.participant))
             )
+            theirs = or_(GameRow.id.in_(row.games), GameRow.id.in_(seated))
+            for status, ended in (("waiting", "cancelled"), ("active", "abandoned")):
+                session.execute(
+                    update(GameRow)
+                    .where(theirs, GameRow.status == status)
+                    .values(status=ended, abandoned_by="idle", updated_at=row.updated_at)
+                )
         return [r.participant for r in idle_rows]
 
 

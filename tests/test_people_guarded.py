@@ -1,0 +1,258 @@
+"""Games between people keep their seats, their secrets and their blinding on two real app processes of one database
+(PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set, as CI does; one SQLite file everywhere): a taken seat opens to
+its token only, whatever player id a second caller sends to either process; anonymous callers are people of their
+own; a player's open games are bounded across processes; a study's games are out of free play's reach; a
+participant dropped as idle is out of the pairing; a study's pages against a person and against a program have the
+same keys and labels, and a move answers at once against both; and a queue's wait whose tab was closed is never
+paired (in Chromium), the oldest live wait being paired instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from arena_helpers import BROWSER_ARGS, CHROMIUM, free_port, need_browser, post, refused
+
+from bargain.arena.people import GONE, LIVE_S, MAX_OPEN
+from bargain.store import Store
+from bargain.study import records
+from benchmarks.study import Replica
+
+URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
+pytestmark = pytest.mark.slow
+DATABASES = [
+    pytest.param("postgres", marks=pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")),
+    "sqlite",
+]
+QUEUE = ("person:queue", "both_unaware", "simultaneous", 4, "low", "train")
+
+
+@pytest.fixture(params=DATABASES)
+def db(request, tmp_path) -> str:
+    if request.param == "postgres":
+        from databases import emptied
+
+        return emptied(URL)
+    return f"sqlite:///{tmp_path / 'people.db'}"
+
+
+class Processes:
+    """App processes on one database (each with its own flags), stopped at the end."""
+
+    def __init__(self, db: str, tmp_path: Path):
+        self.db, self.tmp_path, self.replicas = db, tmp_path, []
+
+    def start(self, *flags: str) -> str:
+        replica = Replica(
+            ["--db", self.db, "--port", str(free_port()), *flags], self.tmp_path / f"t{len(self.replicas)}"
+        )
+        replica.start()
+        self.replicas.append(replica)
+        return f"http://127.0.0.1:{replica.port}/"
+
+    def stop(self) -> None:
+        for replica in self.replicas:
+            replica.stop()
+
+
+@pytest.fixture
+def processes(db, tmp_path):
+    running = Processes(db, tmp_path)
+    yield running
+    running.stop()
+
+
+def start(url: str, role: str, opponent: str = "person:invite", player: str | None = None) -> dict:
+    return post(url, "start_game", role, opponent, *QUEUE[1:], player, "buyer")
+
+
+def test_a_seat_opens_to_its_token_only_and_a_players_open_games_are_bounded_on_two_processes(processes):
+    a, b = processes.start(), processes.start()
+    alice = start(a, "buyer")
+    link = alice["invitation"]
+    bob = post(b, "join_game", link, None)  # no player id
+    store = Store(processes.db)
+    stored = store.seats_frame().set_index("role")["person"]["seller"]
+    assert stored.startswith("anon-")
+    for url in (a, b):
+        for who in (None, "guest", stored, "bob"):
+            assert "already taken" in refused(url, "join_game", link, who)
+    assert post(a, "get_game", bob["game_id"], 0)["your_price"] == bob["your_price"]  # the token, on either process
+
+    # Two anonymous callers of the queue, on two processes: two people, paired.
+    first, second = start(a, "seller", "person:queue"), start(b, "buyer", "person:queue")
+    assert (first["status"], second["status"]) == ("waiting", "active")
+    assert len({p for p in store.seats_frame()["person"] if p.startswith("anon-")}) == 4
+
+    # One player's open games with people, counted across both processes.
+    for i in range(MAX_OPEN):
+        start((a, b)[i % 2], "seller", player="pat")
+    for url in (a, b):
+        assert f"already have {MAX_OPEN} games" in refused(
+            url, "start_game", "seller", "person:invite", *QUEUE[1:], "pat", "buyer"
+        )
+
+
+STUDY = """
+name: guarded
+version: 1
+arms:
+  peer: {spec: person, label: the other party}
+  lin: {spec: "tactic:linear", label: the other party}
+cells: {arms: [peer], conditions: [both_unaware], roles: [buyer, seller]}
+mode: simultaneous
+rounds: 2
+scenarios: {tier: low}
+games_per_participant: 1
+design: {assignment: between, quota_per_cell: 2}
+texts: {consent: consent.md, instructions: instructions.md, debrief: debrief.md, consent_version: "1"}
+pairing: {max_wait_s: 10, otherwise: lin}
+timing: {move_seconds: 60, idle_minutes: 20, reply_delay: {median_s: 1.5, spread: 0.0, max_s: 2.0}}
+payment:
+  currency: GBP
+  base: 2.0
+  bonus: {per_unit: 1.0, cap: 2.0}
+  timeout_rule: bonus_as_played
+completion: {code: DONE123, screened_out_code: OUT456, declined_message: "You chose not to take part."}
+participant_id: {id_pattern: "[A-Za-z0-9_-]{1,64}"}
+"""
+APART = {"buyer": "0.01", "seller": "15"}  # offers that never cross
+
+
+def shape(value: object) -> object:
+    """A payload's keys, nested (a list by its first item), without the values."""
+    if isinstance(value, dict):
+        return {k: shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    return None
+
+
+def test_a_studys_games_are_out_of_free_plays_reach_the_idle_leave_the_pairing_and_pages_are_blinded(
+    processes, tmp_path
+):
+    """Two study processes and a free-play process on one database. P1 waits for a partner: free play's API
+    refuses their seat; P1 is dropped as idle and nobody is paired with them. P2 and P3 are paired across the two
+    study processes; P4 waits alone and plays the program arm instead. Every page of the games against a person
+    has the keys and labels of the pages against the program, and a move answers at once against both."""
+    for name in ("consent.md", "instructions.md", "debrief.md"):
+        (tmp_path / name).write_text("Text.")
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY))
+    first, second = (processes.start("--study", str(tmp_path / "study.yaml")) for _ in range(2))
+    free = processes.start()
+    store = Store(processes.db)
+
+    def page(url: str, who: str) -> dict:
+        return post(url, "study_page", {"participant": who})
+
+    def step(url: str, who: str, stage: str, data: dict) -> dict:
+        return post(url, "study_step", {"participant": who}, stage, data)
+
+    def arrive(url: str, who: str) -> dict:
+        step(url, who, "consent", {"agree": True})
+        return step(url, who, "instructions", {})
+
+    seat = arrive(first, "P1")["view"]["game_id"]
+    for api, data in (
+        ("get_game", [seat, 0]),
+        ("get_game", [seat, 2.0]),
+        ("play_move", [seat, 1, "OFFER", "1.00", ""]),
+        ("cancel_game", [seat]),
+        ("join_game", [seat, "intruder"]),
+    ):
+        assert "no such game" in refused(free, api, *data) or "not valid" in refused(free, api, *data)
+    assert store.game(seat)["status"] == "waiting"
+    assert records.release_idle(store, "guarded", 1, timedelta(0), within=False) == ["P1"]  # a third process's sweep
+    assert store.game(seat)["status"] == "cancelled"
+
+    pages: dict[str, list[dict]] = {}
+    arrive(first, "P2")
+    arrive(second, "P3")  # both slots of the cells: P1's was freed
+    for who, url in (("P2", first), ("P3", second)):
+        pages[who] = [page(url, who)]
+        assert pages[who][0]["view"]["status"] == "active", pages[who][0]
+    assert (
+        store.game(store.seats_frame().query("person == 'P2'")["game_id"].iloc[0])["id"]
+        == store.game(store.seats_frame().query("person == 'P3'")["game_id"].iloc[0])["id"]
+    )
+    arrive(second, "P4")
+    time.sleep(10.2)
+    pages["P4"] = [page(first, "P4")]  # past the longest wait: the program arm
+    assert pages["P4"][0]["view"]["status"] == "active"
+
+    for who, url in (("P2", second), ("P4", second), ("P3", first)):  # each move sent to the other process
+        began = time.monotonic()
+        moved = step(url, who, "game", {"round": 1, "action": "OFFER", "price": APART[pages[who][0]["view"]["role"]]})
+        assert time.monotonic() - began < 1.0  # at once, against the paced program too
+        pages[who].append(moved)
+    for who in ("P2", "P4"):
+        settled = page(first, who)
+        while settled["view"]["round"] == 1:
+            settled = page(first, who)
+        pages[who].append(settled)
+    assert pages["P2"][1]["view"]["thinking"] and pages["P4"][1]["view"]["thinking"]
+    for person, program in zip(pages["P2"], pages["P4"], strict=True):
+        assert json.dumps(shape(person), sort_keys=True) == json.dumps(shape(program), sort_keys=True)
+        for shown in (person, program):
+            view = shown["view"]
+            assert (view["other"], shown["opponent"], view["waiting_s"], view["invitation"]) == (
+                "agent",
+                "the other party",
+                None,
+                None,
+            )
+            assert {t["speaker"] for t in view["transcript"]} <= {"you", "agent"}
+        assert '"person"' not in json.dumps(person)
+    games = store.games_frame()
+    assert sorted(zip(games["arm"], games["status"])) == [
+        ("person", "active"),
+        ("person", "cancelled"),
+        ("person", "cancelled"),
+        ("tactic:linear", "active"),
+    ]
+
+
+def test_a_wait_whose_tab_was_closed_is_never_paired_and_the_oldest_live_wait_is(processes):
+    """Free play's queue on two processes, in Chromium: a seller waits and closes the tab; a second seller waits on
+    the other process and keeps the tab open. Past the live window a buyer is seated with the second, at once, whose
+    page goes on into the game; the closed tab's wait was cancelled, never paired."""
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    a, b = processes.start(), processes.start()
+    store = Store(processes.db)
+
+    def queue(page, role: str) -> None:
+        page.get_by_role("button", name="Start game").wait_for(timeout=20000)
+        page.get_by_role("radio", name=role).first.check()  # "You play" (the first radio group)
+        page.get_by_label("Opponent").click()
+        page.get_by_role("option", name="a person: whoever comes next").click()
+        page.get_by_role("button", name="Start game").click()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            closed = browser.new_context().new_page()
+            closed.goto(a)
+            queue(closed, "seller")
+            closed.wait_for_selector("text=Waiting for the other person to join", timeout=20000)
+            closed.context.close()  # the person leaves: nothing asks for their wait any more
+            live = browser.new_context().new_page()
+            live.goto(b)
+            queue(live, "seller")
+            live.wait_for_selector("text=Waiting for the other person to join", timeout=20000)
+            time.sleep(LIVE_S + 2)
+            buyer = browser.new_context().new_page()
+            buyer.goto(a)
+            queue(buyer, "buyer")
+            buyer.wait_for_selector("text=Round 1 of 4", timeout=20000)
+            live.wait_for_selector("text=Round 1 of 4", timeout=20000)  # the page that kept asking was paired
+        finally:
+            browser.close()
+    games = store.games_frame().sort_values("created_at")
+    assert list(zip(games["status"], games["abandoned_by"].fillna(""))) == [("cancelled", GONE), ("active", "")]
