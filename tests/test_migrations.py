@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -382,6 +383,38 @@ def test_rescore_remakes_findings_that_no_known_checker_made_and_records_it(url)
         (CHECKER_VERSION, 0),
         (CHECKER_VERSION, 2),
     ]
+
+
+@pytest.mark.parametrize("url", BOTH, indirect=True)
+def test_two_rescores_at_once_score_each_game_once(url, monkeypatch):
+    """Two `bargain rescore` at the same moment (two stores, as two processes would have): the first holds its
+    transaction open, scoring, while the second starts; between them each game is scored once and counted once."""
+    from bargain import store as store_module
+
+    played(url)
+    back_to_hand_version(url, 1)
+    first, second = Store(url), Store(url)
+    assert first.unscored() == 2
+    counted: dict[str, int] = {}
+    findings = store_module.game_findings
+
+    def rescore_second() -> None:
+        counted["second"] = second.rescore()
+
+    other = threading.Thread(target=rescore_second)
+
+    def slow_findings(game: dict, moves: list) -> dict:
+        if other.ident is None:  # not started yet: this is the first rescore's first game
+            other.start()  # the second rescore begins while the first is scoring
+            time.sleep(1.0)  # time enough for it to read the games, were it not made to wait for the first
+        return findings(game, moves)
+
+    monkeypatch.setattr(store_module, "game_findings", slow_findings)
+    counted["first"] = first.rescore()
+    other.join(timeout=60)
+    assert counted == {"first": 2, "second": 0}
+    assert sorted(row["games"] for row in rows(url)["rescores"].values()) == [0, 2]
+    assert first.unscored() == 0
 
 
 # --- the commands -------------------------------------------------------------------------------------------------
