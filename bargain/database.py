@@ -38,7 +38,7 @@ def existing_store(url: str) -> Store:
 def schema_state(url: str) -> str:
     """What `python -m bargain db current` says of the database at `url`, changing nothing: the schema revision it
     is at and whether that is this program's, or the hand-made version it awaits adoption from, or that it is
-    empty."""
+    empty. A revision this program does not know is a StoreError saying to upgrade bargain (a newer one made it)."""
     from sqlalchemy import create_engine
 
     from bargain import migrations
@@ -49,6 +49,7 @@ def schema_state(url: str) -> str:
     try:
         with engine.connect() as connection:
             revision, version = migrations.current(connection), None
+            migrations.refuse_unknown(revision)
             if revision is None:
                 version = legacy.hand_version(connection)
     except migrations.SchemaError as exc:

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 
 BUSY_TIMEOUT_S = 5.0  # how long a SQLite write waits for another writer's lock before failing
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")  # cells a spreadsheet would run as a formula
+RESCORE_LOCK = 0x72657363  # the PostgreSQL advisory lock held while a process rescores the claim findings ("resc")
 CSV_FLOAT_FORMAT = "%.10g"  # CSV numbers: 10 significant digits drop float noise (2.3200000000000003 -> 2.32)
 log = logging.getLogger(__name__)
 
@@ -473,13 +474,18 @@ class Store:
     def rescore(self, every: bool = False) -> int:
         """Remake the claim checker's findings (and agent_misstated) of the finished games whose findings this
         version of the checker did not make (`every`: of all finished games), each stored with the checker's
-        version, and record the rescore; one transaction. Returns how many games were scored."""
+        version, and record the rescore; one transaction. Returns how many games were scored.
+
+        Rescores take turns (PostgreSQL: an advisory lock; SQLite: the database's write lock), each reading the games
+        once it has its turn: of two at once, the second scores only what the first did not (`every`: all again)."""
         from bargain.analysis.claims import CHECKER_VERSION
 
         query = select(GameRow).where(GameRow.status == "finished").order_by(GameRow.created_at)
         if not every:
             query = query.where(or_(GameRow.claims_checker.is_(None), GameRow.claims_checker != CHECKER_VERSION))
         with self.writing("rescore the games in") as session:
+            if session.bind is not None and session.bind.dialect.name == "postgresql":
+                session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": RESCORE_LOCK})
             games = session.scalars(query).all()
             for game in games:
                 counted = [columns_of(m) for m in game.moves if not m.duplicate]

@@ -112,21 +112,66 @@ def test_the_controller_and_the_backends_refuse_unconfigured_endpoints(tmp_path,
     assert configured.api_key == "sk-configured" and configured.base_url == recorder.url
 
 
-def test_a_configured_remote_model_is_offered_and_reached_with_its_key(tmp_path, monkeypatch):
+def test_a_configured_remote_model_is_offered_by_its_name_and_its_url_is_shown_nowhere(tmp_path, monkeypatch):
+    """Two servers of one model: offered as openai:MODEL#1 and #2, the name a page or an API caller sends back
+    picks its server (and reaches it with the configured key); the URLs appear in nothing a player reads: the page
+    as sent, refusals, views, the Results tab's tables and figure, the form of a resumed game."""
+    from types import SimpleNamespace
+
     from bargain.agents.stub_server import StubServer
+    from bargain.arena.ui import my_games, per_arm, results_figure
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-configured")
-    with StubServer(["gpt-remote"]) as stub:
-        spec = f"openai:gpt-remote@{stub.url}"
-        running = launch(tmp_path / "arena.db", "--remote-model", spec)
+    with StubServer(["gpt-remote"]) as one, StubServer(["gpt-remote"]) as two:
+        specs = [f"openai:gpt-remote@{one.url}", f"openai:gpt-remote@{two.url}"]
+        hosts = [server.url.removeprefix("http://").removesuffix("/v1") for server in (one, two)]  # 127.0.0.1:PORT
+        running = launch(tmp_path / "arena.db", "--remote-model", specs[0], "--remote-model", specs[1])
+
+        def shown(*texts: str) -> str:
+            text = "\n".join(texts)
+            assert not any(host in text for host in hosts), text
+            return text
+
         try:
+            for path in ("", "config", "gradio_api/info"):  # the page and its configuration, as every browser gets them
+                shown(httpx.get(running.url + path, timeout=30).text)
+            (dropdown,) = [c for c in running.demo.config["components"] if c["props"].get("label") == "Opponent"]
+            offered = [value for _, value in dropdown["props"]["choices"] if value.startswith("openai:")]
+            assert offered == ["openai:gpt-remote#1", "openai:gpt-remote#2"]
             client = Client(running.url, verbose=False)
-            view = start(client, opponent=spec, role="buyer")
-            final = play_out(client, view)[-1]
-            assert final["status"] == "finished"
-            assert stub.requests and all(r["model"] == "gpt-remote" for r in stub.requests)
+            for refused in (*specs, "openai:gpt-remote"):  # a URL, even one configured, is no opponent's name
+                with pytest.raises(Exception, match="not an opponent offered here") as refusal:
+                    start(client, opponent=refused)
+                offered_here = str(refusal.value).split("choose one of: ")[1]  # after the caller's own value
+                assert "openai:gpt-remote#2" in shown(offered_here)
+            views = play_out(client, start(client, opponent="openai:gpt-remote#2", role="buyer", player="p1"))
+            shown(*(json.dumps(view) for view in views))
+            assert views[-1]["status"] == "finished" and stored(running.db, views[-1]["game_id"])["arm"] == specs[1]
+            assert not one.requests and two.requests and all(r["model"] == "gpt-remote" for r in two.requests)
+            assert set(two.authorizations) == {"Bearer sk-configured"}
+
+            arena = running.arena
+            mine, everyone = my_games(arena, "p1"), per_arm(arena)
+            figure = results_figure(everyone)
+            ticks = [label.get_text() for label in figure.axes[0].get_xticklabels()]
+            shown(mine.to_csv(), everyone.to_csv(), *ticks)
+            assert list(mine["opponent"]) == list(everyone["opponent"]) == ticks == ["openai:gpt-remote#2"]
+
+            resume = next(f.fn for f in running.demo.fns.values() if f.fn.__name__ == "resume")
+            kept_ids = keep("test-secret", "p1", views[-1]["game_id"])
+
+            async def resumed() -> list[dict]:
+                return [update async for update in resume(kept_ids, SimpleNamespace(query_params={}))]
+
+            (page,) = asyncio.run(resumed())
+            form = {getattr(component, "label", None): value for component, value in page.items()}
+            assert form["Opponent"] == "openai:gpt-remote#2"
+            shown(json.dumps(list(page.values()), default=str))
         finally:
             running.demo.close()
+        running.arena.store.engine.dispose()
+        stale = Arena(Store(f"sqlite:///{running.db}"), Backends(), arms=["tactic:linear"])  # a server no longer
+        assert list(my_games(stale, "p1")["opponent"]) == ["openai:gpt-remote"]  # offering it: the name alone
 
 
 # --- the seed is the server's ----------------------------------------------------------------------

@@ -26,7 +26,16 @@ from cli_runner import run_main
 
 from bargain.agents.adapters import adapter_paths
 from bargain.agents.agent import Side, agent_factory
-from bargain.agents.arms import ADAPTER_REPO, ADAPTERS, BASE, BASE_MODEL, ArmError, catalogue, resolve
+from bargain.agents.arms import (
+    ADAPTER_REPO,
+    ADAPTERS,
+    BASE,
+    BASE_MODEL,
+    ArmError,
+    catalogue,
+    public_names,
+    resolve,
+)
 from bargain.agents.backends import PRESETS, Backends
 from bargain.agents.backends.canned import CannedBackend
 from bargain.agents.serve import MAX_LORA_RANK, vllm_command
@@ -174,6 +183,24 @@ def test_unknown_arm_error_lists_the_arms():
     with pytest.raises(ArmError) as info:
         resolve("arm:nope")
     assert all(name in str(info.value) for name in ["base", *ADAPTERS])
+
+
+def test_people_know_a_remote_model_by_its_name_never_its_url():
+    one, two, other = "openai:m@http://10.0.0.1:8000/v1", "openai:m@https://m.example/v1", "openai:g@http://h/v1"
+    offered = ["tactic:linear", one, other, two, "arm:base", "person:queue", two]
+    assert public_names(offered) == {
+        "tactic:linear": "tactic:linear",
+        one: "openai:m#1",  # two servers of one model: numbered in the order they were configured
+        other: "openai:g",
+        two: "openai:m#2",
+        "arm:base": "arm:base",
+        "person:queue": "person:queue",
+    }
+    # Arms a stored game names that are not offered now get names of their own, none an offered arm's.
+    gone = ["openai:m@http://old/v1", "openai:g@http://old/v1", "openai:z@http://old/v1", "person", one]
+    names = public_names([one, two, other], gone)
+    assert [names[spec] for spec in gone] == ["openai:m#3", "openai:g#2", "openai:z", "person", "openai:m#1"]
+    assert public_names([], gone[:3]) == dict(zip(gone[:3], ["openai:m", "openai:g", "openai:z"]))
 
 
 # --- Out of distribution ------------------------------------------------------------------------

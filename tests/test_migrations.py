@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from cli_runner import run_main
 from databases import POSTGRES, back_to_hand_version, emptied
 from sqlalchemy import MetaData, create_engine, select, text
 
@@ -150,11 +152,18 @@ def test_a_new_database_gets_every_table_at_head_as_the_models_describe_them(url
     assert Store(url).upgraded == (HEAD, HEAD)  # the next opening has nothing to do
 
 
-def test_a_database_from_a_newer_program_is_refused_with_upgrade_advice(url):
+def from_a_newer_program(url: str) -> str:
+    """`url`, a database at a revision this program does not know, as a newer bargain would leave it."""
     Store(url).engine.dispose()
     engine = create_engine(url)
     with engine.begin() as connection:
         connection.execute(text("UPDATE alembic_version SET version_num = '0099'"))
+    engine.dispose()
+    return url
+
+
+def test_a_database_from_a_newer_program_is_refused_with_upgrade_advice(url):
+    from_a_newer_program(url)
     with pytest.raises(StoreError, match=r"schema revision 0099, which this program does not know .*: upgrade bargain"):
         Store(url)
 
@@ -384,6 +393,38 @@ def test_rescore_remakes_findings_that_no_known_checker_made_and_records_it(url)
     ]
 
 
+@pytest.mark.parametrize("url", BOTH, indirect=True)
+def test_two_rescores_at_once_score_each_game_once(url, monkeypatch):
+    """Two `bargain rescore` at the same moment (two stores, as two processes would have): the first holds its
+    transaction open, scoring, while the second starts; between them each game is scored once and counted once."""
+    from bargain import store as store_module
+
+    played(url)
+    back_to_hand_version(url, 1)
+    first, second = Store(url), Store(url)
+    assert first.unscored() == 2
+    counted: dict[str, int] = {}
+    findings = store_module.game_findings
+
+    def rescore_second() -> None:
+        counted["second"] = second.rescore()
+
+    other = threading.Thread(target=rescore_second)
+
+    def slow_findings(game: dict, moves: list) -> dict:
+        if other.ident is None:  # not started yet: this is the first rescore's first game
+            other.start()  # the second rescore begins while the first is scoring
+            time.sleep(1.0)  # time enough for it to read the games, were it not made to wait for the first
+        return findings(game, moves)
+
+    monkeypatch.setattr(store_module, "game_findings", slow_findings)
+    counted["first"] = first.rescore()
+    other.join(timeout=60)
+    assert counted == {"first": 2, "second": 0}
+    assert sorted(row["games"] for row in rows(url)["rescores"].values()) == [0, 2]
+    assert first.unscored() == 0
+
+
 # --- the commands -------------------------------------------------------------------------------------------------
 
 
@@ -404,3 +445,16 @@ def test_db_current_and_upgrade_and_rescore_on_the_command_line(tmp_path, capsys
     assert cli.main(["db", "current", "--db", str(tmp_path / "missing.db")]) == 2
     assert "there is no database file" in capsys.readouterr().err
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_every_database_command_tells_to_upgrade_bargain_for_a_database_from_a_newer_program(tmp_path):
+    """`db current` included: it read the revision and advised `db upgrade`, which cannot help."""
+    path = tmp_path / "newer.db"
+    from_a_newer_program(f"sqlite:///{path}")
+    for command in (["db", "current"], ["db", "upgrade"], ["rescore"]):
+        result = run_main(cli.main, *command, "--db", str(path))
+        assert (result.returncode, result.stdout) == (2, ""), command
+        assert result.stderr.endswith(
+            "schema revision 0099, which this program does not know (a newer bargain made it): upgrade bargain\n"
+        ), command
+        assert "db upgrade" not in result.stderr

@@ -10,6 +10,8 @@ Agent specs name arms: `arm:buyer-grpo`, `arm:base`, `tactic:boulware`,
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bargain.agents.tactics import TACTICS
@@ -140,3 +142,35 @@ def resolve(spec: str) -> Arm:
             raise ArmError(f"bad {spec!r}: expected openai:MODEL@URL such as openai:gpt-5.2@https://api.openai.com/v1")
         return Arm(name=name, kind="openai", roles=_BOTH, conditions=_ALL, model=model, base_url=url)
     raise ArmError(f"unknown agent kind {kind!r} in {spec!r}; use arm:, tactic: or openai:")
+
+
+def public_names(offered: Iterable[str], others: Iterable[str] = ()) -> dict[str, str]:
+    """What people are shown of each arm spec, one distinct name each: a remote model without the URL it is served
+    at (`openai:MODEL`; `openai:MODEL#1`, `#2`... in order where several offered servers share the model's name),
+    every other arm its spec. `others` (arms not offered, such as a stored game's) get names that none of the
+    offered arms has. Where the server's models run is not for its pages to show."""
+    offered = list(dict.fromkeys(offered))
+    bare = {spec: _without_url(spec) for spec in offered}
+    shared = Counter(bare.values())
+    numbered: Counter[str] = Counter()
+    names = {}
+    for spec in offered:
+        numbered[bare[spec]] += 1
+        names[spec] = bare[spec] if shared[bare[spec]] == 1 else f"{bare[spec]}#{numbered[bare[spec]]}"
+    taken = {*names.values(), *(name for name, count in shared.items() if count > 1)}
+    for spec in others:
+        if spec in names:
+            continue
+        base, count = _without_url(spec), 1
+        name = base
+        while name in taken:
+            count += 1
+            name = f"{base}#{count}"
+        names[spec] = name
+        taken.add(name)
+    return names
+
+
+def _without_url(spec: str) -> str:
+    """An agent spec without the URL of a remote model (`openai:MODEL@URL` -> `openai:MODEL`)."""
+    return spec.partition("@")[0] if spec.startswith("openai:") else spec

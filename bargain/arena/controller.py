@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from bargain.agents.agent import Agent, Side, agent_factory
-from bargain.agents.arms import Arm, catalogue, resolve
+from bargain.agents.arms import Arm, catalogue, public_names, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.arena import MOVE_DEADLINE_S, PERSON, inputs
 from bargain.arena.inputs import ArenaError, Setup
@@ -190,9 +190,10 @@ class Arena:
     """Every live game of one server, over one store and one set of backends.
 
     `arms` are the opponents this server offers (by default the built-in catalogue); nothing else can
-    be played, whatever a caller asks for. `sampling` is how every model opponent samples (the trained
-    preset unless the operator caps the reply length); `move_deadline` bounds each model move. Store calls run in
-    a worker thread, so a slow or locked database never holds up the event loop that every other game shares.
+    be played, whatever a caller asks for. People know them by `names` (a remote model without its URL). `sampling`
+    is how every model opponent samples (the trained preset unless the operator caps the reply length);
+    `move_deadline` bounds each model move. Store calls run in a worker thread, so a slow or locked database never
+    holds up the event loop that every other game shares.
     """
 
     def __init__(
@@ -210,6 +211,8 @@ class Arena:
         self.source = source or scenarios.bundled()
         self.idle_timeout = idle_timeout
         self.arms: tuple[str, ...] = tuple(arms) if arms is not None else tuple(a.spec for a in catalogue())
+        self.names = public_names(self.arms)  # arm spec -> the name people choose it by and read
+        self._named = {name: spec for spec, name in self.names.items()}
         self.live: dict[str, LiveGame] = {}
         self.people = People(store)  # games between two people (INVITE, QUEUE among the arms): no loop to run
         # one rebuild of a stored game at a time: never two loops for one game (other games load meanwhile); a
@@ -359,18 +362,34 @@ class Arena:
             log.info("refused a setup %r: %s", setup, exc)
             raise ArenaError("that scenario does not exist: pick a tier or split, or search for a product") from None
 
+    def spec_of(self, name: object) -> str:
+        """The arm offered under `name`, as people know it (`names`); an ArenaError for anything else, an arm's spec
+        with a URL included."""
+        if not isinstance(name, str) or name not in self._named:
+            raise self._not_offered(name)
+        return self._named[name]
+
+    def names_of(self, specs: Iterable[str]) -> dict[str, str]:
+        """What people are shown of each arm in `specs` (a stored game's): its name here, or for an arm no longer
+        offered one of its own, never a URL."""
+        return public_names(self.arms, specs)
+
+    def _not_offered(self, value: object) -> ArenaError:
+        """The refusal of an opponent not offered here, naming those that are as people know them."""
+        return ArenaError(
+            f"{inputs.shown(value)} is not an opponent offered here; choose one of: {', '.join(self.names.values())}"
+        )
+
     async def _playable(self, spec: str) -> Arm:
         """The arm named by `spec` if this server offers it and can play it now, else an ArenaError."""
         if spec not in self.arms:
-            raise ArenaError(
-                f"{inputs.shown(spec)} is not an opponent offered here; choose one of: {', '.join(self.arms)}"
-            )
-        arm = resolve(spec)
+            raise self._not_offered(spec)
+        arm, name = resolve(spec), self.names[spec]
         if arm.kind == "tactic":
             return arm
         if arm.kind != "openai" and self.backends.local is None:
             raise ArenaError(
-                f"{spec} is not available on this server: it was started without a model backend, "
+                f"{name} is not available on this server: it was started without a model backend, "
                 "so only the scripted tactics can be played"
             )
         try:
@@ -383,7 +402,7 @@ class Arena:
             playable = False
         if not playable:
             raise ArenaError(
-                f"{spec} cannot play right now: its model server does not answer or does not serve it. "
+                f"{name} cannot play right now: its model server does not answer or does not serve it. "
                 "Try again in a minute, or choose another opponent."
             )
         return arm

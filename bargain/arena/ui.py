@@ -21,7 +21,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import gradio as gr
@@ -97,9 +97,9 @@ def refusal(text: str) -> gr.Error:
 @dataclass
 class Options:
     """What the page offers (the opponents, in order, and whether each can play here), and the server-side
-    settings around it. Nothing here is sent to the browser except the opponents and the note."""
+    settings around it. Nothing here is sent to the browser except the opponents' names and the note."""
 
-    available: dict[str, bool]  # arm spec -> playable here; the keys are the opponents offered
+    available: dict[str, bool]  # arm spec -> playable here; the keys are the opponents offered (as the arena's arms)
     admin: AdminGate = field(default_factory=lambda: AdminGate(None))
     note: str = ""
     browser_secret: str = field(default_factory=lambda: secrets.token_hex(16))  # signs what a browser keeps
@@ -194,10 +194,11 @@ def client_address(request: gr.Request | None, trusted_proxies: int) -> str:
 
 def build_app(arena: Arena, options: Options) -> gr.Blocks:
     """The Blocks app over one arena (launch it with bargain.arena.launch_settings)."""
-    offered = list(options.available)
+    # The page offers and sends back the names people know the arms by (a remote model without its URL).
+    offered = [arena.names[spec] for spec in options.available]
     choices = [
-        (f"{PEOPLE[spec][0] if spec in PEOPLE else spec}{'' if options.available[spec] else ' (unavailable)'}", spec)
-        for spec in offered
+        (f"{PEOPLE[spec][0] if spec in PEOPLE else name}{'' if options.available[spec] else ' (unavailable)'}", name)
+        for spec, name in zip(options.available, offered)
     ]
     secret = options.browser_secret
     # The browser encrypts what it keeps with a key it is sent; derive one, so that the server's own secret
@@ -326,7 +327,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                             form,
                             [
                                 setup.role.value,
-                                setup.arm,
+                                arena.names_of([setup.arm])[setup.arm],
                                 setup.condition.value,
                                 setup.mode.value,
                                 setup.first_actor.value,
@@ -347,17 +348,21 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             return updates
 
         def describe_choice(
-            arm_spec: str, role_value: str, condition_value: str, mode_value: str, rounds_value: int
+            name: str, role_value: str, condition_value: str, mode_value: str, rounds_value: int
         ) -> str:
             from bargain.engine.scenarios import bundled
             from bargain.engine.trial import Trial
 
+            try:
+                arm_spec = arena.spec_of(name)
+            except ArenaError:
+                return ""
             if arm_spec not in options.available:
                 return ""
             if arm_spec in PEOPLE:
                 return PEOPLE[arm_spec][1]
             if not options.available[arm_spec]:
-                return f"**{arm_spec} is not available here.** {options.note}"
+                return f"**{name} is not available here.** {options.note}"
             try:
                 probe = Trial(
                     1,
@@ -395,6 +400,11 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         search.change(find, search, picked, api_visibility="private", queue=False)
 
+        def chosen(setup: Setup) -> Setup:
+            """A setup as a page or an API caller sent it, whose opponent is the name people know it by: with the arm
+            offered under that name (anything else is refused)."""
+            return replace(setup, arm=arena.spec_of(setup.arm))
+
         def starter(leaving: bool = False, same: bool = False):
             """Start a game from the form (`leaving`: the person chose to leave the one going on; `same`: Play again,
             with the finished game's settings)."""
@@ -403,7 +413,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 view,
                 saved_value,
                 role_value,
-                arm_spec,
+                opponent_name,
                 condition_value,
                 mode_value,
                 opener_value,
@@ -424,15 +434,17 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                     if same and isinstance(view, dict) and "game_id" in view:
                         setup = await arena.setup_of(view["game_id"])
                     else:
-                        setup = inputs.setup(
-                            role_value,
-                            arm_spec,
-                            condition_value,
-                            mode_value,
-                            rounds_value,
-                            picked_value or source_value,
-                            version_value,
-                            opener_value,
+                        setup = chosen(
+                            inputs.setup(
+                                role_value,
+                                opponent_name,
+                                condition_value,
+                                mode_value,
+                                rounds_value,
+                                picked_value or source_value,
+                                version_value,
+                                opener_value,
+                            )
                         )
                     options.limits.check(ids["player"], address(request))
                     new = await arena.start(setup, player=ids["player"], replace=leaving)
@@ -669,7 +681,9 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
             """Start a game against one of the offered opponents and return your view of it (keep `game_id`)."""
 
             async def work():
-                setup = inputs.setup(role, opponent, condition, mode, rounds, scenario, prompt_version, first_actor)
+                setup = chosen(
+                    inputs.setup(role, opponent, condition, mode, rounds, scenario, prompt_version, first_actor)
+                )
                 who = inputs.player_id(player)
                 where = address(request)  # no signed browser id here, and the session hash is the caller's choice
                 options.limits.check(f"api:{where}", where)
@@ -723,6 +737,7 @@ def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
         )
     return games.assign(
         started=games["started"].astype(str).str[:19],
+        opponent=opponents_named(arena, games["opponent"]),
         deal_price=games["deal_price"].map(lambda v: money(v) if pd.notna(v) else ""),
         your_norm_utility=games["your_norm_utility"].astype(float).round(3),
     )
@@ -754,8 +769,17 @@ def per_arm(arena: Arena) -> pd.DataFrame:
     variance = ((table["your_norm_utility_sq"].astype(float) - mean**2) * n / (n - 1)).clip(lower=0)
     half = stats.t.ppf(0.975, (n - 1).clip(lower=1)) * (variance / n) ** 0.5
     numbers = ["deal_rate", "your_norm_utility", "agent_norm_utility", "agent_misrepresentation_rate"]
-    table = table.assign(**{c: table[c].astype(float).round(3) for c in numbers}, your_ci95=half.where(n > 1).round(3))
+    table = table.assign(
+        **{c: table[c].astype(float).round(3) for c in numbers},
+        your_ci95=half.where(n > 1).round(3),
+        opponent=opponents_named(arena, table["opponent"]),
+    )
     return table.drop(columns=["your_norm_utility_sq"])
+
+
+def opponents_named(arena: Arena, arms: pd.Series) -> pd.Series:
+    """Stored arm specs as people know the arms (a remote model without its URL)."""
+    return arms.map(arena.names_of(arms))
 
 
 def results_figure(table: pd.DataFrame):

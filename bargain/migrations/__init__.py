@@ -55,11 +55,21 @@ def current(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
+def refuse_unknown(revision: str | None) -> None:
+    """A SchemaError for a revision this program does not know: a newer bargain wrote the database."""
+    if revision is not None and revision not in {
+        script.revision for script in ScriptDirectory.from_config(config()).walk_revisions()
+    }:
+        raise SchemaError(
+            f"the database is at schema revision {revision}, which this program does not know "
+            "(a newer bargain made it): upgrade bargain"
+        )
+
+
 def upgrade(engine: Engine) -> tuple[str | None, str]:
     """Bring the database to this program's schema, exactly once however many processes ask at the same time; the
     revisions it was at before and is at now. A database at a revision this program does not know (written by a
     newer one) is refused."""
-    scripts = ScriptDirectory.from_config(config())
     newest = head()
     with engine.connect() as connection:
         at = current(connection)
@@ -70,11 +80,7 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
             if connection.dialect.name == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK})
             before = current(connection)  # another process may have upgraded it meanwhile
-            if before is not None and before not in {script.revision for script in scripts.walk_revisions()}:
-                raise SchemaError(
-                    f"the database is at schema revision {before}, which this program does not know "
-                    "(a newer bargain made it): upgrade bargain"
-                )
+            refuse_unknown(before)
             with _ALEMBIC:
                 command.upgrade(config(connection), "head")
             return before, newest
