@@ -19,13 +19,12 @@ second.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select, text, update
+from sqlalchemy import select, update
 
 from bargain.arena import PERSON
 from bargain.arena.inputs import ArenaError, Setup
@@ -39,6 +38,7 @@ from bargain.store import (
     StaleGame,
     Store,
     StoreError,
+    advisory_lock,
     outcome_fields,
     turns_of,
     utcnow,
@@ -75,11 +75,6 @@ def queue_key(setup: Setup) -> str:
             setup.scenario,
         )
     )
-
-
-def _lock_key(key: str) -> int:
-    """A PostgreSQL advisory lock number for one queue (a signed 64-bit integer)."""
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
 
 
 def rebuilt(trial: Trial, turns: list[Turn]) -> tuple[GameState, Turn | None]:
@@ -137,8 +132,7 @@ class People:
         def seat() -> str:
             with self.store.writing("seat a person in") as session:
                 if key is not None:
-                    if session.bind is not None and session.bind.dialect.name == "postgresql":  # one pairing at a time
-                        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(key)})
+                    advisory_lock(session, key)  # one pairing at a time per queue
                     query = (
                         select(SeatRow)
                         .join(GameRow, GameRow.id == SeatRow.game_id)
