@@ -91,7 +91,7 @@ class Backoff:
             raise ValueError("a backoff needs free >= 0 and 0 < step_s <= cap_s < forget_s")
 
     def _failed(self, session: Session, key: str, now: float) -> LimitFailureRow | None:
-        """The key's failures (None for none), forgotten if the last one is `forget_s` old."""
+        """The key's failures (None for none), forgotten once the last one is `forget_s` old."""
         mine = (LimitFailureRow.name == self.name, LimitFailureRow.key == hashed(key))
         session.execute(delete(LimitFailureRow).where(*mine, LimitFailureRow.last_at <= now - self.forget_s))
         return session.scalars(select(LimitFailureRow).where(*mine)).first()
@@ -99,8 +99,10 @@ class Backoff:
     def wait_s(self, session: Session, key: str, now: float, strict: bool = False) -> float:
         """Seconds until `key` may try again (0 when it may now); `strict`: no failure is free."""
         failed = self._failed(session, key, now)
-        over = 0 if failed is None else failed.failures - (0 if strict else self.free)
-        if failed is None or over <= 0:
+        if failed is None:
+            return 0.0
+        over = failed.failures - (0 if strict else self.free)
+        if over <= 0:
             return 0.0
         delay = min(self.cap_s, self.step_s * 2 ** min(over - 1, 32))
         return max(0.0, failed.last_at + delay - now)
@@ -112,6 +114,12 @@ class Backoff:
             session.add(LimitFailureRow(name=self.name, key=hashed(key), failures=1, last_at=now))
         else:
             failed.failures, failed.last_at = failed.failures + 1, now
+
+
+def _take_turns(session: Session, *limits: tuple[RateLimit | Backoff, str]) -> None:
+    """Hold the lock of each (limit, key) until the transaction ends, so that the checks and counts of one key take
+    turns across processes."""
+    advisory_lock(session, *(f"{limit.name}\n{hashed(key)}" for limit, key in limits))
 
 
 def _minutes(seconds: float) -> str:
@@ -157,7 +165,7 @@ class StartLimits:
         """Count a game start and return 0, or return how long to wait without counting it; one transaction."""
         limits = ((self.per_browser, browser), (self.per_address, address))
         with self.store.writing("count game starts in") as session:
-            advisory_lock(session, *(f"{limit.name}\n{key}" for limit, key in limits))
+            _take_turns(session, *limits)
             now = self.clock()
             for limit, key in limits:
                 wait = limit.wait_s(session, key, now)
@@ -205,7 +213,7 @@ class AdminGate:
         """Compare `given` with the password, unless the address must wait, and count it if wrong: the refusal, or
         None for the right password; one transaction."""
         with self.store.writing("check the admin password in") as session:
-            advisory_lock(session, f"{self.per_address.name}\n{address}", f"{self.overall.name}\n{EVERYONE}")
+            _take_turns(session, (self.per_address, address), (self.overall, EVERYONE))
             now = self.clock()
             strict = self.overall.wait_s(session, EVERYONE, now) > 0
             wait = self.per_address.wait_s(session, address, now, strict=strict)
