@@ -291,7 +291,7 @@ def build(args: argparse.Namespace):
     from bargain.agents.backends.build import build_backend
     from bargain.arena import PERSON, build_app
     from bargain.arena.controller import Arena
-    from bargain.arena.limits import AdminGate, RateLimit, StartLimits
+    from bargain.arena.limits import AdminGate, StartLimits
     from bargain.arena.people import INVITE, QUEUE
     from bargain.arena.ui import Options, sweep_exports
     from bargain.database import database_url
@@ -371,7 +371,7 @@ def build(args: argparse.Namespace):
                 f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
                 "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)"
             )
-        demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password), args.trusted_proxies)
+        demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password, store), args.trusted_proxies)
         demo.queue(default_concurrency_limit=args.concurrency)
         hub_sync(args, store, study)
         return demo, arena
@@ -383,12 +383,12 @@ def build(args: argparse.Namespace):
             "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models."
         )
     )
-    limits = StartLimits(RateLimit(args.games_per_hour, 3600), RateLimit(args.games_per_hour_per_address, 3600))
+    limits = StartLimits(store, args.games_per_hour, args.games_per_hour_per_address)
     demo = build_app(
         arena,
         Options(
             marks,
-            AdminGate(args.admin_password),
+            AdminGate(args.admin_password, store),
             note,
             browser_secret(args.browser_secret, store.url),
             limits,

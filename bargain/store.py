@@ -23,6 +23,7 @@ block: async callers run them in a worker thread.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -225,6 +226,31 @@ class SeatRow(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     joined_at: Mapped[datetime | None]
     seen_at: Mapped[datetime | None]  # when its person last asked for the game: a wait is live while they ask
+
+
+class LimitEventRow(Base):
+    """One event that a sliding-window limit counts (bargain.arena.limits.RateLimit), such as a game started. Every
+    app process counts in this table, so that a limit holds across them."""
+
+    __tablename__ = "limit_events"
+    __table_args__ = (Index("ix_limit_events_name_key_at", "name", "key", "at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(32))  # the limit's name
+    key: Mapped[str] = mapped_column(String(64))  # what it counts per (a browser, an address) as its SHA-256, in hex
+    at: Mapped[float]  # seconds since the epoch, by the limit's clock
+
+
+class LimitFailureRow(Base):
+    """A key's failures under a backoff (bargain.arena.limits.Backoff), such as an address's wrong admin passwords:
+    how many, and when the last one was."""
+
+    __tablename__ = "limit_failures"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)  # the backoff's name
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)  # as SHA-256 in hex, as in limit_events
+    failures: Mapped[int]
+    last_at: Mapped[float]  # seconds since the epoch, by the backoff's clock
 
 
 class RescoreRow(Base):
@@ -688,6 +714,18 @@ def outcome_fields(state: GameState, human_role: str) -> dict:
             state.turns,
         ),
     }
+
+
+def advisory_lock(session: Session, *keys: str) -> None:
+    """On PostgreSQL, hold an advisory lock on each key until the session's transaction ends, so that the transactions
+    of every process that read and then write under one key take turns; taken in one order, so that two transactions
+    wanting the same keys never each hold one that the other waits for. SQLite's writers take turns already (a
+    write transaction begins with the database's write lock)."""
+    if session.bind is None or session.bind.dialect.name != "postgresql":
+        return
+    numbers = {int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True) for key in keys}
+    for number in sorted(numbers):  # PostgreSQL's advisory locks are numbered by signed 64-bit integers
+        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": number})
 
 
 def private_file(path: Path) -> Path:

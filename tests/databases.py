@@ -38,6 +38,8 @@ def back_to_hand_version(url: str, version: int) -> None:
     with engine.begin() as connection:
         for statement in (
             "DROP TABLE alembic_version",
+            "DROP TABLE limit_failures",  # revision 0007
+            "DROP TABLE limit_events",
             "ALTER TABLE moves DROP COLUMN paced_s",  # revision 0004
             "DROP TABLE seats",  # revision 0003
             "ALTER TABLE moves DROP COLUMN person",

@@ -31,7 +31,7 @@ from bargain.agents.arms import resolve
 from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
-from bargain.arena.limits import AdminGate, Backoff, RateLimit, StartLimits
+from bargain.arena.limits import AdminGate, RateLimit, StartLimits
 from bargain.arena.ui import Options, build_app, keep, kept
 from bargain.arena.views import plain
 from bargain.engine.trial import Mode, Role
@@ -705,18 +705,25 @@ class Clock:
         return self.now
 
 
-def test_rate_limits_hold_per_key_and_slide():
+def test_rate_limits_hold_per_key_and_slide(tmp_path):
     clock = Clock()
-    limit = RateLimit(3, 60, clock)
+    store = Store(f"sqlite:///{tmp_path / 'a.db'}")
+    limit = RateLimit("test", 3, 60)
+
+    def wait_s(key: str) -> float:
+        with store.writing("test") as session:
+            return limit.wait_s(session, key, clock.now)
+
     for _ in range(3):
-        assert not limit.full("a")
-        limit.add("a")
-    assert limit.full("a") and not limit.full("b") and limit.wait_s("a") == pytest.approx(60)
+        assert wait_s("a") == 0
+        with store.writing("test") as session:
+            limit.add(session, "a", clock.now)
+    assert wait_s("a") == pytest.approx(60) and wait_s("b") == 0
     clock.now += 30
-    assert limit.full("a") and limit.wait_s("a") == pytest.approx(30)
+    assert wait_s("a") == pytest.approx(30)
     clock.now += 30.5
-    assert not limit.full("a")
-    starts = StartLimits(RateLimit(2, 3600, clock), RateLimit(3, 3600, clock))
+    assert wait_s("a") == 0
+    starts = StartLimits(store, per_browser=2, per_address=3, clock=clock)
     starts.check("b1", "addr")
     starts.check("b1", "addr")
     with pytest.raises(ArenaError, match="Too many games"):
@@ -726,9 +733,10 @@ def test_rate_limits_hold_per_key_and_slide():
         starts.check("b3", "addr")  # the address is full although b3 is new
 
 
-def test_the_admin_password_is_unicode_constant_time_and_throttled():
+def test_the_admin_password_is_unicode_constant_time_and_throttled(tmp_path):
     clock = Clock()
-    gate = AdminGate("pässwörd 🔑", Backoff(clock=clock), RateLimit(50, 900, clock))
+    store = Store(f"sqlite:///{tmp_path / 'a.db'}")
+    gate = AdminGate("pässwörd 🔑", store, clock)
     gate.check("pässwörd 🔑", "1.2.3.4")
     for given in ("wrong", "", None, "pässwörd"):  # three free, then a wait
         with pytest.raises(ArenaError, match="Wrong admin password"):
@@ -742,7 +750,7 @@ def test_the_admin_password_is_unicode_constant_time_and_throttled():
     clock.now += 20
     gate.check("pässwörd 🔑", "1.2.3.4")
     with pytest.raises(ArenaError, match="disabled"):
-        AdminGate(None).check("anything", "1.2.3.4")
+        AdminGate(None, store).check("anything", "1.2.3.4")
 
 
 def test_one_client_cannot_start_games_without_end(tmp_path):

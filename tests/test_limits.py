@@ -1,22 +1,37 @@
 """Limits a caller cannot choose their way around: game starts keyed on the address, forwarded addresses trusted
-only as far as the configured proxies, and an admin password that wrong guesses slow down but never lock out.
+only as far as the configured proxies, and an admin password that wrong guesses slow down but never lock out. The
+counts are kept in the database, so they hold across the app processes that share it: two stores on one database
+stand for two processes (one SQLite file, and PostgreSQL where BARGAIN_TEST_POSTGRES_URL names a scratch database),
+and a slow test starts games through two real processes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
+import threading
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import gradio as gr
 import httpx
 import pytest
-from arena_helpers import launch
+from arena_helpers import free_port, launch
+from databases import POSTGRES, emptied
+from sqlalchemy import select, text
 from starlette.requests import Request
 
 from bargain import app as arena_app
 from bargain.arena.controller import ArenaError
-from bargain.arena.limits import AdminGate
+from bargain.arena.limits import AdminGate, StartLimits
 from bargain.arena.ui import client_address
+from bargain.store import LimitEventRow, LimitFailureRow, Store
+from benchmarks.study import Replica
+
+on_postgres = pytest.mark.skipif(not POSTGRES, reason="set BARGAIN_TEST_POSTGRES_URL to run against PostgreSQL")
+BOTH = ["sqlite", pytest.param("postgresql", marks=on_postgres)]
 
 START = ["buyer", "tactic:linear", "both_unaware", "simultaneous", 4, "low", "train", None, "buyer"]
 
@@ -49,6 +64,29 @@ def start_game(url: str, forwarded: list[str] = (), session: str | None = None) 
 
 def refused(answer: tuple[int, dict]) -> bool:
     return "Too many games started" in json.dumps(answer[1])
+
+
+def database(kind: str, tmp_path: Path) -> str:
+    """An empty database of `kind`: a SQLite file, or the scratch PostgreSQL database emptied."""
+    return emptied(POSTGRES) if kind == "postgresql" else f"sqlite:///{tmp_path / 'arena.db'}"
+
+
+@pytest.fixture
+def store(tmp_path) -> Iterator[Store]:
+    """A store on a new SQLite file, where the limits count."""
+    opened = Store(f"sqlite:///{tmp_path / 'arena.db'}")
+    yield opened
+    opened.engine.dispose()
+
+
+@pytest.fixture
+def stores(request, tmp_path) -> Iterator[tuple[Store, Store]]:
+    """Two stores on one database, as two app processes hold (of the kind the test is parametrised with)."""
+    url = database(getattr(request, "param", "sqlite"), tmp_path)
+    pair = Store(url), Store(url)
+    yield pair
+    for opened in pair:
+        opened.engine.dispose()
 
 
 # --- forwarded addresses ------------------------------------------------------------------------------
@@ -124,24 +162,17 @@ def test_api_callers_are_counted_by_the_address_the_proxy_saw(tmp_path):
 # --- the admin password ---------------------------------------------------------------------------------
 
 
-def gate_with(clock: Clock) -> AdminGate:
-    """The default gate, on a clock the test moves."""
-    gate = AdminGate("right")
-    gate.per_address.clock = gate.overall.clock = clock
-    return gate
-
-
-def test_wrong_passwords_from_everywhere_never_lock_out_the_right_one():
-    gate = AdminGate("right")
+def test_wrong_passwords_from_everywhere_never_lock_out_the_right_one(store):
+    gate = AdminGate("right", store)
     for n in range(200):
         with pytest.raises(ArenaError, match="Wrong admin password"):
             gate.check("guess", f"10.0.{n}.1")
     gate.check("right", "1.2.3.4")
 
 
-def test_wrong_passwords_slow_down_the_address_that_sends_them():
+def test_wrong_passwords_slow_down_the_address_that_sends_them(store):
     clock = Clock()
-    gate = gate_with(clock)
+    gate = AdminGate("right", store, clock)
     for _ in range(4):  # three are free; the fourth costs a wait of 10 seconds
         with pytest.raises(ArenaError, match="Wrong admin password"):
             gate.check("guess", "6.6.6.6")
@@ -168,9 +199,9 @@ def test_wrong_passwords_slow_down_the_address_that_sends_them():
             gate.check("guess", "6.6.6.6")
 
 
-def test_many_wrong_passwords_from_everywhere_withdraw_the_free_guesses():
+def test_many_wrong_passwords_from_everywhere_withdraw_the_free_guesses(store):
     clock = Clock()
-    gate = gate_with(clock)
+    gate = AdminGate("right", store, clock)
     for n in range(50):
         with pytest.raises(ArenaError, match="Wrong admin password"):
             gate.check("guess", f"10.0.{n}.1")
@@ -182,4 +213,109 @@ def test_many_wrong_passwords_from_everywhere_withdraw_the_free_guesses():
     clock.now += 10
     gate.check("right", "1.2.3.4")
     with pytest.raises(ArenaError, match="disabled"):
-        AdminGate(None).check("anything", "1.2.3.4")
+        AdminGate(None, store).check("anything", "1.2.3.4")
+
+
+# --- counted in the database, across processes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stores", BOTH, indirect=True)
+def test_a_browser_starts_its_games_per_hour_in_all_across_two_processes(stores):
+    clock = Clock()
+    first, second = (StartLimits(s, per_browser=4, clock=clock) for s in stores)
+    for n in range(4):  # each process has counted two: in memory, each would let two more through
+        (first, second)[n % 2].check("browser", f"10.0.0.{n}")
+    for limits in (first, second):
+        with pytest.raises(ArenaError, match="Too many games started from here in the last hour: wait 60 minutes"):
+            limits.check("browser", "10.0.0.9")
+    second.check("another browser", "10.0.0.9")  # the refusals counted nothing
+    clock.now += 3600
+    first.check("browser", "10.0.0.9")
+
+
+@pytest.mark.parametrize("stores", BOTH, indirect=True)
+def test_wrong_passwords_sent_to_two_processes_wait_after_three_in_all(stores):
+    clock = Clock()
+    gates = [AdminGate("right", s, clock) for s in stores]
+    for n in range(4):  # three free in all, then a wait of 10 seconds: in memory, each process would allow three
+        with pytest.raises(ArenaError, match="Wrong admin password"):
+            gates[n % 2].check("guess", "6.6.6.6")
+    for gate in gates:
+        with pytest.raises(ArenaError, match="Too many wrong passwords from here: try again in 10 seconds"):
+            gate.check("right", "6.6.6.6")
+    clock.now += 10
+    gates[1].check("right", "6.6.6.6")
+
+
+@pytest.mark.parametrize("stores", BOTH, indirect=True)
+def test_starts_at_the_same_time_on_two_processes_are_counted_each_once(stores):
+    limits = [StartLimits(s, per_browser=10) for s in stores]
+    started: list[int] = []
+
+    def starts(limit: StartLimits) -> None:
+        for _ in range(5):
+            try:
+                limit.check("browser", "10.0.0.1")
+                started.append(1)
+            except ArenaError:
+                pass
+
+    threads = [threading.Thread(target=starts, args=(limits[n % 2],)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(started) == 10  # 40 tries: each check and its count took their turn
+
+
+def test_events_past_their_window_are_deleted_and_addresses_are_stored_hashed(store):
+    clock = Clock()
+    limits, gate = StartLimits(store, clock=clock), AdminGate("right", store, clock)
+    limits.check("browser", "10.1.2.3")
+    limits.check("browser", "10.1.2.3")
+    with pytest.raises(ArenaError, match="Wrong admin password"):
+        gate.check("guess", "10.1.2.3")
+    clock.now += 3600
+    limits.check("browser", "10.1.2.3")  # the two earlier starts of this browser and address fall out of the window
+    with pytest.raises(ArenaError, match="Wrong admin password"):
+        gate.check("guess", "10.1.2.3")  # an hour without a wrong one: the address starts afresh
+    with store.reading() as session:
+        events = session.execute(select(LimitEventRow.name, LimitEventRow.key, LimitEventRow.at)).all()
+        failures = session.execute(select(LimitFailureRow.key, LimitFailureRow.failures)).all()
+    address = hashlib.sha256(b"10.1.2.3").hexdigest()
+    assert sorted(events) == [
+        ("games per address", address, 4600.0),
+        ("games per browser", hashlib.sha256(b"browser").hexdigest(), 4600.0),
+        ("wrong admin passwords", hashlib.sha256(b"*").hexdigest(), 4600.0),
+    ]
+    assert failures == [(address, 1)]
+
+
+def test_a_database_that_fails_refuses_in_a_sentence_and_logs_why(store, caplog):
+    with store.engine.begin() as connection:
+        connection.execute(text("DROP TABLE limit_events"))
+        connection.execute(text("DROP TABLE limit_failures"))
+    with caplog.at_level(logging.ERROR, logger="bargain.arena.limits"):
+        with pytest.raises(ArenaError, match=r"^The server cannot count the games started from here right now, so"):
+            StartLimits(store).check("browser", "10.0.0.1")
+        with pytest.raises(ArenaError, match=r"^The server cannot check the admin password right now: try again"):
+            AdminGate("right", store).check("right", "10.0.0.1")
+    assert [r.getMessage().count("no such table") for r in caplog.records] == [1, 1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", BOTH)
+def test_an_address_starts_its_games_per_hour_in_all_across_two_app_processes(kind, tmp_path):
+    db = database(kind, tmp_path)
+    flags = ["--db", db, "--games-per-hour-per-address", "3"]
+    replicas = [Replica([*flags, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(2)]
+    for replica in replicas:
+        replica.start()
+    try:
+        urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
+        for n in range(3):
+            assert not refused(start_game(urls[n % 2]))
+        assert all(refused(start_game(url)) for url in urls)
+    finally:
+        for replica in replicas:
+            replica.stop()

@@ -26,7 +26,6 @@ second.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import secrets
 import time
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import cast
 
-from sqlalchemy import CursorResult, Update, and_, func, or_, select, text, update
+from sqlalchemy import CursorResult, Update, and_, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from bargain.arena import PERSON
@@ -49,6 +48,7 @@ from bargain.store import (
     StaleGame,
     Store,
     StoreError,
+    advisory_lock,
     outcome_fields,
     turns_of,
     utcnow,
@@ -100,14 +100,6 @@ def queue_key(setup: Setup) -> str:
             setup.scenario,
         )
     )
-
-
-def _lock(session: Session, key: str) -> None:
-    """On PostgreSQL, hold a transaction's advisory lock on `key` (a queue, a player): the writes that count or pair
-    on it take turns across processes. (SQLite's writers take turns anyway: bargain.store.Store.writing.)"""
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
-        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": number})
 
 
 def _changed(session: Session, statement: Update) -> int:
@@ -184,11 +176,11 @@ class People:
 
         def seat() -> str:
             with self.store.writing("seat a person in") as session:
+                # A player's open games are counted, and a queue paired, by one transaction at a time.
+                advisory_lock(session, *([f"player:{player}"] if study is None else []), *([key] if key else []))
                 if study is None:
-                    _lock(session, f"player:{player}")
                     self._bound(session, player)
                 if key is not None:
-                    _lock(session, key)  # one pairing at a time
                     now = utcnow()
                     session.execute(  # waits whose people have gone: never paired, cancelled
                         _gone_waits(now - timedelta(seconds=LIVE_S), key).values(
@@ -301,7 +293,7 @@ class People:
 
         def take() -> str:
             with self.store.writing("seat a person in") as session:
-                _lock(session, f"player:{player}")
+                advisory_lock(session, f"player:{player}")
                 seat = session.scalars(select(SeatRow).where(SeatRow.invitation == token).with_for_update()).first()
                 if seat is None or seat.study is not None:  # a study's seats are taken by pairing, never by a link
                     raise ArenaError("that invitation link is not valid")

@@ -100,10 +100,10 @@ class Options:
     settings around it. Nothing here is sent to the browser except the opponents' names and the note."""
 
     available: dict[str, bool]  # arm spec -> playable here; the keys are the opponents offered (as the arena's arms)
-    admin: AdminGate = field(default_factory=lambda: AdminGate(None))
+    admin: AdminGate | None = None  # None: no admin password (export disabled)
     note: str = ""
     browser_secret: str = field(default_factory=lambda: secrets.token_hex(16))  # signs what a browser keeps
-    limits: StartLimits = field(default_factory=StartLimits)
+    limits: StartLimits | None = None  # None: the default limits, counted in the arena's store
     trusted_proxies: int = 0  # proxies in front of the app that append to X-Forwarded-For (see client_address)
     public_results: bool = True  # show everyone's aggregate results (off for a study)
     storage_warning: str = ""  # for the admin: games that a restart would lose (a Space without persistent storage)
@@ -204,6 +204,9 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
     # The browser encrypts what it keeps with a key it is sent; derive one, so that the server's own secret
     # (which signs the ids) stays on the server and a restart keeps the same key.
     browser_key = hmac.new(secret.encode(), b"browser-state key", hashlib.sha256).hexdigest()[:32]
+
+    admin = options.admin or AdminGate(None, arena.store)
+    limits = options.limits or StartLimits(arena.store)
 
     def address(request: gr.Request | None) -> str:
         return client_address(request, options.trusted_proxies)
@@ -446,7 +449,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                                 opener_value,
                             )
                         )
-                    options.limits.check(ids["player"], address(request))
+                    await asyncio.to_thread(limits.check, ids["player"], address(request))
                     new = await arena.start(setup, player=ids["player"], replace=leaving)
                 except GameInProgress:  # going on in another tab (or sent twice): ask, as for the game shown
                     yield {confirm_box: gr.update(visible=True)}
@@ -643,7 +646,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
 
         def do_export(given: str, request: gr.Request):
             try:
-                options.admin.check(given, address(request))
+                admin.check(given, address(request))  # this handler runs in a worker thread: it may block
             except ArenaError as exc:
                 raise refusal(str(exc)) from None
             try:
@@ -686,7 +689,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 )
                 who = inputs.player_id(player)
                 where = address(request)  # no signed browser id here, and the session hash is the caller's choice
-                options.limits.check(f"api:{where}", where)
+                await asyncio.to_thread(limits.check, f"api:{where}", where)
                 return await arena.start(setup, player=who)
 
             return await answer(work())

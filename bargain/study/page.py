@@ -83,7 +83,7 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
     """The study's Blocks app (launch it with bargain.arena.launch_settings). The researcher's dashboard is the
     same page opened with `?admin` in its address, behind the admin password."""
     study = runner.study
-    admin = admin or AdminGate(None)
+    admin = admin or AdminGate(None, runner.arena.store)
     per_game = [
         *study.surveys.per_game,
         *(
