@@ -597,10 +597,10 @@ def test_after_an_agent_failure_the_person_can_retry_and_the_game_stays_resumabl
         assert "unavailable" in view["error"] and "saved" in view["error"]
         assert view["retry"] and not view["your_turn"] and view["status"] == "active"
         assert not any(secret in json.dumps(view) for secret in ("10.0.0.7", "4.21", "BackendError"))
-        again = await arena.view(view["game_id"])  # a reload retries, and says so while it fails
+        again = await arena.view(view["game_id"], wait_s=5)  # a reload retries, and says so while it fails
         assert again["retry"] and "unavailable" in again["error"]
         backend.up = True
-        resumed = await arena.view(view["game_id"])
+        resumed = await arena.view(view["game_id"], wait_s=5)
         assert resumed["error"] is None and resumed["your_turn"] and len(resumed["transcript"]) == 1
         # Simultaneous: the round fails after the person's move; the person moves again.
         backend.up = False

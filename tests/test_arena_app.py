@@ -104,7 +104,7 @@ def test_reload_and_server_restart_resume_the_game(tmp_path):
     second = launch(db)
     try:
         client = Client(second.url, verbose=False)
-        resumed = client.predict(game_id=view["game_id"], api_name="/get_game")
+        resumed = client.predict(game_id=view["game_id"], wait_s=5, api_name="/get_game")  # rebuilt, then settled
         assert resumed["round"] == 2 and resumed["transcript"] == view["transcript"] and resumed["your_turn"]
         final = play_out(client, resumed)[-1]
         assert final["status"] == "finished"

@@ -218,9 +218,9 @@ def test_a_reload_elsewhere_while_the_last_game_ends_shows_the_survey_the_partic
         assert page["stage"] == "game" and page["game"] == 2 and page["view"]["round"] == 2
         reading = second.arena.view
 
-        async def racing(game_id, *args):  # the last move lands on the other process while this one reads
+        async def racing(game_id, *args, **kwargs):  # the last move lands on the other process while this one reads
             await first.submit(params, "game", {"round": 2, "action": "OFFER", "price": "0.01", "message": "bye"})
-            return await reading(game_id, *args)
+            return await reading(game_id, *args, **kwargs)
 
         second.arena.view = racing  # type: ignore[method-assign]
         shown = await second.page(params)

@@ -149,6 +149,33 @@ class Deadline:
             raise TooSlow(f"no move within {self.seconds:g} s") from None
 
 
+class Acting:
+    """A live game's agent, showing while its move is under way (`acting`): a move that is not to wait for the
+    other side waits only while the rules apply it and the round is stored, never for a reply still being made."""
+
+    def __init__(self, agent) -> None:
+        self.agent, self.acting = agent, asyncio.Event()
+
+    @property
+    def instant(self) -> bool:
+        return getattr(self.agent, "instant", False)
+
+    @property
+    def records(self) -> list[dict]:
+        return getattr(self.agent, "records", [])
+
+    @property
+    def paced(self) -> dict:
+        return getattr(self.agent, "paced", {})
+
+    async def act(self, obs: Observation) -> Move:
+        self.acting.set()
+        try:
+            return await self.agent.act(obs)
+        finally:
+            self.acting.clear()
+
+
 @dataclass
 class LiveGame:
     """A game being played: its state, its two agents and the task running the episode loop."""
@@ -173,16 +200,20 @@ class LiveGame:
         """Whether the person is asked to move, or the game's loop has stopped (nothing is being waited for)."""
         return self.human.waiting or self.task is None or self.task.done()
 
-    async def settled(self, wait_s: float | None = None) -> None:
-        """Wait until the person is asked to move again, or the game's loop has stopped (at most `wait_s`)."""
+    async def settled(self, wait_s: float | None = None, or_acting: bool = False) -> None:
+        """Wait until the person is asked to move again, or the game's loop has stopped (at most `wait_s`); with
+        `or_acting`, or until the agent is making its move (what the person did is applied and stored by then, or
+        waits for the agent's move of the same simultaneous round)."""
         deadline = None if wait_s is None else time.monotonic() + wait_s
-        while self.task is not None and not self.is_settled:
+        acting = self.agent.acting if or_acting and isinstance(self.agent, Acting) else None
+        while self.task is not None and not self.is_settled and not (acting is not None and acting.is_set()):
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return
-            waiter = asyncio.ensure_future(self.human.asked.wait())
-            await asyncio.wait({waiter, self.task}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
+            waiters = {asyncio.ensure_future(event.wait()) for event in (self.human.asked, acting) if event}
+            await asyncio.wait({*waiters, self.task}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            for waiter in waiters:
+                waiter.cancel()
             self.human.asked.clear()
 
 
@@ -427,6 +458,7 @@ class Arena:
             agent = Deadline(agent, self.move_deadline)
         if pace is not None:  # a study's blinding: replies at a human-like pace
             agent = Paced(agent, pace, seed)
+        agent = Acting(agent)
         human = HumanAgent(move_seconds, spent_s if human_role in state.current_players() else 0.0)
         live = LiveGame(
             game_id,
@@ -620,9 +652,10 @@ class Arena:
         new view. A move for a round already played (sent twice, from another tab or to another process) changes
         nothing: the view is the game as stored, with a notice. If another process moved the game on while this one
         played the round, the round is refused by the database and the move is tried again on the game as stored (a
-        few times, then the person is asked to). Without `wait`, the view comes as soon as the move is handed over,
-        the other side's reply still under way (`thinking`), as a move against a person answers: in a study, when
-        a move is answered tells nothing of who the other side is."""
+        few times, then the person is asked to). Without `wait`, the view comes once the move is applied and stored,
+        or as soon as the agent is making its own move (`thinking`, the person's move shown as theirs), never after
+        the agent's reply: as a move against a person answers, so that in a study when a move is answered tells
+        nothing of who the other side is."""
         round_ = inputs.whole_number("the round", round_, 1, 10 * inputs.MAX_ROUNDS)
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
         if await self._seat(game_id, study) is not None:
@@ -641,7 +674,7 @@ class Arena:
                         return self.view_of(live)
                     raise ArenaError("wait for the other side's move")
                 live.human.submit(move)
-                await live.settled(None if wait else 0.0)
+                await live.settled(or_acting=not wait)
                 if live.failure != "stale":
                     return self.view_of(live)
         return {**await self.view(game_id, study=study), "notice": CHANGED_MEANWHILE}
