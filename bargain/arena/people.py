@@ -107,19 +107,32 @@ def _changed(session: Session, statement: Update) -> int:
     return cast(CursorResult, session.execute(statement)).rowcount
 
 
-def _gone_waits(cutoff: datetime, key: str | None = None) -> Update:
-    """The games waiting in the queue (`key`'s, or any) whose waiting person has not asked for them since `cutoff`."""
+def _cancel_gone(session: Session, key: str | None = None) -> int:
+    """Cancel the waits in the queue (`key`'s, or any) whose person has not asked for them within LIVE_S; how many.
+    Their games are locked in the order of their ids first, so that two transactions cancelling some of the same
+    waits (a pairing, a sweep) on PostgreSQL never each hold a game the other waits for."""
+    now = utcnow()
     free, waiter = aliased(SeatRow), aliased(SeatRow)
-    query = (
+    waits = (
         select(free.game_id)
         .join(waiter, and_(waiter.game_id == free.game_id, waiter.token != free.token))
         .where(
             free.person.is_(None),
             free.queue.is_not(None) if key is None else free.queue == key,
-            or_(waiter.seen_at.is_(None), waiter.seen_at < cutoff),
+            or_(waiter.seen_at.is_(None), waiter.seen_at < now - timedelta(seconds=LIVE_S)),
         )
     )
-    return update(GameRow).where(GameRow.id.in_(query), GameRow.status == WAITING)
+    gone = session.scalars(
+        select(GameRow.id)
+        .where(GameRow.id.in_(waits), GameRow.status == WAITING)
+        .order_by(GameRow.id)
+        .with_for_update()
+    ).all()
+    if gone:
+        session.execute(
+            update(GameRow).where(GameRow.id.in_(gone)).values(status=CANCELLED, abandoned_by=GONE, updated_at=now)
+        )
+    return len(gone)
 
 
 def rebuilt(trial: Trial, turns: list[Turn]) -> tuple[GameState, Turn | None]:
@@ -181,12 +194,7 @@ class People:
                 if study is None:
                     self._bound(session, player)
                 if key is not None:
-                    now = utcnow()
-                    session.execute(  # waits whose people have gone: never paired, cancelled
-                        _gone_waits(now - timedelta(seconds=LIVE_S), key).values(
-                            status=CANCELLED, abandoned_by=GONE, updated_at=now
-                        )
-                    )
+                    _cancel_gone(session, key)  # waits whose people have gone: never paired
                     query = (
                         select(SeatRow)
                         .join(GameRow, GameRow.id == SeatRow.game_id)
@@ -338,10 +346,8 @@ class People:
 
     def cancel_gone(self) -> int:
         """Cancel every wait in the queue whose person has stopped asking for it (LIVE_S); how many."""
-        now = utcnow()
         with self.store.writing("cancel waits in") as session:
-            cutoff = now - timedelta(seconds=LIVE_S)
-            return _changed(session, _gone_waits(cutoff).values(status=CANCELLED, abandoned_by=GONE, updated_at=now))
+            return _cancel_gone(session)
 
     # --- playing -----------------------------------------------------------------------------
 
