@@ -13,12 +13,14 @@ import pytest
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena
+from bargain.arena.views import money
 from bargain.store import Store
 from bargain.study import records
 from bargain.study.config import Pairing, load
 from bargain.study.dashboard import funnel, recent_games, transcript_markdown
 from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner
+from bargain.study.page import debrief_markdown
 
 STUDY = """
 name: people-test
@@ -71,6 +73,23 @@ async def move(run: StudyRunner, who: str, page: dict, price: str) -> dict:
     return await run.submit({"participant": who}, "game", {"round": view["round"], "action": "OFFER", "price": price})
 
 
+async def to_debrief(run: StudyRunner, pages: dict[str, dict]) -> dict[str, dict]:
+    """The game of two paired participants (participant id -> their game page) played with offers that never cross
+    (two rounds, no deal), then each on to the pages after it: the page each reaches (this study asks nothing)."""
+    low = {"buyer": "0.01", "seller": "9999"}
+    for _ in range(2):
+        moved = await asyncio.gather(*(move(run, who, page, low[page["view"]["role"]]) for who, page in pages.items()))
+        for who, page in zip(pages, moved):  # a page that saw the round settled by the other's move is read again
+            thinking = page["stage"] == "game" and page["view"]["thinking"]
+            pages[who] = await run.page({"participant": who}, wait_s=1) if thinking else page
+    for who in pages:
+        page = await run.page({"participant": who})
+        while page["stage"] in ("game_survey", "final_survey"):
+            page = await run.submit({"participant": who}, page["stage"], {})
+        pages[who] = page
+    return pages
+
+
 def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_own_side(tmp_path):
     async def scenario():
         run = runner(tmp_path)
@@ -84,21 +103,9 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
             "buyer",
             "seller",
         }
-        low = {"buyer": "0.01", "seller": "9999"}  # offers that never cross: two rounds, no deal
-        for _ in range(2):
-            first, second = await asyncio.gather(
-                move(run, "P1", first, low[first["view"]["role"]]),
-                move(run, "P2", second, low[second["view"]["role"]]),
-            )
-            if first["stage"] == "game" and first["view"]["thinking"]:  # the round settled by P2's move
-                first = await run.page({"participant": "P1"}, wait_s=1)
-            if second["stage"] == "game" and second["view"]["thinking"]:
-                second = await run.page({"participant": "P2"}, wait_s=1)
-        for who in ("P1", "P2"):
-            page = await run.page({"participant": who})
-            while page["stage"] in ("game_survey", "final_survey"):  # this study asks nothing
-                page = await run.submit({"participant": who}, page["stage"], {})
+        for page in (await to_debrief(run, {"P1": first, "P2": second})).values():
             assert page["stage"] == "debrief", page["stage"]
+        for who in ("P1", "P2"):
             assert (await run.submit({"participant": who}, "debrief", {}))["stage"] == "completed"
         rows = [records.participant(run.arena.store, "people-test", who) for who in ("P1", "P2")]
         games = {run.arena.store.game(row["games"][0])["id"] for row in rows}
@@ -130,6 +137,29 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
     asyncio.run(scenario())
 
 
+def test_the_debrief_names_the_other_participant_as_a_person_with_their_price_and_no_strategy(tmp_path):
+    """Each side's debrief of a game between two participants: the other was a person, their reservation price, and
+    no private strategy (a person writes none); the page says so in words."""
+
+    async def scenario():
+        run = runner(tmp_path)
+        pages = {who: await to_game(run, who) for who in ("P1", "P2")}
+        pages["P1"] = await run.page({"participant": "P1"})  # paired meanwhile
+        for who, page in (await to_debrief(run, pages)).items():
+            row = records.participant(run.arena.store, "people-test", who)
+            game = run.arena.store.game(row["games"][0])
+            other = "seller" if run.study.cell_by_key(row["cells"][0]).role.value == "buyer" else "buyer"
+            (debrief,) = page["debriefs"]
+            assert (debrief["other"], debrief["agent_role"], debrief["strategy"]) == ("person", other, [])
+            assert debrief["agent_price"] == game[f"{other}_price"]
+            shown = debrief_markdown(page).split("### Game 1")[1]
+            price = money(game[f"{other}_price"])
+            assert f"The other participant ({other}), a person, had a reservation price of **{price}**." in shown
+            assert "strategy" not in shown.lower() and "program" not in shown
+
+    asyncio.run(scenario())
+
+
 def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_path):
     async def scenario():
         run = runner(tmp_path, pairing=Pairing(0, "lin", 0.0))
@@ -143,6 +173,13 @@ def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_p
         assert [g.status for g in waited] == ["cancelled"]  # the wait, kept for the record
         counted = steps(run)
         assert counted["unpaired after the longest wait"] == counted["unpaired: played the program arm instead"] == 1
+        while page["stage"] == "game":  # the program game played out: its debrief tells it as a program's
+            page = await move(run, "P3", page, "0.01" if page["view"]["role"] == "buyer" else "9999")
+        while page["stage"] != "debrief":
+            page = await run.submit({"participant": "P3"}, page["stage"], {})
+        assert page["debriefs"][0]["other"] == "agent"
+        shown = debrief_markdown(page)
+        assert "The other party (" in shown and "Its private strategy, move by move" in shown and "person" not in shown
 
     asyncio.run(scenario())
 
@@ -179,7 +216,8 @@ def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path
         page = await run.page({"participant": "P4"})
         while page["stage"] in ("game_survey", "final_survey"):
             page = await run.submit({"participant": "P4"}, page["stage"], {})
-        assert page["stage"] == "debrief"
+        assert page["stage"] == "debrief" and page["debriefs"] == [None]
+        assert "Nobody came to play this game with you in time" in debrief_markdown(page)  # no game to tell
         page = await run.submit({"participant": "P4"}, "debrief", {})
         assert page["stage"] == "completed"
         row = records.participant(run.arena.store, "people-test", "P4")

@@ -21,7 +21,7 @@ import gradio as gr
 
 from bargain.arena.inputs import ArenaError
 from bargain.arena.limits import AdminGate
-from bargain.arena.panel import GamePanel, claims_markdown, strategy_markdown
+from bargain.arena.panel import GamePanel, claims_markdown, other_markdown
 from bargain.arena.ui import UNEXPECTED, export_link, private_export, refusal
 from bargain.arena.views import money
 from bargain.store import StoreError
@@ -67,14 +67,22 @@ def _component(item: SurveyItem) -> gr.components.Component:
     )
 
 
+# How the debrief names the other side of a game, by who played it (the view's `other`): a program, or another
+# participant (a person arm's game; its fallback against a program is a program's game).
+OTHER_PARTY = {"agent": ("The other party", "its"), "person": ("The other participant", "their")}
+
+
 def debrief_markdown(page: dict) -> str:
-    """The study's debrief, then each game's: the other party's price, its strategy, the claims checked."""
+    """The study's debrief, then each game's: who the other party was and their price, a program's strategy, the
+    claims checked; a game nobody came to play (a person arm's wait ended), said so."""
     parts = [page["text"]]
     for number, debrief in enumerate(page["debriefs"], 1):
+        if debrief is None:
+            parts.append(f"### Game {number}\n\nNobody came to play this game with you in time, so it was not played.")
+            continue
+        who, whose = OTHER_PARTY[debrief["other"]]
         parts.append(
-            f"### Game {number}\n\n"
-            + strategy_markdown(debrief, "The other party")
-            + claims_markdown(debrief["claims"])
+            f"### Game {number}\n\n" + other_markdown(debrief, who) + claims_markdown(debrief["claims"], who, whose)
         )
     return "\n\n".join(parts)
 
