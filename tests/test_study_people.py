@@ -260,3 +260,62 @@ def test_in_two_browsers_one_waits_for_the_other_party_and_both_pages_go_on_when
             browser.close()
     finally:
         running.demo.close()
+
+
+@pytest.mark.slow
+def test_in_two_browsers_a_buyer_and_a_seller_read_their_own_instructions_and_a_debrief_naming_a_person(tmp_path):
+    """A study of one person arm with instructions per role: the two participants, each in a page of their own, read
+    their own role's instructions, are paired, play their game to its end and reach the debrief, which names the
+    other as a person, with their reservation price and no strategy (screenshots of both debriefs in tmp_path)."""
+    from arena_helpers import BROWSER_ARGS, CHROMIUM, launch, need_browser
+
+    told = {"buyer": "You are the buyer: the lower the price", "seller": "You are the seller: the higher the price"}
+    for name, words in {
+        "consent.md": "The consent text.",
+        "buyer.md": f"{told['buyer']}, the more you earn.",
+        "seller.md": f"{told['seller']}, the more you earn.",
+        "debrief.md": "The other party was another participant of this study.",
+    }.items():
+        (tmp_path / name).write_text(words)
+    per_role = "instructions: {buyer: buyer.md, seller: seller.md}"
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY).replace("instructions: instructions.md", per_role))
+    running = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    store = running.arena.store
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pages, roles = {}, {}
+            for who in ("W1", "W2"):
+                page = browser.new_context(viewport={"width": 1000, "height": 1200}).new_page()
+                page.goto(f"{running.url}?PROLIFIC_PID={who}")
+                page.get_by_role("button", name="I agree to take part").click(timeout=20000)
+                page.wait_for_selector("text=I have read the instructions", timeout=20000)
+                row = records.participant(store, "people-test", who)
+                roles[who] = role = row["cells"][0].split("/")[-1]
+                page.wait_for_selector(f"text={told[role]}", timeout=20000)
+                assert told["seller" if role == "buyer" else "buyer"] not in page.locator("body").inner_text()
+                page.get_by_role("button", name="I have read the instructions").click()
+                pages[who] = page
+            assert sorted(roles.values()) == ["buyer", "seller"]
+            for round_ in (1, 2):  # offers that never cross: two rounds, no deal
+                for who, page in pages.items():
+                    page.wait_for_selector(f"text=Round {round_} of 2", timeout=20000)
+                    page.get_by_role("textbox", name="Price").fill("0.01" if roles[who] == "buyer" else "9999")
+                    page.get_by_role("button", name="Offer", exact=True).click()
+            game = store.game(records.participant(store, "people-test", "W1")["games"][0])
+            for who, page in pages.items():
+                page.wait_for_selector("text=Game 1 is over", timeout=20000)
+                page.get_by_role("button", name="Submit").first.click()  # this study asks nothing
+                page.wait_for_selector("text=The other participant (", timeout=20000)
+                page.screenshot(path=str(tmp_path / f"debrief-{roles[who]}.png"), full_page=True)
+                other = "seller" if roles[who] == "buyer" else "buyer"
+                shown = page.locator("body").inner_text()
+                price = money(game[f"{other}_price"])
+                assert f"The other participant ({other}), a person, had a reservation price of {price}." in shown
+                assert "strategy" not in shown.lower() and "program" not in shown
+            browser.close()
+    finally:
+        running.demo.close()

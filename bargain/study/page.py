@@ -206,9 +206,12 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     f"- *{asked.get(key, key)}*: {error}" for key, error in errors.items()
                 )
             values: dict[Any, Any] = {params: query, shown: stage, note: note_text, view: page.get("view")}
-            if stage == "comprehension":
+            if stage == "comprehension":  # the participant's own questions (a role's are asked of that role only)
+                asked_ids = {q["id"] for q in page["questions"]}
                 for key, question in questions.items():
-                    values[question] = gr.update(elem_classes=["needs-answer"] if key in errors else [])
+                    values[question] = gr.update(
+                        visible=key in asked_ids, elem_classes=["needs-answer"] if key in errors else []
+                    )
             for name, box in boxes.items():
                 values[box] = gr.update(visible=name == section)
             values[consent_text] = page.get("text", "") if stage == "consent" else gr.update()
