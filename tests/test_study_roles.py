@@ -31,8 +31,9 @@ RIGHT = {"no_deal": "Nothing", "buyer_best": "Low", "seller_best": "High"}
 WRONG = {"no_deal": "Everything", "buyer_best": "High", "seller_best": "Low"}
 
 
-def two_roles(tmp_path, assignment: str = "between", quota: int = 10):
-    """The flow tests' study with buyers and sellers, each role with its own instructions and question."""
+def two_roles(tmp_path, quota: int = 10):
+    """The flow tests' study with buyers and sellers (a between design), each role with its own instructions and
+    question."""
     make_study(tmp_path, quota)
     for name, words in TEXTS.items():
         (tmp_path / name).write_text(words)
@@ -44,9 +45,7 @@ def two_roles(tmp_path, assignment: str = "between", quota: int = 10):
         {**QUESTIONS[1], "role": "buyer"},
         {**QUESTIONS[2], "role": "seller"},
     ]
-    document["design"] = {"assignment": assignment, "quota_per_cell": quota, "order": "fixed"}
-    if assignment == "between":
-        del document["design"]["order"]
+    document["design"] = {"assignment": "between", "quota_per_cell": quota}
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     return load(tmp_path / "study.yaml")
 
@@ -83,8 +82,8 @@ def test_each_role_reads_its_own_instructions_and_answers_its_own_questions(tmp_
 
 def test_a_participant_who_plays_both_roles_reads_both_texts_and_answers_both_questions(tmp_path):
     async def scenario():
-        study = two_roles(tmp_path, assignment="within")
-        study = dataclasses.replace(study, design=Design(Assignment.WITHIN, 10), games_per_participant=4)
+        within = Design(Assignment.WITHIN, 10)  # four games, one in each cell: both roles
+        study = dataclasses.replace(two_roles(tmp_path), design=within, games_per_participant=4)
         runner = runner_for(tmp_path, study)
         page = await runner.submit({"participant": "W1"}, "consent", {"agree": True})
         roles = [

@@ -104,10 +104,10 @@ def _before_playing(study: Study) -> dict[str, str]:
 
 def _hidden(study: Study) -> list[str]:
     """A debrief that says what a text read before playing told, and a person-or-program question asked after it."""
-    told = ((field, said(PROGRAM, words)) for field, words in _before_playing(study).items())
-    field, word = next(((field, word) for field, word in told if word), ("", None))
-    if word is None:
+    told = [(field, word) for field, words in _before_playing(study).items() if (word := said(PROGRAM, words))]
+    if not told:
         return []
+    field, word = told[0]
     warnings = []
     hidden = HIDDEN.search(study.texts.debrief)
     if hidden:
