@@ -495,7 +495,8 @@ def check(db: str, name: str, participants: int, games_each: int, log: dict, exa
     out.stuck = participants - out.completed
     held: dict[str, int] = {}
     for row in people.values():
-        for cell in row["cells"][: row["games_done"]] if row["stage"] == "dropped" else row["cells"]:
+        left = row["stage"] in ("dropped", "declined", "screened_out")  # their unfinished games' slots freed
+        for cell in row["cells"][: row["games_done"]] if left else row["cells"]:
             held[cell] = held.get(cell, 0) + 1
     out.cells = records.cell_counts(store, name, 1)
     out.slots_off = sum(abs(taken - held.get(cell, 0)) for cell, (taken, _) in out.cells.items())

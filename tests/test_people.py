@@ -71,6 +71,7 @@ def test_two_people_play_a_simultaneous_game_each_seeing_only_their_side(tmp_pat
         for view, other in ((alice, "seller"), (bob, "buyer")):
             assert view["status"] == "finished" and not view["outcome"]["deal"] and not view["thinking"]
             assert view["debrief"]["agent_role"] == other  # the other side's price, now told
+            assert (view["debrief"]["other"], view["debrief"]["strategy"]) == ("person", [])  # a person writes none
         assert (
             alice["debrief"]["agent_price"] == bob["your_price"]
             and bob["debrief"]["agent_price"] == alice["your_price"]

@@ -815,3 +815,63 @@ def test_a_person_arm_needs_both_roles_and_says_how_long_a_participant_waits_and
     document["cells"]["roles"] = ["buyer", "seller"]
     with pytest.raises(config.StudyError, match="no arm has spec `person`: remove pairing"):
         config.load(write(study_dir, document))
+
+
+# --- per-role instructions and questions: a study of buyers and sellers tells each their own ---------------------
+
+
+def test_instructions_and_questions_may_be_given_per_role_and_are_hashed_each(study_dir, example):
+    (study_dir / "example" / "seller.md").write_text("You are the **seller** of an item.")
+    document = example_document()
+    document["cells"]["roles"] = ["buyer", "seller"]
+    document["texts"]["instructions"] = {"buyer": "example/instructions.md", "seller": "example/seller.md"}
+    document["comprehension"]["questions"][1]["role"] = "buyer"
+    path = write(study_dir, document)
+    study = config.load(path)
+    assert study.texts.instructions == {
+        Role.BUYER: example.texts.instructions,
+        Role.SELLER: "You are the **seller** of an item.",
+    }
+    assert study.texts.instructions_for([Role.SELLER]) == "You are the **seller** of an item."
+    assert [q.role for q in study.comprehension.questions] == [None, Role.BUYER]
+    assert [q.id for q in study.comprehension.for_roles([Role.SELLER])] == ["no_deal"]
+    texts = ("consent.md", "instructions.md", "seller.md", "debrief.md")  # each role's, in the order written
+    parts = [path.read_bytes(), *((study_dir / "example" / name).read_bytes() for name in texts)]
+    assert study.hash == hashlib.sha256(b"".join(len(p).to_bytes(8, "big") + p for p in parts)).hexdigest()
+    (study_dir / "example" / "seller.md").write_text("You are the **seller** of this item.")
+    assert config.load(path).hash != study.hash  # the seller's text is the study's too
+    assert config.load(study_dir / "example.yaml").hash == example.hash  # one text for all: hashed as before
+
+
+@pytest.mark.parametrize(
+    ("instructions", "roles", "field", "words"),
+    [
+        (
+            {"buyer": "example/instructions.md"},
+            ["buyer", "seller"],
+            "texts.instructions",
+            "gives nothing for the seller",
+        ),
+        (
+            {"buyer": "example/instructions.md", "seller": "example/instructions.md"},
+            ["buyer"],
+            "texts.instructions.seller",
+            "no participant plays the seller (cells.roles: buyer)",
+        ),
+        ({"sellers": "example/instructions.md"}, ["buyer"], "texts.instructions", "a mapping of role to one"),
+        ({"buyer": "example/missing.md"}, ["buyer"], "texts.instructions.buyer", "missing.md"),
+    ],
+)
+def test_per_role_instructions_name_each_role_played_and_no_other(study_dir, instructions, roles, field, words):
+    document = example_document()
+    document["cells"]["roles"] = roles
+    document["texts"]["instructions"] = instructions
+    lines = [line for line in refused_lines(write(study_dir, document)) if f": {field}: " in line]
+    assert len(lines) == 1 and words in lines[0], lines
+
+
+def test_a_question_for_a_role_nobody_plays_is_refused(study_dir):
+    document = example_document()
+    document["comprehension"]["questions"][1]["role"] = "seller"
+    (line,) = refused_lines(write(study_dir, document))
+    assert ": comprehension.questions[1].role: no participant plays the seller (cells.roles: buyer)" in line

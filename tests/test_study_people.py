@@ -18,12 +18,14 @@ from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena, ArenaError
 from bargain.arena.pacing import Pace
 from bargain.arena.people import INVITE, QUEUE
+from bargain.arena.views import money
 from bargain.store import Store
 from bargain.study import records
 from bargain.study.config import Pairing, load
 from bargain.study.dashboard import funnel, recent_games, transcript_markdown
 from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner
+from bargain.study.page import debrief_markdown
 
 STUDY = """
 name: people-test
@@ -76,6 +78,23 @@ async def move(run: StudyRunner, who: str, page: dict, price: str) -> dict:
     return await run.submit({"participant": who}, "game", {"round": view["round"], "action": "OFFER", "price": price})
 
 
+async def to_debrief(run: StudyRunner, pages: dict[str, dict]) -> dict[str, dict]:
+    """The game of two paired participants (participant id -> their game page) played with offers that never cross
+    (two rounds, no deal), then each on to the pages after it: the page each reaches (this study asks nothing)."""
+    low = {"buyer": "0.01", "seller": "15"}
+    for _ in range(2):
+        moved = await asyncio.gather(*(move(run, who, page, low[page["view"]["role"]]) for who, page in pages.items()))
+        for who, page in zip(pages, moved):  # a page that saw the round settled by the other's move is read again
+            thinking = page["stage"] == "game" and page["view"]["thinking"]
+            pages[who] = await run.page({"participant": who}, wait_s=1) if thinking else page
+    for who in pages:
+        page = await run.page({"participant": who})
+        while page["stage"] in ("game_survey", "final_survey"):
+            page = await run.submit({"participant": who}, page["stage"], {})
+        pages[who] = page
+    return pages
+
+
 def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_own_side(tmp_path):
     async def scenario():
         run = runner(tmp_path)
@@ -89,21 +108,9 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
             "buyer",
             "seller",
         }
-        low = {"buyer": "0.01", "seller": "15"}  # offers that never cross: two rounds, no deal
-        for _ in range(2):
-            first, second = await asyncio.gather(
-                move(run, "P1", first, low[first["view"]["role"]]),
-                move(run, "P2", second, low[second["view"]["role"]]),
-            )
-            if first["stage"] == "game" and first["view"]["thinking"]:  # the round settled by P2's move
-                first = await run.page({"participant": "P1"}, wait_s=1)
-            if second["stage"] == "game" and second["view"]["thinking"]:
-                second = await run.page({"participant": "P2"}, wait_s=1)
-        for who in ("P1", "P2"):
-            page = await run.page({"participant": who})
-            while page["stage"] in ("game_survey", "final_survey"):  # this study asks nothing
-                page = await run.submit({"participant": who}, page["stage"], {})
+        for page in (await to_debrief(run, {"P1": first, "P2": second})).values():
             assert page["stage"] == "debrief", page["stage"]
+        for who in ("P1", "P2"):
             assert (await run.submit({"participant": who}, "debrief", {}))["stage"] == "completed"
         rows = [records.participant(run.arena.store, "people-test", who) for who in ("P1", "P2")]
         games = {run.arena.store.game(row["games"][0])["id"] for row in rows}
@@ -135,6 +142,29 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
     asyncio.run(scenario())
 
 
+def test_the_debrief_names_the_other_participant_as_a_person_with_their_price_and_no_strategy(tmp_path):
+    """Each side's debrief of a game between two participants: the other was a person, their reservation price, and
+    no private strategy (a person writes none); the page says so in words."""
+
+    async def scenario():
+        run = runner(tmp_path)
+        pages = {who: await to_game(run, who) for who in ("P1", "P2")}
+        pages["P1"] = await run.page({"participant": "P1"})  # paired meanwhile
+        for who, page in (await to_debrief(run, pages)).items():
+            row = records.participant(run.arena.store, "people-test", who)
+            game = run.arena.store.game(row["games"][0])
+            other = "seller" if run.study.cell_by_key(row["cells"][0]).role.value == "buyer" else "buyer"
+            (debrief,) = page["debriefs"]
+            assert (debrief["other"], debrief["agent_role"], debrief["strategy"]) == ("person", other, [])
+            assert debrief["agent_price"] == game[f"{other}_price"]
+            shown = debrief_markdown(page).split("### Game 1")[1]
+            price = money(game[f"{other}_price"])
+            assert f"The other participant ({other}), a person, had a reservation price of **{price}**." in shown
+            assert "strategy" not in shown.lower() and "program" not in shown
+
+    asyncio.run(scenario())
+
+
 def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_path):
     async def scenario():
         run = runner(tmp_path, pairing=Pairing(0, "lin", 0.0))
@@ -148,6 +178,13 @@ def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_p
         assert [g.status for g in waited] == ["cancelled"]  # the wait, kept for the record
         counted = steps(run)
         assert counted["unpaired after the longest wait"] == counted["unpaired: played the program arm instead"] == 1
+        while page["stage"] == "game":  # the program game played out: its debrief tells it as a program's
+            page = await move(run, "P3", page, "0.01" if page["view"]["role"] == "buyer" else "15")
+        while page["stage"] != "debrief":
+            page = await run.submit({"participant": "P3"}, page["stage"], {})
+        assert page["debriefs"][0]["other"] == "agent"
+        shown = debrief_markdown(page)
+        assert "The other party (" in shown and "Its private strategy, move by move" in shown and "person" not in shown
 
     asyncio.run(scenario())
 
@@ -205,7 +242,8 @@ def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path
         page = await run.page({"participant": "P4"})
         while page["stage"] in ("game_survey", "final_survey"):
             page = await run.submit({"participant": "P4"}, page["stage"], {})
-        assert page["stage"] == "debrief"
+        assert page["stage"] == "debrief" and page["debriefs"] == [None]
+        assert "Nobody came to play this game with you in time" in debrief_markdown(page)  # no game to tell
         page = await run.submit({"participant": "P4"}, "debrief", {})
         assert page["stage"] == "completed"
         row = records.participant(run.arena.store, "people-test", "P4")
@@ -358,3 +396,62 @@ def test_a_study_payload_has_the_same_keys_labels_and_timing_against_a_person_an
             assert json.dumps(person).count('"person"') == 0
 
     asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_in_two_browsers_a_buyer_and_a_seller_read_their_own_instructions_and_a_debrief_naming_a_person(tmp_path):
+    """A study of one person arm with instructions per role: the two participants, each in a page of their own, read
+    their own role's instructions, are paired, play their game to its end and reach the debrief, which names the
+    other as a person, with their reservation price and no strategy (screenshots of both debriefs in tmp_path)."""
+    from arena_helpers import BROWSER_ARGS, CHROMIUM, launch, need_browser
+
+    told = {"buyer": "You are the buyer: the lower the price", "seller": "You are the seller: the higher the price"}
+    for name, words in {
+        "consent.md": "The consent text.",
+        "buyer.md": f"{told['buyer']}, the more you earn.",
+        "seller.md": f"{told['seller']}, the more you earn.",
+        "debrief.md": "The other party was another participant of this study.",
+    }.items():
+        (tmp_path / name).write_text(words)
+    per_role = "instructions: {buyer: buyer.md, seller: seller.md}"
+    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY).replace("instructions: instructions.md", per_role))
+    running = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    store = running.arena.store
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pages, roles = {}, {}
+            for who in ("W1", "W2"):
+                page = browser.new_context(viewport={"width": 1000, "height": 1200}).new_page()
+                page.goto(f"{running.url}?PROLIFIC_PID={who}")
+                page.get_by_role("button", name="I agree to take part").click(timeout=20000)
+                page.wait_for_selector("text=I have read the instructions", timeout=20000)
+                row = records.participant(store, "people-test", who)
+                roles[who] = role = row["cells"][0].split("/")[-1]
+                page.wait_for_selector(f"text={told[role]}", timeout=20000)
+                assert told["seller" if role == "buyer" else "buyer"] not in page.locator("body").inner_text()
+                page.get_by_role("button", name="I have read the instructions").click()
+                pages[who] = page
+            assert sorted(roles.values()) == ["buyer", "seller"]
+            for round_ in (1, 2):  # offers that never cross: two rounds, no deal
+                for who, page in pages.items():
+                    page.wait_for_selector(f"text=Round {round_} of 2", timeout=20000)
+                    page.get_by_role("textbox", name="Price").fill("0.01" if roles[who] == "buyer" else "15")
+                    page.get_by_role("button", name="Offer", exact=True).click()
+            game = store.game(records.participant(store, "people-test", "W1")["games"][0])
+            for who, page in pages.items():
+                page.wait_for_selector("text=Game 1 is over", timeout=20000)
+                page.get_by_role("button", name="Submit").first.click()  # this study asks nothing
+                page.wait_for_selector("text=The other participant (", timeout=20000)
+                page.screenshot(path=str(tmp_path / f"debrief-{roles[who]}.png"), full_page=True)
+                other = "seller" if roles[who] == "buyer" else "buyer"
+                shown = page.locator("body").inner_text()
+                price = money(game[f"{other}_price"])
+                assert f"The other participant ({other}), a person, had a reservation price of {price}." in shown
+                assert "strategy" not in shown.lower() and "program" not in shown
+            browser.close()
+    finally:
+        running.demo.close()

@@ -37,11 +37,13 @@ async def to_first_game(runner: StudyRunner, params: dict) -> dict:
 
 
 def held_slots(store: Store, within: bool = True) -> dict[str, int]:
-    """The slots each cell should have taken, from the participants' own records (a dropped participant keeps only
-    the games they finished): what `study_cells.filled` must equal, however requests raced or processes died."""
+    """The slots each cell should have taken, from the participants' own records (one who left, dropped, declining
+    or screened out, keeps only the games they finished): what `study_cells.filled` must equal, however requests
+    raced or processes died."""
     held: dict[str, int] = {}
     for row in records.participants(store, "flow-test", [1]):
-        kept = row["cells"][: row["games_done"]] if row["stage"] == "dropped" else row["cells"]
+        left = row["stage"] in ("dropped", "declined", "screened_out")
+        kept = row["cells"][: row["games_done"]] if left else row["cells"]
         for cell in kept if within else kept[:1]:
             held[cell] = held.get(cell, 0) + 1
     return held

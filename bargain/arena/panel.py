@@ -123,6 +123,15 @@ def strategy_markdown(debrief: dict, who: str) -> str:
     )
 
 
+def other_markdown(debrief: dict, who: str) -> str:
+    """Who played the other side of a finished game (`who`, as the page names it) and their reservation price: a
+    person, said to be one; an agent, with its private strategy (strategy_markdown)."""
+    if debrief["other"] == "person":
+        price = money(debrief["agent_price"])
+        return f"{who} ({debrief['agent_role']}), a person, had a reservation price of **{price}**."
+    return strategy_markdown(debrief, who)
+
+
 def round_markdown(view: dict, thinking_s: float | None = None) -> str:
     """`Round r of R`, the rounds left and what is special about this one; or the end. `thinking_s`: the
     other side is thinking about its move (for that long)."""
@@ -181,11 +190,7 @@ def result_markdown(view: dict) -> str:
         f"| you | {outcome['your_utility']:.2f} | {outcome['your_norm_utility']:.2f} |\n"
         f"| {row} | {outcome['agent_utility']:.2f} | {outcome['agent_norm_utility']:.2f} |"
     )
-    other = (
-        f"{who} ({debrief['agent_role']}), a person, had a reservation price of **{money(debrief['agent_price'])}**."
-        if view.get("other") == "person"
-        else strategy_markdown(debrief, who)
-    )
+    other = other_markdown(debrief, who)
     return head + table + "\n\n### Debrief\n\n" + other + claims_markdown(debrief["claims"], who, whose)
 
 

@@ -132,10 +132,11 @@ def _debrief(state: GameState, role: Role, findings: list[dict], other: str) -> 
     return {
         "agent_role": agent.value,
         "agent_price": state.trial.reservation(agent),
+        "other": other,  # who played the other side, "agent" or "person": only an agent writes a private strategy
         "strategy": [
             {"round": t.round, "thought": t.thought or "", "action": t.action.value, "price": t.price}
             for t in state.turns
-            if t.role is agent
+            if t.role is agent and other == "agent"
         ],
         "claims": [{**f, "speaker": "you" if f["role"] == role.value else other} for f in findings],
     }

@@ -15,8 +15,10 @@ problem: the file and each text are regular files of at most MAX_BYTES, read wit
 the study file's folder, symlinks resolved), nesting is bounded (survey.MAX_DEPTH), every number is bounded,
 and a participant-id pattern that could backtrack catastrophically is refused (survey.regex says why that
 rather than a timed match). What is coherent but doubtful (a consent that says the other party is a program
-and a debrief that says participants were not told) is logged as a warning by `load` (`disclosure_warnings`),
-so that every caller, the app included, shows it without its signature changing.
+and a debrief that says participants were not told; a text that calls the other party a program in a study of
+people; instructions that tell sellers "You are the buyer") is logged as a warning by `load`
+(`disclosure_warnings`, bargain.study.disclosure), so that every caller, the app included, shows it without its
+signature changing.
 """
 
 from __future__ import annotations
@@ -46,11 +48,11 @@ from bargain.arena.pacing import Pace
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.scenarios import TIERS, ScenarioError, ScenarioSet, bundled
 from bargain.engine.trial import Condition, Mode, Role, Scenario
+from bargain.study.disclosure import disclosure_warnings
 from bargain.study.survey import (
     FLAG,
     MISSING,
     AttentionCheck,
-    Builtin,
     Comprehension,
     Invalid,
     Section,
@@ -65,6 +67,7 @@ from bargain.study.survey import (
     read_surveys,
     read_yaml,
     regex,
+    show,
     text,
     texts,
     whole,
@@ -187,12 +190,20 @@ class Design:
 
 @dataclass(frozen=True)
 class Texts:
-    """The Markdown shown to participants, and the version of the consent they agree to."""
+    """The Markdown shown to participants, and the version of the consent they agree to. The instructions are one
+    text for everyone, or one per role of the cells, so that a seller never reads "You are the buyer"."""
 
     consent: str
-    instructions: str
+    instructions: str | dict[Role, str]
     debrief: str
     consent_version: str
+
+    def instructions_for(self, roles: Iterable[Role]) -> str:
+        """The instructions a participant who plays `roles` reads: everyone's, or their role's, or in a within design
+        that gives them both roles each role's in the order of their games."""
+        if isinstance(self.instructions, str):
+            return self.instructions
+        return "\n\n---\n\n".join(self.instructions[role] for role in roles)
 
 
 @dataclass(frozen=True)
@@ -353,6 +364,11 @@ class Study:
     hash_participant_ids_in_exports: bool
     hash: str
 
+    @property
+    def roles(self) -> tuple[Role, ...]:
+        """The roles participants play, in the cells' order."""
+        return tuple(dict.fromkeys(cell.role for cell in self.cells))
+
     def cell_key(self, cell: Cell) -> str:
         """The cell's stable name, `arm/condition/role` (e.g. `a/buyer_unaware/buyer`)."""
         return f"{cell.arm}/{cell.condition.value}/{cell.role.value}"
@@ -445,7 +461,7 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
     product = tuple(Cell(*cell) for cell in itertools.product(arm_keys or (), conditions or (), roles or ()))
     games = top.get("games_per_participant", whole(1, MAX_GAMES))
     design = _design(top, len(product), len(arm_keys or ()), games)
-    shown, digest = _texts_and_hash(top, path, raw)
+    shown, digest = _texts_and_hash(top, path, raw, roles or tuple(Role))
     surveys = read_surveys(top, one_opponent=design.assignment is not Assignment.WITHIN)
     checks = read_attention_checks(top, games, surveys.per_game)
     return Study(
@@ -465,7 +481,7 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
         games_per_participant=games,
         design=design,
         texts=shown,
-        comprehension=read_comprehension(top),
+        comprehension=read_comprehension(top, roles or tuple(Role)),
         attention_checks=checks,
         surveys=surveys,
         timing=_timing(top),
@@ -546,34 +562,72 @@ def _design(top: Section, n_cells: int, n_arms: int, games: int | None) -> Desig
     return design
 
 
-def _texts_and_hash(top: Section, path: Path, raw: bytes) -> tuple[Texts, str]:
-    """The Markdown texts and the study's hash: sha256 over the YAML's bytes then each text's, each length-prefixed."""
+def _texts_and_hash(top: Section, path: Path, raw: bytes, roles: tuple[Role, ...]) -> tuple[Texts, str]:
+    """The Markdown texts and the study's hash: sha256 over the YAML's bytes then each text's, each length-prefixed
+    (the instructions given per role, each role's in the order written). `roles`: the participants' roles, which
+    per-role instructions must cover."""
     section = top.section("texts", (*TEXTS, "consent_version"))
     digest = hashlib.sha256(len(raw).to_bytes(8, "big") + raw)
-    loaded = {}
-    for field in TEXTS:
-        relative = section.get(field, text(what="the path of a Markdown file, relative to the study file"))
-        if relative is None:
-            continue
+
+    def read(field: str, relative: str) -> str:
         file = path.parent / relative
         try:
             data = read_bounded(file, str(file), path.parent)
-            loaded[field] = data.decode("utf-8")
+            words = data.decode("utf-8")
         except Invalid as exc:
-            section.error(f"texts.{field}", str(exc))
-            continue
+            section.error(field, str(exc))
+            return ""
         except UnicodeDecodeError:
-            section.error(f"texts.{field}", f"{file} is not UTF-8 text; save it in UTF-8")
-            continue
-        if not loaded[field].strip():
-            section.error(f"texts.{field}", f"{file} is empty; write the {field} text")
+            section.error(field, f"{file} is not UTF-8 text; save it in UTF-8")
+            return ""
+        if not words.strip():
+            section.error(field, f"{file} is empty; write the {field.split('.')[1]} text")
         digest.update(len(data).to_bytes(8, "big") + data)
+        return words
+
+    loaded: dict[str, Any] = {}
+    for field in TEXTS:
+        relative = section.get(field, _per_role if field == "instructions" else _TEXT_PATH)
+        if isinstance(relative, dict):
+            _cover_roles(section, f"texts.{field}", relative, roles)
+            loaded[field] = {role: read(f"texts.{field}.{role}", file) for role, file in relative.items()}
+        elif relative is not None:
+            loaded[field] = read(f"texts.{field}", relative)
     version = section.get(
         "consent_version",
         text(r".{1,64}", 'text of at most 64 characters naming the consent form\'s version, e.g. "1.0"'),
     )
     consent, instructions, debrief = (loaded.get(field, "") for field in TEXTS)
     return Texts(consent, instructions, debrief, version), digest.hexdigest()
+
+
+_TEXT_PATH = text(what="the path of a Markdown file, relative to the study file")
+
+
+def _per_role(value: Any) -> str | dict[Role, str]:
+    """A text's path, or one path per role ({buyer: FILE, seller: FILE})."""
+    if not isinstance(value, dict):
+        return _TEXT_PATH(value)
+    if not value or any(key not in tuple(Role) for key in value):
+        raise Invalid(
+            "must be the path of a Markdown file, or a mapping of role to one ({buyer: FILE, seller: FILE}); "
+            f"got {show(value)[:80]}"
+        )
+    return {Role(key): _TEXT_PATH(file) for key, file in value.items()}
+
+
+def _cover_roles(section: Section, field: str, given: Mapping[Role, Any], roles: tuple[Role, ...]) -> None:
+    """Per-role texts name exactly the participants' roles: one for each, none for a role nobody plays."""
+    for role in roles:
+        if role not in given:
+            section.error(field, f"gives nothing for the {role} (cells.roles has it); add `{role}: ...`")
+    for role in given:
+        if role not in roles:
+            section.error(
+                f"{field}.{role}",
+                f"no participant plays the {role} (cells.roles: {', '.join(roles)}); remove it, or add {role} "
+                "to cells.roles",
+            )
 
 
 def _scenarios(top: Section) -> ScenarioPool:
@@ -711,62 +765,3 @@ def _participant_id(top: Section) -> ParticipantId:
     return ParticipantId(
         parameters, {name: own.get(name, regex, None) or common or default_id_pattern(name) for name in parameters}
     )
-
-
-# Words that tell participants the other party is a program, and words of a debrief saying they were not told.
-_PROGRAM = re.compile(
-    r"\b(AI|A\.I\.|artificial intelligence|computers?|software|(chat)?bots?|language models?|LLMs?|"
-    r"algorithms?|automated)\b",
-    re.IGNORECASE,
-)
-_HIDDEN = re.compile(
-    r"\b((did|do|could)(n't| not) (tell|inform)|were(n't| not) (told|informed)|decei|deception\b|"
-    r"withh[eo]ld)",
-    re.IGNORECASE,
-)
-
-
-def disclosure_warnings(study: Study) -> list[str]:
-    """Where what participants are told before they play disagrees with the debrief or the questions: a debrief
-    saying they were not told the other party is a program although a text they read says so, or a person-or-program
-    question asked of participants already told. One line each, as errors are written; `load` logs them."""
-    told = _told(study)
-    if told is None:
-        return []
-    field, word = told
-    warnings = []
-    hidden = _HIDDEN.search(study.texts.debrief)
-    if hidden:
-        warnings.append(
-            f"{study.path}: texts.debrief: says participants were not told what the other party is "
-            f"({hidden.group(0)!r}), but {field} tells them it is a program ({word!r}); make the two "
-            "agree (bargain/studies/example.yaml explains a disclosed and a deception design)"
-        )
-    for which in ("per_game", "final"):
-        for i, item in enumerate(getattr(study.surveys, which)):
-            if item.builtin is Builtin.PERSON_OR_PROGRAM:
-                warnings.append(
-                    f"{study.path}: surveys.{which}[{i}]: asks whether the other party was a person or a "
-                    f"program, but {field} already tells participants it is a program ({word!r}); "
-                    "remove the question, or the disclosure"
-                )
-    return warnings
-
-
-def _told(study: Study) -> tuple[str, str] | None:
-    """The first field participants read before playing that says the other party is a program, with the words."""
-    shown = {
-        "texts.consent": study.texts.consent,
-        "texts.instructions": study.texts.instructions,
-        "title": study.title,
-        **{f"arms.{key}.label": arm.label for key, arm in study.arms.items()},
-        **{
-            f"comprehension.questions[{i}]": " ".join((q.text, *q.options))
-            for i, q in enumerate(study.comprehension.questions)
-        },
-    }
-    for field, words in shown.items():
-        found = _PROGRAM.search(words)
-        if found:
-            return field, found.group(0)
-    return None

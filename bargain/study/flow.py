@@ -26,11 +26,12 @@ from bargain.arena import PERSON
 from bargain.arena.controller import TIMEOUT, VIEW_WAIT_S, Arena, ArenaError
 from bargain.arena.inputs import Setup
 from bargain.engine.game import Action
+from bargain.engine.trial import Role
 from bargain.store import StoreError, utcnow
 from bargain.study import records
 from bargain.study.config import Assignment, Conduct, Order, Played, Study
 from bargain.study.records import StageError
-from bargain.study.survey import ItemType, SurveyItem
+from bargain.study.survey import ItemType, Question, SurveyItem
 
 log = logging.getLogger(__name__)
 SOURCE_PARAMETERS = ("STUDY_ID", "SESSION_ID")  # kept with the participant as given (the platform's ids)
@@ -181,12 +182,14 @@ class StudyRunner:
     async def _step(self, row: dict, stage: str, data: Mapping) -> dict:
         if stage == "consent":
             if data.get("agree") is True:
-                row = await self._move(row, "instructions", "consent", consent_version=self.study.texts.consent_version)
-            elif data.get("agree") is False:
-                row = await self._move(row, "declined", "consent")
+                return await self._enter(
+                    row, "instructions", "consent", consent_version=self.study.texts.consent_version
+                )
+            if data.get("agree") is False:
+                return await self._page(await self._leave(row, "declined", "consent"))
             return await self._page(row)
         if stage == "instructions":
-            following = "comprehension" if self.study.comprehension.questions else "game"
+            following = "comprehension" if self._questions(row) else "game"
             return await self._enter(row, following, "instructions")
         if stage == "comprehension":
             return await self._comprehension(row, data)
@@ -204,13 +207,24 @@ class StudyRunner:
         """Move the participant on from `expected` to `stage`, saving a page's `answers` in the same transaction."""
         return await asyncio.to_thread(records.move_to, self.arena.store, row["id"], stage, expected, answers, **fields)
 
+    async def _leave(
+        self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (), **fields
+    ) -> dict:
+        """Move the participant out of the study before their games (declined, screened out), their slots freed in
+        the same step, as an idle participant's are."""
+        return await asyncio.to_thread(
+            records.leave, self.arena.store, row["id"], stage, expected, answers, self.within, **fields
+        )
+
     async def _enter(
         self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (), **fields
     ) -> dict:
-        """Move on to `stage`; entering the games takes the participant's slots first (or ends: the study is full).
+        """Move on to `stage` of the study proper, taking the participant's slots first if they hold none (or ending:
+        the study is full). They are taken on agreeing to the consent: the cells fix the participant's role, which
+        the instructions and questions that follow may depend on, and a full study says so before anyone reads them.
         Taking slots is idempotent (a participant's cells are kept with their record), so a process that dies
         after it is repeated by the next request without taking more."""
-        if stage == "game" and not row["cells"]:
+        if not row["cells"]:
             fixed = (
                 [self.study.cell_key(c) for c in self.study.cells] if self.study.design.order is Order.FIXED else None
             )
@@ -226,7 +240,7 @@ class StudyRunner:
                 distinct_arms=self.study.design.distinct_arms,
             )
             if not cells:
-                return await self._page(await self._move(row, "full", expected, answers))
+                return await self._page(await self._move(row, "full", expected, answers, **fields))
             fields["cells"] = cells
         return await self._page(await self._move(row, stage, expected, answers, **fields))
 
@@ -236,7 +250,7 @@ class StudyRunner:
         """A page's answers as stored (item -> (value, correct)) for the comprehension check or a survey, or None if
         the page was not filled in as asked (`_errors` says what is wrong)."""
         if stage == "comprehension":
-            questions = self.study.comprehension.questions
+            questions = self._questions(row)
             if any(data.get(q.id) not in q.options for q in questions):
                 return None
             return records.Answers(
@@ -256,8 +270,19 @@ class StudyRunner:
             {k: (v, v == checks[k].answer if k in checks else None) for k, (v, _) in read.items() if v is not None},
         )
 
+    def _roles(self, row: dict) -> tuple[Role, ...]:
+        """The roles the participant plays, in the order of their games (before their cells are taken: every role of
+        the study)."""
+        if not row["cells"]:
+            return self.study.roles
+        return tuple(dict.fromkeys(self.study.cell_by_key(cell).role for cell in row["cells"]))
+
+    def _questions(self, row: dict) -> tuple[Question, ...]:
+        """The comprehension questions asked of the participant: everyone's and their roles' own."""
+        return self.study.comprehension.for_roles(self._roles(row))
+
     async def _comprehension(self, row: dict, data: Mapping) -> dict:
-        questions = self.study.comprehension.questions
+        questions = self._questions(row)
         answers = self._answers(row, "comprehension", data)
         if answers is None:
             return await self._page(
@@ -277,7 +302,7 @@ class StudyRunner:
             return await self._enter(row, "game", "comprehension", (answers,), comprehension_attempts=attempt)
         if attempt >= self.study.comprehension.attempts:
             return await self._page(
-                await self._move(row, "screened_out", "comprehension", (answers,), comprehension_attempts=attempt)
+                await self._leave(row, "screened_out", "comprehension", (answers,), comprehension_attempts=attempt)
             )
         row = await self._move(row, "comprehension", "comprehension", (answers,), comprehension_attempts=attempt)
         return await self._page(
@@ -527,11 +552,9 @@ class StudyRunner:
         if stage == "consent":
             page["text"] = study.texts.consent
         elif stage == "instructions":
-            page["text"] = study.texts.instructions
+            page["text"] = study.texts.instructions_for(self._roles(row))
         elif stage == "comprehension":
-            page["questions"] = [
-                {"id": q.id, "text": q.text, "options": list(q.options)} for q in study.comprehension.questions
-            ]
+            page["questions"] = [{"id": q.id, "text": q.text, "options": list(q.options)} for q in self._questions(row)]
             page["attempts_left"] = study.comprehension.attempts - row["comprehension_attempts"]
         elif stage == "game":
             game_id = await self._game_id(row)

@@ -21,7 +21,7 @@ import gradio as gr
 
 from bargain.arena.inputs import ArenaError
 from bargain.arena.limits import AdminGate
-from bargain.arena.panel import GamePanel, claims_markdown, strategy_markdown
+from bargain.arena.panel import GamePanel, claims_markdown, other_markdown
 from bargain.arena.ui import UNEXPECTED, export_link, private_export, refusal
 from bargain.arena.views import money
 from bargain.store import StoreError
@@ -67,14 +67,22 @@ def _component(item: SurveyItem) -> gr.components.Component:
     )
 
 
+# How the debrief names the other side of a game, by who played it (the view's `other`): a program, or another
+# participant (a person arm's game; its fallback against a program is a program's game).
+OTHER_PARTY = {"agent": ("The other party", "its"), "person": ("The other participant", "their")}
+
+
 def debrief_markdown(page: dict) -> str:
-    """The study's debrief, then each game's: the other party's price, its strategy, the claims checked."""
+    """The study's debrief, then each game's: who the other party was and their price, a program's strategy, the
+    claims checked; a game nobody came to play (a person arm's wait ended), said so."""
     parts = [page["text"]]
     for number, debrief in enumerate(page["debriefs"], 1):
+        if debrief is None:
+            parts.append(f"### Game {number}\n\nNobody came to play this game with you in time, so it was not played.")
+            continue
+        who, whose = OTHER_PARTY[debrief["other"]]
         parts.append(
-            f"### Game {number}\n\n"
-            + strategy_markdown(debrief, "The other party")
-            + claims_markdown(debrief["claims"])
+            f"### Game {number}\n\n" + other_markdown(debrief, who) + claims_markdown(debrief["claims"], who, whose)
         )
     return "\n\n".join(parts)
 
@@ -198,9 +206,12 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     f"- *{asked.get(key, key)}*: {error}" for key, error in errors.items()
                 )
             values: dict[Any, Any] = {params: query, shown: stage, note: note_text, view: page.get("view")}
-            if stage == "comprehension":
+            if stage == "comprehension":  # the participant's own questions (a role's are asked of that role only)
+                asked_ids = {q["id"] for q in page["questions"]}
                 for key, question in questions.items():
-                    values[question] = gr.update(elem_classes=["needs-answer"] if key in errors else [])
+                    values[question] = gr.update(
+                        visible=key in asked_ids, elem_classes=["needs-answer"] if key in errors else []
+                    )
             for name, box in boxes.items():
                 values[box] = gr.update(visible=name == section)
             values[consent_text] = page.get("text", "") if stage == "consent" else gr.update()

@@ -238,43 +238,79 @@ def move_to(
     twice). An answer already stored under the same key (a page saved by a process that died before it moved
     the participant on) is kept as it was."""
     with store.writing("update a participant in") as session:
-        row = _must(session, ParticipantRow, row_id, with_for_update=True)
-        if expected is not None and row.stage != expected:
-            raise StageError(f"participant {row.participant} is at {row.stage!r}, not {expected!r}")
-        for page in answers:
-            kept = set(
-                session.scalars(
-                    select(AnswerRow.item).where(
-                        AnswerRow.participant_id == row_id,
-                        AnswerRow.survey == page.survey,
-                        AnswerRow.game == page.game,
-                        AnswerRow.attempt == page.attempt,
-                    )
+        return columns_of(_move(session, row_id, stage, expected, answers, fields))
+
+
+def leave(
+    store: Store,
+    row_id: int,
+    stage: str,
+    expected: str,
+    answers: Iterable[Answers],
+    within: bool,
+    **fields: Any,
+) -> dict:
+    """As move_to, to a stage that ends the participant's study before their games (declined, screened out), their
+    slots freed in the same transaction as release_idle frees a dropped participant's: once, whatever the number of
+    requests or processes (a second finds them gone from `expected`)."""
+    with store.writing("update a participant in") as session:
+        row = _move(session, row_id, stage, expected, answers, fields)
+        _free_slots(session, row, within)
+        return columns_of(row)
+
+
+def _move(
+    session: Any, row_id: int, stage: str, expected: str | None, answers: Iterable[Answers], fields: dict[str, Any]
+) -> ParticipantRow:
+    """move_to's work, inside the caller's transaction: the participant's row, locked and moved on."""
+    row = _must(session, ParticipantRow, row_id, with_for_update=True)
+    if expected is not None and row.stage != expected:
+        raise StageError(f"participant {row.participant} is at {row.stage!r}, not {expected!r}")
+    for page in answers:
+        kept = set(
+            session.scalars(
+                select(AnswerRow.item).where(
+                    AnswerRow.participant_id == row_id,
+                    AnswerRow.survey == page.survey,
+                    AnswerRow.game == page.game,
+                    AnswerRow.attempt == page.attempt,
                 )
             )
-            for item, (value, correct) in page.items.items():
-                if item not in kept:
-                    session.add(
-                        AnswerRow(
-                            participant_id=row_id,
-                            survey=page.survey,
-                            game=page.game,
-                            item=item,
-                            attempt=page.attempt,
-                            value=value,
-                            correct=correct,
-                        )
+        )
+        for item, (value, correct) in page.items.items():
+            if item not in kept:
+                session.add(
+                    AnswerRow(
+                        participant_id=row_id,
+                        survey=page.survey,
+                        game=page.game,
+                        item=item,
+                        attempt=page.attempt,
+                        value=value,
+                        correct=correct,
                     )
-        for key, value in fields.items():
-            setattr(row, key, value)
-        now = utcnow()
-        if stage != row.stage:
-            row.stage_times = {**row.stage_times, stage: now.isoformat()}
-        row.stage, row.updated_at = stage, now
-        if stage == "completed":
-            row.completed_at = now
-        session.flush()
-        return columns_of(row)
+                )
+    for key, value in fields.items():
+        setattr(row, key, value)
+    now = utcnow()
+    if stage != row.stage:
+        row.stage_times = {**row.stage_times, stage: now.isoformat()}
+    row.stage, row.updated_at = stage, now
+    if stage == "completed":
+        row.completed_at = now
+    session.flush()
+    return row
+
+
+def _free_slots(session: Any, row: ParticipantRow, within: bool) -> None:
+    """Give back the slots of a participant who leaves: between subjects their one slot; within, the slots of the
+    games they did not finish."""
+    for cell in row.cells[row.games_done :] if within else row.cells[:1]:
+        session.execute(
+            update(CellRow)
+            .where(CellRow.study == row.study, CellRow.version == row.version, CellRow.cell == cell)
+            .values(filled=CellRow.filled - 1)
+        )
 
 
 def saved_answers(store: Store, row_id: int, survey: str, game: int, attempt: int | None = None) -> dict[str, str]:
@@ -405,14 +441,7 @@ def release_idle(store: Store, study: str, version: int, idle: timedelta, within
             .with_for_update()
         ).all()
         for row in idle_rows:
-            # Between subjects the one slot is a participant's; within, each unfinished game's slot goes back.
-            unfinished = row.cells[row.games_done :] if within else row.cells[:1]
-            for cell in unfinished:
-                session.execute(
-                    update(CellRow)
-                    .where(CellRow.study == study, CellRow.version == version, CellRow.cell == cell)
-                    .values(filled=CellRow.filled - 1)
-                )
+            _free_slots(session, row, within)
             row.stage, row.updated_at = "dropped", utcnow()
             row.stage_times = {**row.stage_times, "dropped": row.updated_at.isoformat()}
             # Their games: by id, or by their seat at a game with another participant (its token, or the seat of a

@@ -17,6 +17,7 @@ its field path, so that one load reports them all.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import enum
 import re
@@ -78,12 +79,14 @@ class Surveys:
 
 @dataclass(frozen=True)
 class Question:
-    """A comprehension question with one right answer among its options."""
+    """A comprehension question with one right answer among its options, asked of the participants who play `role`
+    (None: of everyone), so that per-role instructions can be checked in their own terms."""
 
     id: str
     text: str
     options: tuple[str, ...]
     answer: str
+    role: Role | None = dataclasses.field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,11 @@ class Comprehension:
 
     attempts: int = 1
     questions: tuple[Question, ...] = ()
+
+    def for_roles(self, roles: Iterable[Role]) -> tuple[Question, ...]:
+        """The questions asked of a participant who plays `roles`: everyone's, and their roles' own."""
+        played = set(roles)
+        return tuple(q for q in self.questions if q.role is None or q.role in played)
 
 
 @dataclass(frozen=True)
@@ -566,14 +574,24 @@ def _question(
     return item, (item.get("id", ID), item.get("text", text()), options, answer)
 
 
-def read_comprehension(top: Section) -> Comprehension:
-    """The comprehension questions (none when the section is absent)."""
+def read_comprehension(top: Section, roles: tuple[Role, ...]) -> Comprehension:
+    """The comprehension questions (none when the section is absent), each asked of everyone or of the participants
+    of one of `roles` (its `role`)."""
     section = top.section("comprehension", ("attempts", "questions"), optional=True)
-    questions = tuple(Question(*_question(section, path, value)[1]) for path, value in section.items("questions"))
+    questions = []
+    for path, value in section.items("questions"):
+        item, fields = _question(section, path, value, ("role",))
+        role = item.get("role", one_of(Role), None)
+        if role is not None and role not in roles:
+            item.error(
+                at(path, "role"),
+                f"no participant plays the {role} (cells.roles: {', '.join(roles)}); remove the question or its role",
+            )
+        questions.append(Question(*fields, role=role))
     if "comprehension" in top.data and not questions:
         section.error("comprehension.questions", "no questions; add at least one or remove comprehension")
     _unique_ids(section, "comprehension.questions", [question.id for question in questions])
-    return Comprehension(section.get("attempts", whole(1), 1), questions)
+    return Comprehension(section.get("attempts", whole(1), 1), tuple(questions))
 
 
 def read_attention_checks(
