@@ -82,7 +82,7 @@ def test_a_look_answers_at_once_while_ones_own_move_waits_on_a_hanging_model(tmp
     """Free play: `get_game`'s default look (and a page's reload) while the person's move waits on a model that never
     answers shows the game as stored at once, their move in it, the other side thinking; in a study, a move and the
     reload after it answer at once too (the model's deadline here is far longer than any of them may take)."""
-    from test_study_people import STUDY, runner, to_game
+    from test_study_people import PROGRAM_ONLY, runner, to_game
 
     with StubServer(["Qwen/Qwen3-8B"], delay_s=3600.0) as server:
 
@@ -103,13 +103,7 @@ def test_a_look_answers_at_once_while_ones_own_move_waits_on_a_hanging_model(tmp
 
         async def study():
             (tmp_path / "study").mkdir()
-            program_only = (
-                STUDY.replace("  peer: {spec: person, label: the other party}\n", "")
-                .replace("[peer]", "[lin]")
-                .replace("pairing: {max_wait_s: 600, otherwise: lin}\n", "")
-                .replace("tactic:linear", "arm:base")
-            )
-            run = runner(tmp_path / "study", study_text=program_only)
+            run = runner(tmp_path / "study", study_text=PROGRAM_ONLY.replace("tactic:linear", "arm:base"))
             run.arena.backends = Backends(OpenAIServer(server.url))
             run.arena.arms, run.arena.move_deadline = ("arm:base",), 60.0
             page = await to_game(run, "P1")

@@ -49,7 +49,7 @@ def example_document() -> dict:
 
 
 def test_the_example_loads_as_written(example):
-    assert (example.name, example.version) == ("ai-bargaining-example", 2)
+    assert (example.name, example.version) == ("ai-bargaining-example", 3)
     assert example.title == "Bargaining with an AI agent"
     assert {key: (arm.spec, arm.label) for key, arm in example.arms.items()} == {
         "a": ("arm:seller-grpo", "the other party"),
@@ -484,7 +484,7 @@ def test_deep_nesting_is_refused_in_one_line_naming_the_field(study_dir):
     "old, new, field",
     [
         ('consent_version: "2025-01"', "consent_version: 2025-13-01", "line "),  # a date YAML cannot build
-        ("version: 2 ", "version: " + "1" * 5000 + " ", "line "),  # an integer Python will not parse
+        ("version: 3 ", "version: " + "1" * 5000 + " ", "line "),  # an integer Python will not parse
     ],
 )
 def test_a_value_yaml_cannot_build_is_one_line_with_its_place(study_dir, old, new, field):

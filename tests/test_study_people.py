@@ -51,6 +51,13 @@ completion: {code: DONE123, screened_out_code: OUT456, declined_message: "You ch
 participant_id: {id_pattern: "[A-Za-z0-9_-]{1,64}"}
 """
 
+# The same study with its program arm only (no person arm, no pairing).
+PROGRAM_ONLY = (
+    STUDY.replace("  peer: {spec: person, label: the other party}\n", "")
+    .replace("[peer]", "[lin]")
+    .replace("pairing: {max_wait_s: 600, otherwise: lin}\n", "")
+)
+
 
 def runner(tmp_path, study_text: str = STUDY, **changes) -> StudyRunner:
     for name in ("consent.md", "instructions.md", "debrief.md"):
@@ -455,3 +462,38 @@ def test_in_two_browsers_a_buyer_and_a_seller_read_their_own_instructions_and_a_
             browser.close()
     finally:
         running.demo.close()
+
+
+def test_a_program_game_with_a_matching_wait_waits_for_the_other_party_as_a_person_arm_does(tmp_path):
+    """Blinding of the wait: with `timing.matching`, a program game first waits for "the other party" for a drawn
+    time, its page the same as a wait for a partner (keys, labels, a move refused alike), then begins."""
+    (tmp_path / "people").mkdir()
+    (tmp_path / "program").mkdir()
+
+    async def scenario():
+        with_people = runner(tmp_path / "people")
+        matching = dataclasses.replace(with_people.study.timing, matching=Pace(2.5, 0.0, 2.5))
+        with_program = runner(tmp_path / "program", study_text=PROGRAM_ONLY, timing=matching)
+        waits = [await to_game(with_people, "P1"), await to_game(with_program, "P2")]
+        tried = [
+            await move(run, who, page, "1.00")
+            for run, who, page in zip((with_people, with_program), ("P1", "P2"), waits)
+        ]
+        for page in (*waits, *tried):
+            view = page["view"]
+            assert (view["status"], view["thinking"], view["your_turn"], view["other"]) == (
+                "waiting",
+                True,
+                False,
+                "agent",
+            )
+            assert view["transcript"] == [] and view["waiting_s"] is None
+        assert keys(waits[0]) == keys(waits[1]) and keys(tried[0]) == keys(tried[1])
+        assert with_program.arena.store.moves_frame().empty  # nothing played before the other party came
+        await asyncio.sleep(2.6)
+        begun = await with_program.page({"participant": "P2"})
+        assert begun["view"]["status"] == "active" and begun["view"]["your_turn"]
+        game = with_program.arena.store.game(begun["view"]["game_id"])
+        assert "starts_at" in game["extra"]
+
+    asyncio.run(scenario())

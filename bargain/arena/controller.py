@@ -27,7 +27,7 @@ import time
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from bargain.agents.agent import Agent, Side, agent_factory
 from bargain.agents.arms import Arm, catalogue, public_names, resolve
@@ -35,7 +35,7 @@ from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.arena import MOVE_DEADLINE_S, PERSON, inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.pacing import Pace, Paced
-from bargain.arena.people import INVITE, NO_SUCH_GAME, QUEUE, People, Seat, fresh_player
+from bargain.arena.people import INVITE, NO_SUCH_GAME, NOT_JOINED, QUEUE, People, Seat, fresh_player
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine import scenarios
 from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
@@ -193,7 +193,13 @@ class LiveGame:
     generation: int = 0  # as stored when this process took the game over (bargain.store.Store.take_over)
     player: str | None = None  # the browser playing it (free play)
     study: str | None = None  # the study whose game it is (None: free play's); nobody else reaches it
+    starts_at: datetime | None = None  # a study's program game: it waits for "the other party" until then
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def matching(self) -> bool:
+        """Whether the game still waits for "the other party" to join (a study's blinding: bargain.study.config)."""
+        return self.starts_at is not None and utcnow() < self.starts_at
 
     @property
     def is_settled(self) -> bool:
@@ -291,6 +297,7 @@ class Arena:
         pace: Pace | None = None,
         extra: dict | None = None,
         wait: bool = True,
+        matching: Pace | None = None,
     ) -> dict:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
@@ -300,7 +307,8 @@ class Arena:
         games, and may limit the time of a move and pace the agent's replies (`pace`: bargain.arena.pacing); starting
         the same index again (a reload, a second process) returns the game that exists. Without `wait`, the view
         comes as soon as the person is asked to move (at most ASKED_WAIT_S), an agent's opening move still under way
-        (`thinking`), as a game between people answers."""
+        (`thinking`), as a game between people answers. With `matching`, the game first waits for "the other party"
+        to join for a time drawn from the game's seed, shown as a game between people waits (`waiting`)."""
         await self.sweep()
         people = setup.arm in (INVITE, QUEUE)
         if people and setup.arm not in self.arms:
@@ -338,6 +346,10 @@ class Arena:
                 game["extra"]["move_seconds"] = move_seconds
             if pace is not None:
                 game["extra"]["pace"] = pace.to_dict()
+            starts_at = None
+            if matching is not None:
+                starts_at = utcnow() + timedelta(seconds=matching.draw(random.Random(f"{seed}:matching")))
+                game["extra"]["starts_at"] = starts_at.isoformat()
             game["extra"].update(extra or {})  # what the caller notes of the game (a study's: played instead of...)
             await asyncio.to_thread(self.store.create_game, replace_active=replace, **game)
         except AlreadyStarted as exc:
@@ -362,6 +374,7 @@ class Arena:
             inputs.player_id(player),
             pace=pace,
             study=study,
+            starts_at=starts_at,
         )
         await live.settled(None if wait else ASKED_WAIT_S)
         return self.view_of(live)
@@ -452,6 +465,7 @@ class Arena:
         spent_s: float = 0.0,
         pace: Pace | None = None,
         study: str | None = None,
+        starts_at: datetime | None = None,
     ) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
         if not getattr(agent, "instant", False):  # a model: its moves are bounded in time
@@ -470,6 +484,7 @@ class Arena:
             generation=generation,
             player=player,
             study=study,
+            starts_at=starts_at,
         )
         self.live[game_id] = live
         self._run_loop(live)
@@ -483,6 +498,8 @@ class Arena:
 
     async def _run(self, live: LiveGame, buyer, seller) -> None:
         try:
+            if live.matching and live.starts_at is not None:  # nobody is asked to move before "the other party" came
+                await asyncio.sleep((live.starts_at - utcnow()).total_seconds())
             await play(live.state, buyer, seller, on_turn=lambda state: self._store(live))
         except StaleGame as exc:  # another process moved the game on: this copy is out of date, and let go
             log.info("game %s: a round was refused, the stored game has moved on (%s)", live.id, exc)
@@ -561,7 +578,8 @@ class Arena:
         game_id = inputs.game_id(game_id)
         for _ in range(3):
             live = await self._loaded(game_id, retry, study)
-            await live.settled(wait_s)
+            # An open-ended wait (a move's) does not wait out the other party's arrival: the move is refused meanwhile.
+            await live.settled(0.0 if wait_s is None and live.matching else wait_s)
             if live.failure != "stale":  # else a round was refused, the stored game having moved on: read it again
                 break
         return live
@@ -608,7 +626,9 @@ class Arena:
                 study=study,
             )
         side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]), opponent_is_person=True)
-        spent = max(0.0, (utcnow() - row["updated_at"]).total_seconds())
+        extra = row["extra"] or {}
+        starts_at = datetime.fromisoformat(extra["starts_at"]) if extra.get("starts_at") else None
+        spent = max(0.0, (utcnow() - max(row["updated_at"], starts_at or row["updated_at"])).total_seconds())
         return self._begin(
             game_id,
             state,
@@ -620,8 +640,9 @@ class Arena:
             row["generation"],
             row["player"],
             spent,
-            pace=Pace.from_dict(row["extra"]["pace"]) if (row["extra"] or {}).get("pace") else None,
+            pace=Pace.from_dict(extra["pace"]) if extra.get("pace") else None,
             study=study,
+            starts_at=starts_at,
         )
 
     def _let_go(self, live: LiveGame) -> None:
@@ -686,6 +707,8 @@ class Arena:
             raise ArenaError("this game is over: start a new one")
         if live.status == "abandoned":
             raise ArenaError("this game was abandoned after being left idle: start a new one")
+        if live.matching:
+            raise ArenaError(NOT_JOINED)
         if round_ != live.state.round:
             raise ArenaError(f"that move was for round {round_}, and the game is in round {live.state.round}")
         inputs.allowed(live.state, live.human_role, move)
@@ -786,6 +809,8 @@ class Arena:
             thinking=not live.is_settled,
             mine=None if applied or stopped else given,
         )
+        if live.matching:  # as a game between people waits for its second person
+            view.update(status="waiting", thinking=True)
         view["seconds_left"] = live.human.seconds_left
         return view
 

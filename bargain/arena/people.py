@@ -63,6 +63,7 @@ SEEN_EVERY_S = 3.0  # a waiting person's looks are noted at most this often (eac
 MAX_OPEN = 3  # games with other people a player (free play) may have waiting or going on at once
 CANNOT_SAVE = "The server cannot save games right now, so nothing was changed: try again in a minute."
 NO_SUCH_GAME = "no such game: start a new one"
+NOT_JOINED = "the other side has not joined yet"
 log = logging.getLogger(__name__)
 
 
@@ -483,7 +484,7 @@ class People:
                 if any(t["round"] == round_ and t["speaker"] == "you" for t in view["transcript"]):
                     return {**view, "notice": ALREADY_PLAYED}  # sent twice, or from another tab
                 if view["status"] == WAITING:
-                    raise ArenaError("the other side has not joined yet")
+                    raise ArenaError(NOT_JOINED)
                 if view["status"] != "active":
                     raise ArenaError("this game is over: start a new one")
                 if not view["your_turn"]:

@@ -215,6 +215,7 @@ class Timing:
     move_seconds: int = 120
     idle_minutes: int = 20
     reply_delay: Pace | None = None
+    matching: Pace | None = None  # a program game first waits this long for "the other party" (blinding)
 
 
 @dataclass(frozen=True)
@@ -683,20 +684,26 @@ def _pairing(top: Section, arms: Mapping[str, StudyArm], roles: tuple[Role, ...]
 
 
 def _timing(top: Section) -> Timing:
-    section = top.section("timing", ("move_seconds", "idle_minutes", "reply_delay"), optional=True)
-    pace = None
-    if "reply_delay" in section.data:
-        delay = section.section("reply_delay", ("median_s", "spread", "max_s"))
-        median = delay.get("median_s", number(0.5, 120, "seconds"))
-        spread = delay.get("spread", number(0.0, 2.0), 0.5)  # the sigma of the delay's logarithm
-        most = delay.get("max_s", number(0.5, 300, "seconds"))
-        if median is not None and most is not None and most < median:
-            delay.error("timing.reply_delay.max_s", f"is below median_s ({median:g}); make it at least the median")
-        if median is not None and most is not None and spread is not None:
-            pace = Pace(median, spread, most)
+    section = top.section("timing", ("move_seconds", "idle_minutes", "reply_delay", "matching"), optional=True)
     return Timing(
-        section.get("move_seconds", whole(10, 3600), 120), section.get("idle_minutes", whole(1, 1440), 20), pace
+        section.get("move_seconds", whole(10, 3600), 120),
+        section.get("idle_minutes", whole(1, 1440), 20),
+        _delay(section, "reply_delay", 120, 300),
+        _delay(section, "matching", 600, 3600),
     )
+
+
+def _delay(section: Section, name: str, median_at_most: float, max_at_most: float) -> Pace | None:
+    """A lognormal delay of timing (`median_s`, its spread, `max_s`), or None when the study names none."""
+    if name not in section.data:
+        return None
+    delay = section.section(name, ("median_s", "spread", "max_s"))
+    median = delay.get("median_s", number(0.5, median_at_most, "seconds"))
+    spread = delay.get("spread", number(0.0, 2.0), 0.5)  # the sigma of the delay's logarithm
+    most = delay.get("max_s", number(0.5, max_at_most, "seconds"))
+    if median is not None and most is not None and most < median:
+        delay.error(f"timing.{name}.max_s", f"is below median_s ({median:g}); make it at least the median")
+    return Pace(median, spread, most) if median is not None and most is not None and spread is not None else None
 
 
 def _payment(top: Section) -> Payment:

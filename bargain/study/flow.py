@@ -349,6 +349,7 @@ class StudyRunner:
                 move_seconds=self.study.timing.move_seconds,
                 pace=self.study.timing.reply_delay,
                 wait=False,
+                matching=self.study.timing.matching,  # as long as a partner takes to come, as a person arm waits
             )
         games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
         return games[index]
@@ -563,7 +564,7 @@ class StudyRunner:
             pairing = self.study.pairing
             if pairing is not None and (
                 view["status"] == "cancelled"  # the wait has gone (bargain.arena.people.LIVE_S)
-                or (view["status"] == "waiting" and view["waiting_s"] >= pairing.max_wait_s)
+                or (view["waiting_s"] is not None and view["waiting_s"] >= pairing.max_wait_s)  # for a person
             ):
                 return await self._unpaired(row, game_id)
             if view["status"] not in ("active", "waiting"):
