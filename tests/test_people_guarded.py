@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import BROWSER_ARGS, CHROMIUM, free_port, need_browser, post, refused
+from test_study_people import STUDY as PEOPLE_STUDY
+from test_study_people import keys
 
 from bargain.arena.people import GONE, LIVE_S, MAX_OPEN
 from bargain.store import Store
@@ -98,39 +100,15 @@ def test_a_seat_opens_to_its_token_only_and_a_players_open_games_are_bounded_on_
         )
 
 
-STUDY = """
-name: guarded
-version: 1
-arms:
-  peer: {spec: person, label: the other party}
-  lin: {spec: "tactic:linear", label: the other party}
-cells: {arms: [peer], conditions: [both_unaware], roles: [buyer, seller]}
-mode: simultaneous
-rounds: 2
-scenarios: {tier: low}
-games_per_participant: 1
-design: {assignment: between, quota_per_cell: 2}
-texts: {consent: consent.md, instructions: instructions.md, debrief: debrief.md, consent_version: "1"}
-pairing: {max_wait_s: 10, otherwise: lin}
-timing: {move_seconds: 60, idle_minutes: 20, reply_delay: {median_s: 1.5, spread: 0.0, max_s: 2.0}}
-payment:
-  currency: GBP
-  base: 2.0
-  bonus: {per_unit: 1.0, cap: 2.0}
-  timeout_rule: bonus_as_played
-completion: {code: DONE123, screened_out_code: OUT456, declined_message: "You chose not to take part."}
-participant_id: {id_pattern: "[A-Za-z0-9_-]{1,64}"}
-"""
+# The person-arm study of tests/test_study_people.py: two slots per role, a wait of 10 s (the least a study allows)
+# before the program arm, whose replies come at a paced 1.5 s.
+STUDY = (
+    PEOPLE_STUDY.replace("name: people-test", "name: guarded")
+    .replace("quota_per_cell: 5", "quota_per_cell: 2")
+    .replace("max_wait_s: 600", "max_wait_s: 10")
+    .replace("idle_minutes: 20}", "idle_minutes: 20, reply_delay: {median_s: 1.5, spread: 0.0, max_s: 2.0}}")
+)
 APART = {"buyer": "0.01", "seller": "15"}  # offers that never cross
-
-
-def shape(value: object) -> object:
-    """A payload's keys, nested (a list by its first item), without the values."""
-    if isinstance(value, dict):
-        return {k: shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [shape(value[0])] if value else []
-    return None
 
 
 def test_a_studys_games_are_out_of_free_plays_reach_the_idle_leave_the_pairing_and_pages_are_blinded(
@@ -197,7 +175,7 @@ def test_a_studys_games_are_out_of_free_plays_reach_the_idle_leave_the_pairing_a
         pages[who].append(settled)
     assert pages["P2"][1]["view"]["thinking"] and pages["P4"][1]["view"]["thinking"]
     for person, program in zip(pages["P2"], pages["P4"], strict=True):
-        assert json.dumps(shape(person), sort_keys=True) == json.dumps(shape(program), sort_keys=True)
+        assert json.dumps(keys(person), sort_keys=True) == json.dumps(keys(program), sort_keys=True)
         for shown in (person, program):
             view = shown["view"]
             assert (view["other"], shown["opponent"], view["waiting_s"], view["invitation"]) == (
