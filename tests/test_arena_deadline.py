@@ -84,6 +84,8 @@ def test_a_look_answers_at_once_while_ones_own_move_waits_on_a_hanging_model(tmp
     reload after it answer at once too (the model's deadline here is far longer than any of them may take)."""
     from test_study_people import PROGRAM_ONLY, runner, to_game
 
+    from bargain.study.flow import StudyRunner
+
     with StubServer(["Qwen/Qwen3-8B"], delay_s=3600.0) as server:
 
         async def free_play():
@@ -103,9 +105,9 @@ def test_a_look_answers_at_once_while_ones_own_move_waits_on_a_hanging_model(tmp
 
         async def study():
             (tmp_path / "study").mkdir()
-            run = runner(tmp_path / "study", study_text=PROGRAM_ONLY.replace("tactic:linear", "arm:base"))
-            run.arena.backends = Backends(OpenAIServer(server.url))
-            run.arena.arms, run.arena.move_deadline = ("arm:base",), 60.0
+            study = runner(tmp_path / "study", study_text=PROGRAM_ONLY.replace("tactic:linear", "arm:base")).study
+            run = StudyRunner(study, arena_on(tmp_path / "study", server))
+            run.arena.move_deadline = 60.0
             page = await to_game(run, "P1")
             for step in (
                 run.submit({"participant": "P1"}, "game", {"round": 1, "action": "OFFER", "price": "1.00"}),

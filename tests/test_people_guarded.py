@@ -1,10 +1,11 @@
 """Games between people keep their seats, their secrets and their blinding on two real app processes of one database
-(PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set, as CI does; one SQLite file everywhere): a taken seat opens to
+(PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set, as CI does; else one SQLite file): a taken seat opens to
 its token only, whatever player id a second caller sends to either process; anonymous callers are people of their
 own; a player's open games are bounded across processes; a study's games are out of free play's reach; a
 participant dropped as idle is out of the pairing; a study's pages against a person and against a program have the
 same keys and labels, and a move answers at once against both; and a queue's wait whose tab was closed is never
-paired (in Chromium), the oldest live wait being paired instead."""
+paired (in Chromium), the oldest live wait being paired instead. tests/test_people.py and tests/test_study_people.py
+hold the same on one process, on SQLite."""
 
 from __future__ import annotations
 
@@ -27,16 +28,13 @@ from benchmarks.study import Replica
 
 URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.slow
-DATABASES = [
-    pytest.param("postgres", marks=pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")),
-    "sqlite",
-]
 QUEUE = ("person:queue", "both_unaware", "simultaneous", 4, "low", "train")
 
 
-@pytest.fixture(params=DATABASES)
-def db(request, tmp_path) -> str:
-    if request.param == "postgres":
+@pytest.fixture
+def db(tmp_path) -> str:
+    """PostgreSQL where it is set (CI), else one SQLite file: each test is long enough to run on one of them."""
+    if URL:
         from databases import emptied
 
         return emptied(URL)
