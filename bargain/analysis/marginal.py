@@ -14,7 +14,7 @@ and back-transformed, so that it stays in (0, 1).
 A contrast is arm minus reference in each condition, and averaged over conditions with equal weights (left out
 when there is one condition, where it is the same contrast). What cannot be estimated comes back as NaN with a
 reason, never as an exception: a cell with fewer than two clusters (`MIN_CLUSTERS`), a grid point the design
-cannot estimate (emmeans' non-estimable), or a model that was not fitted.
+cannot estimate (emmeans' non-estimable), or a model that did not converge.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from bargain.analysis.models import Z95, GeeFit, MixedFit
+from bargain.analysis.models import NOT_CONVERGED, Z95, GeeFit, MixedFit
 
 MIN_CLUSTERS = 2  # a cell seen in fewer clusters than this says nothing about arms in general
 
@@ -141,7 +141,7 @@ def _cell_value(fit: MixedFit | GeeFit, arm: str, condition: str) -> tuple[float
         return f"{cell.n_clusters} cluster(s) in {arm}/{condition} (needs at least {MIN_CLUSTERS})"
     beta = np.array([c.estimate for c in fit.coefficients])
     if not fit.converged or not np.all(np.isfinite(beta)):
-        return "the model was not fitted"
+        return NOT_CONVERGED
     grid = [
         design.row({"arm": arm, "condition": condition, "human_role": role, "game_index": game})
         for role in design.factor_levels("human_role")

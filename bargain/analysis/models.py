@@ -2,9 +2,8 @@
 (tests/data/analysis/reference.R, tests/test_analysis_models.py).
 
 - M1, `fit_mixed`: a linear mixed model of a continuous outcome with a random intercept per cluster, fitted by
-  REML (statsmodels MixedLM; lme4's `lmer(y ~ arm * condition + human_role + factor(game_index) + (1 | cluster))`).
-  The fixed effects' covariance is lme4's `vcov`, sigma^2 (X' V^-1 X)^-1 at the estimated variance components,
-  not statsmodels' inverse Hessian over all parameters (which mixes in the variance components' uncertainty).
+  REML as lme4's `lmer(y ~ arm * condition + human_role + factor(game_index) + (1 | cluster))` fits it
+  (`bargain.analysis.reml`, which says why not statsmodels MixedLM), the fixed effects' covariance lme4's `vcov`.
 - M2, `fit_gee`: a marginal logistic model of a binary outcome (statsmodels GEE; geepack's `geeglm(...,
   family = binomial, corstr = "exchangeable")`), its exchangeable correlation estimated as geepack does (no
   degrees-of-freedom correction), its errors the sandwich, with Mancl and DeRouen's bias reduction below
@@ -34,17 +33,17 @@ from statsmodels.base.model import LikelihoodModel
 from statsmodels.discrete.conditional_models import ConditionalLogit
 from statsmodels.genmod import cov_struct, families
 from statsmodels.genmod.generalized_estimating_equations import GEE
-from statsmodels.regression.mixed_linear_model import MixedLM
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
 from bargain.analysis.design import Design, build_design, game_rows
+from bargain.analysis.reml import RandomInterceptFit, fit_random_intercept
 
 BIAS_REDUCED_BELOW = 50  # clusters: under this many, GEE's errors are Mancl-DeRouen's bias-reduced sandwich
 SINGULAR_RATIO = 1e-8  # cluster variance / residual variance below this is a singular fit (lme4: theta < 1e-4)
 Z95 = float(stats.norm.ppf(0.975))
 ELO = 400.0 / math.log(10.0)  # arena score points per unit of log odds
 FAILURES = (np.linalg.LinAlgError, ValueError, ZeroDivisionError, FloatingPointError, PerfectSeparationError)
-SPURIOUS = ("The MLE may be on the boundary of the parameter space.",)  # MixedLM's, on an absolute 0.01 scale
+NOT_CONVERGED = "the model did not converge (see its warnings)"
 T = TypeVar("T")
 
 
@@ -68,6 +67,7 @@ class MixedFit:
     cluster_variance: float
     residual_variance: float
     icc: float
+    reml_log_likelihood: float
     n_games: int
     n_clusters: int
     converged: bool
@@ -127,28 +127,30 @@ def fit_mixed(games: pd.DataFrame, outcome: str, reference_arm: str) -> MixedFit
     design, x = build_design(rows, reference_arm)
     y, clusters = rows[outcome].to_numpy(), rows["cluster"].to_numpy()
 
-    def fit() -> tuple[np.ndarray, float, float, bool]:
-        result = MixedLM(y, x, groups=clusters).fit(reml=True)
-        return np.asarray(result.fe_params), float(result.cov_re[0, 0]), float(result.scale), bool(result.converged)
+    def fit() -> RandomInterceptFit:
+        _require_clusters(rows)
+        return fit_random_intercept(y, x, clusters)
 
     fitted, messages = _quietly(fit)
     if fitted is None:
         nan = math.nan
-        return MixedFit(outcome, design, *_unfitted(design), nan, nan, nan, *_sizes(rows), False, messages)
-    beta, tau2, sigma2, converged = fitted
-    cov = _mixed_cov(x, clusters, tau2, sigma2)
+        return MixedFit(outcome, design, *_unfitted(design), nan, nan, nan, nan, *_sizes(rows), False, messages)
+    tau2, sigma2 = fitted.cluster_variance, fitted.residual_variance
+    if fitted.message:
+        messages += (fitted.message,)
     if tau2 < SINGULAR_RATIO * sigma2:
         messages += ("singular fit: the cluster variance is estimated at 0 (lme4's isSingular)",)
     return MixedFit(
         outcome,
         design,
-        _coefficients(design, beta, cov),
-        _matrix(cov),
+        _coefficients(design, fitted.beta, fitted.cov),
+        _matrix(fitted.cov),
         tau2,
         sigma2,
         tau2 / (tau2 + sigma2),
+        fitted.log_likelihood,
         *_sizes(rows),
-        converged,
+        fitted.converged,
         messages,
     )
 
@@ -164,6 +166,7 @@ def fit_gee(games: pd.DataFrame, outcome: str, reference_arm: str) -> GeeFit:
     y, clusters = rows[outcome].to_numpy(), rows["cluster"].to_numpy()
 
     def fit() -> tuple[np.ndarray, np.ndarray, float, bool]:
+        _require_clusters(rows)
         model = GEE(y, x, groups=clusters, family=families.Binomial(), cov_struct=cov_struct.Exchangeable())
         result = model.fit(maxiter=100, ctol=1e-10, ddof_scale=0, cov_type=cov_type)
         if result is None:  # statsmodels has warned why
@@ -203,6 +206,7 @@ def fit_conditional_logit(games: pd.DataFrame, outcome: str, reference_arm: str)
     y, clusters = informative[outcome].to_numpy(), informative["cluster"].to_numpy()
 
     def fit() -> tuple[np.ndarray, np.ndarray, bool]:
+        _require_clusters(informative)
         if n_informative == 0 or not design.columns:
             raise ValueError("no cluster's outcome varies with what varies within it: nothing to compare")
         model = ConditionalLogit(y, x, groups=clusters)
@@ -217,13 +221,15 @@ def fit_conditional_logit(games: pd.DataFrame, outcome: str, reference_arm: str)
     else:
         beta, covariance, converged = fitted
         coefficients, cov = _coefficients(design, beta, covariance), _matrix(covariance)
-    scores = _arena_scores(design, informative, beta, covariance)
+    scores = _arena_scores(design, informative, beta, covariance, converged)
     return ConditionalLogitFit(
         outcome, design, coefficients, cov, scores, n_games, n_clusters, n_informative, converged, messages
     )
 
 
-def _arena_scores(design: Design, rows: pd.DataFrame, beta: np.ndarray, cov: np.ndarray) -> tuple[ArenaScore, ...]:
+def _arena_scores(
+    design: Design, rows: pd.DataFrame, beta: np.ndarray, cov: np.ndarray, converged: bool
+) -> tuple[ArenaScore, ...]:
     """Each arm's score 1000 + 400 beta / ln 10 with its Wald interval; the reference arm at 1000 exactly."""
     names = [c.name for c in design.columns]
     scores = []
@@ -234,29 +240,18 @@ def _arena_scores(design: Design, rows: pd.DataFrame, beta: np.ndarray, cov: np.
             reason = f"{clusters} informative cluster(s) played {arm} (needs at least 2)"
         elif arm != design.reference_arm and f"arm[{arm}]" not in names:
             reason = f"arm[{arm}] is not estimable from the design"
+        elif arm != design.reference_arm and not converged:
+            reason = NOT_CONVERGED
         if reason or arm == design.reference_arm:
             value = math.nan if reason else 1000.0
             scores.append(ArenaScore(arm, value, value, value, clusters, reason))
             continue
         i = names.index(f"arm[{arm}]")
-        b, se = float(beta[i]), math.sqrt(float(cov[i, i])) if np.isfinite(cov[i, i]) else math.nan
-        if not (math.isfinite(b) and math.isfinite(se)):
-            scores.append(ArenaScore(arm, math.nan, math.nan, math.nan, clusters, "the model was not fitted"))
-            continue
+        b, se = float(beta[i]), math.sqrt(float(cov[i, i]))
         scores.append(
             ArenaScore(arm, 1000 + ELO * b, 1000 + ELO * (b - Z95 * se), 1000 + ELO * (b + Z95 * se), clusters, "")
         )
     return tuple(scores)
-
-
-def _mixed_cov(x: np.ndarray, clusters: np.ndarray, tau2: float, sigma2: float) -> np.ndarray:
-    """lme4's vcov of the fixed effects: (X' V^-1 X)^-1 with V_i = sigma^2 I + tau^2 J per cluster, whose inverse
-    is (I - w_i J) / sigma^2 for w_i = tau^2 / (sigma^2 + n_i tau^2)."""
-    grouped = pd.DataFrame(x).groupby(clusters, sort=True)
-    sums, sizes = grouped.sum().to_numpy(), grouped.size().to_numpy()  # (n_clusters, p), (n_clusters,)
-    weights = tau2 / (sigma2 + sizes * tau2)
-    information = (x.T @ x - (sums * weights[:, None]).T @ sums) / sigma2
-    return np.asarray(np.linalg.inv(information))
 
 
 def _quietly(fit: Callable[[], T]) -> tuple[T | None, tuple[str, ...]]:
@@ -269,7 +264,7 @@ def _quietly(fit: Callable[[], T]) -> tuple[T | None, tuple[str, ...]]:
                 failure = ""
             except FAILURES as error:
                 value, failure = None, f"the model could not be fitted: {type(error).__name__}: {error}"
-    messages = [str(w.message) for w in caught if str(w.message) not in SPURIOUS]
+    messages = [str(w.message) for w in caught]
     if failure:
         messages.append(failure)
     return value, tuple(dict.fromkeys(messages))
@@ -295,6 +290,12 @@ def _matrix(a: np.ndarray) -> tuple[tuple[float, ...], ...]:
 def _sizes(rows: pd.DataFrame) -> tuple[int, int]:
     """Games and clusters in the rows a model saw."""
     return len(rows), int(rows["cluster"].nunique())
+
+
+def _require_clusters(rows: pd.DataFrame) -> None:
+    """A model of clustered games needs at least two clusters to say anything beyond one participant."""
+    if rows["cluster"].nunique() < 2:
+        raise ValueError("fewer than two clusters")
 
 
 def _require_binary(rows: pd.DataFrame, outcome: str) -> None:
