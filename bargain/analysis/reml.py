@@ -4,12 +4,15 @@ residual variance leaves one parameter, theta = tau / sigma >= 0, searched direc
 
 Why not statsmodels MixedLM: its gradient optimisers (BFGS, then L-BFGS and CG, on the square root of the
 variance) stop short of the optimum, or past it while reporting convergence, when the cluster variance is at or
-near 0, a common case for a study's outcomes. On 30 simulated data sets of this project's shape (see the tests)
-4 did so, one off lme4 by 1e-3 in a fixed effect with its flag saying converged. With a single variance ratio
-the search can be exhaustive: a grid over theta from 0 to 10^1.5 (an intra-cluster correlation of 0.999), then
-Brent's bounded search beside the best grid point, and theta = 0 kept when it is at least as good, as lme4's
-bound at 0 gives. For cluster i of size n_i, V_i = sigma^2 (I + theta^2 J), whose inverse and determinant are
-closed forms, so every evaluation is a few matrix products over cluster sums.
+near 0, a common case for a study's outcomes. On the committed study's agent_norm_utility, where lme4 finds 0,
+MixedLM (0.15) reports convergence at 3.3e-4 with fixed effects 8e-4 off lme4's; on 30 simulated data sets of the
+same shape, 3 ended unconverged and 1 more "converged" 1e-3 off. This search agrees with lme4 on all 31 to 1e-9.
+
+With a single variance ratio the search is cheap and sure: a grid over theta from 0 to 10^1.5 (an intra-cluster
+correlation of 0.999), then Brent's bounded search beside the best grid point, and theta = 0 kept when it is at
+least as good, as lme4's bound at 0 gives; an optimum at the grid's top end is reported as not converged. For
+cluster i of size n_i, V_i = sigma^2 (I + theta^2 J), whose inverse and determinant are closed forms, so every
+evaluation is a few matrix products over cluster sums.
 """
 
 from __future__ import annotations
