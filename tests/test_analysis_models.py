@@ -208,6 +208,14 @@ def test_a_single_cluster_is_reported_not_raised(model):
     assert all(math.isnan(c.estimate) for c in fit.coefficients)
 
 
+def test_an_outcome_fixed_per_participant_is_reported_not_raised():
+    """A participant's one rating copied to all their games: the cluster variance has no finite REML optimum."""
+    rating = dict(zip(GAMES["cluster"].unique(), np.random.default_rng(0).integers(1, 8, 60)))
+    fit = fit_mixed(GAMES.assign(rating=GAMES["cluster"].map(rating)), "rating", "base")
+    assert not fit.converged
+    assert fit.warnings == ("the outcome hardly varies within clusters: the cluster variance is past the search",)
+
+
 def test_separation_is_reported_quietly(capsys):
     """model-a always gets a deal: the GEE and the conditional logit cannot converge; they say so, print nothing
     and let no warning escape."""
