@@ -275,6 +275,15 @@ def test_an_arm_seen_in_one_informative_cluster_has_no_score():
     assert math.isnan(score.score) and score.reason == "1 informative cluster(s) played model-b (needs at least 2)"
 
 
+def test_no_score_when_no_participant_s_outcome_varies():
+    fit = fit_conditional_logit(GAMES.assign(deal=1), "deal", "base")
+    assert not fit.converged and fit.n_informative_clusters == 0
+    assert fit.warnings == (
+        "the model could not be fitted: ValueError: no cluster whose deal varies played the reference arm base",
+    )
+    assert all(math.isnan(s.score) and s.reason.startswith("0 informative cluster(s)") for s in fit.scores)
+
+
 # --- determinism ------------------------------------------------------------------------------------------------
 
 

@@ -199,16 +199,17 @@ def fit_conditional_logit(games: pd.DataFrame, outcome: str, reference_arm: str)
     _require_binary(rows, outcome)
     n_games, n_clusters = _sizes(rows)
     informative = rows[rows.groupby("cluster")[outcome].transform("nunique") > 1].reset_index(drop=True)
-    if informative.empty or reference_arm not in set(informative["arm"]):
-        informative = rows  # nothing to fit; the design is built anyway so that the result names the columns
-    design, x = build_design(informative, reference_arm, within_clusters=True)
-    n_informative = int(informative.groupby("cluster")[outcome].nunique().gt(1).sum())
+    n_informative = int(informative["cluster"].nunique())
+    usable = reference_arm in set(informative["arm"])  # else the design names the columns of all the rows
+    design, x = build_design(informative if usable else rows, reference_arm, within_clusters=True)
     y, clusters = informative[outcome].to_numpy(), informative["cluster"].to_numpy()
 
     def fit() -> tuple[np.ndarray, np.ndarray, bool]:
+        if not usable:
+            raise ValueError(f"no cluster whose {outcome} varies played the reference arm {reference_arm}")
         _require_clusters(informative)
-        if n_informative == 0 or not design.columns:
-            raise ValueError("no cluster's outcome varies with what varies within it: nothing to compare")
+        if not design.columns:
+            raise ValueError("nothing varies within the clusters whose outcome varies")
         model = ConditionalLogit(y, x, groups=clusters)
         # ConditionalLogit.fit passes neither a tolerance on nor the solver's report back; its base class does both
         result = LikelihoodModel.fit(model, method="newton", maxiter=100, tol=1e-12, disp=False)
