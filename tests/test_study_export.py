@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import dataclasses
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -22,7 +23,7 @@ from bargain.engine.trial import Role
 from bargain.publish import HubSync, PublishError, push_to_hub
 from bargain.study import records
 from bargain.study.config import Timing
-from bargain.study.export import PAYMENT_DIR, PUBLISHED, TABLES, UNDESCRIBED, export_study
+from bargain.study.export import PAYMENT_DIR, PUBLISHED, TABLES, UNDESCRIBED, WITHHELD_TEXT, export_study
 from bargain.study.survey import Builtin, builtin_item
 
 
@@ -305,3 +306,28 @@ def test_a_study_nobody_has_joined_yet_exports_its_empty_tables(tmp_path):
     written = export_study(runner.arena.store, "flow-test", out_dir=tmp_path / "out")
     assert {p.name for p in written} >= {"participants.csv", "surveys_wide.csv", "codebook.md"}
     assert pd.read_csv(tmp_path / "out" / "surveys_wide.csv").empty
+
+
+def test_the_studys_settings_are_exported_without_its_completion_codes_and_described(study_db, tmp_path):
+    """study.json holds what an analysis needs to know of the study (its arms in order, cells, design, surveys),
+    for each version exported; it is published with the tables, so nothing in it claims a completion."""
+    _, store = study_db
+    written = export_study(store, "flow-test", out_dir=tmp_path / "out")
+    document = json.loads((tmp_path / "out" / "study.json").read_text())
+    assert tmp_path / "out" / "study.json" in written and "study.json" in PUBLISHED
+    (version,) = document["versions"]
+    settings = version["settings"]
+    assert document["name"] == "flow-test" and version["version"] == 1 and version["hash"] == settings["hash"]
+    assert list(settings["arms"]) == ["a", "b"] and settings["design"]["assignment"] == "within"
+    assert [item["id"] for item in settings["surveys"]["per_game"]] == ["honesty", "person_or_program", "satisfied"]
+    text = (tmp_path / "out" / "study.json").read_text()
+    assert "DONE123" not in text and "OUT456" not in text and "path" not in settings
+    assert settings["completion"]["code"] == settings["completion"]["screened_out_code"] == WITHHELD_TEXT
+    codebook = pd.read_csv(tmp_path / "out" / "codebook.csv")
+    described = codebook[codebook["file"] == "study"].set_index("column")
+    assert set(described.index) >= {"name", "versions", "versions[].hash", "versions[].settings.arms"}
+    assert {f"versions[].settings.{key}" for key in settings} <= set(described.index)
+    assert UNDESCRIBED not in described["description"].tolist()
+    assert described.loc["versions[].settings.arms", "type"] == "JSON"
+    assert described.loc["versions[].version", "type"] == "integer"
+    assert "## study (study.json)" in (tmp_path / "out" / "codebook.md").read_text()

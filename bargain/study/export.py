@@ -6,13 +6,17 @@
   `Store.export` writes the arena's tables (`bargain.store.write_table`): Parquet holds every value exactly; CSV
   shows numbers to 10 significant digits and quotes any text cell a spreadsheet would run as a formula; JSON
   columns (a game's trial, a move's flags) are JSON text in both;
-- `codebook.md` and `codebook.csv`: every column of every file written, with its type (read from the data) and
-  a one-line description drawn from `DESCRIPTIONS`, the one table of them, so that a column added to a file
-  without its description shows as undescribed (and the tests fail). A question's column says what its stored
-  values mean: each level of the built-in `honesty` and `credulity` in the rubric's words (for each role the
-  participants played, since honesty names a floor or a ceiling), a scale's anchors, a choice's options; and
-  the participants' `cells` column says how the study drew them (between or within, least-filled first,
-  whether a participant's arms were distinct, the order);
+- `study.json`: the study's settings as its records hold them for each version exported (`Study.to_dict()`:
+  arms, cells, design, rules, texts, surveys), which is what an analysis of the tables needs to know of the study,
+  with what would let anyone claim a completion withheld (the completion codes; `WITHHELD`) and the file's path
+  on the researcher's machine left out, so that it is published with the tables;
+- `codebook.md` and `codebook.csv`: every column of every file written (and every key of study.json), with its type
+  (read from the data) and a one-line description drawn from `DESCRIPTIONS`, the one table of them, so that a
+  column added to a file without its description shows as undescribed (and the tests fail). A question's column
+  says what its stored values mean: each level of the built-in `honesty` and `credulity` in the rubric's words (for
+  each role the participants played, since honesty names a floor or a ceiling), a scale's anchors, a choice's
+  options; and the participants' `cells` column says how the study drew them (between or within, least-filled
+  first, whether a participant's arms were distinct, the order);
 - `payment/bonuses.csv` and `payment/payments.csv`: what paying the participants needs. bonuses.csv is the bulk
   bonus file of Prolific: one `participant_id,amount` line per participant, no header, the amount in the
   study's currency with two decimals (`60ffe5c8371090c7041d43f8,4.25` pays GBP 4.25 in a GBP study), as
@@ -23,20 +27,20 @@
   study's one code, or their own under `completion.per_participant_codes`, to match against the codes the
   platform shows per submission), one row per completed participant.
 
-Participant ids. In a hashed export (the default when the study's `hash_participant_ids_in_exports` is on, as
-it is unless the file turns it off) every file but the payment files carries the pseudonym
-`records.pseudonym(salt, id)`, with the salt of the participant's study version, instead of the recruiting
-platform's id, and leaves out the recruiting parameters (STUDY_ID, SESSION_ID) and the browser's player id. The
-payment files always carry the real ids, since payment needs them: they sit apart in `payment/`, and
-they are never uploaded to the Hub (`PUBLISHED` names what is). A participant whose id was already replaced by its
-pseudonym under the study's
-retention rule cannot be paid through a file any more and is in neither payment file.
+Participant ids. In a hashed export (the default when the study's `hash_participant_ids_in_exports` is on, as it is
+unless the file turns it off) every file but the payment files carries the pseudonym `records.pseudonym(salt, id)`,
+with the salt of the participant's study version, instead of the recruiting platform's id, and leaves out the
+recruiting parameters (STUDY_ID, SESSION_ID) and the browser's player id. The payment files always carry the real
+ids, since payment needs them: they sit apart in `payment/`, and they are never uploaded to the Hub (`PUBLISHED`
+names what is: the tables, study.json and the codebook). A participant whose id was already replaced by its
+pseudonym under the study's retention rule cannot be paid through a file any more and is in neither payment file.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -55,6 +59,9 @@ from bargain.study.survey import Builtin, builtin_item
 
 TABLES = ("participants", "games", "moves", "surveys_long", "surveys_wide")  # each written as .csv and .parquet
 CODEBOOK = ("codebook.md", "codebook.csv")
+SETTINGS = "study.json"
+WITHHELD = ("code", "screened_out_code")  # of a study's `completion`: a code published is a completion anyone claims
+WITHHELD_TEXT = "(withheld from the export)"
 PAYMENT_DIR = "payment"  # the files with the platform's real ids, never published
 TIMEOUT = "timeout"  # a move's error when the person's time ran out (bargain.arena.controller.TIMEOUT, a layer up)
 SOURCE_COLUMNS = {"STUDY_ID": "source_study_id", "SESSION_ID": "source_session_id"}  # bargain.study.flow's parameters
@@ -197,6 +204,16 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "comprehension{attempt}_{question}": "comprehension question {question}, attempt {attempt}: {text}",
         "g{game}_{item}": "{item}, asked after game {game}: {text}",
         "final_{final}": "{final}, in the final survey: {text}",
+    },
+    "study": {
+        "name": "the study's name",
+        "versions": "one entry per version of the study exported, oldest first",
+        "versions[].version": "the version of the study file",
+        "versions[].hash": "the hash of the study file and its texts, as stored with each participant and game",
+        "versions[].settings": "the study file as loaded (bargain.study.config.Study.to_dict()), the completion codes "
+        f"written as {WITHHELD_TEXT} and the file's path left out",
+        "versions[].settings.{setting}": "the study file's `{setting}`, as loaded (bargain/studies/example.yaml "
+        "describes every field)",
     },
     "bonuses": {
         "participant_id": "first field (no header): the recruiting platform's participant id",
@@ -494,6 +511,33 @@ def _bonuses_table(payments: pd.DataFrame) -> pd.DataFrame:
     return payments.loc[payments["bonus"] > 0, ["participant_id", "bonus"]].rename(columns={"bonus": "amount"})
 
 
+def _settings(config: dict) -> dict:
+    """A version's stored configuration as study.json gives it: the completion codes withheld, the path left out."""
+    completion = {key: WITHHELD_TEXT if key in WITHHELD else value for key, value in config["completion"].items()}
+    return {key: value for key, value in config.items() if key != "path"} | {"completion": completion}
+
+
+def _settings_document(name: str, studies: list[dict]) -> dict:
+    """study.json: the study's name and, per version exported, its hash and settings."""
+    return {
+        "name": name,
+        "versions": [{"version": s["version"], "hash": s["hash"], "settings": _settings(s["config"])} for s in studies],
+    }
+
+
+def _settings_keys(document: dict) -> pd.DataFrame:
+    """study.json's keys as the codebook lists them (one row of their values, from the newest version, so that
+    each key's type is read as a column's is)."""
+    newest = document["versions"][-1]
+    keys = {
+        "name": document["name"],
+        "versions": document["versions"],
+        **{f"versions[].{key}": value for key, value in newest.items()},
+        **{f"versions[].settings.{key}": value for key, value in newest["settings"].items()},
+    }
+    return pd.DataFrame({key: pd.Series([value]) for key, value in keys.items()})
+
+
 # --- the codebook --------------------------------------------------------------------------------------------
 
 
@@ -514,6 +558,7 @@ def _vocabulary(configs: list[dict], stages: list[str]) -> dict[str, dict[str, s
             k: v for c in configs for k, v in texts(c, [*c["surveys"]["per_game"], *c["attention_checks"]]).items()
         },
         "final": {k: v for c in configs for k, v in texts(c, c["surveys"]["final"]).items()},
+        "setting": dict.fromkeys(_settings(configs[-1]), ""),
     }
 
 
@@ -650,6 +695,7 @@ def _codebook_markdown(codebook: pd.DataFrame, name: str, versions: list[int], h
     ]
     for file, rows in codebook.groupby("file", sort=False):
         where = f"{PAYMENT_DIR}/{file}.csv" if file in ("bonuses", "payments") else f"{file}.csv, {file}.parquet"
+        where = SETTINGS if file == "study" else where
         lines += [f"## {file} ({where})", "", "| column | type | description |", "|---|---|---|"]
         lines += [f"| {r.column} | {r.type} | {r.description.replace('|', '/')} |" for r in rows.itertuples()]
         lines.append("")
@@ -684,6 +730,7 @@ def export_study(
     game_table = _games_table(games, moves, people, shown, hashed)
     long = _long_table(_answers(store, name, versions), shown)
     payments = _payments_table(people, studies)
+    settings = _settings_document(name, studies)
     tables = {
         "participants": _participants_table(people, shown, studies, hashed),
         "games": game_table,
@@ -692,7 +739,7 @@ def export_study(
         "surveys_wide": _wide_table(long, people, shown, configs),
     }
     codebook = _codebook(
-        {**tables, "bonuses": _bonuses_table(payments), "payments": payments},
+        {**tables, "study": _settings_keys(settings), "bonuses": _bonuses_table(payments), "payments": payments},
         _vocabulary(configs, _stages(people)),
         _design_text(configs),
     )
@@ -701,8 +748,10 @@ def export_study(
     written = [path for table_name, table in tables.items() for path in write_table(table, directory, table_name)]
     codebook.to_csv(directory / CODEBOOK[1], index=False)
     (directory / CODEBOOK[0]).write_text(_codebook_markdown(codebook, name, versions, hashed), encoding="utf-8")
+    (directory / SETTINGS).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return [
         *written,
+        directory / SETTINGS,
         directory / CODEBOOK[0],
         directory / CODEBOOK[1],
         _write_payment(_bonuses_table(payments), directory / PAYMENT_DIR / "bonuses.csv", header=False),
@@ -712,6 +761,7 @@ def export_study(
 
 # --- publishing ----------------------------------------------------------------------------------------------
 
-PUBLISHED = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + list(
-    CODEBOOK
-)  # never payment/
+PUBLISHED = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + [
+    SETTINGS,
+    *CODEBOOK,
+]  # never payment/
