@@ -38,6 +38,7 @@ LOADED_LATER_ERRORS = (
     ("bargain.analysis.metrics", "MetricsError"),
     ("bargain.study.export", "ExportError"),
     ("bargain.publish", "PublishError"),
+    ("bargain.study.analyse.exported", "AnalysisError"),
 )
 
 
@@ -386,6 +387,33 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ORG/NAME",
         help="also push the tables and codebook (never payment/) to this private Hugging Face dataset",
     )
+
+    ana = sub.add_parser(
+        "analyse",
+        help="a study's results from its export: models, leaderboard, the paper beside, one report",
+        description="Analyse a study's export (the folder `bargain export` writes, or the dashboard's zip): the "
+        "primary sample (finished games of participants not excluded), every outcome's model (a mixed model for "
+        "continuous outcomes, GEE for binary ones, a conditional logit in within designs) with contrasts of each "
+        "arm with the reference, clustered by participant; a leaderboard of arms with cluster bootstrap intervals; "
+        "the cells beside the paper's and your runs'. Writes report.html, report.md, analysis.json, tables/ and "
+        "figures/. With --plan-only, writes the analysis plan from the study file alone.",
+    )
+    ana.add_argument("export", nargs="?", help="the export: a folder, or the zip archive of one")
+    ana.add_argument("--out", required=True, help="directory to write the report (or the plan) into")
+    ana.add_argument("--reference", help="the arm every other is compared with (default: the study file's first arm)")
+    ana.add_argument(
+        "--runs", nargs="+", default=[], metavar="RUN_DIR", help="simulate/evaluate run directories of the same arms"
+    )
+    ana.add_argument("--plan", help="the analysis plan (analysis_plan.json) to report deviations from")
+    ana.add_argument("--plan-only", metavar="STUDY_YAML", help="write analysis_plan.json and .md from this study file")
+    ana.add_argument("--bootstrap", type=_positive, default=2000, help="cluster bootstrap resamples (default 2000)")
+    ana.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    ana.add_argument(
+        "--all-participants",
+        action="store_true",
+        help="also analyse every participant, the excluded included (a sensitivity analysis, reported beside)",
+    )
+    ana.add_argument("--latex", action="store_true", help="also write each table as LaTeX (tables/NAME.tex)")
 
     text = "the database's schema: upgrade it to this program's revision, or say which revision it is at"
     dbs = sub.add_parser(
@@ -797,6 +825,27 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_analyse(args: argparse.Namespace) -> int:
+    """Analyse a study's export (or write its analysis plan)."""
+    from bargain.study.analyse.command import analyse
+
+    print(
+        analyse(
+            args.export,
+            Path(args.out),
+            plan_only=args.plan_only,
+            reference=args.reference,
+            runs=args.runs,
+            plan=args.plan,
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+            all_participants=args.all_participants,
+            latex=args.latex,
+        )
+    )
+    return 0
+
+
 def cmd_db(args: argparse.Namespace) -> int:
     """Upgrade the database's schema, or say where it is."""
     from bargain.database import database_url, schema_state
@@ -871,6 +920,7 @@ COMMANDS = {
     "report": cmd_report,
     "claims": cmd_claims,
     "export": cmd_export,
+    "analyse": cmd_analyse,
     "merge": cmd_merge,
     "space-check": cmd_space_check,
     "db": cmd_db,

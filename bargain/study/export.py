@@ -748,7 +748,7 @@ def export_study(
     written = [path for table_name, table in tables.items() for path in write_table(table, directory, table_name)]
     codebook.to_csv(directory / CODEBOOK[1], index=False)
     (directory / CODEBOOK[0]).write_text(_codebook_markdown(codebook, name, versions, hashed), encoding="utf-8")
-    (directory / SETTINGS).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (directory / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")  # arms in file order
     return [
         *written,
         directory / SETTINGS,
