@@ -42,6 +42,7 @@ OTHER = {"buyer": "seller", "seller": "buyer"}
 PAPER_GRID = GRIDS["paper-rl-test"]
 PAPER_PROMPTS = "paper-eval"  # the wording of the paper's evaluation runs
 PAPER = "the paper"
+MODELS = ("arm:", "openai:")  # specs of arms that read prompts
 COLUMNS = [
     "arm",
     "condition",
@@ -154,14 +155,15 @@ def _study_rules(settings: StudySettings, games: pd.DataFrame) -> dict[str, obje
     }
 
 
-def _differences(rules: dict[str, object], rounds: int, mode: str, prompts: str, scenarios: set[str]) -> str:
-    """How the compared games' rules differ from the study's, in words ("" when they do not)."""
+def _differences(rules: dict[str, object], rounds: int, mode: str, prompts: str, scenarios: set[str], spec: str) -> str:
+    """How the compared games' rules differ from the study's, in words ("" when they do not); the prompts' wording
+    only where the arm reads prompts (a model, not a tactic)."""
     said = []
     if rules["rounds"] != rounds:
         said.append(f"rounds {rules['rounds']} vs {rounds}")
     if rules["mode"] != mode:
         said.append(f"mode {rules['mode']} vs {mode}")
-    if rules["prompt_version"] != prompts:
+    if spec.startswith(MODELS) and rules["prompt_version"] != prompts:
         said.append(f"prompts {rules['prompt_version']} vs {prompts}")
     if rules["scenarios"] != scenarios:
         said.append(f"scenarios ({len(rules['scenarios'])} vs {len(scenarios)}, not the same set)")  # type: ignore[arg-type]
@@ -192,7 +194,7 @@ def _paper(spec: str, cell, agent_role: str, rules: dict) -> tuple | None:
     value = float(paper[column])
     se = math.sqrt(value * (1 - value) / n) if cell.quantity == "deal" else math.nan
     scenarios = {f"{PAPER_GRID.tier}:{i}" for i in range(PAPER_GRID.start or 0, PAPER_GRID.stop or 0)}
-    differs = _differences(rules, int(paper["max_rounds"]), PAPER_GRID.mode.value, PAPER_PROMPTS, scenarios)
+    differs = _differences(rules, int(paper["max_rounds"]), PAPER_GRID.mode.value, PAPER_PROMPTS, scenarios, spec)
     if cell.quantity == "rated_honesty":
         differs = "; ".join(filter(None, ["rated by the participant, scored by the paper's judge", differs]))
     if math.isnan(se):
@@ -219,7 +221,7 @@ def _run(run: Run, spec: str, cell, agent_role: str, rules: dict) -> tuple | Non
         return None
     first = chosen.iloc[0]
     differs = _differences(
-        rules, int(first["max_rounds"]), str(first["mode"]), str(first["prompt_version"]), set(chosen["scenario"])
+        rules, int(first["max_rounds"]), str(first["mode"]), str(first["prompt_version"]), set(chosen["scenario"]), spec
     )
     se = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.nan
     return f"run: {run.name}", str(first[f"{cell.human_role}_agent"]), float(values.mean()), se, len(values), differs

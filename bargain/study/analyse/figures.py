@@ -17,8 +17,9 @@ import pandas as pd
 from bargain.study.analyse.leaderboard import QUANTITIES
 from bargain.study.analyse.outcomes import PRIMARY, SCALES
 
-WIDTH = 7.0  # inches: about a phone's screen at the PNG's resolution, a column of a paper in the PDF
+WIDTH = 6.0  # inches: 660 pixels, shown on a phone at about half size, so that labels stay readable there
 DPI = 110
+FONT = 9  # points, labels and titles
 
 
 def _pyplot():
@@ -69,7 +70,7 @@ def _forest(contrasts: pd.DataFrame, arms: list[str]):
     figure, axes = plt.subplots(
         len(groups),
         1,
-        figsize=(WIDTH, 0.28 * sum(heights) + 0.5),
+        figsize=(WIDTH, 0.32 * sum(heights) + 0.5),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
@@ -86,8 +87,8 @@ def _forest(contrasts: pd.DataFrame, arms: list[str]):
         )
         ax.axvline(0, color="grey", linewidth=0.8)
         ax.set_yticks(y, [f"{a} - {r}, {c}" for a, r, c in zip(rows["arm"], rows["reference"], rows["condition"])])
-        ax.tick_params(labelsize=7)
-        ax.set_title(f"{outcome} ({model}, {SCALES[model]})", fontsize=8, loc="left")
+        ax.tick_params(labelsize=FONT)
+        ax.set_title(f"{outcome} ({model}, {SCALES[model]})", fontsize=FONT, loc="left")
     figure.tight_layout()
     return figure
 
@@ -112,9 +113,9 @@ def _interaction(cells: pd.DataFrame, arms: list[str]):
             capsize=3,
             label=arm,
         )
-    ax.set_xticks(range(len(conditions)), conditions, fontsize=8)
-    ax.set_ylabel(f"{PRIMARY} (estimated marginal mean)", fontsize=8)
-    ax.legend(title="arm", fontsize=8, title_fontsize=8)
+    ax.set_xticks(range(len(conditions)), conditions, fontsize=FONT)
+    ax.set_ylabel(f"{PRIMARY} (estimated marginal mean)", fontsize=FONT)
+    ax.legend(title="arm", fontsize=FONT, title_fontsize=FONT)
     figure.tight_layout()
     return figure
 
@@ -138,8 +139,8 @@ def _leaderboard(board: pd.DataFrame, arms: list[str]):
             capsize=3,
         )
         ax.set_yticks(y, [f"{arm} (rank {rank:g})" if rank == rank else arm for arm, rank in zip(arms, rows["rank"])])
-        ax.tick_params(labelsize=7)
-        ax.set_title(QUANTITIES[quantity], fontsize=8, loc="left")
+        ax.tick_params(labelsize=FONT)
+        ax.set_title(QUANTITIES[quantity], fontsize=FONT, loc="left")
     figure.tight_layout()
     return figure
 
@@ -152,7 +153,7 @@ def _beside(beside: pd.DataFrame, arms: list[str]):
     if cells.empty:
         return None
     plt = _pyplot()
-    figure, ax = plt.subplots(figsize=(WIDTH, 0.9 + 0.32 * len(cells)))
+    figure, ax = plt.subplots(figsize=(WIDTH, 1.0 + 0.36 * len(cells)))
     y = {key: i for i, key in enumerate(zip(cells["arm"], cells["condition"], cells["human_role"]))}
     top = len(y) - 1
     ax.errorbar(
@@ -174,8 +175,8 @@ def _beside(beside: pd.DataFrame, arms: list[str]):
             label=source,
         )
     ax.set_yticks([top - i for i in y.values()], [f"{a}, {c}, {r}" for a, c, r in y])
-    ax.tick_params(labelsize=7)
-    ax.set_xlabel(f"{PRIMARY}: participant vs the LLM in the same seat", fontsize=8)
-    ax.legend(fontsize=7)
+    ax.tick_params(labelsize=FONT)
+    ax.set_xlabel(f"{PRIMARY}: participant vs the LLM in the same seat", fontsize=FONT)
+    ax.legend(fontsize=FONT)
     figure.tight_layout()
     return figure

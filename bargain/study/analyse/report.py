@@ -127,7 +127,7 @@ def _blocks(numbers: dict, tables: dict[str, pd.DataFrame], figures: list[str]) 
                 f"Intervals: {settings['interval_percent']}%; alpha {number(settings['alpha'])}; correction: Holm "
                 f"within each outcome and model; cluster bootstrap with B = {settings['bootstrap']} resamples, "
                 f"seed {settings['seed']}.",
-                f"Analysis plan: SHA-256 `{numbers['plan_sha256']}`."
+                f"Analysis plan: sha256 `{numbers['plan_sha256']}`."
                 if numbers["plan_sha256"]
                 else "Analysis plan: none given (`--plan`).",
             ),
@@ -196,7 +196,14 @@ def _result_blocks(numbers: dict, tables: dict[str, pd.DataFrame], figures: list
             f"intervals do not overlap; the rank interval is the middle {numbers['settings']['interval_percent']}% "
             "of the bootstrap ranks.",
         ),
-        Block("table", table=_leaderboard_shown(tables["leaderboard"])),
+        *(
+            block
+            for quantity, rows in tables["leaderboard"].groupby("quantity", sort=False)
+            for block in (
+                Block("heading", QUANTITIES[quantity].capitalize(), 3),
+                Block("table", table=_leaderboard_shown(rows)),
+            )
+        ),
         *_figure("leaderboard", figures),
         Block("heading", "Beside the paper and the runs", 2),
         Block(
@@ -268,7 +275,7 @@ def _method_blocks(numbers: dict) -> list[Block]:
         Block(
             "items",
             items=(
-                *(f"`{name}`: SHA-256 `{digest}`" for name, digest in sorted(numbers["inputs"].items())),
+                *(f"`{name}`: sha256 `{digest}`" for name, digest in sorted(numbers["inputs"].items())),
                 "bargain "
                 + numbers["bargain"]
                 + "; "
@@ -329,19 +336,18 @@ def _cells_shown(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _leaderboard_shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The leaderboard, quantity by quantity."""
+    """One quantity of the leaderboard (a narrow table, for a phone)."""
     return pd.DataFrame(
         {
-            "quantity": [QUANTITIES[q] for q in table["quantity"]],
             "arm": table["arm"],
             "mean": [number(v) for v in table["estimate"]],
             "95% interval": [_interval(lo, hi) for lo, hi in zip(table["ci_low"], table["ci_high"])],
-            "Monte Carlo error": [
-                f"±{number(lo)} / ±{number(hi)}" for lo, hi in zip(table["ci_low_mcse"], table["ci_high_mcse"])
-            ],
             "rank": [number(v, "rank") for v in table["rank"]],
             "rank interval": [
                 f"{number(lo, 'rank')} to {number(hi, 'rank')}" for lo, hi in zip(table["rank_low"], table["rank_high"])
+            ],
+            "Monte Carlo error": [
+                f"±{number(lo)} / ±{number(hi)}" for lo, hi in zip(table["ci_low_mcse"], table["ci_high_mcse"])
             ],
             "games": [number(v, "n_games") for v in table["n_games"]],
             "clusters": [number(v, "n_clusters") for v in table["n_clusters"]],
