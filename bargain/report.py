@@ -174,7 +174,8 @@ def claim_table(games: list[GameState], assisted: dict | None = None) -> pd.Data
 def bootstrap_interval(
     values: np.ndarray, confidence: float = 0.95, resamples: int = 9999, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean (NaN when there are under two values)."""
+    """Percentile bootstrap interval of the mean (NaN when there are under two values); it resamples the values
+    one by one, so it assumes them independent (games between programs; not one person's games of a study)."""
     values = np.asarray(values, dtype=float)
     values = values[~np.isnan(values)]
     if len(values) < 2:
