@@ -86,6 +86,7 @@ PROLIFIC_ID = r"[0-9a-fA-F]{24}"  # Prolific's PROLIFIC_PID: 24 hexadecimal char
 LOOSE_ID = r"[A-Za-z0-9_-]{1,64}"  # the form of an id under any other parameter, unless the file sets one
 PLATFORM_IDS = MappingProxyType({"PROLIFIC_PID": PROLIFIC_ID})  # a platform's own parameter has its platform's form
 DEFAULT_ID_PARAMETERS = ("PROLIFIC_PID", "participant")
+SETTINGS_FILE = "study.json"  # an export's copy of the study's settings (bargain.study.export), which analyses read
 
 
 class StudyError(ValueError):

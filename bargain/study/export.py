@@ -53,13 +53,12 @@ from bargain.arena import PERSON
 from bargain.engine.trial import Role
 from bargain.store import GameRow, MoveRow, SeatRow, Store, _inert, write_table
 from bargain.study import records
-from bargain.study.config import Completion
+from bargain.study.config import SETTINGS_FILE, Completion
 from bargain.study.records import AnswerRow, ParticipantRow, StudyRow
 from bargain.study.survey import Builtin, builtin_item
 
 TABLES = ("participants", "games", "moves", "surveys_long", "surveys_wide")  # each written as .csv and .parquet
 CODEBOOK = ("codebook.md", "codebook.csv")
-SETTINGS = "study.json"
 WITHHELD = ("code", "screened_out_code")  # of a study's `completion`: a code published is a completion anyone claims
 WITHHELD_TEXT = "(withheld from the export)"
 PAYMENT_DIR = "payment"  # the files with the platform's real ids, never published
@@ -695,7 +694,7 @@ def _codebook_markdown(codebook: pd.DataFrame, name: str, versions: list[int], h
     ]
     for file, rows in codebook.groupby("file", sort=False):
         where = f"{PAYMENT_DIR}/{file}.csv" if file in ("bonuses", "payments") else f"{file}.csv, {file}.parquet"
-        where = SETTINGS if file == "study" else where
+        where = SETTINGS_FILE if file == "study" else where
         lines += [f"## {file} ({where})", "", "| column | type | description |", "|---|---|---|"]
         lines += [f"| {r.column} | {r.type} | {r.description.replace('|', '/')} |" for r in rows.itertuples()]
         lines.append("")
@@ -748,10 +747,12 @@ def export_study(
     written = [path for table_name, table in tables.items() for path in write_table(table, directory, table_name)]
     codebook.to_csv(directory / CODEBOOK[1], index=False)
     (directory / CODEBOOK[0]).write_text(_codebook_markdown(codebook, name, versions, hashed), encoding="utf-8")
-    (directory / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")  # arms in file order
+    (directory / SETTINGS_FILE).write_text(
+        json.dumps(settings, indent=1) + "\n", encoding="utf-8"
+    )  # arms in file order
     return [
         *written,
-        directory / SETTINGS,
+        directory / SETTINGS_FILE,
         directory / CODEBOOK[0],
         directory / CODEBOOK[1],
         _write_payment(_bonuses_table(payments), directory / PAYMENT_DIR / "bonuses.csv", header=False),
@@ -762,6 +763,6 @@ def export_study(
 # --- publishing ----------------------------------------------------------------------------------------------
 
 PUBLISHED = [f"{table}{suffix}" for table in TABLES for suffix in (".csv", ".parquet")] + [
-    SETTINGS,
+    SETTINGS_FILE,
     *CODEBOOK,
 ]  # never payment/

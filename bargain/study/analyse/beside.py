@@ -30,11 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bargain.analysis.claims import findings
 from bargain.analysis.models import Z95
 from bargain.analysis.reference import VARIANTS, cells
 from bargain.engine.scenarios import GRIDS
-from bargain.gamelog import read_games
 from bargain.study.analyse.exported import AnalysisError
 from bargain.study.analyse.settings import StudySettings
 
@@ -78,6 +76,9 @@ class Run:
 def read_runs(paths: Sequence[Path]) -> list[Run]:
     """The runs at `paths`, each a `simulate` or `evaluate` directory (trials.parquet); an AnalysisError names one
     that is not."""
+    from bargain.analysis.claims import findings  # the claim checker and the game log load only for runs
+    from bargain.gamelog import read_games
+
     runs = []
     for path in paths:
         path = Path(path)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from bargain.study.analyse.settings import StudySettings, settings_from_configs, settings_from_games
-from bargain.study.export import SETTINGS
+from bargain.study.config import SETTINGS_FILE
 
 READ = ("games", "participants", "moves", "surveys_long")  # the tables the analysis reads, as .parquet
 JSON_COLUMNS = ("extra", "claims")  # of games
@@ -56,8 +56,8 @@ def read_export(path: Path) -> Export:
     games = tables["games"].copy()
     for column in JSON_COLUMNS:
         games[column] = games[column].map(lambda text: json.loads(text) if isinstance(text, str) and text else None)
-    if SETTINGS in files:
-        document = json.loads(files[SETTINGS])
+    if SETTINGS_FILE in files:
+        document = json.loads(files[SETTINGS_FILE])
         settings = settings_from_configs(document["name"], [v["settings"] for v in document["versions"]])
     else:
         settings = settings_from_games(games, tables["surveys_long"])
@@ -77,7 +77,7 @@ def read_export(path: Path) -> Export:
 
 def _read(name: str) -> bool:
     """Whether the analysis reads this file of an export."""
-    return name == SETTINGS or name in {f"{table}.parquet" for table in READ}
+    return name == SETTINGS_FILE or name in {f"{table}.parquet" for table in READ}
 
 
 def _folder_files(path: Path) -> dict[str, bytes]:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bargain.analysis.claims import findings
 from bargain.study.analyse.exported import Export
 from bargain.study.analyse.outcomes import JUDGE_SCORES
 from bargain.study.analyse.settings import played_instead
@@ -169,6 +168,8 @@ def _misstated(found: list[dict] | None, role: str) -> float:
 def _claims_from_moves(game: pd.Series, moves: pd.DataFrame) -> list[dict] | None:
     """The claim checker's findings of a game stored without them, from its moves as played (duplicates left
     out); None when the export has no moves of it."""
+    from bargain.analysis.claims import findings  # the claim checker loads only for a game without findings
+
     played = moves[(moves["game_id"] == game["id"]) & ~moves["duplicate"].fillna(False).astype(bool)]
     if played.empty:
         return None

@@ -23,9 +23,8 @@ import pandas as pd
 
 from bargain.arena import PERSON
 from bargain.engine.scenarios import ScenarioError
-from bargain.study.config import ScenarioPool
+from bargain.study.config import SETTINGS_FILE, ScenarioPool
 
-FROM_SETTINGS = "study.json"
 FROM_GAMES = "the games' cells (an export without study.json: arms in order of first appearance, labels unknown)"
 RATINGS = ("honesty", "credulity")  # built-in per-game items stored as the rubric's level, 0-4
 
@@ -116,7 +115,7 @@ def settings_from_configs(name: str, configs: Sequence[dict]) -> StudySettings:
         scenarios=_scenarios(newest["scenarios"]),
         exclusions=tuple(f"{rule['rule']} {rule['threshold']}" for rule in newest["exclusions"]),
         fallback_arm=pairing.get("otherwise") if pairing.get("otherwise") not in (None, "end") else None,
-        source=FROM_SETTINGS,
+        source=SETTINGS_FILE,
     )
 
 
