@@ -101,11 +101,9 @@ def test_the_same_export_and_seed_give_byte_identical_numbers_and_tables(exporte
     write_report(analysis_of(read_export(exported), all_participants=True), again, latex=True)
     for path in [report / "analysis.json", *sorted((report / "tables").iterdir())]:
         assert (again / path.relative_to(report)).read_bytes() == path.read_bytes(), path.name
-    other = analysis_of(read_export(exported), seed=1, bootstrap=200)
-    assert (
-        other.tables["leaderboard"]["ci_low"].tolist()
-        != json.loads((report / "analysis.json").read_text())["tables"]["leaderboard"][0]["ci_low"]
-    )
+    first = json.loads((report / "analysis.json").read_text())["tables"]["leaderboard"]
+    other = analysis_of(read_export(exported), seed=1).numbers["tables"]["leaderboard"]
+    assert [row["ci_low"] for row in other] != [row["ci_low"] for row in first]  # the seed is the bootstrap's
 
 
 def test_the_sample_leaves_the_excluded_out_clusters_partners_and_counts_a_two_person_game_once(exported):
@@ -143,10 +141,12 @@ def test_a_game_stored_without_findings_is_read_from_its_moves_without_the_dupli
     games.at[honest, "claims"] = None
     game = games.loc[honest]
     played = export.moves[export.moves["game_id"] == game["id"]]
-    lie = played.iloc[[0]].assign(
-        seq=99, duplicate=True, message=f"I cannot pay more than {game['buyer_price'] * 0.5:.2f}."
+    said = (
+        f"I cannot pay more than {game['buyer_price'] * 0.5:.2f}."
+        if game["human_role"] == "buyer"
+        else f"I cannot sell for less than {game['seller_price'] * 1.5:.2f}."
     )
-    lie = lie.assign(role=game["human_role"], actor="human")
+    lie = played.iloc[[0]].assign(seq=99, duplicate=True, message=said, role=game["human_role"], actor="human")
     changed = dataclasses.replace(export, games=games, moves=pd.concat([export.moves, lie], ignore_index=True))
     rows = sample_of(changed, all_participants=True).rows
     assert rows.loc[rows["game_id"] == game["id"], "person_misstated"].tolist() == [0.0]

@@ -34,7 +34,7 @@ from bargain.study.analyse.fits import (
     variance_table,
 )
 from bargain.study.analyse.leaderboard import LEADERBOARD_COLUMNS, cell_draws, cell_summary, leaderboard
-from bargain.study.analyse.outcomes import FORMULAS, SCALES, planned_outcomes
+from bargain.study.analyse.outcomes import FORMULAS, SCALES, Outcome, planned_outcomes
 from bargain.study.analyse.plan import ALPHA, plan_of
 from bargain.study.analyse.sample import Sample, sample_of
 
@@ -143,7 +143,7 @@ def _fitted(sample: Sample, export: Export, reference: str) -> list[ModelResult]
     return results
 
 
-def _fitted_outcomes(results: list[ModelResult]) -> list:
+def _fitted_outcomes(results: list[ModelResult]) -> list[Outcome]:
     """The outcomes with at least one model fitted, in order."""
     return list(dict.fromkeys(r.outcome for r in results if r.fit is not None))
 

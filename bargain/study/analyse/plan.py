@@ -136,7 +136,7 @@ def deviations(plan: dict, numbers: dict) -> list[str]:
     for model in numbers["models"]:
         where = f"{model['outcome']} {model['model']}"
         if not model["converged"]:
-            found.append(f"{where}: not estimated ({model['reason']})")
+            found.append(f"{where}: not estimated: {model['reason']}")
             continue
         converged.add((model["outcome"], model["model"]))
         if model["dropped"]:

@@ -86,21 +86,26 @@ def write_report(analysis: Analysis, out: Path, *, latex: bool = False, plan: Pa
 
 def number(value: object, column: str = "") -> str:
     """A number as the report shows it: counts whole, p-values to 3 decimals (under 0.001 in scientific notation),
-    ranks as they are, other numbers to 3 decimals (1 from 100 on); a missing one as a dash."""
-    if value is None or value is pd.NA or (isinstance(value, float | np.floating) and math.isnan(value)):
-        return "–"
+    ranks as they are, arena points to 1 decimal, other numbers to 3 decimals (1 from 100 on); a missing one as a
+    dash."""
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
-    if isinstance(value, int | np.integer) or (column in COUNTS and float(value).is_integer()):  # type: ignore[arg-type]
-        return str(int(value))  # type: ignore[call-overload]
-    value = float(value)  # type: ignore[arg-type]
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if not isinstance(value, float | np.floating):
+        return "–" if value is None or value is pd.NA else str(value)
+    x = float(value)
+    if math.isnan(x):
+        return "–"
+    if column in COUNTS and x.is_integer():
+        return str(int(x))
     if column in P_VALUES:
-        return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
+        return f"{x:.1e}" if x < 0.001 else f"{x:.3f}"
     if column in RANKS:
-        return f"{value:g}"
+        return f"{x:g}"
     if column == POINTS:
-        return f"{value:.1f}"
-    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3f}"
+        return f"{x:.1f}"
+    return f"{x:.1f}" if abs(x) >= 100 else f"{x:.3f}"
 
 
 def _interval(low: object, high: object, column: str = "") -> str:

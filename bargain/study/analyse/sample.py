@@ -134,8 +134,8 @@ def _outcomes(games: pd.DataFrame, export: Export) -> pd.DataFrame:
     person = games["person_norm_utility"].astype(float).where(deal == 1, 0.0)
     agent = games["agent_norm_utility"].astype(float).where(deal == 1, 0.0)
     found = [
-        claims if claims is not None else _claims_from_moves(game, export.moves)
-        for claims, (_, game) in zip(games["claims"], games.iterrows())
+        claims if claims is not None else _claims_from_moves(games.loc[i], export.moves)
+        for i, claims in games["claims"].items()
     ]
     roles = games["human_role"].astype(str)
     out = pd.DataFrame(
