@@ -5,7 +5,7 @@
   the sample (sample), the models per outcome (outcomes, fits), the leaderboard (leaderboard), the cells beside
   the paper and the runs (beside);
 - `write_report(analysis, out, ...)`: report.html, report.md, analysis.json, tables and figures (report,
-  figures); with a plan (plan: `--plan-only` writes one from the study file), the deviations from it.
+  render, figures); with a plan (plan: `--plan-only` writes one from the study file), the deviations from it.
 
 Why one command: one participant plays several games, so games are not independent, and the usual per-game means,
 t-tests and bootstraps are wrong for this data; here every interval and test treats the participant (or the group
