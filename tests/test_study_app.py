@@ -201,6 +201,19 @@ def test_the_researchers_dashboard_behind_the_admin_password(served, tmp_path):
             page.get_by_text("Download flow-test-v1.zip").click()
         download.value.save_as(tmp_path / "export.zip")
         assert "file=" not in page.content()  # no address serves it
+        page.get_by_text("Analyse the data so far").click()
+        page.get_by_role("button", name="Analyse", exact=True).click()
+        page.wait_for_selector("text=Download flow-test-v1-analysis.zip", timeout=60000)
+        report = page.frame_locator("iframe[title='The analysis']")
+        report.get_by_text("Leaderboard").first.wait_for(timeout=20000)
+        page.screenshot(path=str(tmp_path / "dashboard-analysis.png"), full_page=True)
+        with page.expect_download() as download:
+            page.get_by_text("Download flow-test-v1-analysis.zip").click()
+        download.value.save_as(tmp_path / "analysis.zip")
+    with zipfile.ZipFile(tmp_path / "analysis.zip") as archive:
+        names = set(archive.namelist())
+        assert {"report.html", "report.md", "analysis.json", "tables/contrasts.csv"} <= names
+        assert not any(name.startswith(("payment/", "export/")) for name in names)  # the report only
     with zipfile.ZipFile(tmp_path / "export.zip") as archive:
         names = set(archive.namelist())
         assert {"codebook.md", "surveys_wide.parquet", "payment/bonuses.csv"} <= names

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import logging
 import re
 import secrets
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -45,6 +47,8 @@ CANNOT_SAVE = (
     "try again in a minute."
 )
 MAX_PARAMETERS, MAX_VALUE = 16, 256  # what a study link may carry
+# The analysis report (one self-contained page) inside the dashboard: a frame of its own, its scripts off.
+REPORT_FRAME = 'sandbox="" style="width: 100%; height: 80vh; border: 1px solid #e5e7eb; border-radius: 6px"'
 SECTIONS = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "end")
 
 
@@ -172,6 +176,16 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                     )
                     export_button = gr.Button("Export")
                     export_files = export_link()
+                with gr.Accordion("Analyse the data so far", open=False):
+                    gr.Markdown(
+                        "What `bargain analyse` makes of the study's data so far: models per outcome with the "
+                        "participant as the unit, contrasts against the reference arm, the leaderboard of arms and "
+                        "the paper's cells beside them (a few seconds). The whole report (tables, figures, "
+                        "analysis.json) comes as an archive, made for this page only."
+                    )
+                    analyse_button = gr.Button("Analyse")
+                    analysis_files = export_link()
+                    analysis_report = gr.HTML()
 
         survey_fields = [*fields["game_survey"].values(), *fields["final_survey"].values()]
         outputs = [
@@ -446,6 +460,40 @@ def build_study_app(runner: StudyRunner, admin: AdminGate | None = None, trusted
                 raise refusal("The study's data cannot be exported right now: try again in a minute.") from None
 
         export_button.click(export, password, export_files, api_visibility="private", concurrency_limit=1)
+
+        def analyse(given: str, request: gr.Request) -> list:
+            """The report of the data so far, shown here and as an archive (a handler Gradio runs in a thread: the
+            fits take seconds of CPU, never on the event loop)."""
+            from bargain.arena.ui import client_address
+            from bargain.study.analyse import AnalysisError, analysis_of, read_export, write_report
+            from bargain.study.export import export_study
+
+            try:
+                admin.check(given, client_address(request, trusted_proxies))
+            except ArenaError as exc:
+                raise refusal(str(exc)) from None
+            shown: dict[str, str] = {}
+
+            def write(out: str) -> list[Path]:
+                data, report = Path(out) / "export", Path(out)
+                export_study(runner.arena.store, study.name, study.version, out_dir=data)
+                written = write_report(analysis_of(read_export(data)), report)
+                shown["html"] = (report / "report.html").read_text(encoding="utf-8")
+                return written  # the report only: the export (its payment files) goes with the folder
+
+            try:
+                archive = private_export(write, f"{study.name}-v{study.version}-analysis")
+            except AnalysisError as exc:
+                raise refusal(str(exc)) from None
+            except Exception:
+                log.exception("analysing the study")
+                raise refusal("The study's data cannot be analysed right now: try again in a minute.") from None
+            frame = f'<iframe srcdoc="{html.escape(shown["html"])}" title="The analysis" {REPORT_FRAME}></iframe>'
+            return [archive, frame]
+
+        analyse_button.click(
+            analyse, password, [analysis_files, analysis_report], api_visibility="private", concurrency_limit=1
+        )
 
         # --- named endpoints: what the page does, for programs (simulated participants, the benchmark) -----------
         async def answered(work, doing: str, failed: str) -> dict:
