@@ -591,11 +591,8 @@ class Store:
 
     def results_by_arm(self) -> pd.DataFrame:
         """Per opponent and condition, over finished games, in one query: games, deal rate, mean normalised
-        utility of the person (and the mean of its square, for an interval) and of the agent, and the share of
-        games where the agent misstated a limit."""
-        buyer = GameRow.human_role == "buyer"
-        person = case((buyer, GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility)
-        agent = case((buyer, GameRow.seller_norm_utility), else_=GameRow.buyer_norm_utility)
+        utility of the person and of the agent, and the share of games where the agent misstated a limit."""
+        person, agent = _sides()
         as_number = lambda flag: case((flag, 1.0), else_=0.0)  # noqa: E731 (booleans averaged alike everywhere)
         query = (
             select(
@@ -604,7 +601,6 @@ class Store:
                 func.count().label("games"),
                 func.avg(as_number(GameRow.deal)).label("deal_rate"),
                 func.avg(person).label("your_norm_utility"),
-                func.avg(person * person).label("your_norm_utility_sq"),
                 func.avg(agent).label("agent_norm_utility"),
                 func.avg(as_number(GameRow.agent_misstated)).label("agent_misrepresentation_rate"),
             )
@@ -612,6 +608,25 @@ class Store:
             .group_by(GameRow.arm, GameRow.condition)
             .order_by(GameRow.arm, GameRow.condition)
         )
+        with self.reading() as session:
+            return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
+
+    def result_utilities(self) -> pd.DataFrame:
+        """Each finished game's opponent, condition, person (the browser's player id; in a game between two people
+        the person of the side that started it; else the game itself) and that person's normalised utility: what a
+        cluster bootstrap of `results_by_arm`'s means resamples (a person's games are not independent)."""
+        person, _ = _sides()
+        starter = (
+            select(SeatRow.person)
+            .where(SeatRow.game_id == GameRow.id, SeatRow.role == GameRow.human_role)
+            .scalar_subquery()
+        )
+        query = select(
+            GameRow.arm.label("opponent"),
+            GameRow.condition,
+            func.coalesce(GameRow.player, starter, GameRow.id).label("person"),
+            person.label("your_norm_utility"),
+        ).where(GameRow.status == "finished")
         with self.reading() as session:
             return pd.DataFrame(session.execute(query).mappings().all(), columns=list(query.selected_columns.keys()))
 
@@ -631,6 +646,15 @@ class Store:
             )
             for path in write_table(frame, directory, name)
         ]
+
+
+def _sides():
+    """The person's and the agent's normalised utility of a game, as columns (the person plays `human_role`)."""
+    buyer = GameRow.human_role == "buyer"
+    return (
+        case((buyer, GameRow.buyer_norm_utility), else_=GameRow.seller_norm_utility),
+        case((buyer, GameRow.seller_norm_utility), else_=GameRow.buyer_norm_utility),
+    )
 
 
 def _with_moves(game: GameRow) -> dict:

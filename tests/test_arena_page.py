@@ -214,19 +214,21 @@ def test_rounds_left_and_the_last_move_are_announced():
     assert "thinking... 3 s" in round_markdown(view("sequential", 2, False), thinking_s=3.2)
 
 
-def test_results_are_grouped_means_with_intervals_and_no_empty_cells(tmp_path):
-    from scipy import stats
+def test_results_are_grouped_means_with_cluster_intervals_and_no_empty_cells(tmp_path):
+    """A cell's interval is the cluster bootstrap's, the person its unit: three games of one person give no interval
+    (one person), three people's games one that holds their mean, as wide as the spread between them allows."""
+    from bargain.engine.trial import Condition
 
     async def scenario():
         arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends())
-        for arm, condition, role in [("tactic:linear", "full", Role.BUYER)] * 3 + [
-            ("tactic:linear", "both_unaware", Role.SELLER),
-            ("tactic:hardliner", "full", Role.BUYER),
+        for arm, condition, role, player, share in [
+            *[("tactic:linear", "full", Role.BUYER, f"p{i}", 0.2 * i) for i in range(3)],  # three people
+            *[("tactic:linear", "both_unaware", Role.SELLER, "same", 1.0)] * 3,  # one person, three games
+            ("tactic:hardliner", "full", Role.BUYER, "p0", 1.0),
         ]:
-            from bargain.engine.trial import Condition
-
-            view = await arena.start(Setup(role=role, arm=arm, condition=Condition(condition), rounds=1))
-            await arena.move(view["game_id"], 1, "OFFER", f"{view['your_price']:.2f}", "")
+            view = await arena.start(Setup(role=role, arm=arm, condition=Condition(condition), rounds=1), player)
+            known = view["their_price"] or view["your_price"]  # full: the seller's price, told; a bid above it
+            await arena.move(view["game_id"], 1, "OFFER", f"{max(view['your_price'], known) * (1 + share):.2f}", "")
         return arena
 
     arena = asyncio.run(scenario())
@@ -236,9 +238,12 @@ def test_results_are_grouped_means_with_intervals_and_no_empty_cells(tmp_path):
     utilities = cell["buyer_norm_utility"].astype(float)
     row = table[(table["opponent"] == "tactic:linear") & (table["condition"] == "full")].iloc[0]
     assert row["games"] == 3 and row["your_norm_utility"] == pytest.approx(utilities.mean(), abs=1e-3)
-    expected = stats.t.ppf(0.975, 2) * utilities.std(ddof=1) / 3**0.5
-    assert row["your_ci95"] == pytest.approx(expected, abs=2e-3)
-    assert pd.isna(table[table["games"] == 1]["your_ci95"]).all()  # one game: no interval
+    assert utilities.min() - 1e-3 <= row["your_low"] <= row["your_norm_utility"] <= row["your_high"]
+    assert row["your_high"] <= utilities.max() + 1e-3 and row["your_high"] > row["your_low"]
+    one_person = table[table["condition"] == "both_unaware"].iloc[0]
+    assert one_person["games"] == 3 and pd.isna(one_person["your_low"]) and pd.isna(one_person["your_high"])
+    assert pd.isna(table[table["games"] == 1]["your_low"]).all()  # one game: no interval
+    assert per_arm(arena).equals(table)  # the same resamples each time
     figure = results_figure(table)
     bars = [p for p in figure.axes[0].patches]
     assert len(bars) == len(table) == 3  # one bar per cell with games: grouped, not stacked, none for empty cells

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import gradio as gr
+import numpy as np
 import pandas as pd
 
 from bargain.agents.arms import resolve
@@ -84,6 +85,7 @@ element.addEventListener('click', (event) => {
 });
 """
 MAX_SEARCH = 100  # characters of a product search
+RESULTS_RESAMPLES = 2000  # cluster resamples behind the Results tab's intervals (seed 0: the same table each time)
 log = logging.getLogger(__name__)
 
 
@@ -634,7 +636,7 @@ def build_app(arena: Arena, options: Options) -> gr.Blocks:
                 figure = results_figure(table_value)
                 return [
                     readable(my_games(arena, player)),
-                    readable(table_value.drop(columns=["your_ci95"])),
+                    readable(table_value.drop(columns=["your_low", "your_high"])),
                     gr.update(value=figure, visible=figure is not None),
                 ]
             except StoreError as exc:
@@ -762,22 +764,30 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
 
 def per_arm(arena: Arena) -> pd.DataFrame:
     """Per opponent and condition (finished games): games, deal rate, mean normalised utility of the person (with
-    the half-width of its 95% interval) and of the agent, and how often the agent misstated a price limit in its
-    favour (stored when each game ended)."""
-    from scipy import stats
+    its 95% interval, `your_low` to `your_high`) and of the agent, and how often the agent misstated a price limit
+    in its favour (stored when each game ended). The interval is a cluster bootstrap's (bargain.analysis.bootstrap):
+    one person's games are resampled together, since they are not independent; a cell with games of fewer than two
+    people has none."""
+    from bargain.analysis.bootstrap import cluster_bootstrap, interval
 
     table = arena.store.results_by_arm()
-    n = table["games"].astype(float)
-    mean = table["your_norm_utility"].astype(float)
-    variance = ((table["your_norm_utility_sq"].astype(float) - mean**2) * n / (n - 1)).clip(lower=0)
-    half = stats.t.ppf(0.975, (n - 1).clip(lower=1)) * (variance / n) ** 0.5
+    games = arena.store.result_utilities()
+    cell = pd.MultiIndex.from_frame(table[["opponent", "condition"]]).get_indexer(
+        pd.MultiIndex.from_frame(games[["opponent", "condition"]])
+    )
+    person = pd.factorize(games["person"])[0]
+    draws = cluster_bootstrap(
+        games["your_norm_utility"].to_numpy(float), cell, person, len(table), RESULTS_RESAMPLES, seed=0
+    )
+    low, high = interval(draws.draws[:, :, 0]) if len(table) else (np.empty(0), np.empty(0))
+    people = pd.Series(person).groupby(cell).nunique().reindex(range(len(table)), fill_value=0).to_numpy()
     numbers = ["deal_rate", "your_norm_utility", "agent_norm_utility", "agent_misrepresentation_rate"]
-    table = table.assign(
+    return table.assign(
         **{c: table[c].astype(float).round(3) for c in numbers},
-        your_ci95=half.where(n > 1).round(3),
+        your_low=np.where(people > 1, low, np.nan).round(3),
+        your_high=np.where(people > 1, high, np.nan).round(3),
         opponent=opponents_named(arena, table["opponent"]),
     )
-    return table.drop(columns=["your_norm_utility_sq"])
 
 
 def opponents_named(arena: Arena, arms: pd.Series) -> pd.Series:
@@ -808,7 +818,10 @@ def results_figure(table: pd.DataFrame):
             [r["your_norm_utility"] for r in rows],
             width * 0.92,
             label=condition,
-            yerr=[0 if pd.isna(r["your_ci95"]) else r["your_ci95"] for r in rows],
+            yerr=[  # the cluster bootstrap's interval, below and above the mean (none: no bar)
+                [0 if pd.isna(r["your_low"]) else r["your_norm_utility"] - r["your_low"] for r in rows],
+                [0 if pd.isna(r["your_high"]) else r["your_high"] - r["your_norm_utility"] for r in rows],
+            ],
             capsize=3,
         )
         for bar, row in zip(bars, rows):
