@@ -35,9 +35,13 @@ def new_arena(tmp_path, backends=None, **options):
 
 
 def stored_rows(store, game_id):
-    return [
-        (m["round"], m["role"], m["actor"], m["action"], m["price"], m["message"]) for m in store.game(game_id)["moves"]
-    ]
+    """The stored moves in the order views show them: a simultaneous round's buyer first (the person's own move of
+    such a round is stored as soon as it is made, before the agent's)."""
+    game = store.game(game_id)
+    moves = game["moves"]
+    if game["mode"] == "simultaneous":
+        moves = sorted(moves, key=lambda m: (m["round"], m["role"] != "buyer"))
+    return [(m["round"], m["role"], m["actor"], m["action"], m["price"], m["message"]) for m in moves]
 
 
 def transcript_rows(view):
@@ -620,11 +624,12 @@ def test_an_agent_failure_after_the_persons_move_is_retried_by_submitting_again(
         row = arena.store.game(game_id)
         assert row["backend"] == {"backend": "flaky"} and row["sampling"] == PRESETS["trained"].to_dict()
         failed = await arena.move(game_id, 1, "OFFER", "2.25", "hello")
-        assert failed["error"] and "to retry" in failed["error"] and "went away" not in failed["error"]
-        assert failed["round"] == 1 and failed["transcript"] == [] and failed["status"] == "active"
-        assert stored_rows(arena.store, game_id) == []
-        view = await arena.move(game_id, 1, "OFFER", "2.25", "hello")
-        assert view["error"] is None and view["round"] == 2
+        assert failed["error"] and "Press Try again to retry" in failed["error"] and "went away" not in failed["error"]
+        assert failed["round"] == 1 and failed["status"] == "active" and failed["retry"] and not failed["your_turn"]
+        assert [(t["speaker"], t["price"]) for t in failed["transcript"]] == [("you", 2.25)]  # kept: stored
+        assert stored_rows(arena.store, game_id) == [(1, "buyer", "human", "OFFER", 2.25, "hello")]
+        view = await arena.move(game_id, 1, "OFFER", "2.25", "hello")  # sent again: the round is retried
+        assert view["error"] is None and view["round"] == 2 and view["notice"] == ALREADY_PLAYED
         rows = stored_rows(arena.store, game_id)
         assert rows == [
             (1, "buyer", "human", "OFFER", 2.25, "hello"),

@@ -38,11 +38,11 @@ from bargain.arena.pacing import Pace, Paced
 from bargain.arena.people import INVITE, NO_SUCH_GAME, NOT_JOINED, QUEUE, People, Seat, fresh_player
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
 from bargain.engine import scenarios
-from bargain.engine.game import Action, GameState, Move, Observation, new_initial_state, replay
+from bargain.engine.game import Action, GameState, Move, Observation, Turn, new_initial_state, replay, replay_pending
 from bargain.engine.prompts import PromptVersion
-from bargain.engine.trial import Role, Trial
+from bargain.engine.trial import Mode, Role, Trial
 from bargain.episodes import play
-from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, game_state, outcome_fields, utcnow
+from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, outcome_fields, turns_of, utcnow
 
 # Words by which an agent could give away that it is a program (blinding in studies): flagged in its move record.
 MENTIONS_AI = re.compile(
@@ -69,10 +69,16 @@ class HumanAgent:
         self._spent_s = spent_s  # of the first turn asked, already spent before this process asked it (a take-over)
         self._move: asyncio.Future | None = None
         self.given: tuple[int, Move] | None = None  # the move handed over for the turn, until the rules apply it
+        # The person's move of a simultaneous round, stored before the agent's move is in: made once, whatever the
+        # process that plays the round (a take-over's, a retry after a failure) asks.
+        self.kept: tuple[int, Move] | None = None
         self.asked = asyncio.Event()
 
     async def act(self, obs: Observation) -> Move:
-        """Publish the turn and wait for the person's move (or for the time limit)."""
+        """Publish the turn and wait for the person's move (or for the time limit); a move already kept for the
+        round is the move, at once."""
+        if self.kept is not None and self.kept[0] == obs.round:
+            return self.kept[1]
         self._move = asyncio.get_running_loop().create_future()
         self.view, self.asked_at, self.given = obs, time.monotonic() - self._spent_s, None
         self._spent_s = 0.0
@@ -194,7 +200,13 @@ class LiveGame:
     player: str | None = None  # the browser playing it (free play)
     study: str | None = None  # the study whose game it is (None: free play's); nobody else reaches it
     starts_at: datetime | None = None  # a study's program game: it waits for "the other party" until then
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one move of the person's at a time
+    writing: asyncio.Lock = field(default_factory=asyncio.Lock)  # one write of the game's moves at a time
+
+    @property
+    def in_store(self) -> int:
+        """How many moves of the game are stored: its applied turns, and the person's kept move."""
+        return self.stored + (self.human.kept is not None)
 
     @property
     def matching(self) -> bool:
@@ -466,6 +478,7 @@ class Arena:
         pace: Pace | None = None,
         study: str | None = None,
         starts_at: datetime | None = None,
+        kept: tuple[int, Move] | None = None,
     ) -> LiveGame:
         agent = agent_factory(arm_spec, self.backends, side)(seed)
         if not getattr(agent, "instant", False):  # a model: its moves are bounded in time
@@ -474,6 +487,7 @@ class Arena:
             agent = Paced(agent, pace, seed)
         agent = Acting(agent)
         human = HumanAgent(move_seconds, spent_s if human_role in state.current_players() else 0.0)
+        human.kept = kept
         live = LiveGame(
             game_id,
             state,
@@ -524,47 +538,67 @@ class Arena:
                 live.state = replay(live.state.trial, list(live.state.turns[: live.stored]))
 
     async def _store(self, live: LiveGame) -> None:
-        """Commit the turns not yet stored (after every applied round, before the next); at the end, in the
-        same transaction, the outcome and the claim checker's findings. The work runs in a worker thread."""
-        new = live.state.turns[live.stored :]
-        records = {(r["round"], r["role"]): r for r in getattr(live.agent, "records", ())}
-        rows = []
-        for turn in new:
-            record = records.get((turn.round, turn.role.value), {}) if turn.role is not live.human_role else {}
-            rows.append(
-                {
-                    "round": turn.round,
-                    "role": turn.role.value,
-                    "actor": "human" if turn.role is live.human_role else "agent",
-                    "action": turn.action.value,
-                    "price": turn.price,
-                    "message": turn.message,
-                    "thought": turn.thought or "",
-                    "raw": turn.raw,
-                    "error": turn.error,
-                    "flags": ["mentions_ai"]
-                    if turn.role is not live.human_role and MENTIONS_AI.search(turn.message or "")
-                    else [],
-                    "prompt_messages": record.get("messages"),
-                    "latency_s": record.get("latency_s"),
-                    "prompt_tokens": record.get("prompt_tokens"),
-                    "completion_tokens": record.get("completion_tokens"),
-                    "endpoint": record.get("endpoint"),
-                    "paced_s": getattr(live.agent, "paced", {}).get((turn.round, turn.role.value)),
-                }
-            )
-        finished = live.state if live.state.is_terminal() else None
+        """Commit the turns not yet stored (after every applied round, before the next), the person's kept move
+        aside (stored already); at the end, in the same transaction, the outcome and the claim checker's findings.
+        The work runs in a worker thread."""
+        async with live.writing:
+            new, kept = live.state.turns[live.stored :], live.human.kept
+            rows = [
+                self._row(live, turn)
+                for turn in new
+                if kept is None or (turn.round, turn.role) != (kept[0], live.human_role)
+            ]
+            finished = live.state if live.state.is_terminal() else None
 
-        def commit() -> list[dict]:
-            outcome = None if finished is None else outcome_fields(finished, live.human_role.value)
-            # A person's move is played wherever it arrives, once: the write names the moves it was based on. A
-            # pass made because time ran out comes only from the process driving the game now (its generation).
-            timed_out = any(turn.error == TIMEOUT and turn.role is live.human_role for turn in new)
-            self.store.add_moves(live.id, rows, outcome, live.generation if timed_out else None, based_on=live.stored)
-            return [] if outcome is None else outcome["claims"]
+            def commit() -> list[dict]:
+                outcome = None if finished is None else outcome_fields(finished, live.human_role.value)
+                # A person's move is played wherever it arrives, once: the write names the moves it was based on. A
+                # pass made because time ran out comes only from the process driving the game now (its generation).
+                timed_out = any(turn.error == TIMEOUT and turn.role is live.human_role for turn in new)
+                generation = live.generation if timed_out else None
+                self.store.add_moves(live.id, rows, outcome, generation, based_on=live.in_store)
+                return [] if outcome is None else outcome["claims"]
 
-        live.findings = await asyncio.to_thread(commit)
-        live.stored += len(new)
+            live.findings = await asyncio.to_thread(commit)
+            live.stored += len(new)
+            if kept is not None and any(turn.round == kept[0] for turn in new):
+                live.human.kept = None
+
+    async def _keep(self, live: LiveGame, round_: int, move: Move) -> None:
+        """Store the person's move of a simultaneous round as soon as they make it, before the agent's is in (as a
+        game between two people stores it): a move the person was shown as made is never lost with a process that
+        dies before the round ends. (If it cannot be stored now, the round stores it with the agent's, as before.)"""
+        row = self._row(live, Turn.of(round_, live.human_role, move))
+        try:
+            await asyncio.to_thread(self.store.add_moves, live.id, [row], None, None, live.in_store)
+        except StoreError as exc:  # StaleGame too: the round's own write will find the game moved on
+            log.warning("game %s: the person's move could not be kept before the agent's: %s", live.id, exc)
+            return
+        live.human.kept = (round_, move)
+
+    def _row(self, live: LiveGame, turn: Turn) -> dict:
+        """A turn of the game as its move row is stored (an agent's with its reply's record, pace and flags)."""
+        agent = turn.role is not live.human_role
+        records = {(r["round"], r["role"]): r for r in getattr(live.agent, "records", ())} if agent else {}
+        record = records.get((turn.round, turn.role.value), {})
+        return {
+            "round": turn.round,
+            "role": turn.role.value,
+            "actor": "agent" if agent else "human",
+            "action": turn.action.value,
+            "price": turn.price,
+            "message": turn.message,
+            "thought": turn.thought or "",
+            "raw": turn.raw,
+            "error": turn.error,
+            "flags": ["mentions_ai"] if agent and MENTIONS_AI.search(turn.message or "") else [],
+            "prompt_messages": record.get("messages"),
+            "latency_s": record.get("latency_s"),
+            "prompt_tokens": record.get("prompt_tokens"),
+            "completion_tokens": record.get("completion_tokens"),
+            "endpoint": record.get("endpoint"),
+            "paced_s": getattr(live.agent, "paced", {}).get((turn.round, turn.role.value)),
+        }
 
     # --- playing -----------------------------------------------------------------------------
 
@@ -593,7 +627,7 @@ class Arena:
                 raise ArenaError(NO_SUCH_GAME)
             try:
                 version = await asyncio.to_thread(self.store.version, game_id) if live is not None else None
-                if live is not None and (version is None or version[:2] != (live.generation, live.stored)):
+                if live is not None and (version is None or version[:2] != (live.generation, live.in_store)):
                     self._let_go(live)  # another process took the game over or played on meanwhile: this is stale
                     live = None
                 if live is None:
@@ -611,14 +645,17 @@ class Arena:
         row = await asyncio.to_thread(self.store.take_over, game_id, self.process, study)
         if row is None:
             raise ArenaError(NO_SUCH_GAME)
-        state = game_state(row)
+        state, pending = replay_pending(Trial.from_dict(row["trial"]), turns_of(row["moves"]))
+        kept = None if pending is None else (pending.round, pending.move)  # the person's, stored before the agent's
         human_role = Role(row["human_role"])
         if row["status"] != "active" or state.is_terminal():
+            ended = HumanAgent()
+            ended.kept = kept
             return LiveGame(
                 game_id,
                 state,
                 human_role,
-                HumanAgent(),
+                ended,
                 None,
                 status=row["status"],
                 findings=row["claims"] or [],
@@ -628,7 +665,8 @@ class Arena:
         side = Side(self.sampling, prompt_version=PromptVersion(row["prompt_version"]), opponent_is_person=True)
         extra = row["extra"] or {}
         starts_at = datetime.fromisoformat(extra["starts_at"]) if extra.get("starts_at") else None
-        spent = max(0.0, (utcnow() - max(row["updated_at"], starts_at or row["updated_at"])).total_seconds())
+        began = max(row["updated_at"], starts_at or row["updated_at"])
+        spent = 0.0 if kept else max(0.0, (utcnow() - began).total_seconds())
         return self._begin(
             game_id,
             state,
@@ -643,6 +681,7 @@ class Arena:
             pace=Pace.from_dict(extra["pace"]) if extra.get("pace") else None,
             study=study,
             starts_at=starts_at,
+            kept=kept,
         )
 
     def _let_go(self, live: LiveGame) -> None:
@@ -684,8 +723,8 @@ class Arena:
         for _ in range(3):
             live = await self.live_game(game_id, study=study)
             async with live.lock:
-                given = live.human.given
-                if (given is not None and given[0] == round_) or any(
+                made = (live.human.given, live.human.kept)
+                if any(m is not None and m[0] == round_ for m in made) or any(
                     t.round == round_ and t.role is live.human_role for t in live.state.turns
                 ):
                     return {**self.view_of(live), "notice": ALREADY_PLAYED}
@@ -694,7 +733,10 @@ class Arena:
                     if live.failure is not None:  # it stopped again at once: say so, as the view does
                         return self.view_of(live)
                     raise ArenaError("wait for the other side's move")
-                live.human.submit(move)
+                async with live.writing:  # stored before the round's own write, which skips it
+                    live.human.submit(move)
+                    if live.state.trial.mode is Mode.SIMULTANEOUS:
+                        await self._keep(live, round_, move)
                 await live.settled(or_acting=not wait)
                 if live.failure != "stale":
                     return self.view_of(live)
@@ -796,7 +838,8 @@ class Arena:
         if live.state.is_terminal():
             self.live.pop(live.id, None)
         stopped = live.failure if live.task is not None and live.task.done() else None
-        given = live.human.given
+        # The person's move of the round under way: kept (stored), or handed over (lost if the round failed).
+        given = live.human.kept or (None if stopped else live.human.given)
         applied = given is not None and any(t.round == given[0] and t.role is live.human_role for t in obs.history)
         view = person_view(
             live.id,
@@ -807,7 +850,7 @@ class Arena:
             live.status,
             live.findings,
             thinking=not live.is_settled,
-            mine=None if applied or stopped else given,
+            mine=None if applied else given,
         )
         if live.matching:  # as a game between people waits for its second person
             view.update(status="waiting", thinking=True)

@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session, aliased
 from bargain.arena import PERSON
 from bargain.arena.inputs import ArenaError, Setup, allowed
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
-from bargain.engine.game import Action, GameState, Move, Turn, replay
+from bargain.engine.game import Action, Move, replay_pending
 from bargain.engine.trial import Mode, Role, Trial
 from bargain.store import (
     ACTIVE,
@@ -134,15 +134,6 @@ def _cancel_gone(session: Session, key: str | None = None) -> int:
             update(GameRow).where(GameRow.id.in_(gone)).values(status=CANCELLED, abandoned_by=GONE, updated_at=now)
         )
     return len(gone)
-
-
-def rebuilt(trial: Trial, turns: list[Turn]) -> tuple[GameState, Turn | None]:
-    """The game as its stored turns make it, and the move of a simultaneous round whose other move is not in yet
-    (played, not applied: the rules apply a simultaneous round's two moves together)."""
-    pending = None
-    if trial.mode is Mode.SIMULTANEOUS and turns and sum(t.round == turns[-1].round for t in turns) == 1:
-        turns, pending = turns[:-1], turns[-1]
-    return replay(trial, turns), pending
 
 
 class People:
@@ -372,7 +363,7 @@ class People:
         left = seconds_left(game)
         if left is None or left > 0:
             return False
-        state, pending = rebuilt(Trial.from_dict(game["trial"]), turns_of(game["moves"]))
+        state, pending = replay_pending(Trial.from_dict(game["trial"]), turns_of(game["moves"]))
         late = [role for role in state.current_players() if pending is None or pending.role is not role]
         if not late:
             return False
@@ -443,7 +434,7 @@ class People:
         """What the person at `seat` may see of the stored game: their observation, their own move of a round the
         other side has not moved in yet, and at the end the outcome and debrief (the other side was a person)."""
         trial = Trial.from_dict(game["trial"])
-        state, pending = rebuilt(trial, turns_of(game["moves"]))
+        state, pending = replay_pending(trial, turns_of(game["moves"]))
         status = game["status"]
         obs = state.observation(seat.role)
         mine = (pending.round, pending.move) if pending is not None and pending.role is seat.role else None
@@ -504,7 +495,7 @@ class People:
         """Write the move based on the game as read; with the outcome and findings when it ends the game."""
         trial = Trial.from_dict(game["trial"])
         turns = turns_of(game["moves"])
-        state, pending = rebuilt(trial, turns)
+        state, pending = replay_pending(trial, turns)
         if move.error != TIMEOUT:
             allowed(state, seat.role, move)
         current = state.round  # the round the move is made in

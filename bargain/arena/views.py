@@ -69,7 +69,7 @@ def person_view(
     the one who invited); every view has the keys, so that no key tells one kind of game from the other."""
     status = "finished" if ended is not None else status
     stopped = failure is not None and status == "active"
-    your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active"
+    your_turn = (bool(obs.legal_actions) if stopped else your_turn) and status == "active" and mine is None
     retry = "Make your move again" if your_turn else "Press Try again"
     view: dict[str, Any] = {
         "game_id": game_id,

@@ -429,3 +429,12 @@ def replay(trial: Trial, turns: list[Turn], sanity_check: bool = False) -> GameS
     if pending:
         raise GameError(f"log ends in the middle of round {state.round}: one side's move is missing")
     return state
+
+
+def replay_pending(trial: Trial, turns: list[Turn]) -> tuple[GameState, Turn | None]:
+    """The game as a stored move log makes it, and the lone move of a simultaneous round whose other move is not in
+    yet (played and kept, not applied: the rules apply a simultaneous round's two moves together)."""
+    pending = None
+    if trial.mode is Mode.SIMULTANEOUS and turns and sum(t.round == turns[-1].round for t in turns) == 1:
+        turns, pending = turns[:-1], turns[-1]
+    return replay(trial, turns), pending
