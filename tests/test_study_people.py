@@ -13,13 +13,14 @@ from datetime import timedelta
 
 import pandas as pd
 import pytest
+from sqlalchemy import update
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena, ArenaError
 from bargain.arena.pacing import Pace
 from bargain.arena.people import INVITE, QUEUE
 from bargain.arena.views import money
-from bargain.store import Store
+from bargain.store import Store, utcnow
 from bargain.study import records
 from bargain.study.config import Pairing, load
 from bargain.study.dashboard import funnel, recent_games, transcript_markdown
@@ -495,5 +496,29 @@ def test_a_program_game_with_a_matching_wait_waits_for_the_other_party_as_a_pers
         assert begun["view"]["status"] == "active" and begun["view"]["your_turn"]
         game = with_program.arena.store.game(begun["view"]["game_id"])
         assert "starts_at" in game["extra"]
+
+    asyncio.run(scenario())
+
+
+def test_one_whose_partner_is_dropped_as_idle_mid_game_completes_the_study(tmp_path):
+    """P1 and P2 are paired; P1 leaves and is dropped as idle: their game is abandoned, and P2 goes on through the
+    surveys to the completion code (the abandoned game has no end time: its length is to its last change)."""
+
+    async def scenario():
+        run = runner(tmp_path)
+        await to_game(run, "P1")
+        assert (await to_game(run, "P2"))["view"]["status"] == "active"
+        with run.arena.store.writing("age P1") as session:
+            session.execute(
+                update(records.ParticipantRow)
+                .where(records.ParticipantRow.participant == "P1")
+                .values(updated_at=utcnow() - timedelta(hours=1))
+            )
+        assert records.release_idle(run.arena.store, "people-test", 1, timedelta(minutes=20), within=False) == ["P1"]
+        page = await run.page({"participant": "P2"})
+        while page["stage"] in ("game_survey", "final_survey"):
+            page = await run.submit({"participant": "P2"}, page["stage"], {})
+        assert page["stage"] == "debrief"
+        assert (await run.submit({"participant": "P2"}, "debrief", {}))["stage"] == "completed"
 
     asyncio.run(scenario())

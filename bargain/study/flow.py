@@ -625,11 +625,12 @@ def passes(game: dict, role: str) -> int:
 
 def played(game: dict, role: str) -> Played:
     """What the participant playing `role` did in a stored game: their own moves (a move not made in time is the
-    engine's pass, not theirs), how long the game took, and whether they walked away in its first round."""
+    engine's pass, not theirs), how long the game took (to its end, or to its last change: a game abandoned when
+    the other participant was dropped as idle has no end), and whether they walked away in its first round."""
     own = [m for m in game["moves"] if m["actor"] == "human" and m["role"] == role and m["error"] != TIMEOUT]
     return Played(
         len(own),
-        (game["finished_at"] - game["created_at"]).total_seconds(),
+        ((game["finished_at"] or game["updated_at"]) - game["created_at"]).total_seconds(),
         any(m["round"] == 1 and m["action"] == Action.NO_DEAL for m in own),
     )
 
