@@ -306,9 +306,9 @@ def participant(
         """One participant's way through the study: False if they left while waiting for a partner."""
         moved = False  # once the first game is over: the other process
 
-        def call(api: str, *data, kind: str = "page", twin: list | None = None) -> dict:
+        def call(api: str, *data, kind: str = "page", twin: list | None = None, thought: bool = False) -> dict:
             nonlocal asked
-            if kind != "poll":  # a page asking again for what it waits for does so at once, on the other process
+            if kind != "poll" and not thought:  # a page asking again for what it waits for does so at once
                 time.sleep(think * rng.uniform(0.5, 1.5))
             which = (n + moved + (kind == "poll")) % len(urls)
             asked = time.monotonic()
@@ -325,13 +325,14 @@ def participant(
                 page = call("study_page", kind="poll")
             return page
 
-        def step(stage: str, data: dict, twin: dict | None = None) -> dict:
+        def step(stage: str, data: dict, twin: dict | None = None, thought: bool = False) -> dict:
             return call(
                 "study_step",
                 stage,
                 data,
                 kind="move" if stage == "game" else "page",
                 twin=None if twin is None else [stage, twin],
+                thought=thought,
             )
 
         held: set[str] = set()  # the seats (or games) the participant was given
@@ -356,8 +357,9 @@ def participant(
         call("study_page")
         step("consent", {"agree": True})
         step("instructions", {})
+        time.sleep(think * rng.uniform(0.5, 1.5))  # the comprehension question read, then the game entered
         with sweep.gate if every else contextlib.nullcontext():  # nobody enters a game while a leaver is dropped
-            page = step("comprehension", {"no_deal": "Nothing"})
+            page = step("comprehension", {"no_deal": "Nothing"}, thought=True)
             if enter(page):
                 return False
         entered, paired = asked, set()  # when the step that entered the game was sent; games begun
