@@ -3,7 +3,8 @@
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB [--participants 200] [--think 5.0]
     python -m benchmarks.study --db postgresql+psycopg://USER:PASS@HOST/DB --chaos [--kill-every 20]
         [--duplicate 0.2] [--reload 0.1] [--processes 2]
-    python -m benchmarks.study --pairs [--participants 100] [--think 1.0] [--db URL] [--chaos] [--free-play]
+    python -m benchmarks.study --pairs [--participants 100] [--think 1.0] [--db URL] [--processes 2] [--free-play]
+        [--chaos [--intruders 3] [--leave 0.1]]
 
 Two app processes serve one study (two games per participant against scripted tactics, four rounds each, a
 survey after each game and a final one) from the same database. Each simulated participant goes through the
@@ -45,12 +46,12 @@ paired (from the step that entered the game to its first page in play), the time
 stored (its step answered) to the partner's page showing the round settled, at p50 and p95, the finished pairs,
 those who fell back to the program arm, the quotas, and the same check against the database (between two people a
 page load is such an ask, which waits up to a second, so the server times given are the steps' and the moves').
-With `--chaos` it runs under the same faults. With `--free-play`, people are paired by free play's public queue
-instead: each chooses the same settings against `person:queue` through the API (`start_game`, then `get_game`'s long
-poll until paired), moves through a process chosen at random and awaits the other's move through the other one;
-reported are the same waits, and from the database the finished pairs, lost moves (sent, not stored), duplicated
-moves (a round and side stored more than once, or a move nobody sent), people left waiting and games left
-unfinished (goal: 0 of each).
+With `--chaos` it runs under the same faults, and two more (benchmarks/hostile.py): intruders (`--intruders`) try
+seats that are not theirs, through a process of free play on the same database (a study's processes serve no free
+play), and a share of the participants (`--leave`) leave while they wait for a partner and are dropped as the
+study's idle sweep would drop them, a newcomer taking each freed place; it reports the seats taken by a second
+caller and the idle participants paired after their drop (goal: 0 of each). With `--free-play`, people are paired
+by free play's public queue instead, with or without `--chaos` (benchmarks/free_play.py).
 
 Use a scratch database: the benchmark's study stays in it under a fresh name (`bench-` and six hex digits).
 The participants' clients run in a process of their own; on a two-core machine the servers, the database and the
@@ -60,7 +61,9 @@ clients share the cores.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import itertools
 import json
 import multiprocessing
 import os
@@ -82,12 +85,13 @@ from pathlib import Path
 import httpx
 
 from benchmarks.arena import percentile
+from benchmarks.crowd import Caller, Faults
+from benchmarks.hostile import IdleSweep, fingerprint, intruder, intrusions, paired_after_drop, taken_by_others
 
 GOAL_MS = 100.0
 CHAOS_GOAL_MS = 500.0  # p95 of a move's round trip under faults
 ROOT = Path(__file__).resolve().parents[1]
 GAMES, ROUNDS = 2, 4
-RETRY_FOR_S = 60.0  # how long a participant keeps making a step again while no process answers
 STUDY = """
 name: {name}
 version: 1
@@ -135,6 +139,8 @@ pairing: {{max_wait_s: {wait:g}, otherwise: lin}}
 """
 
 
+# An app process of these runs lets one address start any number of games an hour (every caller is 127.0.0.1).
+UNLIMITED = ["--games-per-hour", "1000000", "--games-per-hour-per-address", "1000000"]
 ARRIVALS = 10.0  # people who pair up arrive at random within this many think times: some wait, some find a partner
 WAIT_FOR_S = 120.0  # the longest a person waits for a partner (a study's pairing.max_wait_s; free play: cancel_game)
 
@@ -156,19 +162,6 @@ class Design:
 
 PROGRAMS = Design(AGAINST_PROGRAMS, games=GAMES, cells=4, arrivals=0.0)
 PEOPLE = Design(AGAINST_PEOPLE, games=1, cells=2, arrivals=ARRIVALS)
-
-
-@dataclass(frozen=True)
-class Faults:
-    """What goes wrong during a run (none by default: the load benchmark)."""
-
-    duplicate: float = 0.0  # share of steps also sent, at the same moment, to the other process (a move: another price)
-    reload: float = 0.0  # share of moves followed 2 ms later by a reload of the page on the other process
-    kill_every: float | None = None  # seconds between two kills (SIGKILL) of an app process, each started again
-
-    @property
-    def any(self) -> bool:
-        return bool(self.duplicate or self.reload or self.kill_every)
 
 
 # --- the app processes ------------------------------------------------------------------------------------------
@@ -281,163 +274,196 @@ def answers(page: dict) -> dict:
 
 
 def participant(
-    urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict, arrivals: float = 0.0
+    urls: list[str],
+    n: int,
+    think: float,
+    faults: Faults,
+    ready: threading.Barrier,
+    log: dict,
+    arrivals: float = 0.0,
+    sweep: IdleSweep | None = None,
 ) -> None:
-    """One participant through the study on one process, moving to the other after the first game. It calls the page's
-    named endpoints (`/study_page`, `/study_step`) over HTTP as `gradio_client` does for endpoints outside the
-    queue, in one page session per process, without the client library's own CPU cost per call, which on a small
-    machine would take the servers'. Under `faults`, some steps also go to the other process at the same moment,
-    some moves are followed by a reload there, and a step that no process answers (one was killed) is made again
-    on the next one. `arrivals`: the participant comes at a random time within that many think times (0: all at
-    once).
+    """One participant through the study on one process, moving to the other after the first game, through the
+    page's named endpoints (`/study_page`, `/study_step`) in one page session per process (crowd.Caller: a step that
+    no process answers is made again on the next one; under `faults`, some steps also go to the other process at the
+    same moment, and some moves are followed by a reload there). `arrivals`: the participant comes at a random time
+    within that many think times (0: all at once).
 
     A game whose other side is awaited (a person arm: the partner's arrival, or their move of the round) is
     followed as the page follows it, by asking for the page again, of the other process: how long the participant
     waited to be paired is logged (`waits`, from the step that entered the game), and so is each round settled by
-    their own move (`stored`) or seen settled by their partner's (`seen`, with when the last ask began)."""
+    their own move (`stored`) or seen settled by their partner's (`seen`, with when the last ask began). Each game's
+    seat is logged as the participant's (`takes`). Under `faults.leave`, a share of those who find no partner there
+    as they enter their game leave then (`left`): `sweep` drops them at once (participants enter their games one at
+    a time, through `sweep.gate`, so that nobody is paired with a leaver before the drop), and a newcomer takes the
+    freed place on the same thread, as a recruiting platform sends someone new for a place a participant gave up."""
     rng = random.Random(n)
-    query = {"PROLIFIC_PID": f"bench{n:05d}", "STUDY_ID": "bench", "SESSION_ID": f"s{n}"}
-    pid = query["PROLIFIC_PID"]
-    sessions = [secrets.token_hex(8) for _ in urls]  # one page session per process, as a browser tab keeps one
-    moved = False  # once the first game is over: the other process
-    asked = 0.0  # when the last request was sent
     firm = rng.random() < 0.3  # some hold out, most concede
+    every = round(1 / (2 * faults.leave)) if faults.leave else 0  # about half the participants enter their game alone
+    asked = 0.0  # when the last request was sent
 
-    def post(which: int, api: str, data: list) -> dict | None:
-        """One request; None when the process does not answer (refused, or cut off by a kill)."""
-        try:
-            answer = http.post(
-                f"{urls[which]}gradio_api/run/{api}", json={"data": [query, *data], "session_hash": sessions[which]}
+    def through(caller: Caller, pid: str) -> bool:
+        """One participant's way through the study: False if they left while waiting for a partner."""
+        moved = False  # once the first game is over: the other process
+
+        def call(api: str, *data, kind: str = "page", twin: list | None = None, thought: bool = False) -> dict:
+            nonlocal asked
+            if kind != "poll" and not thought:  # a page asking again for what it waits for does so at once
+                time.sleep(think * rng.uniform(0.5, 1.5))
+            which = (n + moved + (kind == "poll")) % len(urls)
+            asked = time.monotonic()
+            again = None if kind == "poll" else list(twin if twin is not None else data)
+            return caller.send(which, api, list(data), kind, again, ("study_page", []) if kind == "move" else None)
+
+        def until(page: dict, done: Callable[[dict], bool]) -> dict:
+            """The page asked for again (of the other process) until it is `done` waiting for the other side: their
+            arrival, or their move of the round (`asked`: when the last ask began)."""
+            ends = time.monotonic() + 2 * WAIT_FOR_S
+            while not done(page):
+                if time.monotonic() > ends:
+                    raise RuntimeError(f"the other side did not come or move for {2 * WAIT_FOR_S:.0f} s")
+                page = call("study_page", kind="poll")
+            return page
+
+        def step(stage: str, data: dict, twin: dict | None = None, thought: bool = False) -> dict:
+            return call(
+                "study_step",
+                stage,
+                data,
+                kind="move" if stage == "game" else "page",
+                twin=None if twin is None else [stage, twin],
+                thought=thought,
             )
-        except httpx.TransportError:
-            return None
-        if answer.status_code != 200:
-            raise RuntimeError(f"{api}: HTTP {answer.status_code} {answer.text[:200]}")
-        return answer.json()["data"][0]
 
-    def beside(which: int, api: str, data: list, delay: float = 0.0) -> threading.Thread:
-        """The same participant's other request, at the same moment (after `delay`), to process `which`."""
+        held: set[str] = set()  # the seats (or games) the participant was given
 
-        def send() -> None:
-            time.sleep(delay)
-            try:
-                post(which, api, data)
-            except Exception as exc:  # an error page for the duplicate is an error page
-                log["errors"].append(f"{pid} (sent again): {type(exc).__name__}: {exc}")
+        def enter(page: dict) -> bool:
+            """Note the seat of a game not seen before (`takes`); whether the participant leaves there: alone in it,
+            under `faults.leave` (then dropped)."""
+            if page["stage"] != "game" or page["view"]["game_id"] in held:
+                return False
+            view = page["view"]
+            held.add(view["game_id"])
+            log["takes"].append((pid, pid, view["game_id"], fingerprint(view)))
+            if not every or view["status"] != "waiting":
+                return False
+            log["alone"].append(pid)
+            if log["alone"].index(pid) % every != every - 1:
+                return False
+            log["left"].append((pid, view["game_id"]))
+            sweep.drop(pid)
+            return True
 
-        thread = threading.Thread(target=send)
-        thread.start()
-        return thread
-
-    def call(api: str, *data, kind: str = "page", twin: list | None = None) -> dict:
-        nonlocal asked
-        if kind != "poll":  # a page asking again for what it waits for does so at once, on the other process
-            time.sleep(think * rng.uniform(0.5, 1.5))
-        which = (n + moved + (kind == "poll")) % len(urls)
-        other = (which + 1) % len(urls)
-        extra = []
-        if kind != "poll" and faults.duplicate and rng.random() < faults.duplicate:
-            extra.append(beside(other, api, list(twin if twin is not None else data)))
-        if kind == "move" and faults.reload and rng.random() < faults.reload:
-            extra.append(beside(other, "study_page", [], delay=0.002))
-        start, given_up, asked = time.perf_counter(), time.monotonic() + RETRY_FOR_S, time.monotonic()
-        attempt = 0
-        while (page := post((which + attempt) % len(urls), api, list(data))) is None:
-            if time.monotonic() > given_up:
-                raise RuntimeError(f"{api}: no process answered for {RETRY_FOR_S:.0f} s")
-            log["retried"].append(pid)
-            attempt += 1
-            time.sleep(0.2)
-        log["trips"].append((kind, time.perf_counter() - start))
-        for thread in extra:
-            thread.join()
-        return page
-
-    def until(page: dict, done: Callable[[dict], bool]) -> dict:
-        """The page asked for again (of the other process) until it is `done` waiting for the other side: their
-        arrival, or their move of the round (`asked`: when the last ask began)."""
-        ends = time.monotonic() + 2 * WAIT_FOR_S
-        while not done(page):
-            if time.monotonic() > ends:
-                raise RuntimeError(f"the other side did not come or move for {2 * WAIT_FOR_S:.0f} s")
-            page = call("study_page", kind="poll")
-        return page
-
-    def step(stage: str, data: dict, twin: dict | None = None) -> dict:
-        return call(
-            "study_step",
-            stage,
-            data,
-            kind="move" if stage == "game" else "page",
-            twin=None if twin is None else [stage, twin],
-        )
+        call("study_page")
+        step("consent", {"agree": True})
+        step("instructions", {})
+        time.sleep(think * rng.uniform(0.5, 1.5))  # the comprehension question read, then the game entered
+        with sweep.gate if every else contextlib.nullcontext():  # nobody enters a game while a leaver is dropped
+            page = step("comprehension", {"no_deal": "Nothing"}, thought=True)
+            if enter(page):
+                return False
+        entered, paired = asked, set()  # when the step that entered the game was sent; games begun
+        while page["stage"] not in ("completed", "full", "dropped"):
+            if enter(page):
+                return False
+            if page["stage"] == "game" and page["view"]["status"] == "waiting":  # for a partner
+                page = until(page, lambda page: page["stage"] != "game" or page["view"]["status"] != "waiting")
+            elif page["stage"] == "game":
+                view = page["view"]
+                if page["game"] not in paired:  # the game has begun: the wait for it is over
+                    paired.add(page["game"])
+                    log["waits"].append(time.monotonic() - entered)
+                toward = 1 if view["role"] == "buyer" else -1
+                price = offer(view, firm)
+                move = {"round": view["round"], "action": "OFFER", "message": "How about this?"}
+                game, token, round_ = page["game"], view["game_id"], view["round"]
+                page = step(
+                    "game",
+                    {**move, "price": f"{price:.2f}"},
+                    twin={**move, "price": f"{price - 0.05 * toward:.2f}"},
+                )
+                log["moves"].append(pid)
+                if page["stage"] == "game":  # what the participant was shown as played, to find in the database
+                    log["shown"].extend(
+                        (pid, game, t["round"], t["price"]) for t in page["view"]["transcript"] if t["speaker"] == "you"
+                    )
+                if over(page, round_):
+                    log["stored"].append((token, round_, time.monotonic()))
+                else:  # the other side's move of the round is awaited
+                    page = until(page, functools.partial(over, round_=round_))
+                    log["seen"].append((token, round_, time.monotonic(), asked))
+            elif page["stage"] in ("game_survey", "final_survey"):
+                moved = True
+                page = step(page["stage"], answers(page))
+                entered = asked
+            elif page["stage"] == "debrief":
+                page = step("debrief", {})
+            else:
+                raise RuntimeError(f"unexpected page {page['stage']}")
+        log["ended"].append((pid, page["stage"]))
+        return True
 
     # Idle connections are closed here before the server's keep-alive (5 s) would close them under a request.
     with httpx.Client(timeout=120, limits=httpx.Limits(keepalive_expiry=2)) as http:
+        pid = f"bench{n:05d}"
         try:
             ready.wait()
             time.sleep(rng.uniform(0, arrivals * think))
-            page = call("study_page")
-            step("consent", {"agree": True})
-            step("instructions", {})
-            page = step("comprehension", {"no_deal": "Nothing"})
-            entered, paired = asked, set()  # when the step that entered the game was sent; games begun
-            while page["stage"] not in ("completed", "full", "dropped"):
-                if page["stage"] == "game" and page["view"]["status"] == "waiting":  # for a partner
-                    page = until(page, lambda page: page["stage"] != "game" or page["view"]["status"] != "waiting")
-                elif page["stage"] == "game":
-                    view = page["view"]
-                    if page["game"] not in paired:  # the game has begun: the wait for it is over
-                        paired.add(page["game"])
-                        log["waits"].append(time.monotonic() - entered)
-                    toward = 1 if view["role"] == "buyer" else -1
-                    price = offer(view, firm)
-                    move = {"round": view["round"], "action": "OFFER", "message": "How about this?"}
-                    game, token, round_ = page["game"], view["game_id"], view["round"]
-                    page = step(
-                        "game",
-                        {**move, "price": f"{price:.2f}"},
-                        twin={**move, "price": f"{price - 0.05 * toward:.2f}"},
-                    )
-                    log["moves"].append(pid)
-                    if page["stage"] == "game":  # what the participant was shown as played, to find in the database
-                        log["shown"].extend(
-                            (pid, game, t["round"], t["price"])
-                            for t in page["view"]["transcript"]
-                            if t["speaker"] == "you"
-                        )
-                    if over(page, round_):
-                        log["stored"].append((token, round_, time.monotonic()))
-                    else:  # the other side's move of the round is awaited
-                        page = until(page, functools.partial(over, round_=round_))
-                        log["seen"].append((token, round_, time.monotonic(), asked))
-                elif page["stage"] in ("game_survey", "final_survey"):
-                    moved = True
-                    page = step(page["stage"], answers(page))
-                    entered = asked
-                elif page["stage"] == "debrief":
-                    page = step("debrief", {})
-                else:
-                    raise RuntimeError(f"unexpected page {page['stage']}")
-            log["ended"].append((pid, page["stage"]))
+            for newcomer in itertools.count():
+                pid = f"bench{n:05d}" + (f"-{newcomer}" if newcomer else "")
+                query = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": f"s{n}-{newcomer}"}
+                sessions = [secrets.token_hex(8) for _ in urls]  # one page session per process, as a tab keeps one
+                if through(Caller(http, urls, pid, log, faults, rng, [query], sessions), pid):
+                    break
         except Exception as exc:  # reported: a lost participant is a failed benchmark
             log["errors"].append(f"{pid}: {type(exc).__name__}: {exc}")
 
 
-LOGGED = ("trips", "moves", "shown", "seen", "ended", "errors", "retried", "seats", "waits", "stored", "left")
+LOGGED = (
+    "trips",
+    "moves",
+    "shown",
+    "seen",
+    "ended",
+    "errors",
+    "retried",
+    "waits",
+    "stored",
+    "left",
+    "gave_up",
+    "alone",
+    "takes",
+    "twins",
+    "notices",
+    "intruded",
+    "links",
+    "linked",
+)
 
 
 def crowd_main(
-    urls: list[str], participants: int, think: float, faults: Faults, results, who: Callable = participant
+    urls: list[str],
+    participants: int,
+    think: float,
+    faults: Faults,
+    results,
+    who: Callable = participant,
+    hostile: Callable | None = None,
 ) -> None:
-    """Every participant (`who`: a study's participant, or a person of `--pairs`) on a thread of its own; sends back
-    what they saw."""
+    """Every participant (`who`: a study's participant, or a person of `--pairs --free-play`) on a thread of its own,
+    with `faults.intruders` intruders beside them (`hostile`) until they are done; sends back what they saw."""
     log: dict = {key: [] for key in LOGGED}
-    ready = threading.Barrier(participants)
+    ready, done = threading.Barrier(participants), threading.Event()
     threads = [threading.Thread(target=who, args=(urls, n, think, faults, ready, log)) for n in range(participants)]
-    for thread in threads:
+    intruders = [
+        threading.Thread(target=hostile, args=(n, think, done, log)) for n in range(faults.intruders if hostile else 0)
+    ]
+    for thread in threads + intruders:
         thread.start()
     for thread in threads:
+        thread.join()
+    done.set()
+    for thread in intruders:
         thread.join()
     results.put(log)
 
@@ -462,6 +488,12 @@ class Outcome:
     fell_back: int = 0  # participants unpaired after the longest wait, who played the program arm instead
     settles_ms: list[float] = field(default_factory=list)  # settle_times: a round stored to the partner seeing it
     settled_at_once: int = 0  # rounds between people whose two moves both came back settled: nobody was waiting
+    left: int = 0  # participants who left while waiting for a partner (benchmarks/hostile.py), each then dropped
+    paired_after_drop: int = 0  # participants dropped as idle who hold a seat paired after their drop
+    paired_before_drop: int = 0  # ... paired in the moment between their last page and their drop
+    intrusions: int = 0  # intruders' calls answered
+    taken_views: int = 0  # intruders' calls answered with a view not theirs
+    misheld_seats: int = 0  # seats whose stored person is not the participant (or intruder) who took them
     problems: list[str] = field(default_factory=list)  # each finding in a sentence, the first ten kept
     errors: list[str] = field(default_factory=list)
 
@@ -474,6 +506,9 @@ class Outcome:
             or self.lost_moves
             or self.slots_off
             or self.games_left_active
+            or self.paired_after_drop
+            or self.taken_views
+            or self.misheld_seats
             or self.problems
         )
 
@@ -505,12 +540,12 @@ def check(db: str, name: str, participants: int, games_each: int, log: dict, exa
     games = store.games_frame()
     games = games[games["study"] == name]
     with store.reading() as session:
-        seats = {
-            token: (game_id, role)
-            for token, game_id, role in session.execute(
-                select(SeatRow.token, SeatRow.game_id, SeatRow.role).where(SeatRow.study == name)
+        rows = session.execute(
+            select(SeatRow.token, SeatRow.game_id, SeatRow.role, SeatRow.person, SeatRow.joined_at).where(
+                SeatRow.study == name
             )
-        }
+        ).all()
+    seats = {token: (game_id, role) for token, game_id, role, _, _ in rows}
     out.settles_ms, out.settled_at_once, odd = settle_times(log, {token: game for token, (game, _) in seats.items()})
     if exact_moves:  # (a step sent twice, or made again, can settle a round through a request nobody timed)
         out.problems.extend(odd)
@@ -525,6 +560,16 @@ def check(db: str, name: str, participants: int, games_each: int, log: dict, exa
         if row["stage"] == "completed" and len(row["games"]) != games_each:
             out.problems.append(f"{pid} completed with {len(row['games'])} games of {games_each}")
     out.games_left_active = int(games["status"].isin(["active", "waiting"]).sum())
+    out.left = len(log["left"])
+    dropped = sorted(pid for pid, row in people.items() if row["stage"] == "dropped")
+    if dropped != sorted(pid for pid, _ in log["left"]):
+        out.problems.append(f"participants dropped {dropped}, who left {sorted(pid for pid, _ in log['left'])}")
+    out.paired_after_drop, out.paired_before_drop = paired_after_drop(
+        people, [(game_id, person, at) for _, game_id, _, person, at in rows], dict(zip(games["id"], games["status"]))
+    )
+    out.intrusions = len(log["intruded"])
+    out.taken_views, out.misheld_seats = taken_by_others(store, log)
+    out.misheld_seats += sum(person is not None and person not in people for *_, person, _ in rows)
     out.pairs = int(((games["arm"] == PERSON) & (games["status"] == "finished")).sum())
     out.fell_back = sum(extra.get("instead_of") == PERSON for extra in games["extra"] if isinstance(extra, dict))
     moves = store.moves_frame()
@@ -628,24 +673,77 @@ def collect(crowd: BaseProcess, results: multiprocessing.Queue) -> dict:
 
 
 def start_crowd(
-    replicas: list[Replica], participants: int, think: float, faults: Faults, who: Callable = participant
+    replicas: list[Replica],
+    participants: int,
+    think: float,
+    faults: Faults,
+    who: Callable = participant,
+    hostile: Callable | None = None,
 ) -> tuple[BaseProcess, multiprocessing.Queue]:
-    """The participants, started in a process of their own (so that their threads do not share the servers'
-    interpreter), and the queue their log will come back by."""
+    """The participants (and intruders), started in a process of their own (so that their threads do not share the
+    servers' interpreter), and the queue their log will come back by."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
-    crowd = context.Process(target=crowd_main, args=(urls, participants, think, faults, results, who))
+    crowd = context.Process(target=crowd_main, args=(urls, participants, think, faults, results, who, hostile))
     crowd.start()
     return crowd, results
+
+
+def crowd_through(
+    replicas: list[Replica],
+    participants: int,
+    think: float,
+    faults: Faults,
+    who: Callable,
+    hostile: Callable | None = None,
+    door: Replica | None = None,
+) -> tuple[dict, float, int, list[dict]]:
+    """Start the app processes (and the `door`, a process of free play the intruders call, never killed), put the
+    participants (`who`, and beside them the intruders: `hostile`) through them while, under `faults.kill_every`,
+    one process in turn is killed and started again, then stop them all: the participants' log, the seconds they
+    took, the kills, and the timings of the processes (the door's aside) that ended cleanly."""
+    kills = 0
+    stop = threading.Event()
+
+    def killer() -> None:
+        nonlocal kills
+        victim = 0
+        while not stop.wait(faults.kill_every):
+            replicas[victim].kill()
+            kills += 1
+            replicas[victim].start()
+            victim = (victim + 1) % len(replicas)
+
+    everyone = replicas + ([door] if door is not None else [])
+    try:
+        for replica in everyone:
+            replica.start()
+        began = time.perf_counter()
+        crowd, results = start_crowd(replicas, participants, think, faults, who, hostile)
+        chaos = threading.Thread(target=killer) if faults.kill_every else None
+        if chaos is not None:
+            chaos.start()
+        log = collect(crowd, results)
+        stop.set()
+        if chaos is not None:
+            chaos.join()
+        crowd.join()
+        elapsed = time.perf_counter() - began
+    finally:
+        stop.set()
+        for replica in everyone:
+            if replica.process is not None and replica.process.poll() is None:
+                replica.stop()
+    return log, elapsed, kills, [json.loads(r.timings.read_text()) for r in replicas if r.timings.exists()]
 
 
 def run(
     db: str, participants: int, think: float, faults: Faults = Faults(), processes: int = 2, design: Design = PROGRAMS
 ) -> Run:
-    """Serve a fresh study of `design` from `processes` app processes on `db` and put `participants` through it."""
+    """Serve a fresh study of `design` from `processes` app processes on `db` and put `participants` through it
+    (between people, under `faults.intruders`, with a door of free play on `db` for the intruders)."""
     name = f"bench-{secrets.token_hex(3)}"
-    kills = 0
     with tempfile.TemporaryDirectory() as root:
         folder = Path(root)
         for text in ("consent", "instructions", "debrief"):
@@ -669,38 +767,12 @@ def run(
             )
             for i in range(processes)
         ]
-        stop = threading.Event()
-
-        def killer() -> None:
-            nonlocal kills
-            victim = 0
-            while not stop.wait(faults.kill_every):
-                replicas[victim].kill()
-                kills += 1
-                replicas[victim].start()
-                victim = (victim + 1) % len(replicas)
-
-        try:
-            for replica in replicas:
-                replica.start()
-            began = time.perf_counter()
-            who = functools.partial(participant, arrivals=design.arrivals)
-            crowd, results = start_crowd(replicas, participants, think, faults, who)
-            chaos = threading.Thread(target=killer) if faults.kill_every else None
-            if chaos is not None:
-                chaos.start()
-            log = collect(crowd, results)
-            stop.set()
-            if chaos is not None:
-                chaos.join()
-            crowd.join()
-            elapsed = time.perf_counter() - began
-        finally:
-            stop.set()
-            for replica in replicas:
-                if replica.process is not None and replica.process.poll() is None:
-                    replica.stop()
-        served = [json.loads(r.timings.read_text()) for r in replicas if r.timings.exists()]
+        door = Replica(["--db", db, "--port", str(free_port()), *UNLIMITED], folder / "door.json")
+        hostile = functools.partial(intruder, [f"http://127.0.0.1:{door.port}/"], True) if faults.intruders else None
+        who = functools.partial(participant, arrivals=design.arrivals, sweep=IdleSweep(db, name))
+        log, elapsed, kills, served = crowd_through(
+            replicas, participants, think, faults, who, hostile, door if faults.intruders else None
+        )
     times = [
         ("page" if kind == "step" and design is PROGRAMS else kind, seconds)  # one figure: every page that is no move
         for record in served
@@ -783,216 +855,17 @@ def report(result: Run, participants: int, think: float, faults: Faults, process
             f"; {out.settled_at_once} round(s) settled with nobody waiting"
         )
         print(f"completed pairs {out.pairs} of {participants // 2}")
+    if people and faults.leave:
+        print(
+            f"left while waiting for a partner {out.left}, each dropped at once by the idle sweep: idle participants "
+            f"paired after their drop {out.paired_after_drop} (goal 0); {out.paired_before_drop} paired in the moment "
+            "before it"
+        )
+    if people and faults.intruders:
+        print(intrusions(faults.intruders, out.intrusions, out.taken_views, out.misheld_seats))
     print("quotas (slots taken / quota): " + "; ".join(f"{c} {t}/{q}" for c, (t, q) in sorted(out.cells.items())))
     print(f"nothing lost or duplicated: {'yes' if out.clean else 'NO'}")
     for line in (out.errors + out.problems)[:10]:
-        print("  ", line)
-
-
-# --- people against people (--pairs) ---------------------------------------------------------------------------
-
-# What every person of `--pairs --free-play` chooses (the opponent, condition, mode, rounds, scenario, prompts), their
-# role aside.
-PAIRED = ("person:queue", "both_unaware", "simultaneous", ROUNDS, "low", "train")
-WAIT_S = 5.0  # each long poll of get_game (the API allows up to 10 s)
-
-
-def person(
-    run_id: str, urls: list[str], n: int, think: float, faults: Faults, ready: threading.Barrier, log: dict
-) -> None:
-    """One person who plays another person: a buyer (even `n`) or a seller, at home on one process (two buyers and
-    two sellers in turn: both processes hold both roles), who arrives at a random time, joins the public queue and
-    long-polls there until paired, then plays the game to its end. Each move goes to a process chosen at random,
-    and a person whose move did not settle the round waits for the other's through the other process, as a page
-    reloaded behind a load balancer would. `faults` is the crowd's signature: none are made here."""
-    rng = random.Random(n)
-    role, home = ("buyer", "seller")[n % 2], n // 2 % len(urls)
-    player = f"{run_id}-{n:04d}"
-
-    def post(which: int, api: str, *data) -> dict:
-        start = time.perf_counter()
-        answer = http.post(f"{urls[which]}gradio_api/run/{api}", json={"data": list(data)})
-        if answer.status_code != 200:
-            raise RuntimeError(f"{api}: HTTP {answer.status_code} {answer.text[:200]}")
-        log["trips"].append((api, time.perf_counter() - start))
-        return answer.json()["data"][0]
-
-    with httpx.Client(timeout=120, limits=httpx.Limits(keepalive_expiry=2)) as http:
-        try:
-            ready.wait()
-            time.sleep(rng.uniform(0, ARRIVALS * think))
-            asked = time.monotonic()
-            view = post(home, "start_game", role, *PAIRED, player, "buyer")
-            token = view["game_id"]
-            log["seats"].append(token)
-            while view["status"] == "waiting":
-                if time.monotonic() - asked > WAIT_FOR_S:
-                    log["left"].append(player)
-                    post(home, "cancel_game", token)
-                    return
-                view = post(home, "get_game", token, WAIT_S)
-            log["waits"].append(time.monotonic() - asked)
-            firm = rng.random() < 0.3
-            while view["status"] == "active":
-                round_ = view["round"]
-                time.sleep(think * rng.uniform(0.5, 1.5))
-                which = rng.randrange(len(urls))
-                price = f"{offer(view, firm):.2f}"
-                view = post(which, "play_move", token, round_, "OFFER", price, f"{role[0]}{round_}")
-                log["moves"].append((token, round_, role))
-                if settled(view, round_):  # the round's second move: the other person is waiting for it
-                    log["stored"].append((token, round_, time.monotonic()))
-                    continue
-                while not settled(view, round_):
-                    polled = time.monotonic()
-                    view = post((which + 1) % len(urls), "get_game", token, WAIT_S)
-                log["seen"].append((token, round_, time.monotonic(), polled))
-            log["ended"].append((player, view["status"]))
-        except Exception as exc:  # reported: a person who could not play is a failed benchmark
-            log["errors"].append(f"{player}: {type(exc).__name__}: {exc}")
-
-
-@dataclass
-class PairsRun:
-    """A finished `--pairs` run: what the database holds against what the people did, and the times."""
-
-    people: int
-    elapsed_s: float
-    requests: int
-    server_cpu_s: float
-    waits_ms: list[float]  # from a person's start_game to their view being active
-    settles_ms: list[float]  # from a round's second move being stored to the partner's long poll showing it
-    moves_ms: list[float]  # play_move's round trip
-    settled_at_once: int = 0  # rounds whose two moves both came back settled: nobody was waiting
-    pairs: int = 0  # games of the run's people that finished
-    deals: int = 0
-    moves_sent: int = 0
-    moves_stored: int = 0
-    lost_moves: int = 0  # moves sent (play_move answered) that the database lacks
-    duplicated_moves: int = 0  # stored moves beyond one per (game, round, role), and moves not sent
-    waiting: int = 0  # people who gave up waiting, and games still waiting in the database
-    unfinished: int = 0  # people who did not end their game, and games left active
-    problems: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def clean(self) -> bool:
-        return not (
-            self.lost_moves or self.duplicated_moves or self.waiting or self.unfinished or self.errors or self.problems
-        )
-
-
-def check_pairs(db: str, run_id: str, result: PairsRun, log: dict) -> None:
-    """Fill in `result` from the database: the games of the run's people (their seats' player ids carry `run_id`),
-    each of whose (round, role) must be stored exactly once and as many times as it was sent; and the time from a
-    round being stored to the partner seeing it, each round's two sides matched through their seats' game."""
-    from sqlalchemy import select
-
-    from bargain.store import GameRow, MoveRow, SeatRow, Store
-
-    store = Store(db)
-    with store.reading() as session:
-        game_of: dict[str, str] = {
-            token: game_id
-            for token, game_id in session.execute(
-                select(SeatRow.token, SeatRow.game_id).where(SeatRow.person.startswith(f"{run_id}-"))
-            )
-        }
-        ids = sorted(set(game_of.values()))
-        games = session.execute(select(GameRow.id, GameRow.status, GameRow.deal).where(GameRow.id.in_(ids))).all()
-        stored = session.execute(
-            select(MoveRow.game_id, MoveRow.round, MoveRow.role).where(MoveRow.game_id.in_(ids))
-        ).all()
-    store.engine.dispose()
-    sent = [(game_of.get(token), round_, role) for token, round_, role in log["moves"]]
-    counts: dict[tuple, int] = {}
-    for move in stored:
-        counts[tuple(move)] = counts.get(tuple(move), 0) + 1
-    result.moves_sent, result.moves_stored = len(sent), len(stored)
-    result.lost_moves = sum(move not in counts for move in sent)
-    result.duplicated_moves = sum(c - 1 for c in counts.values()) + len(set(counts) - set(sent))
-    if len(sent) != len(set(sent)):
-        result.problems.append(f"{len(sent) - len(set(sent))} move(s) sent twice for one round")
-    status = {game_id: state for game_id, state, _ in games}
-    result.pairs = sum(state == "finished" for state in status.values())
-    result.deals = sum(bool(deal) for _, state, deal in games if state == "finished")
-    result.waiting = len(log["left"]) + sum(state == "waiting" for state in status.values())
-    result.unfinished = (result.people - len(log["ended"]) - len(log["left"])) + sum(
-        state == "active" for state in status.values()
-    )
-    if result.pairs * 2 != result.people:
-        result.problems.append(f"{result.pairs} finished games for {result.people} people ({status})"[:300])
-    result.settles_ms, result.settled_at_once, odd = settle_times(log, game_of)
-    result.problems.extend(odd)
-    result.problems = result.problems[:10]
-
-
-def run_pairs(db: str, people: int, think: float) -> PairsRun:
-    """Two app processes on `db`, and `people` people (half buyers, half sellers) paired by the queue through them."""
-    run_id = f"pairs-{secrets.token_hex(3)}"
-    with tempfile.TemporaryDirectory() as root:
-        folder, per_hour = Path(root), str(people * 2)  # every start_game comes from one address
-        replicas = [
-            Replica(
-                ["--db", db, "--port", str(free_port())]
-                + ["--games-per-hour", per_hour, "--games-per-hour-per-address", per_hour],
-                folder / f"times{i}.json",
-            )
-            for i in range(2)
-        ]
-        try:
-            for replica in replicas:
-                replica.start()
-            began = time.perf_counter()
-            crowd, results = start_crowd(replicas, people, think, Faults(), functools.partial(person, run_id))
-            log = collect(crowd, results)
-            crowd.join()
-            elapsed = time.perf_counter() - began
-        finally:
-            for replica in replicas:
-                if replica.process is not None and replica.process.poll() is None:
-                    replica.stop()
-        served = [json.loads(r.timings.read_text()) for r in replicas if r.timings.exists()]
-    result = PairsRun(
-        people,
-        elapsed,
-        len(log["trips"]),
-        sum(record["cpu_s"] for record in served),
-        [s * 1000 for s in log["waits"]],
-        [],
-        [s * 1000 for api, s in log["trips"] if api == "play_move"],
-        errors=log["errors"][:10],
-    )
-    check_pairs(db, run_id, result, log)
-    return result
-
-
-def report_pairs(result: PairsRun, db: str, think: float) -> None:
-    """The `--pairs` run's figures, printed."""
-    where = db.split("://")[0].split("+")[0]
-    print(
-        f"{result.people} people ({result.people // 2} buyers, {result.people // 2} sellers) through 2 app processes "
-        f"on {where}, arriving within {ARRIVALS * think:.0f} s, paired by the public queue, {ROUNDS} simultaneous "
-        f"rounds, {think:.1f} s to think: {result.requests} requests in {result.elapsed_s:.1f} s"
-    )
-    print(f"wait to be paired (start_game to an active view): {spread(result.waits_ms)}")
-    print(
-        f"a round stored to the partner's long poll showing it (through the other process): {spread(result.settles_ms)}"
-        f"; {result.settled_at_once} round(s) settled with nobody waiting"
-    )
-    print(f"round trip per move: {spread(result.moves_ms)}")
-    print(
-        f"server CPU per request: {result.server_cpu_s / max(result.requests, 1) * 1000:.1f} ms (both processes, "
-        "long polls included)"
-    )
-    print(
-        f"completed pairs {result.pairs} of {result.people // 2} ({result.deals} deals); moves sent "
-        f"{result.moves_sent}, stored {result.moves_stored}; lost {result.lost_moves}; duplicated "
-        f"{result.duplicated_moves}; left waiting {result.waiting}; unfinished {result.unfinished}; errors "
-        f"{len(result.errors)}"
-    )
-    print(f"nothing lost or duplicated: {'yes' if result.clean else 'NO'}")
-    for line in (result.errors + result.problems)[:10]:
         print("  ", line)
 
 
@@ -1050,6 +923,18 @@ def main() -> None:
         default=20.0,
         help="with --chaos: seconds between two kills of a process (default 20; 0: none)",
     )
+    parser.add_argument(
+        "--intruders",
+        type=int,
+        default=3,
+        help="with --pairs --chaos: callers who try seats that are not theirs (default 3; benchmarks/hostile.py)",
+    )
+    parser.add_argument(
+        "--leave",
+        type=float,
+        default=0.1,
+        help="with --pairs --chaos: share of people who leave while they wait for a partner (default 0.1)",
+    )
     parser.add_argument("--serve", nargs=2, metavar=("ARGV", "TIMINGS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -1057,14 +942,18 @@ def main() -> None:
     participants = args.participants or (100 if args.pairs else 200)
     if participants % 2 or participants < 2:
         raise SystemExit("--participants must be even: each cell fills exactly (--pairs: one buyer for each seller)")
-    if args.free_play and (args.chaos or not args.pairs):
-        raise SystemExit("--free-play goes with --pairs, without --chaos: people paired by free play's queue")
-    faults = Faults(args.duplicate, args.reload, args.kill_every or None) if args.chaos else Faults()
+    if args.free_play and not args.pairs:
+        raise SystemExit("--free-play goes with --pairs: people paired by free play's queue")
+    hostile = (args.intruders, args.leave) if args.pairs else ()  # between people only
+    faults = Faults(args.duplicate, args.reload, args.kill_every or None, *hostile) if args.chaos else Faults()
     with tempfile.TemporaryDirectory() as folder:
         if args.pairs:  # a file of its own: people pair on any database the app serves from two processes
             db = args.db or f"sqlite:///{Path(folder) / 'pairs.db'}"
             if args.free_play:
-                return report_pairs(run_pairs(db, participants, args.think), db, args.think)
+                from benchmarks.free_play import report_pairs, run_pairs
+
+                result = run_pairs(db, participants, args.think, faults, args.processes)
+                return report_pairs(result, db, args.think, faults)
         else:
             db = args.db or os.environ.get("BARGAIN_BENCH_DB") or os.environ.get("BARGAIN_TEST_POSTGRES_URL") or ""
             if not (db.startswith("postgresql") or db.startswith("sqlite") and args.processes == 1):

@@ -2,7 +2,9 @@
 free play's public queue (`--free-play`), paired on two app processes of one database, each awaiting the other's
 move through the other process. Everyone is paired and finishes, the database holds every move exactly once, and
 the study's cells are filled exactly. On one SQLite file, and on PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set
-(CI starts it)."""
+(CI starts it). Free play's run under the chaos harness too (`--pairs --free-play --chaos`: moves sent twice at once,
+looks on the other process, a process killed every 4 s, intruders, a person who leaves their wait), on one SQLite
+process and on two of PostgreSQL; the study's person arm under it is in tests/test_study_processes.py."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ import os
 
 import pytest
 
+from benchmarks.crowd import Faults
+from benchmarks.free_play import PairsRun, run_pairs
 from benchmarks.study import PEOPLE as PAIRED
-from benchmarks.study import Faults, PairsRun, run, run_pairs
+from benchmarks.study import run
 
 URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.slow
@@ -20,8 +24,8 @@ PEOPLE = 12
 
 def check(result: PairsRun) -> None:
     assert result.errors == [] and result.problems == []
-    assert result.pairs == PEOPLE // 2 and len(result.waits_ms) == PEOPLE  # all paired, all finished
-    assert result.waiting == 0 and result.unfinished == 0
+    assert result.pairs == result.people // 2 and len(result.waits_ms) == result.people  # all paired, all finished
+    assert result.waiting == 0 and result.waits_lost == 0 and result.unfinished == 0
     assert result.lost_moves == 0 and result.duplicated_moves == 0
     assert result.moves_sent == result.moves_stored > 0
     # every round was settled by a second move, and the first mover's long poll through the other process saw it
@@ -38,6 +42,27 @@ def test_people_paired_on_two_processes_of_postgresql_lose_and_repeat_no_move():
     from databases import emptied
 
     check(run_pairs(emptied(URL), PEOPLE, think=0.3))
+
+
+@pytest.mark.parametrize(
+    "processes",
+    [pytest.param(2, marks=pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")), 1],
+    ids=["postgres", "sqlite"],
+)
+def test_people_paired_by_free_play_under_faults_and_intruders_lose_nothing_and_give_no_seat_away(tmp_path, processes):
+    """Moves sent twice at once are played once (the second answered "already played"), a process killed every 4 s
+    costs nobody their wait (they keep asking, through the other process), two intruders get no seat that is not
+    theirs, and the person who left their wait is paired with nobody once LIVE_S has passed: the two who come after
+    them, with their settings, are paired together."""
+    from databases import emptied
+
+    db = emptied(URL) if processes == 2 else f"sqlite:///{tmp_path / 'pairs.db'}"
+    result = run_pairs(db, PEOPLE, think=0.3, faults=Faults(0.3, 0.2, 4.0, intruders=2, leave=0.1), processes=processes)
+    assert result.people == PEOPLE + 2 and result.left == 1  # the one who left, and the two who came after them
+    check(result)
+    assert result.kills >= 1 and result.twins and result.notices  # the faults were met
+    assert result.paired_after_gone == 0
+    assert result.intrusions > 0 and (result.taken_views, result.misheld_seats) == (0, 0)
 
 
 def test_study_participants_paired_on_two_processes_of_one_sqlite_file_fill_the_cells_exactly(tmp_path):

@@ -2,7 +2,8 @@
 once (moves with different prices), reloads on the other process while a move is in flight, a process killed
 (SIGKILL) mid-run and started again, a model server that takes requests and never answers. Afterwards nobody is
 stuck, nothing is written twice or lost, no participant got an error page, every slot is counted once and no
-game is left running; participants of a person arm pair up through it all. On PostgreSQL with two processes where
+game is left running; participants of a person arm pair up through it all, nobody is paired with a participant
+dropped as idle, and no intruder takes a seat. On PostgreSQL with two processes where
 BARGAIN_TEST_POSTGRES_URL is set (CI starts it), and on SQLite with one process everywhere. `benchmarks/study.py
 --chaos` is the same run at full size."""
 
@@ -58,14 +59,20 @@ def test_a_study_on_one_sqlite_process_under_faults_loses_nothing_and_doubles_no
 @pytest.mark.parametrize("processes", [pytest.param(2, marks=on_postgres), 1], ids=["postgres", "sqlite"])
 def test_participants_paired_by_a_person_arm_under_faults_are_all_paired_once_and_lose_nothing(tmp_path, processes):
     """A study of one person arm: buyers and sellers arrive over a few seconds and wait to be paired, while steps
-    are sent twice at once, pages reloaded on the other process and a process killed every 4 s. Everyone is
-    paired (nobody falls back to the program arm), every pair's game finishes with each move stored once, and
-    each cell holds exactly its quota: a pair counts once in the buyers' cell and once in the sellers'."""
+    are sent twice at once, pages reloaded on the other process, a process killed every 4 s, some participants
+    leave while they wait (and are dropped as idle), and intruders try the participants' seats through free play.
+    Everyone is paired (nobody falls back to the program arm), every pair's game finishes with each move stored
+    once, and each cell holds exactly its quota: a pair counts once in the buyers' cell and once in the sellers'."""
     db = fresh_postgres() if processes == 2 else f"sqlite:///{tmp_path / 'study.db'}"
-    result = run(db, participants=20, think=0.4, faults=Faults(0.3, 0.2, 4.0), processes=processes, design=PEOPLE)
+    faults = Faults(0.3, 0.2, 4.0, intruders=2, leave=0.1)
+    result = run(db, participants=20, think=0.4, faults=faults, processes=processes, design=PEOPLE)
     assert_clean(result, 20)
     out = result.outcome
     assert (out.pairs, out.fell_back) == (10, 0)
+    # Of the ten or more who entered their game alone, every fifth left; each was dropped, nobody was paired with
+    # them, a newcomer took their place; the intruders, at free play's door, reached no seat.
+    assert out.left >= 2 and (out.paired_after_drop, out.paired_before_drop) == (0, 0)
+    assert out.intrusions > 0 and (out.taken_views, out.misheld_seats) == (0, 0)
     assert out.cells == {"peer/both_unaware/buyer": (10, 10), "peer/both_unaware/seller": (10, 10)}
     assert len(result.waits_ms) == 20 and out.settles_ms
 
