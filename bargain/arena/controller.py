@@ -574,6 +574,9 @@ class Arena:
         except StoreError as exc:  # StaleGame too: the round's own write will find the game moved on
             log.warning("game %s: the person's move could not be kept before the agent's: %s", live.id, exc)
             return
+        except Exception:  # what nobody expected: the round's own write meets it too, and the loop reports it
+            log.exception("game %s: keeping the person's move", live.id)
+            return
         live.human.kept = (round_, move)
 
     def _row(self, live: LiveGame, turn: Turn) -> dict:
