@@ -183,3 +183,14 @@ def test_an_unconverged_model_gives_reasons_not_numbers():
 def test_one_condition_has_no_averaged_contrast():
     fit = fit_mixed(GAMES[GAMES["condition"] == "both_aware"], "person_norm_utility", "base")
     assert [(c.arm, c.condition) for c in contrasts(fit)] == [("model-a", "both_aware"), ("model-b", "both_aware")]
+
+
+def test_a_cell_whose_games_all_have_one_binary_outcome_has_no_logit_interval_and_no_crash():
+    """A deal rate of 0 (or 1) in a cell, which a small study meets: its mean is said, with no interval and why."""
+    rows = [
+        {"cluster": f"c{i}", "arm": arm, "condition": "full", "human_role": "buyer", "game_index": 1, "deal": deal}
+        for i, (arm, deal) in enumerate([("a", 1), ("a", 0), ("a", 1), ("b", 0), ("b", 0), ("b", 0)])
+    ]
+    fit = fit_gee(pd.DataFrame(rows), "deal", "a")
+    cell = next(m for m in marginal_means(fit) if m.arm == "b")
+    assert math.isnan(cell.ci_low) and math.isnan(cell.ci_high) and "no interval" in cell.reason

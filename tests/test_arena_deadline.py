@@ -1,7 +1,7 @@
 """A model move has one deadline, its retries included: a model server that takes the connection and never
-answers (or fails and is retried) costs the person that long, once; the round is not applied, the person is told,
-a reload answers at once meanwhile, and the round can be retried. The server is a real HTTP server
-(`bargain.agents.stub_server.StubServer`) reached through the real OpenAI-compatible backend."""
+answers (or fails and is retried) costs the person that long, once; the round is not applied (the person's own move
+is kept), the person is told, a reload answers at once meanwhile, and the round can be retried. The server is a
+real HTTP server (`bargain.agents.stub_server.StubServer`) reached through the real OpenAI-compatible backend."""
 
 from __future__ import annotations
 
@@ -45,12 +45,14 @@ def test_a_model_that_does_not_answer_costs_one_deadline_and_the_round_can_be_re
             began = time.monotonic()
             moved = await arena.move(view["game_id"], 1, "OFFER", "1.00", "my offer")
             assert time.monotonic() - began < DEADLINE_S + SLACK_S
-            assert "took too long" in moved["error"] and moved["your_turn"] and moved["round"] == 1
-            assert arena.store.game(view["game_id"])["moves"] == []  # nothing half-written
+            assert "took too long" in moved["error"] and moved["retry"] and moved["round"] == 1
+            assert not moved["your_turn"] and [t["message"] for t in moved["transcript"]] == ["my offer"]
+            stored = arena.store.game(view["game_id"])["moves"]  # the person's move kept, nothing of the agent's
+            assert [(m["actor"], m["message"]) for m in stored] == [("human", "my offer")]
             server.delay_s, server.fail_first = 0.0, 0  # the server is back
-            moved = await arena.move(view["game_id"], 1, "OFFER", "1.00", "my offer, again")
+            moved = await arena.view(view["game_id"], wait_s=DEADLINE_S + SLACK_S)  # Try again: the agent, asked again
             assert moved["round"] == 2 and moved["error"] is None
-            assert [m["message"] for m in arena.store.game(view["game_id"])["moves"]][0] == "my offer, again"
+            assert [m["actor"] for m in arena.store.game(view["game_id"])["moves"]] == ["human", "agent"]
 
         asyncio.run(scenario())
 

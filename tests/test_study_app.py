@@ -253,9 +253,9 @@ def test_refusals_and_database_errors_answer_in_the_projects_words_and_log_one_l
 
 @pytest.mark.slow
 def test_a_model_that_hangs_is_told_in_the_browser_and_the_round_can_be_played_again(tmp_path):
-    """The study page against a model server that takes requests and never answers: the move is answered after
-    the deadline with the project's sentence, a reload shows the game at once, and once the server is back the
-    same move plays the round."""
+    """The study page against a model server that takes requests and never answers: the move is kept and the page
+    says, after the deadline, that the other side took too long; a reload shows the game at once, and once the
+    server is back Try again plays the round with the move kept."""
     from bargain.agents.stub_server import StubServer
 
     make_study(tmp_path)
@@ -295,8 +295,7 @@ def test_a_model_that_hangs_is_told_in_the_browser_and_the_round_can_be_played_a
                 page.wait_for_selector("text=Round 1 of 2", timeout=5000)
                 page.wait_for_timeout(2500)  # the round retried by the reload runs out its deadline too
                 model.delay_s = 0.0
-                page.get_by_role("textbox", name="Price").fill("1.00")
-                page.get_by_role("button", name="Offer", exact=True).click()
+                page.get_by_role("button", name="Try again").click()  # the move was kept: the model is asked again
                 page.wait_for_selector("text=Round 2 of 2", timeout=20000)
                 page.screenshot(path=str(tmp_path / "played.png"), full_page=True)
         finally:

@@ -28,7 +28,10 @@ from scipy import special, stats
 
 from bargain.analysis.models import NOT_CONVERGED, Z95, GeeFit, MixedFit
 
-MIN_CLUSTERS = 2  # a cell seen in fewer clusters than this says nothing about arms in general
+MIN_CLUSTERS = 2
+# A cell probability this close to 0 or 1 is a cell whose games all had one outcome (the logit runs off to infinity):
+# its interval on the logit scale means nothing.
+SEPARATED = 1e-6  # a cell seen in fewer clusters than this says nothing about arms in general
 
 
 @dataclass(frozen=True)
@@ -76,13 +79,16 @@ def marginal_means(fit: MixedFit | GeeFit) -> tuple[CellMean, ...]:
                 means.append(CellMean(arm, condition, nan, nan, nan, nan, cell.n_games, cell.n_clusters, value))
                 continue
             estimate, gradient = value
-            se = _se(fit, gradient)
-            if isinstance(fit, GeeFit):
+            se, reason = _se(fit, gradient), ""
+            if isinstance(fit, GeeFit) and not SEPARATED < estimate < 1 - SEPARATED:  # every game of the cell alike
+                low = high = math.nan
+                reason = f"every game of the cell has the outcome {round(estimate)}: no interval on the logit scale"
+            elif isinstance(fit, GeeFit):
                 logit, half = special.logit(estimate), Z95 * se / (estimate * (1 - estimate))
                 low, high = float(special.expit(logit - half)), float(special.expit(logit + half))
             else:
                 low, high = estimate - Z95 * se, estimate + Z95 * se
-            means.append(CellMean(arm, condition, estimate, se, low, high, cell.n_games, cell.n_clusters, ""))
+            means.append(CellMean(arm, condition, estimate, se, low, high, cell.n_games, cell.n_clusters, reason))
     return tuple(means)
 
 

@@ -564,20 +564,22 @@ class Arena:
             if kept is not None and any(turn.round == kept[0] for turn in new):
                 live.human.kept = None
 
-    async def _keep(self, live: LiveGame, round_: int, move: Move) -> None:
+    async def _keep(self, live: LiveGame, round_: int, move: Move) -> bool:
         """Store the person's move of a simultaneous round as soon as they make it, before the agent's is in (as a
         game between two people stores it): a move the person was shown as made is never lost with a process that
-        dies before the round ends. (If it cannot be stored now, the round stores it with the agent's, as before.)"""
+        dies before the round ends. (If it cannot be stored now, the round stores it with the agent's, as before.)
+        Whether it was stored."""
         row = self._row(live, Turn.of(round_, live.human_role, move))
         try:
             await asyncio.to_thread(self.store.add_moves, live.id, [row], None, None, live.in_store)
         except StoreError as exc:  # StaleGame too: the round's own write will find the game moved on
             log.warning("game %s: the person's move could not be kept before the agent's: %s", live.id, exc)
-            return
+            return False
         except Exception:  # what nobody expected: the round's own write meets it too, and the loop reports it
             log.exception("game %s: keeping the person's move", live.id)
-            return
+            return False
         live.human.kept = (round_, move)
+        return True
 
     def _row(self, live: LiveGame, turn: Turn) -> dict:
         """A turn of the game as its move row is stored (an agent's with its reply's record, pace and flags)."""
@@ -723,6 +725,7 @@ class Arena:
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
         if await self._seat(game_id, study) is not None:
             return await self.people.play(inputs.game_id(game_id), round_, move, study)
+        kept = False  # this request stored the move (the round's own write, elsewhere perhaps, then plays it)
         for _ in range(3):
             live = await self.live_game(game_id, study=study)
             async with live.lock:
@@ -730,7 +733,7 @@ class Arena:
                 if any(m is not None and m[0] == round_ for m in made) or any(
                     t.round == round_ and t.role is live.human_role for t in live.state.turns
                 ):
-                    return {**self.view_of(live), "notice": ALREADY_PLAYED}
+                    return {**self.view_of(live), "notice": None if kept else ALREADY_PLAYED}
                 self._check(live, round_, move)
                 if not live.human.waiting:
                     if live.failure is not None:  # it stopped again at once: say so, as the view does
@@ -739,7 +742,7 @@ class Arena:
                 async with live.writing:  # stored before the round's own write, which skips it
                     live.human.submit(move)
                     if live.state.trial.mode is Mode.SIMULTANEOUS:
-                        await self._keep(live, round_, move)
+                        kept = await self._keep(live, round_, move)
                 await live.settled(or_acting=not wait)
                 if live.failure != "stale":
                     return self.view_of(live)
