@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bargain.store import GameRow, write_table
+from bargain.store import GameRow, MoveRow, write_table
 from bargain.study.config import Study
 from bargain.study.export import DESCRIPTIONS, LONG_COLUMNS, NUMERIC_BUILTINS
 
@@ -33,7 +33,7 @@ def write_export(study: Study, games: pd.DataFrame, out_dir: str | Path) -> list
     tables = {
         "participants": _participants(study, games),
         "games": _games(study, games),
-        "moves": pd.DataFrame(columns=list(DESCRIPTIONS["moves"])),
+        "moves": pd.DataFrame(columns=_columns("moves", list(MoveRow.__table__.columns.keys()))),
         "surveys_long": _ratings(study, games),
     }
     return [path for name, table in tables.items() for path in write_table(table, directory, name)]
@@ -95,13 +95,14 @@ def _games(study: Study, games: pd.DataFrame) -> pd.DataFrame:
         },
         index=games.index,
     )
-    return table.reindex(columns=_games_columns()).reset_index(drop=True)
+    arena = [*GameRow.__table__.columns.keys(), "partner"]  # the partner comes with the arena's rows
+    return table.reindex(columns=_columns("games", arena)).reset_index(drop=True)
 
 
-def _games_columns() -> list[str]:
-    """The export's games columns in its order: the arena's, then the study's own, without the browser's id."""
-    arena = list(GameRow.__table__.columns.keys())
-    return [c for c in [*arena, *(c for c in DESCRIPTIONS["games"] if c not in arena)] if c != "player"]
+def _columns(file: str, arena: list[str]) -> list[str]:
+    """The export's columns of `file` in its order: the arena's (`arena`), then the study's own, without the
+    browser's id."""
+    return [c for c in [*arena, *(c for c in DESCRIPTIONS[file] if c not in arena)] if c != "player"]
 
 
 def _flag(games: pd.DataFrame, name: str) -> pd.Series:
