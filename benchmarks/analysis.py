@@ -20,8 +20,9 @@ studies where Holm's correction lets any contrast of an outcome be significant (
 --plan-speed: `bargain plan` on this design, 5 sizes (80 to 400 participants) x `--sims` simulations, both
 outcomes; goal <= 120 s. The seed is drawn at run time and printed, unless `--seed` gives it.
 
-The fits go through bargain.analysis.models and marginal on the simulated rows (`contrasts_of`); `bargain
-analyse` will take its place (written as an export by bargain.study.synthetic, then read back), a one-line change.
+Each simulated study is written as an export in the real schema (bargain.study.synthetic); the fits go through
+bargain.analysis.models and marginal on the simulated rows (`contrasts_of`) until `bargain analyse` reads that
+export in their place, a one-line change.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from bargain.analysis.marginal import contrasts
 from bargain.analysis.models import fit_gee, fit_mixed
 from bargain.study.config import EXAMPLE, Study, load
 from bargain.study.simulate import Binary, Continuous, Effects, Outcome, Scale, simulate
+from bargain.study.synthetic import write_export
 
 REFERENCE = "a"
 ARMS = ("a", "b", "c", "d")
@@ -98,9 +100,12 @@ def write_study(
     return path
 
 
-def contrasts_of(study: Study, games: pd.DataFrame) -> pd.DataFrame:
-    """Every contrast of a simulated study as `bargain analyse` reports it (tables/contrasts.csv's columns): M1 for
-    the utility, M2 for the binary outcomes. At merge: `analysis_of(read_export(write_export(...)))`'s contrasts."""
+def contrasts_of(study: Study, games: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Every contrast of a simulated study as `bargain analyse` reports it (tables/contrasts.csv's columns), from
+    the study written as an export into `folder`: M1 for the utility, M2 for the binary outcomes. Until `analyse`
+    is here the models are fitted to the simulated rows; then the fits below become one line,
+    `return analysis_of(read_export(folder)).contrasts`."""
+    write_export(study, games, folder)
     rows = []
     for outcome, model in MODELS.items():
         fit = fit_mixed(games, outcome, REFERENCE) if model == "M1" else fit_gee(games, outcome, REFERENCE)
@@ -126,11 +131,14 @@ def truths(outcomes: Mapping[str, Outcome]) -> dict[tuple[str, str, str], float]
 
 
 def studies(study: Study, outcomes: Mapping[str, Outcome], participants: int, count: int, seed: int) -> pd.DataFrame:
-    """The contrasts of `count` simulated studies, each numbered in a `study` column."""
+    """The contrasts of `count` simulated studies, each numbered in a `study` column (each written as an export
+    into one scratch folder in turn)."""
     rng = np.random.default_rng([seed, participants])
     found = []
-    for number in tqdm(range(count), desc=f"{participants} participants", unit="study"):
-        found.append(contrasts_of(study, simulate(study, outcomes, participants, rng)).assign(study=number))
+    with tempfile.TemporaryDirectory() as folder:
+        for number in tqdm(range(count), desc=f"{participants} participants", unit="study"):
+            games = simulate(study, outcomes, participants, rng)
+            found.append(contrasts_of(study, games, Path(folder)).assign(study=number))
     return pd.concat(found, ignore_index=True)
 
 

@@ -129,3 +129,12 @@ def test_the_help_states_every_assumption_with_its_default():
     for name, default in (("utility_sd", 0.3), ("participant_sd", 0.15), ("deal_rate", 0.6)):
         assert f"{name}={default}" in flat
     assert "--pilot EXPORT_DIR" in flat and "80% and 90%" in flat and "default 40:400:40" in flat
+
+
+def test_a_study_too_small_to_fit_counts_as_finding_nothing(tmp_path):
+    """Two participants between six cells: most simulated studies lack the reference arm or a second cluster."""
+    study = load(write_study(tmp_path, arms=("a", "b", "c"), games=1, assignment="between"))
+    outcomes = outcomes_for(Assumptions(), parse_effects(["utility=0.1", "deal=0.1"], study, "a"))
+    results = power(study, outcomes, (2,), 10, 0, "a")
+    assert len(results) == 2 * 2 * 3  # 2 outcomes x arms b, c x 2 conditions and the average
+    assert all(r.power == 0.0 and r.unfitted == 10 for r in results)

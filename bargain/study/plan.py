@@ -202,26 +202,37 @@ def power(
     links = {OUTCOMES[name][0]: OUTCOMES[name][1] for name in outcomes}
     named = {OUTCOMES[name][0]: outcome for name, outcome in outcomes.items()}
     short = {OUTCOMES[name][0]: name for name in outcomes}
+    keys = _contrasts_of(study, outcomes, reference)
     results = []
     with tqdm(total=len(sizes) * sims, desc="simulating", unit="study", disable=not progress) as bar:
         for n in sizes:
             rng = np.random.default_rng([seed, n])
-            significant: dict[tuple[str, str, str | None], int] = {}
-            unfitted: dict[tuple[str, str, str | None], int] = {}
+            significant, estimated = dict.fromkeys(keys, 0), dict.fromkeys(keys, 0)
             for _ in range(sims):
-                for fit in fit_robust(simulate(study, named, n, rng), links, reference):
+                games = simulate(study, named, n, rng)
+                fits = fit_robust(games, links, reference) if reference in set(games["arm"]) else ()
+                for fit in fits:
                     found = contrasts(fit)
                     p = [2 * stats.t.sf(abs(c.estimate / c.se), fit.df) if c.se > 0 else math.nan for c in found]
                     for c, adjusted in zip(found, holm(p)):
                         key = (short[fit.outcome], c.arm, c.condition)
-                        significant[key] = significant.get(key, 0) + int(adjusted < ALPHA)
-                        unfitted[key] = unfitted.get(key, 0) + int(math.isnan(adjusted))
+                        significant[key] += int(adjusted < ALPHA)
+                        estimated[key] += int(not math.isnan(adjusted))
                 bar.update()
-            for (outcome, arm, condition), hits in significant.items():
-                share = hits / sims
+            for key in keys:
+                share = significant[key] / sims
                 error = math.sqrt(share * (1 - share) / sims)
-                results.append(Power(outcome, arm, condition, n, share, error, unfitted[(outcome, arm, condition)]))
+                results.append(Power(*key, n, share, error, sims - estimated[key]))
     return tuple(results)
+
+
+def _contrasts_of(study: Study, outcomes: Mapping[str, Outcome], reference: str) -> list[tuple[str, str, str | None]]:
+    """(outcome, arm, condition) of every contrast the analysis reports, in its order (arms and conditions as
+    `bargain.analysis.design` orders levels; None: averaged over conditions, when there are several)."""
+    arms = sorted({cell.arm for cell in study.cells} - {reference})
+    named = sorted({cell.condition.value for cell in study.cells})
+    conditions: list[str | None] = [*named, None] if len(named) > 1 else [*named]
+    return [(name, arm, condition) for name in outcomes for arm in arms for condition in conditions]
 
 
 def smallest(results: Sequence[Power], target: float) -> dict[tuple[str, str, str | None], int | None]:

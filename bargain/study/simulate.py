@@ -100,21 +100,21 @@ class Binary:
 
     def cell_logit(self, arm: str, condition: str) -> float:
         """The log odds in a cell of a participant whose own effect is 0."""
-        effect = self.effects.of(arm, condition)
         if self.scale is Scale.LOGIT:
-            return conditional_logit(self.rate, self.participant_sd) + effect
+            return conditional_logit(self.rate, self.participant_sd) + self.effects.of(arm, condition)
+        return conditional_logit(self.cell_mean(arm, condition), self.participant_sd)
+
+    def cell_mean(self, arm: str, condition: str) -> float:
+        """The share of games with y = 1 in a cell, over participants (what M2 estimates)."""
+        if self.scale is Scale.LOGIT:
+            return marginal_probability(self.cell_logit(arm, condition), self.participant_sd)
+        effect = self.effects.of(arm, condition)
         if not 0 < self.rate + effect < 1:
             raise SimulationError(
                 f"{arm} in {condition}: a rate of {self.rate:g} and an effect of {effect:+g} leave no probability "
                 "between 0 and 1; choose a smaller effect"
             )
-        return conditional_logit(self.rate + effect, self.participant_sd)
-
-    def cell_mean(self, arm: str, condition: str) -> float:
-        """The share of games with y = 1 in a cell, over participants (what M2 estimates)."""
-        if self.scale is Scale.PROBABILITY:
-            return self.rate + self.effects.of(arm, condition)
-        return marginal_probability(self.cell_logit(arm, condition), self.participant_sd)
+        return self.rate + effect
 
 
 Outcome = Continuous | Binary
