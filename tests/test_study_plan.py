@@ -117,6 +117,13 @@ def test_every_mistake_is_one_plain_line(tmp_path, args, needle):
     assert_one_line_error(plan(str(write_study(tmp_path, quota=30)), *args, *sizes), needle)
 
 
+def test_a_pilot_that_is_no_export_is_one_line(tmp_path):
+    (tmp_path / "games.csv").write_text("id,participant\ng1,p1\n")
+    (tmp_path / "participants.csv").write_text("participant\np1\n")
+    run = plan(str(write_study(tmp_path)), "--pilot", str(tmp_path), "--effect", "utility=0.1")
+    assert_one_line_error(run, "not a study's export: it lacks the column(s) cell, condition, deal, game_index")
+
+
 def test_a_broken_study_file_is_one_line_with_every_problem(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: Not A Slug\nversion: 0\n")

@@ -39,6 +39,7 @@ from bargain.study.simulate import Binary, Continuous, Effects, Outcome, Scale, 
 ALPHA = 0.05
 TARGETS = (0.8, 0.9)  # the power whose smallest sample size is reported
 OUTCOMES = {"utility": ("person_norm_utility", Link.IDENTITY), "deal": ("deal", Link.LOGIT)}  # name: column, link
+PILOT_COLUMNS = ("status", "cell", "condition", "human_role", "game_index", "person_norm_utility", "deal")
 
 
 class PlanError(ValueError):
@@ -282,8 +283,13 @@ def pilot_parameters(path: str | Path, reference: str) -> Assumptions:
     try:
         games = pd.read_csv(directory / "games.csv")
         people = pd.read_csv(directory / "participants.csv")
-    except (OSError, pd.errors.ParserError) as exc:
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise PlanError(f"--pilot {path}: cannot read the export's games.csv and participants.csv ({exc})") from exc
+    missing = sorted({*PILOT_COLUMNS, "participant"} - set(games.columns)) + sorted(
+        {"participant", "excluded"} - set(people.columns)
+    )
+    if missing:
+        raise PlanError(f"--pilot {path}: not a study's export: it lacks the column(s) {', '.join(missing)}")
     excluded = set(people.loc[people["excluded"].astype(str) == "True", "participant"])
     games = games[(games["status"] == "finished") & ~games["participant"].isin(excluded)]
     rows = pd.DataFrame(
