@@ -131,15 +131,16 @@ def truths(outcomes: Mapping[str, Outcome]) -> dict[tuple[str, str, str], float]
 
 
 def studies(study: Study, outcomes: Mapping[str, Outcome], participants: int, count: int, seed: int) -> pd.DataFrame:
-    """The contrasts of `count` simulated studies, each numbered in a `study` column (each written as an export
-    into one scratch folder in turn)."""
+    """The contrasts of `count` simulated studies with a truth here (MODELS' models of TRUTH's outcomes), each
+    numbered in a `study` column (each study written as an export into one scratch folder in turn)."""
     rng = np.random.default_rng([seed, participants])
     found = []
     with tempfile.TemporaryDirectory() as folder:
         for number in tqdm(range(count), desc=f"{participants} participants", unit="study"):
             games = simulate(study, outcomes, participants, rng)
             found.append(contrasts_of(study, games, Path(folder)).assign(study=number))
-    return pd.concat(found, ignore_index=True)
+    every = pd.concat(found, ignore_index=True)
+    return every[[pair in MODELS.items() for pair in zip(every["outcome"], every["model"])]]  # what has a truth here
 
 
 def coverage(study: Study, count: int, seed: int) -> bool:
