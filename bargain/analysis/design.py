@@ -88,20 +88,21 @@ class Design:
         return bool(np.max(np.abs(projection)) <= NULL_TOLERANCE * max(1.0, float(np.max(np.abs(row)))))
 
 
-def game_rows(games: pd.DataFrame, outcome: str) -> pd.DataFrame:
-    """The rows with an outcome, factors as text, in one canonical order (the same input in any row order
-    gives the same fit, to the last digit)."""
-    missing = [c for c in ("cluster", *FACTORS, outcome) if c not in games.columns]
+def game_rows(games: pd.DataFrame, *outcomes: str) -> pd.DataFrame:
+    """The rows with every one of the outcomes, factors as text, in one canonical order (the same input in any row
+    order gives the same fit, to the last digit); several outcomes share the rows and so one design."""
+    missing = [c for c in ("cluster", *FACTORS, *outcomes) if c not in games.columns]
     if missing:
         raise ValueError(f"game rows lack the column(s) {', '.join(missing)}")
-    rows = games.loc[games[outcome].notna(), ["cluster", *FACTORS, outcome]].copy()
+    rows = games.loc[games[list(outcomes)].notna().all(axis=1), ["cluster", *FACTORS, *outcomes]].copy()
     if rows.empty:
-        raise ValueError(f"no game has an outcome {outcome!r}")
+        raise ValueError(f"no game has an outcome {' and '.join(map(repr, outcomes))}")
     rows["game_index"] = rows["game_index"].astype(int)
-    rows = rows.sort_values(["cluster", "game_index", "arm", "condition", "human_role", outcome], kind="mergesort")
+    rows = rows.sort_values(["cluster", "game_index", "arm", "condition", "human_role", *outcomes], kind="mergesort")
     for column in ("cluster", *FACTORS):
         rows[column] = rows[column].astype(str)
-    rows[outcome] = rows[outcome].astype(float)
+    for outcome in outcomes:
+        rows[outcome] = rows[outcome].astype(float)
     return rows.reset_index(drop=True)
 
 

@@ -1,5 +1,6 @@
 """Estimated marginal means of the study's (arm, condition) cells and the arms' contrasts with the reference arm,
-from a fitted M1 (`MixedFit`) or M2 (`GeeFit`); Holm's correction of an outcome's contrasts.
+from a fitted M1 (`MixedFit`) or M2 (`GeeFit`), or a cluster-robust fit (`RobustFit`, read as M1 with the identity
+link and as M2 with the logit); Holm's correction of an outcome's contrasts.
 
 A cell's mean is emmeans' (Lenth): the model's prediction averaged with equal weights over the reference grid
 of the nuisance factors, every human_role and game_index level present in the data, whatever the numbers of
@@ -27,11 +28,13 @@ import numpy as np
 from scipy import special, stats
 
 from bargain.analysis.models import NOT_CONVERGED, Z95, GeeFit, MixedFit
+from bargain.analysis.robust import Link, RobustFit
 
-MIN_CLUSTERS = 2
+MIN_CLUSTERS = 2  # a cell seen in fewer clusters than this says nothing about arms in general
 # A cell probability this close to 0 or 1 is a cell whose games all had one outcome (the logit runs off to infinity):
 # its interval on the logit scale means nothing.
-SEPARATED = 1e-6  # a cell seen in fewer clusters than this says nothing about arms in general
+SEPARATED = 1e-6
+Fit = MixedFit | GeeFit | RobustFit
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class Contrast:
     reason: str
 
 
-def marginal_means(fit: MixedFit | GeeFit) -> tuple[CellMean, ...]:
+def marginal_means(fit: Fit) -> tuple[CellMean, ...]:
     """Every (arm, condition) cell's estimated marginal mean, arms and conditions in the design's order."""
     means = []
     for arm in fit.design.factor_levels("arm"):
@@ -80,10 +83,10 @@ def marginal_means(fit: MixedFit | GeeFit) -> tuple[CellMean, ...]:
                 continue
             estimate, gradient = value
             se, reason = _se(fit, gradient), ""
-            if isinstance(fit, GeeFit) and not SEPARATED < estimate < 1 - SEPARATED:  # every game of the cell alike
+            if not _linear(fit) and not SEPARATED < estimate < 1 - SEPARATED:  # every game of the cell alike
                 low = high = math.nan
                 reason = f"every game of the cell has the outcome {round(estimate)}: no interval on the logit scale"
-            elif isinstance(fit, GeeFit):
+            elif not _linear(fit):
                 logit, half = special.logit(estimate), Z95 * se / (estimate * (1 - estimate))
                 low, high = float(special.expit(logit - half)), float(special.expit(logit + half))
             else:
@@ -92,7 +95,7 @@ def marginal_means(fit: MixedFit | GeeFit) -> tuple[CellMean, ...]:
     return tuple(means)
 
 
-def contrasts(fit: MixedFit | GeeFit) -> tuple[Contrast, ...]:
+def contrasts(fit: Fit) -> tuple[Contrast, ...]:
     """Each arm minus the reference in every condition, then averaged over conditions, with Holm's p-values."""
     reference = fit.design.reference_arm
     conditions = fit.design.factor_levels("condition")
@@ -139,7 +142,7 @@ def holm(pvalues: Sequence[float]) -> tuple[float, ...]:
     return tuple(adjusted)
 
 
-def _cell_value(fit: MixedFit | GeeFit, arm: str, condition: str) -> tuple[float, np.ndarray] | str:
+def _cell_value(fit: Fit, arm: str, condition: str) -> tuple[float, np.ndarray] | str:
     """A cell's mean over the equal-weight nuisance grid and its gradient in the coefficients, or why not."""
     design = fit.design
     cell = design.cell(arm, condition)
@@ -156,10 +159,15 @@ def _cell_value(fit: MixedFit | GeeFit, arm: str, condition: str) -> tuple[float
     if not all(design.estimable(row) for row in grid):
         return f"{arm}/{condition} is not estimable from the design ({'; '.join(design.dropped)})"
     x = np.array([design.kept(row) for row in grid])  # (grid points, coefficients)
-    if isinstance(fit, MixedFit):
+    if _linear(fit):
         return float(np.mean(x @ beta)), x.mean(axis=0)
     probability = special.expit(x @ beta)  # (grid points,)
     return float(np.mean(probability)), (probability * (1 - probability)) @ x / len(grid)
+
+
+def _linear(fit: Fit) -> bool:
+    """Whether the fit models the mean itself (M1, least squares), not its log odds."""
+    return isinstance(fit, MixedFit) or isinstance(fit, RobustFit) and fit.link is Link.IDENTITY
 
 
 def _difference(
@@ -171,6 +179,6 @@ def _difference(
     return arm[0] - reference[0], arm[1] - reference[1]
 
 
-def _se(fit: MixedFit | GeeFit, gradient: np.ndarray) -> float:
+def _se(fit: Fit, gradient: np.ndarray) -> float:
     """The delta method's standard error of a function with this gradient in the coefficients."""
     return math.sqrt(max(0.0, float(gradient @ np.array(fit.cov) @ gradient)))

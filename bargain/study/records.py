@@ -359,13 +359,9 @@ def assign(
     rng: random.Random | None = None,
     distinct_arms: bool = False,
 ) -> list[str]:
-    """Take slots for a participant, exactly and at most once: one cell for all `games` (between-subject), or
-    `games` distinct cells (within-subject), always among the cells with the fewest slots taken and a free one
-    (ties broken at random), so that the cells' counts stay within one of each other. With `distinct_arms`
-    (within) the cells are of `games` different arms (`_distinct_arms` says how balance is kept). The cells' rows
-    are locked for the transaction (SQLite: the write lock; PostgreSQL: row locks), so concurrent arrivals in any
-    number of processes never overfill a cell. Within subjects the play order is `fixed_order`'s, or random.
-    Returns the cells in play order ([] when the quotas are full)."""
+    """Take slots for a participant, exactly and at most once, as `draw_cells` chooses them. The cells' rows are
+    locked for the transaction (SQLite: the write lock; PostgreSQL: row locks), so concurrent arrivals in any
+    number of processes never overfill a cell. Returns the cells in play order ([] when the quotas are full)."""
     rng = rng or random.SystemRandom()
     with store.writing("assign a participant in") as session:
         row = _must(session, ParticipantRow, row_id, with_for_update=True)
@@ -377,34 +373,62 @@ def assign(
             .order_by(CellRow.cell)
             .with_for_update()
         ).all()
-        open_cells = [c for c in cells if c.filled < c.quota]
-        rng.shuffle(open_cells)
-        open_cells.sort(key=lambda c: c.filled)  # stable: random among equals
-        if not within:
-            chosen = open_cells[:1]
-        else:
-            chosen = _distinct_arms(cells, open_cells, games, rng) if distinct_arms else open_cells[:games]
-        if not chosen or (within and len(chosen) < games):
-            return []
-        for cell in chosen:
-            cell.filled += 1
-        if fixed_order is not None:
-            chosen.sort(key=lambda c: fixed_order.index(c.cell))
-        else:
-            rng.shuffle(chosen)
-        row.cells = [c.cell for c in chosen] * (games if not within else 1)
+        slots = [Slot(c.cell, c.filled, c.quota) for c in cells]
+        chosen = draw_cells(slots, games, within, rng, fixed_order, distinct_arms)
+        for cell in cells:
+            if cell.cell in chosen:
+                cell.filled += 1
+        row.cells = chosen
         row.updated_at = utcnow()
-        return list(row.cells)
+        return chosen
 
 
-def _arm(cell: CellRow) -> str:
+@dataclass(frozen=True)
+class Slot:
+    """A cell's slots as an assignment reads them: its name (arm/condition/role), how many are taken, its quota."""
+
+    cell: str
+    filled: int
+    quota: int
+
+
+def draw_cells(
+    slots: Sequence[Slot],
+    games: int,
+    within: bool,
+    rng: random.Random,
+    fixed_order: Sequence[str] | None = None,
+    distinct_arms: bool = False,
+) -> list[str]:
+    """The cells of a participant's `games` in play order: one cell for all of them (between-subject), or `games`
+    distinct cells (within-subject), always among the cells with the fewest slots taken and a free one (ties broken
+    at random), so that the cells' counts stay within one of each other. With `distinct_arms` (within) the cells are
+    of `games` different arms (`_distinct_arms` says how balance is kept). Within subjects the play order is
+    `fixed_order`'s, or random. [] when the quotas are full. Pure, so that `assign` takes these slots in its
+    transaction and bargain.study.simulate draws whole studies the same way; `slots` in name order, as `assign`
+    reads them."""
+    open_cells = [s for s in slots if s.filled < s.quota]
+    rng.shuffle(open_cells)
+    open_cells.sort(key=lambda s: s.filled)  # stable: random among equals
+    if not within:
+        chosen = open_cells[:1]
+    else:
+        chosen = _distinct_arms(slots, open_cells, games, rng) if distinct_arms else open_cells[:games]
+    if not chosen or (within and len(chosen) < games):
+        return []
+    if fixed_order is not None:
+        chosen.sort(key=lambda s: fixed_order.index(s.cell))
+    else:
+        rng.shuffle(chosen)
+    return [s.cell for s in chosen] * (games if not within else 1)
+
+
+def _arm(cell: str) -> str:
     """The arm of a cell named arm/condition/role."""
-    return cell.cell.split("/", 1)[0]
+    return cell.split("/", 1)[0]
 
 
-def _distinct_arms(
-    cells: Sequence[CellRow], open_cells: list[CellRow], games: int, rng: random.Random
-) -> list[CellRow]:
+def _distinct_arms(slots: Sequence[Slot], open_cells: list[Slot], games: int, rng: random.Random) -> list[Slot]:
     """`games` open cells of different arms: the arms with the fewest slots taken over all their cells (ties at
     random), and in each its least-filled open cell (`open_cells` is least-filled first). Picking the g least-loaded
     of the arms keeps the arms' loads within one of each other, and every arm has the same number of cells (the
@@ -412,11 +436,11 @@ def _distinct_arms(
     the cells' counts stay within one of each other as they do without the option. Fewer than `games` arms with
     room: fewer cells (the caller reads the study as full)."""
     load: dict[str, int] = {}
-    for cell in cells:
-        load[_arm(cell)] = load.get(_arm(cell), 0) + cell.filled
-    least: dict[str, CellRow] = {}
-    for cell in open_cells:
-        least.setdefault(_arm(cell), cell)
+    for slot in slots:
+        load[_arm(slot.cell)] = load.get(_arm(slot.cell), 0) + slot.filled
+    least: dict[str, Slot] = {}
+    for slot in open_cells:
+        least.setdefault(_arm(slot.cell), slot)
     arms = list(least)
     rng.shuffle(arms)
     arms.sort(key=load.__getitem__)  # stable: random among equals

@@ -131,8 +131,9 @@ def _clusters(participants: pd.Series, partners: pd.Series) -> np.ndarray:
 def _outcomes(games: pd.DataFrame, export: Export) -> pd.DataFrame:
     """Each row's outcomes (see the module's docstring); NaN where a row has none."""
     deal = games["deal"].astype(float)
-    person = games["person_norm_utility"].astype(float).where(deal == 1, 0.0)
-    agent = games["agent_norm_utility"].astype(float).where(deal == 1, 0.0)
+    # No deal is a utility of 0: what the export stores for such a game (a missing value is read so too).
+    person, agent = (games[f"{side}_norm_utility"].astype(float) for side in ("person", "agent"))
+    person, agent = (u.where(u.notna() | (deal == 1), 0.0) for u in (person, agent))
     found = [
         claims if claims is not None else _claims_from_moves(games.loc[i], export.moves)
         for i, claims in games["claims"].items()
