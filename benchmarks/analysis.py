@@ -3,6 +3,7 @@
     python -m benchmarks.analysis --coverage [--studies 300] [--seed S]
     python -m benchmarks.analysis --null [--studies 500] [--seed S]
     python -m benchmarks.analysis --plan-speed [--sims 400]
+    python -m benchmarks.analysis --analyse-speed
 
 The studies are simulated (bargain.study.simulate) in one within design: 4 arms (a, the reference, then b, c,
 d) x 2 information conditions, the participant a buyer, 3 games each against 3 different arms, seated as the app
@@ -18,11 +19,12 @@ standard error. Goals: each model's coverage (over its contrasts) in [0.925, 0.9
 30; mean |bias| < 0.25 SE. --null: every arm effect 0, `--studies` studies at 120 participants; the share of
 studies where Holm's correction lets any contrast of an outcome be significant (goal <= 0.065 for each).
 --plan-speed: `bargain plan` on this design, 5 sizes (80 to 400 participants) x `--sims` simulations, both
-outcomes; goal <= 120 s. The seed is drawn at run time and printed, unless `--seed` gives it.
+outcomes; goal <= 120 s. --analyse-speed: `python -m bargain analyse` (a fresh process, as a researcher runs it,
+B = 2000) on a simulated export of 1,000 participants x 3 games (goal <= 30 s wall, <= 2 GiB) and of 100 (goal
+<= 8 s). The seed is drawn at run time and printed, unless `--seed` gives it.
 
-Each simulated study is written as an export in the real schema (bargain.study.synthetic); the fits go through
-bargain.analysis.models and marginal on the simulated rows (`contrasts_of`) until `bargain analyse` reads that
-export in their place, a one-line change.
+Each simulated study is written as an export in the real schema (bargain.study.synthetic) and analysed as
+`bargain analyse` analyses one (`contrasts_of`: bargain.study.analyse's read_export and analysis_of).
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ GOALS = {120: (0.925, 0.975), 30: (0.91, 0.98)}  # participants: the band each m
 MAX_BIAS = 0.25  # mean |bias| in standard errors
 MAX_FAMILYWISE = 0.065
 PLAN_SECONDS = 120.0
+ANALYSE_SECONDS = {1000: 30.0, 100: 8.0}  # participants: the goal for `bargain analyse`, wall seconds
+ANALYSE_GIB = 2.0
 
 
 def write_study(
@@ -198,19 +202,52 @@ def plan_speed(path: Path, sims: int, seed: int) -> bool:
     return ok
 
 
+def analyse_speed(study: Study, seed: int) -> bool:
+    """Time `python -m bargain analyse` in a fresh process on simulated exports of 1,000 and 100 participants (wall
+    time and peak memory); whether both are within their goals."""
+    import resource
+    import subprocess
+    import sys
+
+    met = True
+    for participants, goal_s in ANALYSE_SECONDS.items():
+        with tempfile.TemporaryDirectory() as folder:
+            export = Path(folder) / "export"
+            write_export(study, simulate(study, TRUTH, participants, seed), export)
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            start = time.perf_counter()
+            run = subprocess.run(
+                [sys.executable, "-m", "bargain", "analyse", str(export), "--out", str(Path(folder) / "out")],
+                capture_output=True,
+                text=True,
+            )
+            seconds = time.perf_counter() - start
+            peak_gib = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 2**20
+        if run.returncode != 0:
+            raise SystemExit(f"bargain analyse failed: {run.stderr.strip().splitlines()[-1]}")
+        ok = seconds <= goal_s and peak_gib <= ANALYSE_GIB
+        met &= ok
+        print(
+            f"bargain analyse, {participants} participants x 3 games, B = 2000: {seconds:.1f} s, peak {peak_gib:.2f} "
+            f"GiB (goal <= {goal_s:.0f} s, <= {ANALYSE_GIB:.0f} GiB): {'met' if ok else 'MISSED'}"
+        )
+    return met
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.analysis", description=__doc__.splitlines()[0])
     parser.add_argument("--coverage", action="store_true", help="interval coverage and bias at 120 and 30 participants")
     parser.add_argument("--null", action="store_true", help="family-wise rejection rate with no arm effect")
     parser.add_argument("--plan-speed", action="store_true", help="time bargain plan at 5 sizes")
+    parser.add_argument("--analyse-speed", action="store_true", help="time bargain analyse at 1,000 and 100 people")
     parser.add_argument(
         "--studies", type=int, help="simulated studies per size (default 300 for --coverage, 500 for --null)"
     )
     parser.add_argument("--sims", type=int, default=400, help="--plan-speed: simulations per size (default 400)")
     parser.add_argument("--seed", type=int, help="the seed (default: drawn now, and printed)")
     args = parser.parse_args()
-    if not (args.coverage or args.null or args.plan_speed):
-        parser.error("choose --coverage, --null or --plan-speed")
+    if not (args.coverage or args.null or args.plan_speed or args.analyse_speed):
+        parser.error("choose --coverage, --null, --plan-speed or --analyse-speed")
     seed = secrets.randbelow(2**32) if args.seed is None else args.seed
     print(f"seed {seed}")
     with tempfile.TemporaryDirectory() as folder:
@@ -223,6 +260,8 @@ def main() -> None:
             met &= null(study, args.studies or 500, seed)
         if args.plan_speed:
             met &= plan_speed(path, args.sims, seed)
+        if args.analyse_speed:
+            met &= analyse_speed(study, seed)
     raise SystemExit(0 if met else 1)
 
 
