@@ -83,7 +83,7 @@ def _games(study: Study, games: pd.DataFrame) -> pd.DataFrame:
             "deal": _flag(games, "deal"),
             "buyer_norm_utility": person.where(buyer, agent),
             "seller_norm_utility": agent.where(buyer, person),
-            "claims": [[] for _ in range(len(games))],
+            "claims": _claims(games),
             "agent_misstated": _flag(games, "agent_misstated"),
             "extra": [{} for _ in range(len(games))],
             "version": pd.array([study.version] * len(games), dtype="Int64"),
@@ -103,6 +103,20 @@ def _columns(file: str, arena: list[str]) -> list[str]:
     """The export's columns of `file` in its order: the arena's (`arena`), then the study's own, without the
     browser's id."""
     return [c for c in [*arena, *(c for c in DESCRIPTIONS[file] if c not in arena)] if c != "player"]
+
+
+def _claims(games: pd.DataFrame) -> list[list[dict] | None]:
+    """The claim checker's findings as a game stores them, to match `agent_misstated` (what an analysis reads it
+    from): the agent's one misstatement of its own limit where it misstated, none where it did not, and no findings
+    stored (None) where the outcome was not simulated."""
+    misstated = _column(games, "agent_misstated")
+    agent = games["human_role"].map({"buyer": "seller", "seller": "buyer"})
+    return [
+        None
+        if pd.isna(flag)
+        else [{"round": 1, "role": role, "kind": "own_limit", "about": role, "misrepresentation": True}] * int(flag)
+        for flag, role in zip(misstated, agent)
+    ]
 
 
 def _flag(games: pd.DataFrame, name: str) -> pd.Series:
