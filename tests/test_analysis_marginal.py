@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import special
+from scipy import special, stats
 
 from bargain.analysis.marginal import MIN_CLUSTERS, contrasts, holm, marginal_means
 from bargain.analysis.models import NOT_CONVERGED, Z95, fit_gee, fit_mixed
@@ -118,12 +118,16 @@ def test_contrasts_per_condition_and_averaged():
 
 
 def test_risk_differences_are_differences_of_probabilities():
+    """A sandwich fit's contrasts are read on Student's t with one degree of freedom fewer than its clusters: its
+    errors are estimated from the clusters, and read on the normal they are too narrow at a study's size."""
     fit = fit_gee(GAMES, "deal", "base")
     means = {(m.arm, m.condition): m.estimate for m in marginal_means(fit)}
+    t = stats.t(fit.n_clusters - 1)
     for c in contrasts(fit):
         if c.condition is not None:
             assert c.estimate == pytest.approx(means[(c.arm, c.condition)] - means[("base", c.condition)], abs=1e-12)
-            assert c.ci_high - c.estimate == pytest.approx(Z95 * c.se)
+        assert c.ci_high - c.estimate == pytest.approx(t.ppf(0.975) * c.se) and t.ppf(0.975) > Z95
+        assert c.p == pytest.approx(2 * t.sf(abs(c.estimate / c.se)))
 
 
 def test_holm_against_hand_computed_values():
