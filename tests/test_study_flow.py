@@ -17,7 +17,15 @@ from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena
 from bargain.store import Store
 from bargain.study import records
-from bargain.study.config import Exclusion, ExclusionRule, ParticipantId, Timing, load, participant_code
+from bargain.study.config import (
+    Exclusion,
+    ExclusionRule,
+    ParticipantId,
+    StudyError,
+    Timing,
+    load,
+    participant_code,
+)
 from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner, StudyStop
 
@@ -411,3 +419,34 @@ def test_a_study_that_paces_replies_holds_each_program_move_to_a_human_like_dela
         assert {m["paced_s"] for m in game["moves"] if m["actor"] == "agent"} == {0.3}
 
     asyncio.run(scenario())
+
+
+def test_a_participant_never_bargains_over_the_same_item_twice(tmp_path):
+    """Two of the three scenarios sell one item (a used paperback novel): each participant's two games are over
+    the two items, never the novel twice (drawn at random, eight participants would meet it twice by chance with
+    probability 1 - (4/9)^8). A study with more games than items is refused."""
+    pool = "scenarios: {list: [low:35, low:134, low:0]}"
+    make_study(tmp_path)
+    (tmp_path / "study.yaml").write_text((tmp_path / "study.yaml").read_text().replace("scenarios: {tier: low}", pool))
+
+    async def scenario():
+        run = runner_for(tmp_path, load(tmp_path / "study.yaml"))
+        for who in (f"P{i}" for i in range(8)):
+            params = {"PROLIFIC_PID": who}
+            await run.submit(params, "consent", {"agree": True})
+            await run.submit(params, "instructions", {})
+            page = await run.submit(params, "comprehension", {"no_deal": "Nothing"})
+            for _ in (1, 2):
+                page = await play_game(run, params, page, [])
+                page = await run.submit(params, "game_survey", answers_for(page, attention="Rarely"))
+            games = [run.arena.store.game(g) for g in records.participant(run.arena.store, "flow-test", who)["games"]]
+            items = [run.arena.source.get(g["scenario"]).product_name for g in games]
+            assert len(set(items)) == 2, items
+
+    asyncio.run(scenario())
+    three = (tmp_path / "study.yaml").read_text().replace("games_per_participant: 2", "games_per_participant: 3")
+    (tmp_path / "study.yaml").write_text(
+        three.replace("conditions: [both_unaware]", "conditions: [both_unaware, both_aware]")
+    )
+    with pytest.raises(StudyError, match="3 games exceed the 2 distinct items"):
+        load(tmp_path / "study.yaml")

@@ -16,10 +16,13 @@ import pytest
 from sqlalchemy import update
 
 from bargain.agents.backends import Backends
+from bargain.arena import PERSON
 from bargain.arena.controller import Arena, ArenaError
+from bargain.arena.inputs import Setup
 from bargain.arena.pacing import Pace
 from bargain.arena.people import INVITE, QUEUE
 from bargain.arena.views import money
+from bargain.engine.trial import Role
 from bargain.store import Store, utcnow
 from bargain.study import records
 from bargain.study.config import Pairing, load
@@ -520,5 +523,26 @@ def test_one_whose_partner_is_dropped_as_idle_mid_game_completes_the_study(tmp_p
             page = await run.submit({"participant": "P2"}, page["stage"], {})
         assert page["stage"] == "debrief"
         assert (await run.submit({"participant": "P2"}, "debrief", {}))["stage"] == "completed"
+
+    asyncio.run(scenario())
+
+
+def test_a_participant_is_never_paired_over_an_item_they_have_met(tmp_path):
+    """A wait over a scenario whose item the newcomer has met is passed over: they wait for a game of their own, and
+    the wait is taken by the next one of their role who has not met it."""
+
+    async def scenario():
+        arena = runner(tmp_path).arena
+        key, novel = "study:people-test:1:peer:both_unaware", ("low:35", "low:134")  # one item, two scenarios
+
+        async def pair(who: str, role: Role, scenario: str, avoid: frozenset[str] = frozenset()) -> dict:
+            setup = Setup(role=role, arm=PERSON, scenario=scenario)
+            return await arena.pair(setup, key, study="people-test", participant=who, game_index=2, avoid=avoid)
+
+        waiting = await pair("P1", Role.BUYER, novel[0])
+        met = await pair("P2", Role.SELLER, "low:0", avoid=frozenset(novel))
+        assert (waiting["status"], met["status"]) == ("waiting", "waiting") and met["game_id"] != waiting["game_id"]
+        fresh = await pair("P3", Role.SELLER, "low:0")
+        assert fresh["status"] == "active" and arena.store.game(fresh["game_id"])["scenario"] == novel[0]
 
     asyncio.run(scenario())

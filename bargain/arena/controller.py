@@ -400,13 +400,16 @@ class Arena:
         participant: str,
         game_index: int,
         move_seconds: float | None = None,
+        avoid: frozenset[str] = frozenset(),
     ) -> dict:
         """A study participant's game against another participant (a person arm): seated with the next one waiting
-        in the other role of the same cell (`key`), or waiting for one; the same seat on every start of the same
-        game index. The participant's view of it."""
+        in the other role of the same cell (`key`) whose scenario is none of `avoid` (items they have met), or
+        waiting for one; the same seat on every start of the same game index. The participant's view of it."""
         seed, trial = self._trial(setup)
         game = people_game(setup, seed, trial, "study", move_seconds, study)
-        return await self.people.start(setup, game, participant, public=True, key=key, place=(study, game_index))
+        return await self.people.start(
+            setup, game, participant, public=True, key=key, place=(study, game_index), avoid=avoid
+        )
 
     def _trial(self, setup: Setup) -> tuple[int, Trial]:
         """A new game's seed (drawn here, cryptographically, unless the setup carries one) and its trial; an

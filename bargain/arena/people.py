@@ -167,12 +167,14 @@ class People:
         public: bool,
         key: str | None = None,
         place: tuple[str, int] | None = None,
+        avoid: frozenset[str] = frozenset(),
     ) -> dict:
         """Seat `player` at a game for `setup.role` (its stored fields in `game`: the arena drew its trial). Public:
         the free seat of the oldest live wait in the queue for these settings (or for `key`: a study's cell) and
         this role, if there is one (the new game is then not made), else a new game waiting in the queue; else a new
         game whose other seat is taken by invitation. With `place` (a study's name and the participant's game
-        index), the seat is that game of the participant's, once: starting it again gives the seat taken first.
+        index), the seat is that game of the participant's, once: starting it again gives the seat taken first;
+        waits over a scenario in `avoid` (one whose item the participant has met) are passed over.
         Outside a study, a player has at most MAX_OPEN games with people waiting or going on. The person's view."""
         key = (key or queue_key(setup)) if public else None
         study, index = place if place is not None else (None, None)
@@ -195,6 +197,7 @@ class People:
                             SeatRow.role == setup.role.value,
                             SeatRow.person.is_(None),
                             GameRow.status == WAITING,
+                            GameRow.scenario.not_in(avoid),
                             GameRow.id.not_in(select(SeatRow.game_id).where(SeatRow.person == player)),  # not oneself
                         )
                         .order_by(GameRow.created_at, GameRow.id)

@@ -463,6 +463,7 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
     product = tuple(Cell(*cell) for cell in itertools.product(arm_keys or (), conditions or (), roles or ()))
     games = top.get("games_per_participant", whole(1, MAX_GAMES))
     design = _design(top, len(product), len(arm_keys or ()), games)
+    pool = _scenarios(top, games)
     shown, digest = _texts_and_hash(top, path, raw, roles or tuple(Role))
     surveys = read_surveys(top, one_opponent=design.assignment is not Assignment.WITHIN)
     checks = read_attention_checks(top, games, surveys.per_game)
@@ -479,7 +480,7 @@ def _parse(top: Section, path: Path, raw: bytes) -> Study:
         rounds=top.get("rounds", whole(1, 20), 4),
         first_actor=top.get("first_actor", one_of(Role), Role.BUYER),
         prompt_version=top.get("prompt_version", one_of(PromptVersion), PromptVersion.TRAIN),
-        scenarios=_scenarios(top),
+        scenarios=pool,
         games_per_participant=games,
         design=design,
         texts=shown,
@@ -632,7 +633,8 @@ def _cover_roles(section: Section, field: str, given: Mapping[Role, Any], roles:
             )
 
 
-def _scenarios(top: Section) -> ScenarioPool:
+def _scenarios(top: Section, games: int | None) -> ScenarioPool:
+    """The pool games are drawn from, with no fewer items than a participant's games (nobody meets one twice)."""
     section = top.section("scenarios", ("tier", "split", "list"))
     if section.ok and len(section.data) != 1:
         section.error(
@@ -648,9 +650,18 @@ def _scenarios(top: Section) -> ScenarioPool:
             section.error(f"scenarios.list[{i}]", f"{exc}; name a bundled scenario")
     if len(set(canonical)) < len(canonical):
         section.error("scenarios.list", "names a scenario twice; list each once")
-    return ScenarioPool(
+    pool = ScenarioPool(
         section.get("tier", one_of(TIERS), None), section.get("split", one_of(SPLITS), None), tuple(canonical)
     )
+    if section.ok and (pool.tier or pool.split or pool.refs) and games:
+        items = len({scenario.product_name for scenario in pool.scenarios()})
+        if games > items:
+            top.error(
+                "games_per_participant",
+                f"{games} games exceed the {items} distinct items of the scenarios, and a participant never "
+                f"bargains over an item twice; play at most {items} games or draw from more scenarios",
+            )
+    return pool
 
 
 def _pairing(top: Section, arms: Mapping[str, StudyArm], roles: tuple[Role, ...]) -> Pairing | None:

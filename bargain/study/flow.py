@@ -13,6 +13,7 @@ other party's price and strategy) waits for the debrief page.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import secrets
@@ -26,6 +27,7 @@ from bargain.arena import PERSON
 from bargain.arena.controller import TIMEOUT, VIEW_WAIT_S, Arena, ArenaError
 from bargain.arena.inputs import Setup
 from bargain.engine.game import Action
+from bargain.engine.scenarios import Scenario
 from bargain.engine.trial import Role
 from bargain.store import StoreError, utcnow
 from bargain.study import records
@@ -313,20 +315,35 @@ class StudyRunner:
 
     # --- games ------------------------------------------------------------------------------------
 
-    def _setup(self, cell_key: str, arm_key: str) -> Setup:
-        """A game's setup for the participant in `cell_key`, against the arm `arm_key`."""
+    def _setup(self, cell_key: str, arm_key: str, met: frozenset[str]) -> Setup:
+        """A game's setup for the participant in `cell_key`, against the arm `arm_key`, over an item they have not
+        met (`met`: the scenarios of their games so far, `_met`)."""
         cell = self.study.cell_by_key(cell_key)
-        pool = self.study.scenarios
         return Setup(
             role=cell.role,
             arm=self.study.arms[arm_key].spec,
             condition=cell.condition,
             mode=self.study.mode,
             rounds=self.study.rounds,
-            scenario=pool.tier or pool.split or secrets.choice(pool.refs),
+            scenario=secrets.choice(self._unmet(met) or [s.ref for s in self._pool]),
             prompt_version=self.study.prompt_version,
             first_actor=self.study.first_actor,
         )
+
+    @functools.cached_property
+    def _pool(self) -> tuple[Scenario, ...]:
+        """The study's scenarios."""
+        return self.study.scenarios.scenarios(self.arena.source)
+
+    def _unmet(self, met: frozenset[str]) -> list[str]:
+        """The pool's scenarios whose item (product) is none of those of the scenarios `met`: a participant never
+        bargains over the same item twice in a study (the study file allows no more games than items)."""
+        items = {self.arena.source.get(ref).product_name for ref in met}
+        return [s.ref for s in self._pool if s.product_name not in items]
+
+    async def _met(self, row: dict) -> frozenset[str]:
+        """The scenarios of the participant's games so far (cancelled waits for a person aside)."""
+        return await asyncio.to_thread(records.met_scenarios, self.arena.store, self.study.name, row["participant"])
 
     async def _game_id(self, row: dict) -> str:
         """The id of the participant's current game, started (and recorded, once) if it has not been: the database
@@ -337,11 +354,15 @@ class StudyRunner:
         if len(row["games"]) > index:
             return row["games"][index]
         cell = self.study.cell_by_key(row["cells"][index])
-        setup = self._setup(row["cells"][index], cell.arm)
+        met = await self._met(row)
+        setup = self._setup(row["cells"][index], cell.arm, met)
         where = {"study": self.study.name, "participant": row["participant"], "game_index": index + 1}
         if setup.arm == PERSON:  # another participant: of the other role, in the same arm and condition
             key = f"study:{self.study.name}:{self.study.version}:{cell.arm}:{cell.condition.value}"
-            view = await self.arena.pair(setup, key, **where, move_seconds=self.study.timing.move_seconds)
+            met_items = frozenset(s.ref for s in self._pool) - frozenset(self._unmet(met))
+            view = await self.arena.pair(
+                setup, key, **where, move_seconds=self.study.timing.move_seconds, avoid=met_items
+            )
         else:
             view = await self.arena.start(
                 setup,
@@ -366,7 +387,7 @@ class StudyRunner:
         if pairing.otherwise == "end":
             following = "final_survey" if self.study.surveys.final else "debrief"
             return await self._page(await self._move(row, following, "game"))
-        setup = self._setup(row["cells"][index - 1], pairing.otherwise)
+        setup = self._setup(row["cells"][index - 1], pairing.otherwise, await self._met(row))
         started = await self.arena.start(
             setup,
             study=self.study.name,

@@ -31,11 +31,13 @@ from sqlalchemy import (
     and_,
     or_,
     select,
+    union,
     update,
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bargain.arena.people import CANCELLED
 from bargain.store import Base, GameRow, SeatRow, Store, StoreError, columns_of, utcnow
 
 # Where a participant is: the stages in order, then the ways out.
@@ -332,6 +334,21 @@ def record_game(store: Store, row_id: int, index: int, game_id: str) -> list[str
         if len(row.games) == index - 1:
             row.games = [*row.games, game_id]
         return list(row.games)
+
+
+def met_scenarios(store: Store, study: str, participant: str) -> frozenset[str]:
+    """The scenarios of a participant's games in a study that were not cancelled: against programs (their own
+    games) and against people (their seats), so that their next game is drawn from items they have not met."""
+    mine = select(GameRow.scenario).where(GameRow.study == study, GameRow.participant == participant)
+    seated = (
+        select(GameRow.scenario)
+        .join(SeatRow, SeatRow.game_id == GameRow.id)
+        .where(SeatRow.study == study, SeatRow.person == participant)
+    )
+    with store.reading() as session:
+        return frozenset(
+            session.scalars(union(mine.where(GameRow.status != CANCELLED), seated.where(GameRow.status != CANCELLED)))
+        )
 
 
 def replace_game(store: Store, row_id: int, index: int, old: str, new: str) -> list[str]:
