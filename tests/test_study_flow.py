@@ -183,7 +183,7 @@ def test_failing_the_comprehension_check_screens_out_with_the_code(tmp_path):
         await runner.submit(params, "consent", {"agree": True})
         await runner.submit(params, "instructions", {})
         page = await runner.submit(params, "comprehension", {"no_deal": "Everything"})
-        assert page["stage"] == "comprehension" and "1 attempt(s) left" in page["note"]
+        assert page["stage"] == "comprehension" and "1 attempt left." in page["note"]
         page = await runner.submit(params, "comprehension", {"no_deal": "Everything"})
         assert page["stage"] == "screened_out" and page["code"] == "OUT456"
         assert records.cell_counts(runner.arena.store, "flow-test", 1) == {

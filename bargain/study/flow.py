@@ -44,6 +44,11 @@ class StudyStop(ValueError):
     """A request the study cannot serve (no participant id, a malformed one...): the text says so, for the person."""
 
 
+def attempts_left(n: int) -> str:
+    """ "1 attempt left", "2 attempts left": what a participant reads of their comprehension check's retries."""
+    return f"{n} attempt{'' if n == 1 else 's'} left"
+
+
 @dataclass
 class StudyRunner:
     """One study served over one arena (its store and backends)."""
@@ -310,7 +315,7 @@ class StudyRunner:
         return await self._page(
             row,
             note="Some answers were not right. Read the instructions again and retry: "
-            f"{self.study.comprehension.attempts - attempt} attempt(s) left.",
+            f"{attempts_left(self.study.comprehension.attempts - attempt)}.",
         )
 
     # --- games ------------------------------------------------------------------------------------
