@@ -190,7 +190,7 @@ class TrainConfig:
         if self.rollout_backend == "vllm" and not self.base_url:
             problems.append(
                 "rollout_backend vllm needs base_url (the server started with "
-                "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True; see the README)"
+                "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True; see docs/train.md)"
             )
         if problems:
             raise ValueError("bad training configuration: " + "; ".join(problems))

@@ -5,7 +5,7 @@ trained on generated bargaining text, Qwen3's special tokens and a Qwen3-style c
 that honours `enable_thinking`, a two-layer Qwen3 model, and adapters laid out like the
 released repository (one subfolder per arm, LoRA on q,k,v,o,gate,up,down_proj). `qwen3_8b_config`
 gives the real model's shape for GPU benchmarks with random weights. Nothing is downloaded.
-`python -m bargain.agents.tiny DIR` builds one for a CPU try-out (see the README's training section).
+`python -m bargain.agents.tiny DIR` builds one for a CPU try-out (see docs/train.md).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def prepare_zero_gpu() -> None:
         except ImportError:
             raise BackendError(
                 "this Space runs on ZeroGPU but the `spaces` package is missing: add `spaces` to the "
-                'Space\'s requirements (see the README, "Deploying as a Space")'
+                "Space's requirements (see docs/deployment.md)"
             ) from None
 
 
