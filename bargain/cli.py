@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from bargain.agents.arms import ADAPTERS, ArmError, catalogue, resolve
 from bargain.agents.backends import PRESETS, Backend, BackendError, Backends
-from bargain.agents.backends.build import KINDS, build_backend
 from bargain.engine import scenarios
 from bargain.engine.game import GameError, new_initial_state
 from bargain.engine.prompts import PromptVersion, system_prompt
 from bargain.engine.replies import Parsing, parse_reply
 from bargain.engine.trial import Condition, Mode, Role, Trial, TrialError
+from bargain.flags import add_backend_flags, backend_from
 
 if TYPE_CHECKING:  # the agents load only in the commands that play (a light command starts sooner)
     from bargain.agents.agent import Side
@@ -79,45 +79,6 @@ def _price(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-
-
-def _add_backend_flags(parser: argparse.ArgumentParser, model_flag: str = "--model") -> None:
-    env = os.environ.get
-    group = parser.add_argument_group("model backend (for arm:... agents)")
-    group.add_argument(
-        "--backend",
-        choices=KINDS,
-        default=env("BARGAIN_BACKEND", "none"),
-        help="vllm: an OpenAI-compatible server; hf: transformers + peft in this process (env BARGAIN_BACKEND)",
-    )
-    group.add_argument(
-        "--base-url",
-        default=env("BARGAIN_BASE_URL"),
-        help="server URL for --backend vllm, e.g. http://127.0.0.1:8000/v1; several replicas as "
-        "URL1,URL2,... (env BARGAIN_BASE_URL)",
-    )
-    group.add_argument(
-        model_flag,
-        dest="model",
-        default=env("BARGAIN_MODEL"),
-        help="base model: Hub id or local path (hf), served name (vllm); default Qwen/Qwen3-8B (env BARGAIN_MODEL)",
-    )
-    group.add_argument(
-        "--adapters-dir",
-        default=env("BARGAIN_ADAPTERS_DIR"),
-        help="local directory with <arm>/adapter_config.json; default: download from the Hub "
-        "(env BARGAIN_ADAPTERS_DIR)",
-    )
-    group.add_argument(
-        "--adapter-revision",
-        default=env("BARGAIN_ADAPTER_REVISION"),
-        help="revision of the adapter repository to download",
-    )
-    group.add_argument("--device", help="hf: cuda, cpu, ... (default: cuda if present)")
-    group.add_argument("--dtype", help="hf: bfloat16, float16, float32 (default: bf16 on GPU, fp32 on CPU)")
-    group.add_argument(
-        "--max-in-flight", type=_positive, default=256, help="vllm: requests in flight at once (default 256)"
-    )
 
 
 def _add_side_flags(parser: argparse.ArgumentParser, role: str) -> None:
@@ -198,10 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sim.add_argument("--out", required=True, help="output directory; an interrupted run resumes there")
         sim.add_argument("--quiet", action="store_true", help="no progress bar")
-        _add_backend_flags(sim)
+        add_backend_flags(sim)
 
     arms = sub.add_parser("arms", help="list the arms, what they were trained for, and whether the backend serves them")
-    _add_backend_flags(arms)
+    add_backend_flags(arms)
 
     text = "start vLLM with the base model and the eight adapters (LoRA modules named after their arms)"
     srv = sub.add_parser("serve", help=text, description=f"{text}; needs requirements-gpu.txt")
@@ -309,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     jud.add_argument("--temperature", type=float, default=0.0, help="judge temperature (default 0, as the paper)")
     jud.add_argument("--max-tokens", type=_positive, default=2048, help="longest judge reply")
     jud.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_backend_flags(jud)
+    add_backend_flags(jud)
 
     rep = sub.add_parser(
         "report", help="HTML report of runs (and arena games): outcomes, honesty, claims, paired differences"
@@ -325,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the backend below), each model claim kept only if the rule reading confirms it; the claim tables "
         "then give the rules' count and the model's additions per game",
     )
-    _add_backend_flags(rep, model_flag="--base-model")
+    add_backend_flags(rep, model_flag="--base-model")
 
     mer = sub.add_parser("merge", help="join the shards of one run (--shard I/N) into one run directory")
     mer.add_argument("run_dirs", nargs="+", help="the shards' run directories, 1/N to N/N")
@@ -355,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
         "backend below) to list the claims; each one it names is kept only if the rule reading confirms "
         "it, and the counts of both readers are printed",
     )
-    _add_backend_flags(cla, model_flag="--base-model")
+    add_backend_flags(cla, model_flag="--base-model")
 
     exp = sub.add_parser(
         "export",
@@ -510,21 +471,6 @@ def _add_plan(sub: argparse._SubParsersAction) -> None:
     pla.add_argument("--seed", type=int, default=0, help="seed of the simulations (default 0)")
     pla.add_argument("--reference", metavar="ARM", help="the arm the others are compared with (default: the first)")
     pla.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def backend_from(args: argparse.Namespace, adapters: list[str] | None = None):
-    """The configured local backend (or None) from the backend flags."""
-    return build_backend(
-        args.backend,
-        base_url=args.base_url,
-        model=args.model,
-        adapters=adapters,
-        adapters_dir=args.adapters_dir,
-        adapter_revision=args.adapter_revision,
-        device=args.device,
-        dtype=args.dtype,
-        max_in_flight=args.max_in_flight,
-    )
 
 
 def grid_from(args: argparse.Namespace) -> scenarios.GridSpec:
