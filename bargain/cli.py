@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bargain.agents.arms import ADAPTERS, ArmError, catalogue, resolve
+from bargain.agents.arms import ADAPTERS, Arm, ArmError, catalogue, resolve
 from bargain.agents.backends import PRESETS, Backend, BackendError, Backends
 from bargain.engine import scenarios
 from bargain.engine.game import GameError, new_initial_state
@@ -100,7 +100,7 @@ def _add_side_flags(parser: argparse.ArgumentParser, role: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand (also the source of `--help`)."""
     parser = argparse.ArgumentParser(
-        prog="python -m bargain", description="Bargaining games between language models, tactics and people."
+        prog="bargain", description="Bargaining games between language models, tactics and people."
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -538,7 +538,7 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
     backend the flags describe (benchmarks.agents plays through here with an instant one)."""
     import asyncio
 
-    from bargain.agents.agent import agent_factory
+    from bargain.agents.agent import arm_factory
     from bargain.runs import RunSetup, run
 
     spec = grid_from(args)
@@ -567,33 +567,14 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
         seller_side=_side(args, "seller", version),
         sanity_check=args.sanity_check,
     )
-    makers = {
-        role: agent_factory(getattr(args, role), backends, setup.side(Role(role))[1]) for role in ("buyer", "seller")
-    }
-
-    async def unserved() -> list[str]:
-        try:
-            models = [a for a in arms.values() if a.kind != "tactic"]
-            problem = await unreachable(list({id(b): b for b in map(backends.for_arm, models)}.values()))
-            if problem:
-                raise BackendError(problem)
-            return [a.spec for a in models if a.kind != "openai" and not await backends.for_arm(a).available(a)]
-        finally:
-            await backends.aclose()
-
-    missing = asyncio.run(unserved())
-    if missing:
-        raise BackendError(
-            f"the {args.backend} backend does not serve {', '.join(missing)}; check "
-            "`python -m bargain arms` with the same backend flags"
-        )
+    makers = {role: arm_factory(arm, backends, setup.side(Role(role))[1]) for role, arm in arms.items()}
+    asyncio.run(_refuse_unserved(backends, list(arms.values()), args.backend))
 
     def agents_for(trial: Trial):
         # Per-game seeds derived from the run seed and the trial: reruns repeat every scripted move.
         rng = random.Random(f"{args.seed}:{trial.trial_id}")
         return makers["buyer"](rng.getrandbits(64)), makers["seller"](rng.getrandbits(64))
 
-    backend_info = backends.local.describe() if backends.local else None
     frame = run(
         setup,
         trials,
@@ -604,7 +585,7 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
         evaluate=args.command == "evaluate",
         extra_config={
             "command": ["python", "-m", "bargain", *args.argv],
-            "backend": backend_info,
+            "backend": backends.local.describe() if backends.local else None,
             "grid": spec.to_dict(),
             "seed": args.seed,
             "buyer": args.buyer,
@@ -618,6 +599,24 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
     print(f"{len(frame)} of {len(trials)} trials finished in {args.out}")
     print((Path(args.out) / "summary.md").read_text(encoding="utf-8"))
     return 0 if len(frame) == len(trials) else 1
+
+
+async def _refuse_unserved(backends: Backends, arms: list[Arm], kind: str) -> None:
+    """A BackendError before a run starts when a model server of `arms` does not answer, or the local backend (of
+    `kind`) does not serve one of them; the backends' connections are closed either way."""
+    try:
+        models = [a for a in arms if a.kind != "tactic"]
+        problem = await unreachable(list({id(b): b for b in map(backends.for_arm, models)}.values()))
+        if problem:
+            raise BackendError(problem)
+        missing = [a.spec for a in models if a.kind != "openai" and not await backends.for_arm(a).available(a)]
+    finally:
+        await backends.aclose()
+    if missing:
+        raise BackendError(
+            f"the {kind} backend does not serve {', '.join(missing)}; check "
+            "`python -m bargain arms` with the same backend flags"
+        )
 
 
 def cmd_arms(args: argparse.Namespace) -> int:
