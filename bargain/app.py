@@ -397,11 +397,16 @@ def free_play_app(args: argparse.Namespace, arena: Arena, marks: dict[str, bool]
     )
 
 
-def main(argv: list[str] | None = None) -> None:
+def configure_logging() -> None:
+    """The console's log: the program's lines from INFO. Alembic's lines at INFO (its plugins, its context, each
+    revision it runs) are not the console's: each revision applied is said in one line of the program's own
+    (bargain.migrations.applied)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Alembic's lines at INFO (its plugins, its context, each revision it runs) are not the console's: the store says
-    # in one line of its own each revision it applies (bargain.migrations.applied).
     logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> None:
+    configure_logging()
     args = parse_args(argv)
     from bargain.agents.arms import ArmError
     from bargain.arena import launch_settings
