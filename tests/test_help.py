@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import tomllib
+import warnings
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,13 @@ def test_the_app_answers_help(capsys):
 
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_every_benchmark_answers_help(name, capsys, monkeypatch):
+    """As `python -m benchmarks.NAME --help` runs it, with no RuntimeWarning: a fresh process has not imported the
+    module (another test may have), so neither has this run."""
+    monkeypatch.delitem(sys.modules, f"benchmarks.{name}", raising=False)
     monkeypatch.setattr(sys, "argv", [f"benchmarks/{name}.py", "--help"])
-    assert "usage: " in helps(lambda: runpy.run_module(f"benchmarks.{name}", run_name="__main__"), capsys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert "usage: " in helps(lambda: runpy.run_module(f"benchmarks.{name}", run_name="__main__"), capsys)
 
 
 @pytest.mark.parametrize("tool", ["bundle", "rehearse"])

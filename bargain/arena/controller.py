@@ -341,8 +341,8 @@ class Arena:
         the same index again (a reload, a second process) returns the game that exists. Without `wait`, the view
         comes as soon as the person is asked to move (at most ASKED_WAIT_S), an agent's opening move still under way
         (`thinking`), as a game between people answers. With `matching`, the game first waits for "the other party"
-        to join for a time drawn from the game's seed, shown as a game between people waits (`waiting`). Extra
-        (`extra`) is what the caller notes of the game (a study's: played instead of...)."""
+        to join for a time drawn from the game's seed, shown as a game between people waits (`waiting`).
+        `extra` is what the caller notes of the game (a study's: played instead of...)."""
         await self.sweep()
         player = inputs.player_id(player)
         if setup.arm in (INVITE, QUEUE):
