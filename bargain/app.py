@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import secrets
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -22,11 +20,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Only what reading the flags needs is imported here: `python app.py --help` (and a mistyped flag) answers at
 # once, and Gradio, the database layer and the study code load in `build`.
 from bargain.agents.backends import PRESETS, BackendError  # noqa: E402
-from bargain.agents.backends.build import KINDS  # noqa: E402
 from bargain.arena import MOVE_DEADLINE_S  # noqa: E402
+from bargain.flags import add_backend_flags, backend_from, number  # noqa: E402
 from bargain.space import on_space as running_on_space  # noqa: E402
 
 if TYPE_CHECKING:
+    from bargain.agents.backends import Backends
+    from bargain.arena.controller import Arena
     from bargain.publish import HubSync
     from bargain.store import Store
 
@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env = os.environ.get
     parser = argparse.ArgumentParser(
+        prog="bargain-arena",
         description="The bargaining arena: a person plays buyer or seller against a "
-        "language model or a scripted tactic; every game is recorded."
+        "language model or a scripted tactic; every game is recorded. With --backend vllm and no --base-url, "
+        "vLLM is started here.",
     )
     on_space = running_on_space()  # serve on every interface there, behind Hugging Face's proxy
     parser.add_argument(
@@ -55,40 +57,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="SQLAlchemy URL or SQLite file path (env BARGAIN_DB_URL; "
         "default: data/bargain.db, or /data/bargain.db where /data exists)",
     )
-    parser.add_argument(
-        "--backend",
-        choices=KINDS,
-        default=env("BARGAIN_BACKEND", "none"),
-        help="model backend: vllm (an OpenAI-compatible server), hf (transformers + peft here), "
-        "none (env BARGAIN_BACKEND)",
-    )
-    parser.add_argument(
-        "--base-url",
-        default=env("BARGAIN_BASE_URL"),
-        help="server URL for --backend vllm, several replicas as URL1,URL2 (env BARGAIN_BASE_URL); "
-        "without it, vLLM is started here",
-    )
-    parser.add_argument(
-        "--model",
-        default=env("BARGAIN_MODEL"),
-        help="base model: Hub id or local path (env BARGAIN_MODEL; default Qwen/Qwen3-8B)",
-    )
-    parser.add_argument(
-        "--adapters-dir",
-        default=env("BARGAIN_ADAPTERS_DIR"),
-        help="local adapters (env BARGAIN_ADAPTERS_DIR; default: download)",
-    )
-    parser.add_argument(
-        "--adapter-revision", default=env("BARGAIN_ADAPTER_REVISION"), help="adapter repository revision"
-    )
-    parser.add_argument("--device", default=env("BARGAIN_DEVICE"), help="hf backend device (env BARGAIN_DEVICE)")
-    parser.add_argument("--dtype", default=env("BARGAIN_DTYPE"), help="hf backend dtype (env BARGAIN_DTYPE)")
-    parser.add_argument(
-        "--max-in-flight",
-        type=number(int, 1),
-        default=env("BARGAIN_MAX_IN_FLIGHT", "64"),
-        help="vllm: requests in flight (env BARGAIN_MAX_IN_FLIGHT)",
-    )
+    add_backend_flags(parser, max_in_flight=64)  # a person waits on each reply: fewer requests in flight
     parser.add_argument(
         "--max-reply-tokens",
         type=number(int, 1),
@@ -211,26 +180,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def number(kind: type, low: float, high: float | None = None) -> Callable[[str], float]:
-    """An argparse type: a number of `kind` (int or float) from `low` (to `high`). argparse reads a flag's string
-    default through its type too, so a bad environment variable is refused in the same one line as a bad flag."""
-    what = "a whole number" if kind is int else "a number"
-    bounds = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
-
-    def read(text: str) -> float:
-        try:
-            value = kind(text)
-        except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not {what} (set by the flag or its environment variable)"
-            ) from None
-        if not math.isfinite(value) or value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {what} {bounds}; got {text!r}")
-        return value
-
-    return read
-
-
 def _listed(value: str | None) -> list[str]:
     """A comma-separated setting as a list."""
     return [item.strip() for item in (value or "").split(",") if item.strip()]
@@ -283,55 +232,25 @@ def warm_up() -> None:
 
 
 def build(args: argparse.Namespace):
-    """The arena's Gradio app (queue configured) and its controller, from parsed flags."""
+    """The arena's Gradio app (queue configured) and its controller, from parsed flags. A study that these flags
+    cannot serve, or a bad --remote-model, is refused before anything is made (a database, a folder, a server)."""
     import asyncio
 
     from bargain.agents.arms import ArmError, catalogue, resolve
-    from bargain.agents.backends import Backends
-    from bargain.agents.backends.build import build_backend
-    from bargain.arena import PERSON, build_app
+    from bargain.arena import PERSON
     from bargain.arena.controller import Arena
-    from bargain.arena.limits import AdminGate, StartLimits
     from bargain.arena.people import INVITE, QUEUE
-    from bargain.arena.ui import Options, sweep_exports
-    from bargain.database import database_url
-    from bargain.space import storage_warning
-    from bargain.store import Store
     from bargain.study.config import load as load_study
 
     study = load_study(args.study) if args.study else None  # a study file with a problem stops here, nothing made
-    if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
-        from bargain.agents.serve import start_in_background
-
-        args.base_url = start_in_background(args.model, args.adapters_dir)
     remote = [resolve(spec) for spec in args.remote_model]
     if any(arm.kind != "openai" for arm in remote):
         raise ArmError("--remote-model takes openai:MODEL@URL specs, such as openai:gpt-5.2@https://api.openai.com/v1")
-    local = build_backend(
-        args.backend,
-        base_url=args.base_url,
-        model=args.model,
-        adapters_dir=args.adapters_dir,
-        adapter_revision=args.adapter_revision,
-        device=args.device,
-        dtype=args.dtype,
-        max_in_flight=args.max_in_flight,
-        sticky=True,
-    )  # a game keeps its replica
-    backends = Backends(local, remote=[arm.base_url for arm in remote])
-    store = Store(database_url(args.db))
-    store.check_writable()  # a read-only file or a full disk is found now, not at the first move
-    unscored = store.unscored()  # e.g. games of a database adopted from before Alembic: their findings stay as made
-    if unscored:
-        logging.getLogger("bargain").warning(
-            "%d finished games hold claim findings of no recorded checker version: "
-            "bargain rescore --db ... remakes them",
-            unscored,
-        )
-    sweep_exports()  # what a crashed process's export left behind
-    at_risk = storage_warning(store.url)  # games a restart would lose
-    if at_risk:
-        logging.getLogger("bargain").warning(at_risk)
+    urls = [arm.base_url for arm in remote if arm.base_url is not None]
+    if study is not None:
+        refuse_unservable(study, args.backend, urls)
+    backends = model_backends(args, urls)
+    store, at_risk = open_store(args.db)
     arms = [arm.spec for arm in catalogue()] + [arm.spec for arm in remote]
     # A study's program arms must be playable here; its person arms (other participants) are the people's path.
     arms += [a.spec for a in (study.arms.values() if study else ()) if a.spec not in arms and a.spec != PERSON]
@@ -344,47 +263,126 @@ def build(args: argparse.Namespace):
         sampling=replace(PRESETS["trained"], max_tokens=args.max_reply_tokens),
         move_deadline=args.move_deadline,
     )
-
-    async def availability() -> dict[str, bool]:
-        check = getattr(local, "check", None)  # a model server: one quick probe, and say plainly if it is down
-        problem = await check() if check is not None else None
-        if problem:
-            logging.getLogger("bargain").warning("the models cannot be played until the server answers: %s", problem)
-        marks = {}
-        for spec in arms:
-            arm = resolve(spec)
-            marks[spec] = arm.kind == "tactic" or (
-                (arm.kind == "openai" or local is not None) and await backends.for_arm(arm).available(arm)
-            )
-        await backends.aclose()
-        return marks | {spec: True for spec in people}
-
-    marks = asyncio.run(availability())
+    marks = asyncio.run(availability(backends, arms)) | {spec: True for spec in people}
     warm_up()
-    if study is not None:
-        from bargain.study.flow import StudyRunner
-        from bargain.study.page import build_study_app
+    demo = study_app(args, study, arena, marks) if study is not None else free_play_app(args, arena, marks, at_risk)
+    demo.queue(default_concurrency_limit=args.concurrency)
+    hub_sync(args, store, study)
+    return demo, arena
 
-        missing = sorted({a.spec for a in study.arms.values() if a.spec != PERSON and not marks.get(a.spec)})
-        if missing:
-            raise ArmError(
-                f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
-                "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)"
-            )
-        demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password, store), args.trusted_proxies)
-        demo.queue(default_concurrency_limit=args.concurrency)
-        hub_sync(args, store, study)
-        return demo, arena
+
+def refuse_unservable(study, backend: str, remote: list[str]) -> None:
+    """An ArmError, in one line, for a study whose program arms these flags cannot serve: a model arm without a model
+    backend, a remote model at an endpoint that no --remote-model offers (`remote`: their URLs). Whether a server
+    answers, and serves the arm, is checked once the backends are built."""
+    from bargain.agents.arms import ArmError, resolve
+    from bargain.arena import PERSON
+
+    arms = [resolve(a.spec) for a in study.arms.values() if a.spec != PERSON]
+    local = sorted({a.spec for a in arms if a.kind in ("base", "adapter")}) if backend == "none" else []
+    if local:
+        raise ArmError(
+            f"the study's arms {', '.join(local)} need a model backend: start the app with "
+            "--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH"
+        )
+    offered = {url.rstrip("/") for url in remote}
+    unoffered = sorted({a.spec for a in arms if a.base_url is not None and a.base_url.rstrip("/") not in offered})
+    if unoffered:
+        raise ArmError(
+            f"the study's arms {', '.join(unoffered)} are remote models this app does not offer: start it with "
+            "--remote-model openai:MODEL@URL for each"
+        )
+
+
+def model_backends(args: argparse.Namespace, remote: list[str]) -> Backends:
+    """The backends the flags describe: the local one (a vLLM server started here first, for --backend vllm without
+    --base-url; a game keeps its replica) and the remote models' endpoints (`remote`)."""
+    from bargain.agents.backends import Backends
+
+    if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
+        from bargain.agents.serve import start_in_background
+
+        args.base_url = start_in_background(args.model, args.adapters_dir)
+    return Backends(backend_from(args, sticky=True), remote=remote)
+
+
+def open_store(db: str | None) -> tuple[Store, str]:
+    """The arena's database (created, or upgraded, here), checked writable now rather than at the first move, with
+    what the log should know of it; and the admin's warning of games a restart would lose (empty: none)."""
+    from bargain.arena.ui import sweep_exports
+    from bargain.database import database_url
+    from bargain.space import storage_warning
+    from bargain.store import Store
+
+    store = Store(database_url(db))
+    store.check_writable()  # a read-only file or a full disk is found now, not at the first move
+    unscored = store.unscored()  # e.g. games of a database adopted from before Alembic: their findings stay as made
+    if unscored:
+        logging.getLogger("bargain").warning(
+            "%d finished games hold claim findings of no recorded checker version: "
+            "bargain rescore --db ... remakes them",
+            unscored,
+        )
+    sweep_exports()  # what a crashed process's export left behind
+    at_risk = storage_warning(store.url)  # games a restart would lose
+    if at_risk:
+        logging.getLogger("bargain").warning(at_risk)
+    return store, at_risk
+
+
+async def availability(backends: Backends, arms: list[str]) -> dict[str, bool]:
+    """Which of `arms` can be played now: the tactics always, a model when its server answers and serves it (a
+    server that is down is said plainly, once)."""
+    from bargain.agents.arms import resolve
+
+    check = getattr(backends.local, "check", None)  # a model server: one quick probe
+    problem = await check() if check is not None else None
+    if problem:
+        logging.getLogger("bargain").warning("the models cannot be played until the server answers: %s", problem)
+    marks = {}
+    for spec in arms:
+        arm = resolve(spec)
+        marks[spec] = arm.kind == "tactic" or (
+            (arm.kind == "openai" or backends.local is not None) and await backends.for_arm(arm).available(arm)
+        )
+    await backends.aclose()
+    return marks
+
+
+def study_app(args: argparse.Namespace, study, arena: Arena, marks: dict[str, bool]):
+    """Study mode's app, once every program arm of the study can be played here."""
+    from bargain.agents.arms import ArmError
+    from bargain.arena import PERSON
+    from bargain.arena.limits import AdminGate
+    from bargain.study.flow import StudyRunner
+    from bargain.study.page import build_study_app
+
+    missing = sorted({a.spec for a in study.arms.values() if a.spec != PERSON and not marks.get(a.spec)})
+    if missing:
+        raise ArmError(
+            f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
+            "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)"
+        )
+    return build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password, arena.store), args.trusted_proxies)
+
+
+def free_play_app(args: argparse.Namespace, arena: Arena, marks: dict[str, bool], at_risk: str):
+    """Free play's app: every arm offered, those that cannot be played now marked so (`marks`)."""
+    from bargain.arena import build_app
+    from bargain.arena.limits import AdminGate, StartLimits
+    from bargain.arena.ui import Options
+
     note = (
         ""
-        if local is not None
+        if arena.backends.local is not None
         else (
             "Only the scripted tactics can be played here: start the app with "
             "`--backend vllm --base-url URL` or `--backend hf --model ID_OR_PATH` to play the models."
         )
     )
+    store = arena.store
     limits = StartLimits(store, args.games_per_hour, args.games_per_hour_per_address)
-    demo = build_app(
+    return build_app(
         arena,
         Options(
             marks,
@@ -397,13 +395,18 @@ def build(args: argparse.Namespace):
             at_risk,
         ),
     )
-    demo.queue(default_concurrency_limit=args.concurrency)
-    hub_sync(args, store, None)
-    return demo, arena
+
+
+def configure_logging() -> None:
+    """The console's log: the program's lines from INFO. Alembic's lines at INFO (its plugins, its context, each
+    revision it runs) are not the console's: each revision applied is said in one line of the program's own
+    (bargain.migrations.applied)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 def main(argv: list[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     args = parse_args(argv)
     from bargain.agents.arms import ArmError
     from bargain.arena import launch_settings

@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bargain.agents.arms import ADAPTERS, ArmError, catalogue, resolve
+from bargain.agents.arms import ADAPTERS, Arm, ArmError, catalogue, resolve
 from bargain.agents.backends import PRESETS, Backend, BackendError, Backends
-from bargain.agents.backends.build import KINDS, build_backend
 from bargain.engine import scenarios
 from bargain.engine.game import GameError, new_initial_state
 from bargain.engine.prompts import PromptVersion, system_prompt
 from bargain.engine.replies import Parsing, parse_reply
 from bargain.engine.trial import Condition, Mode, Role, Trial, TrialError
+from bargain.flags import add_backend_flags, backend_from
 
 if TYPE_CHECKING:  # the agents load only in the commands that play (a light command starts sooner)
     from bargain.agents.agent import Side
@@ -81,45 +81,6 @@ def _price(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
-def _add_backend_flags(parser: argparse.ArgumentParser, model_flag: str = "--model") -> None:
-    env = os.environ.get
-    group = parser.add_argument_group("model backend (for arm:... agents)")
-    group.add_argument(
-        "--backend",
-        choices=KINDS,
-        default=env("BARGAIN_BACKEND", "none"),
-        help="vllm: an OpenAI-compatible server; hf: transformers + peft in this process (env BARGAIN_BACKEND)",
-    )
-    group.add_argument(
-        "--base-url",
-        default=env("BARGAIN_BASE_URL"),
-        help="server URL for --backend vllm, e.g. http://127.0.0.1:8000/v1; several replicas as "
-        "URL1,URL2,... (env BARGAIN_BASE_URL)",
-    )
-    group.add_argument(
-        model_flag,
-        dest="model",
-        default=env("BARGAIN_MODEL"),
-        help="base model: Hub id or local path (hf), served name (vllm); default Qwen/Qwen3-8B (env BARGAIN_MODEL)",
-    )
-    group.add_argument(
-        "--adapters-dir",
-        default=env("BARGAIN_ADAPTERS_DIR"),
-        help="local directory with <arm>/adapter_config.json; default: download from the Hub "
-        "(env BARGAIN_ADAPTERS_DIR)",
-    )
-    group.add_argument(
-        "--adapter-revision",
-        default=env("BARGAIN_ADAPTER_REVISION"),
-        help="revision of the adapter repository to download",
-    )
-    group.add_argument("--device", help="hf: cuda, cpu, ... (default: cuda if present)")
-    group.add_argument("--dtype", help="hf: bfloat16, float16, float32 (default: bf16 on GPU, fp32 on CPU)")
-    group.add_argument(
-        "--max-in-flight", type=_positive, default=256, help="vllm: requests in flight at once (default 256)"
-    )
-
-
 def _add_side_flags(parser: argparse.ArgumentParser, role: str) -> None:
     parser.add_argument(
         f"--{role}-preset",
@@ -139,7 +100,7 @@ def _add_side_flags(parser: argparse.ArgumentParser, role: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand (also the source of `--help`)."""
     parser = argparse.ArgumentParser(
-        prog="python -m bargain", description="Bargaining games between language models, tactics and people."
+        prog="bargain", description="Bargaining games between language models, tactics and people."
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -198,10 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sim.add_argument("--out", required=True, help="output directory; an interrupted run resumes there")
         sim.add_argument("--quiet", action="store_true", help="no progress bar")
-        _add_backend_flags(sim)
+        add_backend_flags(sim)
 
     arms = sub.add_parser("arms", help="list the arms, what they were trained for, and whether the backend serves them")
-    _add_backend_flags(arms)
+    add_backend_flags(arms)
 
     text = "start vLLM with the base model and the eight adapters (LoRA modules named after their arms)"
     srv = sub.add_parser("serve", help=text, description=f"{text}; needs requirements-gpu.txt")
@@ -309,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     jud.add_argument("--temperature", type=float, default=0.0, help="judge temperature (default 0, as the paper)")
     jud.add_argument("--max-tokens", type=_positive, default=2048, help="longest judge reply")
     jud.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_backend_flags(jud)
+    add_backend_flags(jud)
 
     rep = sub.add_parser(
         "report", help="HTML report of runs (and arena games): outcomes, honesty, claims, paired differences"
@@ -325,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the backend below), each model claim kept only if the rule reading confirms it; the claim tables "
         "then give the rules' count and the model's additions per game",
     )
-    _add_backend_flags(rep, model_flag="--base-model")
+    add_backend_flags(rep, model_flag="--base-model")
 
     mer = sub.add_parser("merge", help="join the shards of one run (--shard I/N) into one run directory")
     mer.add_argument("run_dirs", nargs="+", help="the shards' run directories, 1/N to N/N")
@@ -355,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
         "backend below) to list the claims; each one it names is kept only if the rule reading confirms "
         "it, and the counts of both readers are printed",
     )
-    _add_backend_flags(cla, model_flag="--base-model")
+    add_backend_flags(cla, model_flag="--base-model")
 
     exp = sub.add_parser(
         "export",
@@ -512,21 +473,6 @@ def _add_plan(sub: argparse._SubParsersAction) -> None:
     pla.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def backend_from(args: argparse.Namespace, adapters: list[str] | None = None):
-    """The configured local backend (or None) from the backend flags."""
-    return build_backend(
-        args.backend,
-        base_url=args.base_url,
-        model=args.model,
-        adapters=adapters,
-        adapters_dir=args.adapters_dir,
-        adapter_revision=args.adapter_revision,
-        device=args.device,
-        dtype=args.dtype,
-        max_in_flight=args.max_in_flight,
-    )
-
-
 def grid_from(args: argparse.Namespace) -> scenarios.GridSpec:
     """A named grid with any flag overrides, or a custom grid from the flags alone."""
     base = scenarios.grid(args.grid) if args.grid else scenarios.GridSpec()
@@ -592,7 +538,7 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
     backend the flags describe (benchmarks.agents plays through here with an instant one)."""
     import asyncio
 
-    from bargain.agents.agent import agent_factory
+    from bargain.agents.agent import arm_factory
     from bargain.runs import RunSetup, run
 
     spec = grid_from(args)
@@ -621,33 +567,14 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
         seller_side=_side(args, "seller", version),
         sanity_check=args.sanity_check,
     )
-    makers = {
-        role: agent_factory(getattr(args, role), backends, setup.side(Role(role))[1]) for role in ("buyer", "seller")
-    }
-
-    async def unserved() -> list[str]:
-        try:
-            models = [a for a in arms.values() if a.kind != "tactic"]
-            problem = await unreachable(list({id(b): b for b in map(backends.for_arm, models)}.values()))
-            if problem:
-                raise BackendError(problem)
-            return [a.spec for a in models if a.kind != "openai" and not await backends.for_arm(a).available(a)]
-        finally:
-            await backends.aclose()
-
-    missing = asyncio.run(unserved())
-    if missing:
-        raise BackendError(
-            f"the {args.backend} backend does not serve {', '.join(missing)}; check "
-            "`python -m bargain arms` with the same backend flags"
-        )
+    makers = {role: arm_factory(arm, backends, setup.side(Role(role))[1]) for role, arm in arms.items()}
+    asyncio.run(_refuse_unserved(backends, list(arms.values()), args.backend))
 
     def agents_for(trial: Trial):
         # Per-game seeds derived from the run seed and the trial: reruns repeat every scripted move.
         rng = random.Random(f"{args.seed}:{trial.trial_id}")
         return makers["buyer"](rng.getrandbits(64)), makers["seller"](rng.getrandbits(64))
 
-    backend_info = backends.local.describe() if backends.local else None
     frame = run(
         setup,
         trials,
@@ -658,7 +585,7 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
         evaluate=args.command == "evaluate",
         extra_config={
             "command": ["python", "-m", "bargain", *args.argv],
-            "backend": backend_info,
+            "backend": backends.local.describe() if backends.local else None,
             "grid": spec.to_dict(),
             "seed": args.seed,
             "buyer": args.buyer,
@@ -672,6 +599,24 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
     print(f"{len(frame)} of {len(trials)} trials finished in {args.out}")
     print((Path(args.out) / "summary.md").read_text(encoding="utf-8"))
     return 0 if len(frame) == len(trials) else 1
+
+
+async def _refuse_unserved(backends: Backends, arms: list[Arm], kind: str) -> None:
+    """A BackendError before a run starts when a model server of `arms` does not answer, or the local backend (of
+    `kind`) does not serve one of them; the backends' connections are closed either way."""
+    try:
+        models = [a for a in arms if a.kind != "tactic"]
+        problem = await unreachable(list({id(b): b for b in map(backends.for_arm, models)}.values()))
+        if problem:
+            raise BackendError(problem)
+        missing = [a.spec for a in models if a.kind != "openai" and not await backends.for_arm(a).available(a)]
+    finally:
+        await backends.aclose()
+    if missing:
+        raise BackendError(
+            f"the {kind} backend does not serve {', '.join(missing)}; check "
+            "`python -m bargain arms` with the same backend flags"
+        )
 
 
 def cmd_arms(args: argparse.Namespace) -> int:

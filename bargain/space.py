@@ -79,104 +79,104 @@ class Line:
 def check(readme: Path, environ: Mapping[str, str], data_dir: bool, hardware: str | None = None) -> list[Line]:
     """What the Space will do. `data_dir`: whether persistent storage (/data) is attached; `hardware`: the Space
     hardware (default: the header's suggested_hardware)."""
-    from bargain.agents.arms import ADAPTER_REPO, BASE_MODEL
-    from bargain.agents.backends.hardware import on_zero_gpu
+    from bargain.agents.arms import BASE_MODEL
 
-    lines: list[Line] = []
     config = header(readme)
-    lines += _header_lines(config)
     hardware = hardware or environ.get("SPACE_HARDWARE") or config.get("suggested_hardware") or "cpu-basic"
-    zero = on_zero_gpu(environ) or hardware.startswith("zero")
     backend = environ.get("BARGAIN_BACKEND", "none")
     model = environ.get("BARGAIN_MODEL") or BASE_MODEL
+    return [
+        *_header_lines(config),
+        *_hardware_lines(environ, backend, hardware, model),
+        *(_model_lines(environ, backend, model) if backend in ("hf", "vllm") else []),
+        *_storage_lines(environ, data_dir),
+        *_secret_lines(environ, data_dir),
+    ]
+
+
+def _hardware_lines(environ: Mapping[str, str], backend: str, hardware: str, model: str) -> list[Line]:
+    """The hardware path the arena takes with `backend` on `hardware`: a remote vLLM server, ZeroGPU, a dedicated
+    GPU, or the scripted tactics only."""
+    from bargain.agents.backends.hardware import on_zero_gpu
+
     if backend == "vllm":
-        url = environ.get("BARGAIN_BASE_URL")
-        if not url:
-            lines.append(
-                Line(
-                    "missing",
-                    "hardware",
-                    "BARGAIN_BACKEND=vllm needs BARGAIN_BASE_URL: the URL(s) of a "
-                    "vLLM server started with `python -m bargain serve --host 0.0.0.0`",
-                )
-            )
-        else:
-            lines.append(
-                Line(
-                    "ok",
-                    "hardware",
-                    f"remote vLLM at {url}: the Space itself needs no GPU (cpu-basic "
-                    "will do); capacity is the server's",
-                )
-            )
-            key = "BARGAIN_API_KEY" in environ
-            lines.append(
-                Line(
-                    "ok" if key else "note",
-                    "secrets",
-                    "BARGAIN_API_KEY is set (sent to the server)"
-                    if key
-                    else "no BARGAIN_API_KEY: the server must accept requests without a key",
-                )
-            )
-    elif backend == "hf" and zero:
+        return _remote_lines(environ)
+    if backend == "hf" and (on_zero_gpu(environ) or hardware.startswith("zero")):
         has_spaces = importlib.util.find_spec("spaces") is not None
-        lines.append(
+        return [
             Line(
                 "ok",
                 "hardware",
                 f"ZeroGPU: {model} loads at start-up and each batch of generation runs "
                 "with a GPU attached (up to 2 minutes a batch); games share batches",
-            )
-        )
-        lines.append(
+            ),
             Line(
                 "ok" if has_spaces else "note",
                 "packages",
                 "the `spaces` package is installed"
                 if has_spaces
                 else "needs the `spaces` package: Gradio Spaces come with it; elsewhere add it to requirements.txt",
-            )
-        )
-    elif backend == "hf":
-        lines += _dedicated_lines(hardware, model)
-    elif backend == "none":
-        lines.append(
+            ),
+        ]
+    if backend == "hf":
+        return _dedicated_lines(hardware, model)
+    if backend == "none":
+        return [
             Line(
                 "note",
                 "hardware",
                 "BARGAIN_BACKEND is not set: only the scripted tactics can be played; "
                 "set BARGAIN_BACKEND=hf (a GPU Space) or vllm (a remote server)",
             )
-        )
-    else:
-        lines.append(Line("missing", "hardware", f"BARGAIN_BACKEND={backend!r}: use none, hf or vllm"))
-    if backend in ("hf", "vllm"):
-        where = (
-            "served by the remote server, which has its weights (nothing is downloaded here)"
-            if backend == "vllm"
-            else "downloaded from the Hub at start-up"
-        )
-        lines.append(
-            Line("ok", "model", f"{model} (BARGAIN_MODEL)" if "BARGAIN_MODEL" in environ else f"{model}, {where}")
-        )
-        adapters = environ.get("BARGAIN_ADAPTERS_DIR")
-        if backend == "hf":
-            lines.append(
-                Line(
-                    "ok",
-                    "adapters",
-                    f"from {adapters}"
-                    if adapters
-                    else f"the eight from {ADAPTER_REPO}"
-                    + (f"@{environ['BARGAIN_ADAPTER_REVISION']}" if environ.get("BARGAIN_ADAPTER_REVISION") else ""),
-                )
+        ]
+    return [Line("missing", "hardware", f"BARGAIN_BACKEND={backend!r}: use none, hf or vllm")]
+
+
+def _remote_lines(environ: Mapping[str, str]) -> list[Line]:
+    """A remote vLLM server: its URL, and the key sent to it."""
+    url = environ.get("BARGAIN_BASE_URL")
+    if not url:
+        return [
+            Line(
+                "missing",
+                "hardware",
+                "BARGAIN_BACKEND=vllm needs BARGAIN_BASE_URL: the URL(s) of a "
+                "vLLM server started with `python -m bargain serve --host 0.0.0.0`",
             )
-        else:
-            lines.append(Line("ok", "adapters", "the server's (`bargain serve` registers all eight)"))
-    lines += _storage_lines(environ, data_dir)
-    lines += _secret_lines(environ, data_dir)
-    return lines
+        ]
+    key = "BARGAIN_API_KEY" in environ
+    return [
+        Line(
+            "ok",
+            "hardware",
+            f"remote vLLM at {url}: the Space itself needs no GPU (cpu-basic will do); capacity is the server's",
+        ),
+        Line(
+            "ok" if key else "note",
+            "secrets",
+            "BARGAIN_API_KEY is set (sent to the server)"
+            if key
+            else "no BARGAIN_API_KEY: the server must accept requests without a key",
+        ),
+    ]
+
+
+def _model_lines(environ: Mapping[str, str], backend: str, model: str) -> list[Line]:
+    """Where the model and the adapters come from, for a model backend (hf or vllm)."""
+    from bargain.agents.arms import ADAPTER_REPO
+
+    where = (
+        "served by the remote server, which has its weights (nothing is downloaded here)"
+        if backend == "vllm"
+        else "downloaded from the Hub at start-up"
+    )
+    lines = [Line("ok", "model", f"{model} (BARGAIN_MODEL)" if "BARGAIN_MODEL" in environ else f"{model}, {where}")]
+    if backend == "vllm":
+        return [*lines, Line("ok", "adapters", "the server's (`bargain serve` registers all eight)")]
+    adapters = environ.get("BARGAIN_ADAPTERS_DIR")
+    revision = environ.get("BARGAIN_ADAPTER_REVISION")
+    source = f"from {adapters}" if adapters else f"the eight from {ADAPTER_REPO}" + (f"@{revision}" if revision else "")
+    return [*lines, Line("ok", "adapters", source)]
 
 
 def _header_lines(config: dict) -> list[Line]:

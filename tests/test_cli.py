@@ -554,7 +554,7 @@ def test_parse_currency_string_strict_vs_lenient():
 def test_help_as_a_program():
     run = program("--help")
     assert run.returncode == 0 and run.stderr == "", run.stderr
-    assert run.stdout.startswith("usage: python -m bargain")
+    assert run.stdout.startswith("usage: bargain ")
     commands = ("simulate", "evaluate", "arms", "serve", "metrics", "prompt", "judge", "report", "claims", "parse")
     assert all(command in run.stdout for command in commands)
 

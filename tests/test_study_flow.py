@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import shutil
 import textwrap
 import time
 
@@ -18,6 +19,7 @@ from bargain.arena.controller import Arena
 from bargain.store import Store
 from bargain.study import records
 from bargain.study.config import (
+    EXAMPLE,
     Exclusion,
     ExclusionRule,
     ParticipantId,
@@ -396,6 +398,36 @@ def test_a_study_file_with_a_problem_leaves_no_database_behind(tmp_path):
             arena_app.parse_args(["--db", str(tmp_path / "data" / "arena.db"), "--study", str(tmp_path / "study.yaml")])
         )
     assert not (tmp_path / "data").exists()
+
+
+def test_a_study_with_model_arms_and_no_model_backend_is_refused_in_one_line_before_any_file_is_made(
+    tmp_path, monkeypatch, capsys
+):
+    from bargain import app as arena_app
+
+    for name in ("BARGAIN_BACKEND", "BARGAIN_DB_URL", "BARGAIN_DATA_DIR", "BARGAIN_REMOTE_MODELS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as refused:
+        arena_app.main(["--study", "example"])
+    message = str(refused.value.code)
+    assert message.startswith("error: the study's arms arm:base, arm:seller-grpo need a model backend")
+    assert "--backend vllm --base-url URL" in message and "\n" not in message
+    assert list(tmp_path.iterdir()) == []  # no database, no data folder
+
+
+def test_a_study_with_a_remote_model_not_offered_is_refused_before_any_file_is_made(tmp_path):
+    from bargain import app as arena_app
+    from bargain.agents.arms import ArmError
+
+    remote = "openai:gpt-x@https://models.example/v1"
+    study = tmp_path / "study" / "example.yaml"  # beside the texts it names
+    shutil.copytree(EXAMPLE.parent / "example", study.parent / "example")
+    study.write_text(EXAMPLE.read_text(encoding="utf-8").replace("spec: arm:base ", f"spec: {remote} "))
+    args = ["--db", str(tmp_path / "data" / "arena.db"), "--study", str(study), "--backend", "hf"]
+    with pytest.raises(ArmError, match=f"the study's arms {remote} are remote models this app does not offer"):
+        arena_app.build(arena_app.parse_args(args))
+    assert [p.name for p in tmp_path.iterdir()] == ["study"]
 
 
 def test_a_study_that_paces_replies_holds_each_program_move_to_a_human_like_delay_and_records_it(tmp_path):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from bargain.agents.arms import resolve
+from bargain.agents.arms import Arm, resolve
 from bargain.agents.backends import PRESETS, Backends, Sampling
 from bargain.agents.llm import LLMAgent
 from bargain.agents.tactics import TACTICS
@@ -70,11 +70,15 @@ class Side:
 
 
 def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
-    """Resolve a spec once; the result builds a fresh agent per game from the game's seed.
+    """Resolve a spec once; the result builds a fresh agent per game from the game's seed (see `arm_factory`)."""
+    return arm_factory(resolve(spec), backends, side)
+
+
+def arm_factory(arm: Arm, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
+    """What builds a fresh agent of `arm` per game from the game's seed.
 
     Tactics need nothing else; model arms get their backend from `backends`.
     """
-    arm = resolve(spec)
     if arm.kind == "tactic":
         return TACTICS[arm.name]
     backend = (backends or Backends()).for_arm(arm)

@@ -47,7 +47,7 @@ class StubServer:
         self.requests: list[dict] = []
         self.authorizations: list[str | None] = []  # the Authorization header of each chat request
         self.adapter_loads: list[dict] = []  # bodies of POST /v1/load_lora_adapter
-        self.adapter_unloads: list[str] = []  # names asked of POST /v1/unload_lora_adapter (served or not)
+        self.adapter_unloads: list[str | None] = []  # names asked of POST /v1/unload_lora_adapter (served or not)
         self.load_delay_s, self.loading = load_delay_s, False  # a load takes time, as in vLLM
         self.dead = False  # after kill()
         self.connections: set[socket.socket] = set()
@@ -121,50 +121,58 @@ class StubServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                if self.path.rstrip("/").endswith("/unload_lora_adapter"):  # vLLM's: 4xx for a name not served
-                    with server.lock:
-                        server.adapter_unloads.append(body.get("lora_name"))
-                        served = body.get("lora_name") in server.models
-                        if served:
-                            server.models.remove(body["lora_name"])
-                    self._send(
-                        200 if served else 404,
-                        {"status": "ok"}
-                        if served
-                        else {"error": {"message": f"the lora adapter {body.get('lora_name')!r} cannot be found"}},
-                    )
-                    return
-                if self.path.rstrip("/").endswith("/load_lora_adapter"):  # vLLM's runtime LoRA loading
-                    with server.lock:
-                        server.loading = True
-                    time.sleep(server.load_delay_s)
-                    with server.lock:
-                        server.adapter_loads.append(body)
-                        if body.get("lora_name") not in server.models:
-                            server.models.append(body["lora_name"])
-                        server.loading = False
-                    self._send(200, {"status": "ok"})
-                    return
-                with server.lock:
-                    server.requests.append(body)
-                    server.authorizations.append(self.headers.get("Authorization"))
-                    server.arrivals.append((len(server.adapter_loads), server.loading))
-                    failing = len(server.requests) <= server.fail_first
-                    server.in_flight += 1
-                    server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
-                try:
-                    time.sleep(server.delay_s() if callable(server.delay_s) else server.delay_s)
-                    if failing:
-                        self._send(server.fail_status, {"error": {"message": "temporarily unavailable"}})
-                    elif body.get("model") not in server.models:
-                        self._send(404, {"error": {"message": f"model {body.get('model')!r} does not exist"}})
-                    else:
-                        self._send(200, server._completion(body))
-                finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                path = self.path.rstrip("/")
+                if path.endswith("/unload_lora_adapter"):
+                    self._send(*server._unload(body))
+                elif path.endswith("/load_lora_adapter"):
+                    self._send(*server._load(body))
+                else:
+                    self._send(*server._chat(body, self.headers.get("Authorization")))
 
         return Handler
+
+    def _unload(self, body: dict) -> tuple[int, dict]:
+        """vLLM's runtime LoRA unloading: a 4xx for a name not served."""
+        with self.lock:
+            self.adapter_unloads.append(body.get("lora_name"))
+            served = body.get("lora_name") in self.models
+            if served:
+                self.models.remove(body["lora_name"])
+        if not served:
+            return 404, {"error": {"message": f"the lora adapter {body.get('lora_name')!r} cannot be found"}}
+        return 200, {"status": "ok"}
+
+    def _load(self, body: dict) -> tuple[int, dict]:
+        """vLLM's runtime LoRA loading, taking `load_delay_s` (`loading` meanwhile)."""
+        with self.lock:
+            self.loading = True
+        time.sleep(self.load_delay_s)
+        with self.lock:
+            self.adapter_loads.append(body)
+            if body.get("lora_name") not in self.models:
+                self.models.append(body["lora_name"])
+            self.loading = False
+        return 200, {"status": "ok"}
+
+    def _chat(self, body: dict, authorization: str | None) -> tuple[int, dict]:
+        """A chat completion after the delay, recorded; a failure for the first `fail_first` requests."""
+        with self.lock:
+            self.requests.append(body)
+            self.authorizations.append(authorization)
+            self.arrivals.append((len(self.adapter_loads), self.loading))
+            failing = len(self.requests) <= self.fail_first
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            time.sleep(self.delay_s() if callable(self.delay_s) else self.delay_s)
+            if failing:
+                return self.fail_status, {"error": {"message": "temporarily unavailable"}}
+            if body.get("model") not in self.models:
+                return 404, {"error": {"message": f"model {body.get('model')!r} does not exist"}}
+            return 200, self._completion(body)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
 
     def _completion(self, body: dict) -> dict:
         text = self.reply(body)

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bargain.agents.agent import Agent, Side, agent_factory
+from bargain.agents.agent import Agent, Side, arm_factory
 from bargain.agents.arms import Arm, catalogue, public_names, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
 from bargain.arena import MOVE_DEADLINE_S, PERSON, inputs
@@ -182,6 +182,27 @@ class Acting:
             self.acting.clear()
 
 
+@dataclass(frozen=True)
+class GameSetup:
+    """What a game against an agent is run from here (`Arena._begin`): a new one, or one taken over as stored. The arm
+    is resolved where the game's arm spec is read (a start's setup, a stored row), once."""
+
+    game_id: str
+    state: GameState
+    human_role: Role
+    arm: Arm
+    side: Side
+    seed: int
+    generation: int  # as stored when this process took the game over (bargain.store.Store.take_over)
+    player: str | None = None  # the browser playing it (free play)
+    move_seconds: float | None = None  # the time limit of the person's moves (a study's), if any
+    spent_s: float = 0.0  # of the person's move under way, the time spent before this process took the game over
+    pace: Pace | None = None  # a study's: the agent's replies at a human-like pace
+    study: str | None = None
+    starts_at: datetime | None = None  # a study's program game: it waits for "the other party" until then
+    kept: tuple[int, Move] | None = None  # the person's move of the round under way, stored before the agent's
+
+
 @dataclass
 class LiveGame:
     """A game being played: its state, its two agents and the task running the episode loop."""
@@ -320,76 +341,90 @@ class Arena:
         the same index again (a reload, a second process) returns the game that exists. Without `wait`, the view
         comes as soon as the person is asked to move (at most ASKED_WAIT_S), an agent's opening move still under way
         (`thinking`), as a game between people answers. With `matching`, the game first waits for "the other party"
-        to join for a time drawn from the game's seed, shown as a game between people waits (`waiting`)."""
+        to join for a time drawn from the game's seed, shown as a game between people waits (`waiting`).
+        `extra` is what the caller notes of the game (a study's: played instead of...)."""
         await self.sweep()
-        people = setup.arm in (INVITE, QUEUE)
-        if people and setup.arm not in self.arms:
-            raise ArenaError("playing another person is not offered here")
-        arm = None if people else await self._playable(setup.arm)
+        player = inputs.player_id(player)
+        if setup.arm in (INVITE, QUEUE):
+            return await self._start_with_person(setup, player, move_seconds)
+        arm = await self._playable(setup.arm)
         seed, trial = self._trial(setup)
-        if arm is None:
-            game = people_game(setup, seed, trial, setup.arm, move_seconds)
-            who = inputs.player_id(player) or fresh_player()
-            return await self.people.start(setup, game, who, public=setup.arm == QUEUE)
-        side = Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True)
-        reasons = arm.out_of_distribution(setup.role.other, trial)
-        game_id = secrets.token_hex(16)
-        backend = self.backends.for_arm(arm).describe() if arm.kind != "tactic" else None
-        try:
-            game = game_fields(
-                game_id,
-                setup,
-                trial,
-                seed,
-                inputs.player_id(player),
-                arm.spec,
-                side.parsing.value,
-                sampling=side.sampling.to_dict() if arm.kind != "tactic" else None,
-                backend=backend,
-                out_of_distribution=bool(reasons),
-                ood_reasons=reasons,
-                study=study,
-                participant=participant,
-                game_index=game_index,
-                driver=self.process,
-                generation=1,
-            )
-            if move_seconds:
-                game["extra"]["move_seconds"] = move_seconds
-            if pace is not None:
-                game["extra"]["pace"] = pace.to_dict()
-            starts_at = None
-            if matching is not None:
-                starts_at = utcnow() + timedelta(seconds=matching.draw(random.Random(f"{seed}:matching")))
-                game["extra"]["starts_at"] = starts_at.isoformat()
-            game["extra"].update(extra or {})  # what the caller notes of the game (a study's: played instead of...)
-            await asyncio.to_thread(self.store.create_game, replace_active=replace, **game)
-        except AlreadyStarted as exc:
-            if study is None:
-                raise GameInProgress(exc.game_id) from None
-            return await self.view(exc.game_id, study=study)
-        except StoreError as exc:
-            log.error("a new game could not be stored: %s", exc)
-            raise ArenaError(CANNOT_SAVE) from None
-        if replace:  # the browser's game left behind, if this process runs it
-            for left in [g for g in self.live.values() if g.player == player]:
-                self._let_go(left)
-        live = self._begin(
-            game_id,
+        starts_at = None  # with `matching`: when "the other party" joins
+        if matching is not None:
+            starts_at = utcnow() + timedelta(seconds=matching.draw(random.Random(f"{seed}:matching")))
+        begun = GameSetup(
+            secrets.token_hex(16),
             new_initial_state(trial),
             setup.role,
-            arm.spec,
-            side,
+            arm,
+            Side(self.sampling, prompt_version=setup.prompt_version, opponent_is_person=True),
             seed,
-            move_seconds,
-            1,
-            inputs.player_id(player),
+            generation=1,
+            player=player,
+            move_seconds=move_seconds,
             pace=pace,
             study=study,
             starts_at=starts_at,
         )
+        game = self._stored_fields(setup, begun, participant, game_index, extra or {})
+        try:
+            await asyncio.to_thread(self.store.create_game, replace_active=replace, **game)
+        except AlreadyStarted as exc:
+            if study is None:
+                raise GameInProgress(exc.game_id) from None
+            return await self._view(exc.game_id, study=study)
+        except StoreError as exc:
+            log.error("a new game could not be stored: %s", exc)
+            raise ArenaError(CANNOT_SAVE) from None
+        if replace and player is not None:  # the browser's game left behind, if this process runs it
+            for left in [g for g in self.live.values() if g.player == player]:
+                self._let_go(left)
+        live = self._begin(begun)
         await live.settled(None if wait else ASKED_WAIT_S)
         return self.view_of(live)
+
+    async def _start_with_person(self, setup: Setup, player: str | None, move_seconds: float | None) -> dict:
+        """A free-play game against another person (`setup.arm`: by invitation, or the queue): seated by `People`."""
+        if setup.arm not in self.arms:
+            raise ArenaError("playing another person is not offered here")
+        seed, trial = self._trial(setup)
+        game = people_game(setup, seed, trial, setup.arm, move_seconds)
+        return await self.people.start(setup, game, player or fresh_player(), public=setup.arm == QUEUE)
+
+    def _stored_fields(
+        self, setup: Setup, begun: GameSetup, participant: str | None, game_index: int | None, extra: dict
+    ) -> dict:
+        """A new game against an agent as it is stored: what it was begun from, with the arm's sampling and backend,
+        whether the trial lies outside the arm's training, and what the caller notes of it (`extra`)."""
+        arm, trial = begun.arm, begun.state.trial
+        model = arm.kind != "tactic"
+        reasons = arm.out_of_distribution(setup.role.other, trial)
+        game = game_fields(
+            begun.game_id,
+            setup,
+            trial,
+            begun.seed,
+            begun.player,
+            arm.spec,
+            begun.side.parsing.value,
+            sampling=begun.side.sampling.to_dict() if model else None,
+            backend=self.backends.for_arm(arm).describe() if model else None,
+            out_of_distribution=bool(reasons),
+            ood_reasons=reasons,
+            study=begun.study,
+            participant=participant,
+            game_index=game_index,
+            driver=self.process,
+            generation=begun.generation,
+        )
+        if begun.move_seconds:
+            game["extra"]["move_seconds"] = begun.move_seconds
+        if begun.pace is not None:
+            game["extra"]["pace"] = begun.pace.to_dict()
+        if begun.starts_at is not None:
+            game["extra"]["starts_at"] = begun.starts_at.isoformat()
+        game["extra"].update(extra)
+        return game
 
     async def pair(
         self,
@@ -466,44 +501,30 @@ class Arena:
             )
         return arm
 
-    def _begin(
-        self,
-        game_id: str,
-        state: GameState,
-        human_role: Role,
-        arm_spec: str,
-        side: Side,
-        seed: int,
-        move_seconds: float | None,
-        generation: int,
-        player: str | None,
-        spent_s: float = 0.0,
-        pace: Pace | None = None,
-        study: str | None = None,
-        starts_at: datetime | None = None,
-        kept: tuple[int, Move] | None = None,
-    ) -> LiveGame:
-        agent = agent_factory(arm_spec, self.backends, side)(seed)
+    def _begin(self, begun: GameSetup) -> LiveGame:
+        """Run a game here from `begun`: its agent built from the arm (bounded in time, paced in a study), the person
+        asked for their moves."""
+        agent = arm_factory(begun.arm, self.backends, begun.side)(begun.seed)
         if not getattr(agent, "instant", False):  # a model: its moves are bounded in time
             agent = Deadline(agent, self.move_deadline)
-        if pace is not None:  # a study's blinding: replies at a human-like pace
-            agent = Paced(agent, pace, seed)
-        agent = Acting(agent)
-        human = HumanAgent(move_seconds, spent_s if human_role in state.current_players() else 0.0)
-        human.kept = kept
+        if begun.pace is not None:  # a study's blinding: replies at a human-like pace
+            agent = Paced(agent, begun.pace, begun.seed)
+        state = begun.state
+        human = HumanAgent(begun.move_seconds, begun.spent_s if begun.human_role in state.current_players() else 0.0)
+        human.kept = begun.kept
         live = LiveGame(
-            game_id,
+            begun.game_id,
             state,
-            human_role,
+            begun.human_role,
             human,
-            agent,
+            Acting(agent),
             stored=len(state.turns),
-            generation=generation,
-            player=player,
-            study=study,
-            starts_at=starts_at,
+            generation=begun.generation,
+            player=begun.player,
+            study=begun.study,
+            starts_at=begun.starts_at,
         )
-        self.live[game_id] = live
+        self.live[begun.game_id] = live
         self._run_loop(live)
         return live
 
@@ -611,13 +632,12 @@ class Arena:
     # --- playing -----------------------------------------------------------------------------
 
     async def live_game(
-        self, game_id: object, wait_s: float | None = None, retry: bool = True, study: str | None = None
+        self, game_id: str, wait_s: float | None = None, retry: bool = True, study: str | None = None
     ) -> LiveGame:
-        """The game (of `study`'s, or of free play: any other is no such game), rebuilt from the store if this server
-        does not hold it as stored (a reload, a restart, another process moved it on), with `retry` its loop run
-        again if it stopped on a failure, and settled: waiting for the person, or ended (waiting at most `wait_s`
-        for the other side; None: until then)."""
-        game_id = inputs.game_id(game_id)
+        """The game `game_id` (as `inputs.game_id` read it; of `study`'s, or of free play: any other is no such game),
+        rebuilt from the store if this server does not hold it as stored (a reload, a restart, another process moved
+        it on), with `retry` its loop run again if it stopped on a failure, and settled: waiting for the person, or
+        ended (waiting at most `wait_s` for the other side; None: until then)."""
         for _ in range(3):
             live = await self._loaded(game_id, retry, study)
             # An open-ended wait (a move's) does not wait out the other party's arrival: the move is refused meanwhile.
@@ -676,20 +696,22 @@ class Arena:
         began = max(row["updated_at"], starts_at or row["updated_at"])
         spent = 0.0 if kept else max(0.0, (utcnow() - began).total_seconds())
         return self._begin(
-            game_id,
-            state,
-            human_role,
-            row["arm"],
-            side,
-            row["seed"] or 0,
-            (row["extra"] or {}).get("move_seconds"),
-            row["generation"],
-            row["player"],
-            spent,
-            pace=Pace.from_dict(extra["pace"]) if extra.get("pace") else None,
-            study=study,
-            starts_at=starts_at,
-            kept=kept,
+            GameSetup(
+                game_id,
+                state,
+                human_role,
+                resolve(row["arm"]),
+                side,
+                row["seed"] or 0,
+                generation=row["generation"],
+                player=row["player"],
+                move_seconds=extra.get("move_seconds"),
+                spent_s=spent,
+                pace=Pace.from_dict(extra["pace"]) if extra.get("pace") else None,
+                study=study,
+                starts_at=starts_at,
+                kept=kept,
+            )
         )
 
     def _let_go(self, live: LiveGame) -> None:
@@ -725,12 +747,13 @@ class Arena:
         the agent's reply: as a move against a person answers, so that in a study when a move is answered tells
         nothing of who the other side is."""
         round_ = inputs.whole_number("the round", round_, 1, 10 * inputs.MAX_ROUNDS)
+        token = inputs.game_id(game_id)
         await self.sweep(every=timedelta(minutes=1))  # games idle past the timeout end even when no one starts one
-        if await self._seat(game_id, study) is not None:
-            return await self.people.play(inputs.game_id(game_id), round_, move, study)
+        if await self._seat(token, study) is not None:
+            return await self.people.play(token, round_, move, study)
         kept = False  # this request stored the move (the round's own write, elsewhere perhaps, then plays it)
         for _ in range(3):
-            live = await self.live_game(game_id, study=study)
+            live = await self.live_game(token, study=study)
             async with live.lock:
                 made = (live.human.given, live.human.kept)
                 if any(m is not None and m[0] == round_ for m in made) or any(
@@ -749,7 +772,7 @@ class Arena:
                 await live.settled(or_acting=not wait)
                 if live.failure != "stale":
                     return self.view_of(live)
-        return {**await self.view(game_id, study=study), "notice": CHANGED_MEANWHILE}
+        return {**await self._view(token, study=study), "notice": CHANGED_MEANWHILE}
 
     @staticmethod
     def _check(live: LiveGame, round_: int, move: Move) -> None:
@@ -766,12 +789,12 @@ class Arena:
 
     async def setup_of(self, game_id: object) -> Setup:
         """The setup a free-play game was started with (its seed aside): what "play again" starts anew."""
-        game_id = inputs.game_id(game_id)
-        seat = await self._seat(game_id, None)
+        token = inputs.game_id(game_id)
+        seat = await self._seat(token, None)
         try:
-            row = await asyncio.to_thread(self.store.game, seat.game_id if seat else game_id)
+            row = await asyncio.to_thread(self.store.game, seat.game_id if seat else token)
         except StoreError as exc:
-            log.error("game %s could not be read: %s", game_id, exc)
+            log.error("game %s could not be read: %s", token, exc)
             raise ArenaError("The server cannot read games right now: try again in a minute.") from None
         if row is None or row["study"] is not None:
             raise ArenaError(NO_SUCH_GAME)
@@ -792,14 +815,17 @@ class Arena:
         resuming it, and with `retry` retrying a failed round. It answers at once, or with `wait_s` waits at most
         that long for the other side's move: its view says `thinking` while that move is under way, and shows a
         failed round as failed."""
-        if await self._seat(game_id, study) is not None:
-            return await self.people.view(inputs.game_id(game_id), wait_s, study)
-        return self.view_of(await self.live_game(game_id, wait_s, retry, study))
+        return await self._view(inputs.game_id(game_id), wait_s, retry, study)
 
-    async def _seat(self, game_id: object, study: str | None) -> Seat | None:
-        """The seat that `game_id` is, when it names a game between two people (a game running here is not); the
-        seat of a game that is not `study`'s (None: free play's) is no such game."""
-        token = inputs.game_id(game_id)
+    async def _view(self, token: str, wait_s: float = 0.0, retry: bool = True, study: str | None = None) -> dict:
+        """`view` of a game id as `inputs.game_id` read it."""
+        if await self._seat(token, study) is not None:
+            return await self.people.view(token, wait_s, study)
+        return self.view_of(await self.live_game(token, wait_s, retry, study))
+
+    async def _seat(self, token: str, study: str | None) -> Seat | None:
+        """The seat that `token` (a game id as `inputs.game_id` read it) is, when it names a game between two people
+        (a game running here is not); the seat of a game that is not `study`'s (None: free play's) is no such game."""
         seat = None if token in self.live else await self.people.seat_of(token)
         if seat is not None and seat.study != study:
             raise ArenaError(NO_SUCH_GAME)
@@ -816,7 +842,7 @@ class Arena:
 
     async def cancel(self, game_id: object, study: str | None = None) -> dict:
         """Stop waiting for the other person (a game that has begun is played or left, not cancelled)."""
-        seat = await self._seat(game_id, study)
+        seat = await self._seat(inputs.game_id(game_id), study)
         if seat is None:
             raise ArenaError("only a game waiting for another person can be cancelled")
         return await self.people.cancel(seat)

@@ -177,68 +177,11 @@ class People:
         waits over a scenario in `avoid` (one whose item the participant has met) are passed over.
         Outside a study, a player has at most MAX_OPEN games with people waiting or going on. The person's view."""
         key = (key or queue_key(setup)) if public else None
-        study, index = place if place is not None else (None, None)
+        study = place[0] if place is not None else None
         if place is not None and (taken := await asyncio.to_thread(self._placed, place, player)) is not None:
             return await self.view(taken, study=study)
-
-        def seat() -> str:
-            with self.store.writing("seat a person in") as session:
-                # A player's open games are counted, and a queue paired, by one transaction at a time.
-                advisory_lock(session, *([f"player:{player}"] if study is None else []), *([key] if key else []))
-                if study is None:
-                    self._bound(session, player)
-                if key is not None:
-                    _cancel_gone(session, key)  # waits whose people have gone: never paired
-                    query = (
-                        select(SeatRow)
-                        .join(GameRow, GameRow.id == SeatRow.game_id)
-                        .where(
-                            SeatRow.queue == key,
-                            SeatRow.role == setup.role.value,
-                            SeatRow.person.is_(None),
-                            GameRow.status == WAITING,
-                            GameRow.scenario.not_in(avoid),
-                            GameRow.id.not_in(select(SeatRow.game_id).where(SeatRow.person == player)),  # not oneself
-                        )
-                        .order_by(GameRow.created_at, GameRow.id)
-                        .limit(1)
-                        .with_for_update()
-                    )
-                    free = session.scalars(query).first()
-                    if free is not None:
-                        self._claim(session, free, player)
-                        free.study, free.game_index = study, index
-                        return free.token
-                mine = secrets.token_hex(16)
-                session.add(GameRow(**game, status=WAITING))
-                session.flush()
-                now = utcnow()
-                session.add(
-                    SeatRow(
-                        token=mine,
-                        game_id=game["id"],
-                        role=setup.role.value,
-                        person=player,
-                        joined_at=now,
-                        seen_at=now,
-                        study=study,
-                        game_index=index,
-                    )
-                )
-                session.add(
-                    SeatRow(
-                        token=secrets.token_hex(16),
-                        game_id=game["id"],
-                        role=setup.role.other.value,
-                        invitation=None if key else secrets.token_hex(16),
-                        queue=key,
-                        study=study,
-                    )
-                )
-                return mine
-
         try:
-            token = await asyncio.to_thread(seat)
+            token = await asyncio.to_thread(self._seated, setup, game, player, key, place, avoid)
         except StoreError as exc:
             taken = await asyncio.to_thread(self._placed, place, player) if place is not None else None
             if taken is None:  # not the same game of a participant's, started twice at once: a failure
@@ -246,6 +189,78 @@ class People:
                 raise ArenaError(CANNOT_SAVE) from None
             token = taken
         return await self.view(token, study=study)
+
+    def _seated(
+        self,
+        setup: Setup,
+        game: dict,
+        player: str,
+        key: str | None,
+        place: tuple[str, int] | None,
+        avoid: frozenset[str],
+    ) -> str:
+        """`start`'s transaction: the free seat of the oldest live wait in the queue `key` (if any, and not over a
+        scenario in `avoid`) taken, or the new game stored with its two seats; the token of `player`'s seat."""
+        study, index = place if place is not None else (None, None)
+        with self.store.writing("seat a person in") as session:
+            # A player's open games are counted, and a queue paired, by one transaction at a time.
+            advisory_lock(session, *([f"player:{player}"] if study is None else []), *([key] if key else []))
+            if study is None:
+                self._bound(session, player)
+            free = self._free_seat(session, key, setup.role, player, avoid) if key is not None else None
+            if free is not None:
+                self._claim(session, free, player)
+                free.study, free.game_index = study, index
+                return free.token
+            mine = secrets.token_hex(16)
+            session.add(GameRow(**game, status=WAITING))
+            session.flush()
+            now = utcnow()
+            session.add(
+                SeatRow(
+                    token=mine,
+                    game_id=game["id"],
+                    role=setup.role.value,
+                    person=player,
+                    joined_at=now,
+                    seen_at=now,
+                    study=study,
+                    game_index=index,
+                )
+            )
+            session.add(
+                SeatRow(
+                    token=secrets.token_hex(16),
+                    game_id=game["id"],
+                    role=setup.role.other.value,
+                    invitation=None if key else secrets.token_hex(16),
+                    queue=key,
+                    study=study,
+                )
+            )
+            return mine
+
+    @staticmethod
+    def _free_seat(session: Session, key: str, role: Role, player: str, avoid: frozenset[str]) -> SeatRow | None:
+        """The free seat for `role` of the oldest wait in the queue `key` (not `player`'s own, nor over a scenario in
+        `avoid`), locked; the waits whose people have gone are cancelled first, never paired."""
+        _cancel_gone(session, key)
+        query = (
+            select(SeatRow)
+            .join(GameRow, GameRow.id == SeatRow.game_id)
+            .where(
+                SeatRow.queue == key,
+                SeatRow.role == role.value,
+                SeatRow.person.is_(None),
+                GameRow.status == WAITING,
+                GameRow.scenario.not_in(avoid),
+                GameRow.id.not_in(select(SeatRow.game_id).where(SeatRow.person == player)),  # not oneself
+            )
+            .order_by(GameRow.created_at, GameRow.id)
+            .limit(1)
+            .with_for_update()
+        )
+        return session.scalars(query).first()
 
     def _placed(self, place: tuple[str, int], player: str) -> str | None:
         """The seat already taken for a study participant's game (None: none yet)."""

@@ -8,19 +8,24 @@ adopts a database that the program versioned by hand before (bargain.migrations.
 Processes starting together on one database upgrade it once: the upgrade is one transaction that first takes a
 lock (PostgreSQL: an advisory lock; SQLite: the database's write lock, BEGIN IMMEDIATE), so the others wait, then
 find the database at its head and have nothing to do.
+
+Each revision applied is logged in one line of the program's own (`applied`); Alembic's own lines (its plugins, its
+context, each revision it runs) are left to its logger, which the app keeps at WARNING.
 """
 
 from __future__ import annotations
 
+import logging
+import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
+from alembic.runtime.migration import MigrationContext, MigrationInfo
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
@@ -29,6 +34,7 @@ SCRIPTS = Path(__file__).resolve().parent
 LOCK = 0x62617267  # the PostgreSQL advisory lock held while a process upgrades the schema ("barg")
 UPGRADE_WAIT_S = 600  # SQLite: how long an upgrade waits for another process's upgrade (or write) to end
 _ALEMBIC = threading.Lock()  # Alembic's `context` and `op` are process-wide: one thread runs revisions at a time
+log = logging.getLogger(__name__)
 
 
 class SchemaError(RuntimeError):
@@ -40,6 +46,15 @@ def config(connection: Connection | None = None) -> Config:
     settings = Config(str(SCRIPTS / "alembic.ini"))
     settings.attributes["connection"] = connection
     return settings
+
+
+def applied(ctx: MigrationContext, step: MigrationInfo, heads: Collection[Any], run_args: Mapping[str, Any]) -> None:
+    """Log a revision just applied, in one line: which, from which, and what it changes (the start of its docstring).
+    Alembic calls it for each step of an upgrade (`on_version_apply`, in env.py)."""
+    doc = getattr(step.up_revision, "doc", None) or ""  # the revision's script: its docstring
+    what = textwrap.shorten(" ".join(doc.split()), 100, placeholder="...")
+    before = ", ".join(step.down_revision_ids) or "none"
+    log.info("database schema upgraded to revision %s (from %s): %s", step.up_revision_id, before, what)
 
 
 def head() -> str:

@@ -6,9 +6,11 @@ the whole upgrade commits, or rolls back, as one.
 
 from alembic import context
 
+from bargain.migrations import applied
+
 connection = context.config.attributes.get("connection")
 if connection is None:
     raise SystemExit("bargain's revisions run through the program: python -m bargain db upgrade --db URL")
-context.configure(connection=connection)
+context.configure(connection=connection, on_version_apply=applied)
 with context.begin_transaction():
     context.run_migrations()
