@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from bargain.analysis import claim_cues as cues
+from bargain.analysis import claim_parts
+from bargain.analysis.claim_parts import WE
 from bargain.analysis.price_mentions import Price
 
 # --- the words the cancellers look for ---------------------------------------------------------------
@@ -54,7 +56,7 @@ HYPOTHETICAL = re.compile(
     r"what\s+if|in\s+a\s+world\s+where|it\s+would\s+take|it['’]d\s+take|wonder|wondering|"
     r"(?<!\bno\s)(?<!without\s)(?<!\ba\s)doubt|let['’]s\s+say|(?:love|like|want|"
     r"wish)\s+to\s+(?:say|tell\s+you)|if\s+only|say\s+(?:I|we|you|it)\s+(?:paid|had|was|were|got)|"
-    r"were\s+(?:I|we)\s+to|"
+    rf"were\s+{WE}\s+to|"
     r"(?:I['’]ll|I\s+will|I['’]m\s+going\s+to|I['’]d)\s+(?:tell|give|show)\s+you)\b",
     re.IGNORECASE,
 )
@@ -148,11 +150,7 @@ ASSERTIVE = re.compile(
     r"hesitat\w*|sense|trouble|difficulty|figure)\b",
     re.IGNORECASE,
 )
-SPEAKER = re.compile(
-    r"\b(?:I|we|my|our)(?:['’]?(?:m|ve|d|ll|"
-    r"re))?\b",
-    re.IGNORECASE,
-)  # the speaker as subject or owner
+SPEAKER = re.compile(claim_parts.SPEAKER, re.IGNORECASE)  # the speaker as subject or owner
 # A report that may follow what it reports: "your floor was 60, according to your first message".
 REPORTED_AFTER = re.compile(
     r"\baccording\s+to\b|\b(?:your|his|her|their)\s+words\b|"
@@ -167,7 +165,7 @@ REPORTED_TAIL = re.compile(
     r"(?=\s*(?:[,;.!?—–-]|$))",
     re.IGNORECASE,
 )
-_WHEN_I_WAS = r"when\s+(?:I|we)\s+(?:was|were|started|first)"
+_WHEN_I_WAS = rf"when\s+{WE}\s+(?:was|were|started|first)"
 # When a limit stated in the past tense no longer holds: "my budget for my last phone was 600".
 PAST_TIME = re.compile(
     r"\b(?:yesterday|earlier|at\s+first|last\s+(?:year|month|week|time|summer|"
@@ -669,7 +667,7 @@ def _third_party(s: Site) -> bool:
 _NOT_MINE_BEFORE = re.compile(
     r"\b(?:your|their|his|her|is\s+(?:that|this)|was\s+(?:that|this)|not|isn't|no|if|unless|when|before|"
     r"than|about|from|since|what|whether|beat|improve|raised?|lowered?|changed?|you['’]re|you\s+are|you\s+were|"
-    r"(?:I|we)\s+(?:was|were)|(?:give|tell)\s+you)\s+(?:\w+\s+)?(?:my\s+)?$",
+    rf"{WE}\s+(?:was|were)|(?:give|tell)\s+you)\s+(?:\w+\s+)?(?:my\s+)?$",
     re.IGNORECASE,
 )
 _SOMEONE_ELSES = re.compile(

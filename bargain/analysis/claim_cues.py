@@ -25,6 +25,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bargain.analysis.claim_parts import (
+    FIRST_BE,
+    FIRST_MODAL,
+    FIRST_PERSON,
+    FIRST_SUBJECT,
+    WE,
+    YOU,
+    YOU_BE,
+    YOU_WOULD,
+    YOUR,
+)
 from bargain.analysis.claim_words import (
     ADVERBS,
     ANY_NOUNS,
@@ -45,12 +56,9 @@ from bargain.analysis.claim_words import (
     one_of,
 )
 
-MASK = "¤"  # what every character of a price becomes before the patterns run
-P = r"¤+"  # a masked price
-_I = r"\b(?:I|we)(?:['’]?(?:m|ve|d|ll))?\b"
-_SUBJ = rf"(?:{_I}\s*|^\W*(?:{one_of(SUBJECT_DROPPERS)}\W+)*)"  # chat drops the subject: "paid 65 for it new"
-_IM = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"
-_IMOD = r"\b(?:I|we)(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
+_SUBJ = (
+    rf"(?:{FIRST_SUBJECT}\s*|^\W*(?:{one_of(SUBJECT_DROPPERS)}\W+)*)"  # chat drops the subject: "paid 65 for it new"
+)
 _ADV = rf"(?:{one_of(ADVERBS)}\s+)*"
 _OBJ = rf"(?:{one_of(OBJECTS)}(?:\s+[\w'-]+){{0,3}}?)"
 _NEG = one_of(NEGATIONS)
@@ -64,7 +72,7 @@ _NOT_THE_ITEM = (
     r"battery|clutch)\b"
 )
 _NOT_AFTER_EXPENSE = not_after(EXPENSES)  # "fuel cost me" is no cost of the item
-_NEG_THINK = r"(?:\b(?:I|we)\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+(?:I|we)\s+(?:can|could))"
+_NEG_THINK = rf"(?:\b{WE}\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+{WE}\s+(?:can|could))"
 _OBJ_OPT = (
     r"(?:\s+(?:it|them|this|these|that|those|anything|(?:any\s+)?offers?|"
     r"a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
@@ -207,15 +215,6 @@ _LO_NOUNS = "|".join(LO_NOUNS)
 _ANY_NOUNS = "|".join(ANY_NOUNS)
 NOUN_GROUPS = ((HI, _HI_NOUNS), (LO, _LO_NOUNS), (None, _ANY_NOUNS))
 _MODS = rf"(?:{one_of(NOUN_MODIFIERS)}\s+)*"
-_YOU = r"\b(?:you|u|ya|ud|youd|youll)\b(?:\s+(?:guys|lot|folks|two)\b)?"
-_YOUR = r"\b(?:your|ur|yer)\b"
-# "you're", "you must be"
-_YOU_BE = rf"(?:{_YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)"
-_YOU_WOULD = (
-    rf"(?:(?:{_YOU}|{_YOUR}\s+(?:client|company|firm|boss|family|principal))\s*(?:['’]d|"
-    rf"would|['’]ll|will|could|"
-    rf"might)|\b(?:ud|youd|youll)\b)"
-)
 PEOPLE = rf"{one_of(PERSONS)}['’]?s?\b"
 
 
@@ -334,7 +333,7 @@ def noun_cues() -> list[Cue]:
         cues.append(
             _cue(
                 f"i-have-a-noun-{suffix}",
-                rf"{_I}\s*(?:['’]ve|have|['’]ve\s+got|"
+                rf"{FIRST_SUBJECT}\s*(?:['’]ve|have|['’]ve\s+got|"
                 rf"have\s+got|got|set|set\s+(?:myself|"
                 rf"ourselves)|['’]m\s+on|am\s+on|"
                 rf"['’](?:m|re)\s+working\s+with|"
@@ -415,7 +414,7 @@ def noun_cues() -> list[Cue]:
         cues.append(
             _cue(
                 f"you-have-a-noun-{suffix}",
-                rf"{_YOU}\s+(?:must\s+|surely\s+|"
+                rf"{YOU}\s+(?:must\s+|surely\s+|"
                 rf"probably\s+|clearly\s+)?(?:have|"
                 rf"['’]ve\s+got|got)\s+(?:a|an)\s+{noun}",
                 OTHER,
@@ -444,7 +443,7 @@ def noun_cues() -> list[Cue]:
         cues.append(
             _cue(
                 f"your-noun-{suffix}",
-                rf"{_YOUR}\s+(?:[\w'’-]+\s+)?{noun}",
+                rf"{YOUR}\s+(?:[\w'’-]+\s+)?{noun}",
                 OTHER,
                 direction,
                 "near",
@@ -493,7 +492,7 @@ _MOVING = (
 def _not_moving(name: str, negation: str, **fields) -> Cue:
     """A refusal to move from the price ("not moving", "can't go any lower"), the subject the
     speaker or dropped: one definition for the family, whose members differ only in `negation`."""
-    pattern = rf"(?:{_IM}|{_I}|^\W*)\s*{negation}{_MOVING}"
+    pattern = rf"(?:{FIRST_BE}|{FIRST_SUBJECT}|^\W*)\s*{negation}{_MOVING}"
     return _cue(name, pattern, FINAL, None, "sentence", **fields)
 
 
@@ -509,7 +508,7 @@ _CUES: list[Cue] = noun_cues() + [
         "most-i",
         rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|utmost|"
         rf"highest|max(?:imum)?|top|furthest|farthest|largest|biggest)\s+(?:price\s+|"
-        rf"amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{_I}|"
+        rf"amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{FIRST_SUBJECT}|"
         rf"(?:my|our)\s+[\w-]+\s+(?=can|could|will|would|"
         rf"is\s+(?:willing|able|prepared|allowed))){_PAST}",
         OWN,
@@ -522,7 +521,7 @@ _CUES: list[Cue] = noun_cues() + [
         "least-i",
         rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|bottom|"
         rf"cheapest|smallest)\s+(?:price\s+|amount\s+|number\s+|"
-        rf"figure\s+)?(?:that\s+)?(?:{_I}|(?:my|our|the)\s+[\w-]+\s+(?=can|could|will|"
+        rf"figure\s+)?(?:that\s+)?(?:{FIRST_SUBJECT}|(?:my|our|the)\s+[\w-]+\s+(?=can|could|will|"
         rf"would|lets|allows|is\s+(?:willing|able|prepared|allowed))){_PAST}",
         OWN,
         LO,
@@ -533,7 +532,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "top-of-what-i",
         rf"\b(?:top|limit|ceiling|end|upper\s+(?:bound|limit|"
-        rf"end))\s+of\s+what\s+{_I}",
+        rf"end))\s+of\s+what\s+{FIRST_SUBJECT}",
         OWN,
         HI,
         "near",
@@ -545,7 +544,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "bottom-of-what-i",
-        rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{_I}",
+        rf"\b(?:bottom|floor|lower\s+(?:bound|limit|end))\s+of\s+what\s+{FIRST_SUBJECT}",
         OWN,
         LO,
         "near",
@@ -560,7 +559,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
         r"total\s+)?\b(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|"
         r"top\s+of\s+(?:my|our)\s+(?:range|budget|limit))\b(?!\s+(?:of|you|for\s+you|"
-        r"so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)))",
+        rf"so\s+far|yet|among|{WE}(?:['’]ve|\s+have)))",
         OWN,
         HI,
         "before",
@@ -573,7 +572,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"(?<=¤)(?:\s+for\s+(?:both|the\s+lot|all|each|it|them|the\s+\w+))?\s*(?:\s+is|"
         r"'s)\s+(?:really\s+|literally\s+|truly\s+)?(?:all|"
         r"everything)\b(?!\s+(?:you|of|in|included|inclusive|"
-        r"(?:I|we)(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
+        rf"{WE}(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
         OWN,
         HI,
         "before",
@@ -588,7 +587,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
         r"rock[- ]bottom\s+)?\b(?:min(?:imum)?|floor|lowest|bottom|least|cheapest|"
         r"bottom\s+line|break[- ]?even|rock[- ]bottom)\b(?!\s+(?:of|you|for\s+you|"
-        r"so\s+far|yet|among|(?:I|we)(?:['’]ve|\s+have)(?!\s+been\s+(?:given|set|told|"
+        rf"so\s+far|yet|among|{WE}(?:['’]ve|\s+have)(?!\s+been\s+(?:given|set|told|"
         r"allowed|assigned))))",
         OWN,
         LO,
@@ -621,7 +620,7 @@ _CUES: list[Cue] = noun_cues() + [
         _cue(
             f"the-noun-i-{direction or 'any'}",
             rf"\bthe\s+(?:[\w-]+\s+)?(?:{nouns})\s+"
-            rf"(?:that\s+)?{_I}\b{_PAST}[^¤.!?]{{0,60}}?\b"
+            rf"(?:that\s+)?{FIRST_SUBJECT}\b{_PAST}[^¤.!?]{{0,60}}?\b"
             rf"(?:is|was|['’]s)\b",
             OWN,
             direction,
@@ -645,7 +644,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "the-amount-i-can",
         rf"\bthe\s+(?:[\w-]+\s+)?(?:amount|sum|total|figure|number|price|"
-        rf"money|cash|rent|most)\s+(?:that\s+)?{_I}\s*(?:can|could|['’]ve|"
+        rf"money|cash|rent|most)\s+(?:that\s+)?{FIRST_SUBJECT}\s*(?:can|could|['’]ve|"
         rf"have|was|were|am|['’]m)?\s*(?:\w+\s+)?(?:pay|spend|afford|commit|"
         rf"handle|manage|put\s+(?:down|in|up|toward|towards)|available|"
         rf"been\s+(?:given|assigned|authori[sz]ed|allowed|approved)|"
@@ -660,7 +659,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "most-you",
         rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:most|highest|"
-        rf"max(?:imum)?)\s+(?:that\s+)?{_YOU}",
+        rf"max(?:imum)?)\s+(?:that\s+)?{YOU}",
         OTHER,
         HI,
         "near",
@@ -673,7 +672,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "least-you",
         rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?(?:least|lowest|minimum|min|"
-        rf"cheapest)\s+(?:that\s+)?{_YOU}",
+        rf"cheapest)\s+(?:that\s+)?{YOU}",
         OTHER,
         LO,
         "near",
@@ -685,7 +684,7 @@ _CUES: list[Cue] = noun_cues() + [
     *_both(
         "neg",
         rf"(?:{_SUBJ}(?:(?:can|could|would|will)\s+)?{_ADV}{_NEG}|{_NEG_THINK}|"
-        rf"no\s+way\s+{_IMOD}|"
+        rf"no\s+way\s+{FIRST_MODAL}|"
         rf"not\s+(?:going|willing|able|prepared|permitted|allowed|authori[sz]ed)\s+to|"
         rf"\b(?:it['’]?s\s+|it\s+is\s+|is\s+)?impossible\s+for\s+(?:me|"
         rf"us)\s+to)\s+{_ADV}{_VERB}"
@@ -716,7 +715,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "best-i",
         rf"\b(?:the\s+)?(?:absolute\s+|very\s+)?best\s+(?:price\s+|deal\s+|"
-        rf"offer\s+)?(?:that\s+)?{_I}\s*(?:can|could|am\s+able\s+to|"
+        rf"offer\s+)?(?:that\s+)?{FIRST_SUBJECT}\s*(?:can|could|am\s+able\s+to|"
         rf"['’]m\s+able\s+to)\s+(?:possibly\s+|really\s+)?(?:do|offer|go|manage|pay|"
         rf"afford)\b",
         OWN,
@@ -784,7 +783,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "not-getting-it",
-        rf"{_YOU}\s*(?:['’]re|are)\s+not\s+getting\s+{_OBJ}\s+for\s+"
+        rf"{YOU}\s*(?:['’]re|are)\s+not\s+getting\s+{_OBJ}\s+for\s+"
         rf"(?:less\s+than|under|below|anything\s+(?:less\s+than|under|below))",
         OWN,
         LO,
@@ -918,7 +917,7 @@ _CUES: list[Cue] = noun_cues() + [
     *_both(
         "bound-first",
         rf"(?:^\W*|\b(?:but|and|"
-        rf"so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{_I}\s*{_NEG}\s+(?:\w+\s+)"
+        rf"so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{FIRST_SUBJECT}\s*{_NEG}\s+(?:\w+\s+)"
         rf"?{_VERB}\b)",
         OWN,
         "after",
@@ -943,7 +942,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"^\W*(?:(?:but|so|honestly|look|anything|once\s+it\s+goes)\W+)*"
         r"(?:(?:going|selling|dropping|paying|spending|"
         r"letting\s+it\s+go)\s+(?:for\s+)?)?(?:much\s+)?{words}"
-        r"(?=\s*¤)(?!\s*¤+\s*,?\s*(?:I|we)\s+(?:can|could)(?!\s*not|"
+        rf"(?=\s*¤)(?!\s*¤+\s*,?\s*{WE}\s+(?:can|could)(?!\s*not|"
         r"n?['’]t))",  # not "more than 25 I can pay"
         OWN,
         "after",
@@ -961,7 +960,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     *_both(
         "struggle",
-        rf"\b(?:I|we)(?:['’]d|\s+would)\s+(?:really\s+)?(?:struggle|"
+        rf"\b{WE}(?:['’]d|\s+would)\s+(?:really\s+)?(?:struggle|"
         rf"be\s+hard[- ]pressed)(?:\s+to\s+{_VERB}{_OBJ_OPT})?"
         rf"\s+(?:for\s+)?{{words}}",
         OWN,
@@ -975,7 +974,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),  # "I'd struggle past 60"
     _cue(
         "up-to",
-        rf"{_IMOD}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|"
+        rf"{FIRST_MODAL}\s+(?:\w+\s+)?(?:go|pay|spend|afford|stretch|do)\s+(?:up\s+to|"
         rf"as\s+much\s+as)\b",
         OWN,
         HI,
@@ -986,7 +985,7 @@ _CUES: list[Cue] = noun_cues() + [
     # as high as I can go / I can go as high as 2.45
     _cue(
         "as-high-as",
-        rf"{_IMOD}\s+{_ADV}(?:go|pay|spend|stretch|come\s+up|do)\s+as\s+(?:high|"
+        rf"{FIRST_MODAL}\s+{_ADV}(?:go|pay|spend|stretch|come\s+up|do)\s+as\s+(?:high|"
         rf"far|much)\s+as",
         OWN,
         HI,
@@ -996,7 +995,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "as-low-as",
-        rf"{_IMOD}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|"
+        rf"{FIRST_MODAL}\s+{_ADV}(?:go|sell|drop|come\s+down|do|accept|"
         rf"take)\s+as\s+(?:low|far|little)\s+as",
         OWN,
         LO,
@@ -1009,7 +1008,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "as-high-as-i",
-        rf"\bas\s+(?:high|far|much)\s+as\s+{_I}\s*(?:(?:can|could|will|"
+        rf"\bas\s+(?:high|far|much)\s+as\s+{FIRST_SUBJECT}\s*(?:(?:can|could|will|"
         rf"am\s+able\s+to)\b|(?:go|pay|spend|stretch)\b)",
         OWN,
         HI,
@@ -1019,7 +1018,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "as-low-as-i",
-        rf"\bas\s+(?:low|far)\s+as\s+{_I}\s*(?:(?:can|could|will|"
+        rf"\bas\s+(?:low|far)\s+as\s+{FIRST_SUBJECT}\s*(?:(?:can|could|will|"
         rf"(?:['’]m|am)\s+(?:able|allowed|willing|prepared)\s+to)\b|"
         rf"(?:go|sell|drop|come\s+down)\b)",
         OWN,
@@ -1031,9 +1030,9 @@ _CUES: list[Cue] = noun_cues() + [
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
     _cue(
         "i-afford",
-        rf"{_I}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|"
+        rf"{FIRST_SUBJECT}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|"
         rf"realistically\s+)?afford\b(?:\s+up\s+to)?|"
-        rf"{_I}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|"
+        rf"{FIRST_SUBJECT}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|"
         rf"stretch\s+to|allocate|commit|put(?:\s+(?:in|toward|towards|down))?)\b",
         OWN,
         HI,
@@ -1043,7 +1042,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "i-only-have",
-        rf"(?:{_I}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:still\s+)?(?:only|just|"
+        rf"(?:{FIRST_SUBJECT}\s*|^\W*)(?:['’]ve\s+|have\s+)?(?:still\s+)?(?:only|just|"
         rf"literally|barely)\s+(?:have|got|['’]ve\s+got|brought|saved|earned|"
         rf"got\s+left|have\s+left|budgeted)\b",
         OWN,
@@ -1067,7 +1066,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "i-have-total",
-        rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have|['’]m\s+working\s+with|"
+        rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have|['’]m\s+working\s+with|"
         rf"am\s+working\s+with)\s+(?:(?:like|about|around|only|just|"
         rf"maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
         rf"altogether|all\s+in)\b)",
@@ -1079,7 +1078,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-have-to-spend",
-        rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{_YOUR}\s+(?:pocket|"
+        rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{YOUR}\s+(?:pocket|"
         rf"wallet|purse|account|budget)|on\s+you|to\s+spend)\b",
         OTHER,
         HI,
@@ -1089,8 +1088,8 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "where-i-stop",
-        rf"\bwhere\s+{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
-        rf"bottom\s+out)\b|{_I}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
+        rf"\bwhere\s+{FIRST_SUBJECT}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
+        rf"bottom\s+out)\b|{FIRST_SUBJECT}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
         rf"top\s+out|bottom\s+out)\s+at\b",
         OWN,
         None,
@@ -1125,7 +1124,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "i-have-only",
-        rf"{_I}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|"
+        rf"{FIRST_SUBJECT}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|"
         rf"exactly(?=\s*¤+\s+(?:\w+\s+)?(?:for|to\s+spend|to\s+work\s+with)\b))\b",
         OWN,
         HI,
@@ -1135,7 +1134,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "i-have-cash",
-        rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|"
+        rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|"
         rf"exactly)\s+)?(?=¤+\s+(?:in\s+)?cash\b)",
         OWN,
         HI,
@@ -1176,7 +1175,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "approved-for",
-        rf"{_I}\s*(?:['’]ve|have|was|were|['’]m|am|got|['’]ve\s+been|"
+        rf"{FIRST_SUBJECT}\s*(?:['’]ve|have|was|were|['’]m|am|got|['’]ve\s+been|"
         rf"have\s+been)?\s*(?:pre-?)?approved\s+for\b",
         OWN,
         HI,
@@ -1213,7 +1212,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "got-for-it",
-        rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|around|like|only|"
+        rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|around|like|only|"
         rf"just)\s+)?(?=¤+\s+(?:for|toward|towards)\s+(?:it|this|that|these|"
         rf"them)\b)",
         OWN,
@@ -1259,7 +1258,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "what-i-have",
-        rf"\bwhat\s+{_I}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|"
+        rf"\bwhat\s+{FIRST_SUBJECT}\s*(?:have|['’]ve\s+got|got)\s+(?:in\s+my\s+\w+|on\s+me|"
         rf"left|available|to\s+spend|to\s+work\s+with|"
         rf"for\s+(?:this|it|that|these|them)|until|till)\b",
         OWN,
@@ -1271,7 +1270,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "budgeted",
-        rf"{_I}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|"
+        rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:budgeted|earmarked|set\s+aside|"
         rf"saved(?:\s+up)?|allocated|allotted|put\s+aside)\b",
         OWN,
         HI,
@@ -1283,7 +1282,7 @@ _CUES: list[Cue] = noun_cues() + [
         "all-i-have",
         rf"\b(?:all|everything|every\s+(?:cent|penny|dollar|euro|pound|buck|quid)|"
         rf"the\s+only\s+money|whatever)\s+(?:the\s+\w+\s+|"
-        rf"of\s+the\s+\w+\s+)?(?:that\s+)?{_I}\s*(?:['’]ve|have|can|could|"
+        rf"of\s+the\s+\w+\s+)?(?:that\s+)?{FIRST_SUBJECT}\s*(?:['’]ve|have|can|could|"
         rf"['’]ve\s+got)?\s*(?:got|have|afford|spend|pay|manage|bring|brought|"
         rf"saved|budgeted|scrape\s+(?:together|up)|put\s+(?:toward|towards|into)|"
         rf"allocate|spare|swing|set\s+aside|part\s+with|put\s+up)\b",
@@ -1295,7 +1294,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "what-i-can-afford",
-        rf"\bwhat\s+{_I}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|"
+        rf"\bwhat\s+{FIRST_SUBJECT}\s+(?:can|could)\s+(?:realistically\s+|actually\s+|"
         rf"really\s+)?(?:afford|spend|pay|put\s+(?:toward|towards|into)|"
         rf"manage|give)\b",
         OWN,
@@ -1354,7 +1353,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "only-part-with",
-        rf"{_I}\s+(?:can|could)\s+only\s+(?:part\s+with|sell|"
+        rf"{FIRST_SUBJECT}\s+(?:can|could)\s+only\s+(?:part\s+with|sell|"
         rf"let)\s+{_OBJ}(?:\s+go)?\s+for\b",
         OWN,
         LO,
@@ -1495,7 +1494,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "what-i-paid",
-        rf"\bwhat\s+{_I}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|"
+        rf"\bwhat\s+{FIRST_SUBJECT}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|"
         rf"sunk|invested|put|got\s+sunk|have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|"
         rf"have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|this|"
         rf"these)\s+costs?\s+(?:me|us)\b",
@@ -1576,7 +1575,7 @@ _CUES: list[Cue] = noun_cues() + [
         "is-what-it-cost-me",
         r"(?<=¤)(?:\s+[\w'’]+){0,3}?\s+(?:is|was|"
         r"['’]s)\s+what\s+(?:[\w'’]+\s+){0,4}?(?:cost\s+(?:me|us)|"
-        r"costs\s+(?:me|us)|(?:I|we)\s+(?:paid|payed|spent)|"
+        rf"costs\s+(?:me|us)|{WE}\s+(?:paid|payed|spent)|"
         r"charges?\s+(?:me|us))\b",
         OWN,
         LO,
@@ -1590,7 +1589,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "where-i-lose",
-        r"(?<=¤)\s+is\s+(?:where|when)\s+(?:I|we)\s+(?:start|begin)\s+(?:losing|"
+        rf"(?<=¤)\s+is\s+(?:where|when)\s+{WE}\s+(?:start|begin)\s+(?:losing|"
         r"to\s+lose)\b",
         OWN,
         LO,
@@ -1604,7 +1603,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "i-owe",
-        rf"{_I}\s+(?:still\s+)?owe\b",
+        rf"{FIRST_SUBJECT}\s+(?:still\s+)?owe\b",
         OWN,
         LO,
         "after",
@@ -1615,9 +1614,9 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "in-for",
         _one_of(
-            rf"{_IM}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b",
-            rf"{_IM}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)",
-            rf"{_IM}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|total|"
+            rf"{FIRST_BE}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b",
+            rf"{FIRST_BE}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)",
+            rf"{FIRST_BE}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|total|"
             r"with|after)\b)",
         ),
         OWN,
@@ -1665,7 +1664,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "got-in-it",
-        rf"{_I}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|like|over|"
+        rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|like|over|"
         rf"already)\s+)?(?=¤+\s+(?:already\s+)?(?:in|into)\s+(?:it|this|them|these|"
         rf"that|the\s+(?!{_NOT_THE_ITEM})\w+)\b)",
         OWN,
@@ -1691,7 +1690,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "loss",
         _one_of(
-            rf"(?:{_I}|['’]d|['’]m|me|us|my|our)\b(?:(?!\b(?:not|never)\b|"
+            rf"(?:{FIRST_SUBJECT}|['’]d|['’]m|me|us|my|our)\b(?:(?!\b(?:not|never)\b|"
             rf"n['’]t\b)[^¤]){{0,30}}?\b(?:(?:lose|losing|lost)(?!\s+(?:the|a|this|that|"
             r"your)\s+(?:sale|deal|customer|buyer|sleep))|loss|in\s+the\s+red|underwater|"
             r"under\s+water|out\s+of\s+pocket|break(?:ing)?\s+even|barely\s+cover|"
@@ -1726,16 +1725,16 @@ _CUES: list[Cue] = noun_cues() + [
             r"\bout\s+of\s+(?:reach|range|the\s+question)\b",
             r"\bbeyond\s+(?:me|us)\b",
             r"\btoo\s+(?:much|rich|steep)\s+for\s+(?:me|us)\b",
-            r"\bmore\s+than\s+(?:I|we)\s+(?:can|could)\b",
-            r"\b(?:I|we)\s*(?:['’]m|am|['’]re|are)\s+out\b",
-            r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:walk|pass)\b",
+            rf"\bmore\s+than\s+{WE}\s+(?:can|could)\b",
+            rf"\b{WE}\s*(?:['’]m|am|['’]re|are)\s+out\b",
+            rf"\b{WE}\s*(?:['’]ll|will)\s+(?:walk|pass)\b",
             r"\bno\s+deal\b",
             r"\bnot\s+happening\b",
             r"\ba\s+no[- ]go\b",
             r"\bdeal[- ]?breaker\b",
-            r"\b(?:I|we)\s*(?:\w+\s+)?(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:make\s+(?:it|"
+            rf"\b{WE}\s*(?:\w+\s+)?(?:can['’]?t|cannot|won['’]?t|couldn['’]?t)\s+(?:make\s+(?:it|"
             r"this|that|the\s+\w+)\s+work|do|afford|go|justify|swing|manage)\b",
-            r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:rather|sooner)\b",
+            rf"\b{WE}\s*(?:['’]d|would)\s+(?:rather|sooner)\b",
             r"\bforget\s+it\b",
             r"\bwalk(?:ing)?\s+away\b",
             r"\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b",
@@ -1769,19 +1768,19 @@ _CUES: list[Cue] = noun_cues() + [
         _one_of(
             r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|"
             r"rate)\b",
-            r"\b(?:I|we)\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b",
+            rf"\b{WE}\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b",
             r"\bstays?\s+with\s+(?:me|us)\b",
-            r"\b(?:I|we)\s*(?:['’]m|am)\s+(?:not\s+(?:selling|interested)|keeping)\b",
+            rf"\b{WE}\s*(?:['’]m|am)\s+(?:not\s+(?:selling|interested)|keeping)\b",
             r"\bno\s+deal\b",
             r"\bnot\s+happening\b",
             r"\bforget\s+it\b",
             r"\bwalk(?:ing)?\s+away\b",
             r"\ba\s+no[- ]go\b",
-            r"\b(?:I|we)\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b",
+            rf"\b{WE}\s*(?:['’]ll|will)\s+(?:keep|walk|pass)\b",
             r"\bnot\s+worth\s+(?:it|my\s+time)\b",
             r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+(?:really\s+)?work\s+for\s+(?:me|"
             r"us)\b",
-            r"\b(?:I|we)\s*(?:\w+ly\s+)?(?:can['’]?t|cannot|won['’]?t|will\s+not|couldn['’]?t|"
+            rf"\b{WE}\s*(?:\w+ly\s+)?(?:can['’]?t|cannot|won['’]?t|will\s+not|couldn['’]?t|"
             r"shan['’]t)\s+(?:do|go|let|part|sell|justify|accept)\b",
         ),
         OWN,
@@ -1805,7 +1804,7 @@ _CUES: list[Cue] = noun_cues() + [
     # under 200
     _cue(
         "you-afford",
-        rf"(?:{_YOU}|{_YOUR}\s+[\w-]+(?:\s+(?:department|team|office|board|manager|"
+        rf"(?:{YOU}|{YOUR}\s+[\w-]+(?:\s+(?:department|team|office|board|manager|"
         rf"budget))?|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|"
         rf"yours))\s+(?:\w+ly\s+|still\s+)?(?:can|"
         rf"could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|"
@@ -1822,7 +1821,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-have",
-        rf"{_YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|"
+        rf"{YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|"
         rf"obviously|still)\s+)*(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|"
         rf"over|well\s+over)\s+)?(?=¤)(?!¤+\s+(?:down|upfront|deposit)\b)",
         OTHER,
@@ -1833,7 +1832,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),  # not "you've got 10k down": a down payment
     _cue(
         "you-approved",
-        rf"(?:{_YOU_BE}|{_YOU}['’]ve\s+been|{_YOUR}\s+(?:finance|loan|credit|"
+        rf"(?:{YOU_BE}|{YOU}['’]ve\s+been|{YOUR}\s+(?:finance|loan|credit|"
         rf"mortgage)\s+(?:is|was|has\s+been))\s+(?:\w+\s+)?(?:pre-?)?approved\s+"
         rf"(?:for|to|up\s+to)\b|\bapproved\s+(?:you|"
         rf"u)\s+for\b(?:\s+(?:more\s+than|over|at\s+least))?",
@@ -1853,7 +1852,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-are-in-for",
-        rf"{_YOU_BE}\s+(?:\w+\s+)?(?:in|into)(?:\s+{_OBJ})?\s+for\b",
+        rf"{YOU_BE}\s+(?:\w+\s+)?(?:in|into)(?:\s+{_OBJ})?\s+for\b",
         OTHER,
         LO,
         "after",
@@ -1865,7 +1864,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),  # "you're into this car for less than 6k"
     _cue(
         "you-value-it",
-        rf"{_YOU}\s+(?:\w+ly\s+)?value\s+(?:it|this|them|"
+        rf"{YOU}\s+(?:\w+ly\s+)?value\s+(?:it|this|them|"
         rf"these)\s+at(?:\s+(?:more\s+than|over|above|least))?",
         OTHER,
         HI,
@@ -1878,7 +1877,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "whatever-you-paid",
-        rf"\b(?:whatever|what)\s+{_YOU}\s+(?:paid|spent|gave)\b",
+        rf"\b(?:whatever|what)\s+{YOU}\s+(?:paid|spent|gave)\b",
         OTHER,
         LO,
         "near",
@@ -1892,7 +1891,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-budgeted",
-        rf"(?:{_YOU}\s*(?:['’]ve|have)?|{_YOUR}\s+[\w-]+(?:\s+[\w-]+)?"
+        rf"(?:{YOU}\s*(?:['’]ve|have)?|{YOUR}\s+[\w-]+(?:\s+[\w-]+)?"
         rf"(?:\s+(?:has|have))?)\s+(?:\w+\s+)?(?:budgeted|set\s+aside|saved|"
         rf"earmarked|approved|allocated)\b(?:\s+(?:at\s+least|more\s+than|over|"
         rf"above))?",
@@ -1904,7 +1903,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-can-go-above",
-        rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|"
+        rf"{YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|pay|"
         rf"spend)\s+(?:well\s+|way\s+|much\s+)?(?:above|over|beyond|"
         rf"higher\s+than|more\s+than|past)",
         OTHER,
@@ -1915,7 +1914,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-wont-go-below",
-        rf"{_YOU}\s+(?:\w+\s+)?(?:wouldn['’]?t|won['’]?t|would\s+not|"
+        rf"{YOU}\s+(?:\w+\s+)?(?:wouldn['’]?t|won['’]?t|would\s+not|"
         rf"will\s+not|can['’]?t|couldn['’]?t)\s+(?:go|sell|drop|come\s+down|"
         rf"take\s+less)\s+(?:any\s+)?(?:under|below|lower\s+than|"
         rf"less\s+than)",
@@ -1930,7 +1929,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-can-go-below",
-        rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|"
+        rf"{YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|sell|drop|"
         rf"come\s+down)\s+(?:well\s+|way\s+|much\s+)?(?:below|under|"
         rf"lower\s+than|less\s+than)",
         OTHER,
@@ -1941,7 +1940,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-ready-to-pay",
-        rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|"
+        rf"{YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|able|happy|"
         rf"good)\s+(?:to\s+(?:pay|spend|go\s+(?:up\s+)?to|"
         rf"go\s+(?:higher|above|over|beyond|more)(?:\s+than)?)|for)\b",
         OTHER,
@@ -1990,7 +1989,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-ready-to-sell",
-        rf"{_YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|glad|"
+        rf"{YOU_BE}\s+(?:\w+\s+)?(?:prepared|willing|ready|happy|glad|"
         rf"pleased|fine|ok|okay)\s+(?:to\s+(?:sell|accept|take|do|"
         rf"let\s+\w+\s+go|go\s+down\s+to|get)|letting\s+\w+\s+go|selling|"
         rf"with|w/?|at)(?!\w)(?:\s+(?:it|them|for))*",
@@ -2002,7 +2001,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-can-take",
-        rf"{_YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|"
+        rf"{YOU}\s+(?:\w+ly\s+)?(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:take|"
         rf"accept|do|go\s+(?:down\s+)?to|go\s+as\s+low\s+as|come\s+down\s+to|"
         rf"sell\s+(?:\w+\s+)?for|let\s+(?:\w+\s+){{1,2}}go\s+for|work\s+with|"
         rf"live\s+with|afford\s+to\s+(?:accept|sell|take|let\s+\w+\s+go))\b",
@@ -2014,7 +2013,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-can-go",
-        rf"{_YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|"
+        rf"{YOU}\s+(?:can|could)\s+(?:\w+\s+){{0,2}}?(?:go|"
         rf"do)(?:\s+(?:up\s+)?to)?\b",
         OTHER,
         HI,
@@ -2024,7 +2023,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-content",
-        rf"{_YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|ok|"
+        rf"{YOU_WOULD}\s+(?:\w+\s+)?be\s+(?:content|comfortable|happy|fine|ok|"
         rf"okay|satisfied|able\s+to\s+(?:live|work))\s+(?:with|at)\b",
         OTHER,
         None,
@@ -2035,7 +2034,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-wouldnt-refuse",
-        rf"(?:{_YOU}|{_YOU_WOULD})\s+(?:\w+\s+)?(?:wouldn['’]?t|"
+        rf"(?:{YOU}|{YOU_WOULD})\s+(?:\w+\s+)?(?:wouldn['’]?t|"
         rf"would\s+not|won['’]?t|couldn['’]?t|can['’]?t|"
         rf"never)?\s*(?:\w+\s+)?(?:turn\s+down|say\s+no\s+to|pass\s+up|"
         rf"refuse|reject)\b",
@@ -2048,7 +2047,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-would-pay",
-        rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay(?:ing)?|spend(?:ing)?|"
+        rf"{YOU_WOULD}\s+(?:\w+\s+){{0,3}}?(?:pay(?:ing)?|spend(?:ing)?|"
         rf"fork\s+out|shell\s+out|go\s+(?:up\s+)?to|go\s+as\s+high\s+as|"
         rf"stretch\s+to|buy(?:\s+(?:it|this|them|these))?\s+(?:at|for))\b",
         OTHER,
@@ -2059,7 +2058,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-would-accept",
-        rf"{_YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|"
+        rf"{YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|"
         rf"agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|"
         rf"sell(?:\s+\w+)?(?:\s+for)?|let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|"
         rf"let\s+(?:me|us)\s+have\s+(?:it|them|this|these)\s+for|"
@@ -2072,7 +2071,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-paid",
-        rf"{_YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|"
+        rf"{YOU}\s*(?:['’]ve|have|must\s+have|must['’]ve|must\s+be|probably|likely|"
         rf"surely|only|just|clearly|obviously|can['’]?t\s+have|couldn['’]?t\s+have|"
         rf"didn['’]?t(?=\s+(?:\w+\s+)?(?:pay|spend)\s+(?:more\s+than|over|above))|"
         rf"def|definitely)?\s*(?:\w+\s+)?(?:paid|pay|spent|"
@@ -2091,7 +2090,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "cost-you",
         rf"\b(?:cost|costs|costed|set|run|runs|charges?|charged|bills?|"
-        rf"billed)\s+{_YOU}(?:\s+back)?\b",
+        rf"billed)\s+{YOU}(?:\s+back)?\b",
         OTHER,
         LO,
         "after",
@@ -2103,7 +2102,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-break-even",
-        rf"(?:{_YOU}|{_YOUR}\s+[\w-]+)\s+(?:\w+\s+){{0,3}}?"
+        rf"(?:{YOU}|{YOUR}\s+[\w-]+)\s+(?:\w+\s+){{0,3}}?"
         rf"(?:break(?:s)?\s+even|(?:turn\s+a\s+)?profit)\s+at\b",
         OTHER,
         LO,
@@ -2133,7 +2132,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),  # "a shop like yours can let these go for 2 each and still profit"
     _cue(
         "you-make-money",
-        rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|"
+        rf"{YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|"
         rf"will)?\s+(?:still\s+)?(?:be\s+)?(?:still\s+)?(?:making|make|turning|"
         rf"turn|clearing|clear)\s+(?:money|a\s+(?:\w+\s+)?(?:profit|margin))\b",
         OTHER,
@@ -2144,7 +2143,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-not-losing",
-        rf"{_YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|"
+        rf"{YOU}\s*(?:['’]re|are|['’]d|would|['’]ll|"
         rf"will)?\s+(?:\w+\s+)?(?:not|n['’]t|never)\s+(?:be\s+)?(?:losing|"
         rf"lose)\s+(?:anything|money|a\s+(?:cent|penny|thing))(?:\s+(?:at|"
         rf"for))?",
@@ -2159,7 +2158,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "above-what-you-paid",
-        rf"\b(?:above|over|more\s+than)\s+what\s+{_YOU}\s+(?:paid|spent|"
+        rf"\b(?:above|over|more\s+than)\s+what\s+{YOU}\s+(?:paid|spent|"
         rf"gave)\b",
         OTHER,
         LO,
@@ -2170,12 +2169,12 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "within-your",
         _one_of(
-            rf"\b(?:within|inside|under|below)\s+{_YOUR}\s+(?:budget|means|range|limit|"
+            rf"\b(?:within|inside|under|below)\s+{YOUR}\s+(?:budget|means|range|limit|"
             r"price\s+range)\b",
-            rf"\bwithin\s+what\s+{_YOU}\s+(?:can|could)\b",
+            rf"\bwithin\s+what\s+{YOU}\s+(?:can|could)\b",
             r"\bshouldn['’]?t\s+be\s+(?:beyond|out\s+of\s+reach\s+for|"
-            rf"too\s+much\s+for)\s+{_YOU}\b",
-            rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{_YOU}",
+            rf"too\s+much\s+for)\s+{YOU}\b",
+            rf"\bisn['’]?t\s+out\s+of\s+the\s+question\s+for\s+{YOU}",
         ),
         OTHER,
         HI,
@@ -2242,7 +2241,7 @@ _CUES: list[Cue] = noun_cues() + [
             r"\bthe\s+last\s+time\s+I['’]?m\s+(?:moving|lowering|raising|dropping|going\s+(?:up|"
             r"down))\b",
             r"\bbest\s+and\s+final\b(?=\s*(?:from\s+me\b|[:.,!—-]|$))",
-            r"\bthat['’]?s\s+where\s+(?:I|we)['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b",
+            rf"\bthat['’]?s\s+where\s+{WE}['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b",
             r"\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))",
             r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|"
             r"that|the\s+price)\b",
@@ -2323,8 +2322,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "as-far-as-i-go",
         rf"\b(?:that['’]?s|that\s+is|this\s+is|it['’]?s|"
-        rf"it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{_I}\s+(?:can\s+|will\s+|"
-        rf"could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{_I}\s*(?:['’]m|"
+        rf"it\s+is)\s+(?:as\s+(?:low|high|far)\s+as\s+{FIRST_SUBJECT}\s+(?:can\s+|will\s+|"
+        rf"could\s+)?go|the\s+(?:highest|lowest|furthest)\s+{FIRST_SUBJECT}\s*(?:['’]m|"
         rf"am)?\s*(?:willing|able|prepared)\s+to\s+go)\b",
         FINAL,
         None,
@@ -2479,7 +2478,7 @@ QUESTION_START = re.compile(
 # An offer the speaker makes, and a refusal by choice (not "can't") to go past a price: "I'll meet you halfway at 6,850.
 # I'm not going higher than that" stands by the offer.
 OFFERED = re.compile(
-    r"\b(?:I|we)\s*(?:['’]ll|will|can|could|['’]d)\s+(?:\w+\s+){0,2}?(?:do|accept|"
+    rf"\b{WE}\s*(?:['’]ll|will|can|could|['’]d)\s+(?:\w+\s+){{0,2}}?(?:do|accept|"
     r"take|meet\s+you|give\s+you|offer|"
     r"go\s+(?:to|as))\b|\bmeet\s+(?:you\s+)?(?:halfway|"
     r"in\s+the\s+middle)\b",
@@ -2528,7 +2527,7 @@ THRESHOLD = {
     for direction, words in [*_THRESHOLD_WORDS.items(), (None, "|".join(_THRESHOLD_WORDS.values()))]
 }
 AT = re.compile(r"\b(?:at|for|even\s+at)\s+(?:\w+\s+)?$", re.IGNORECASE)
-FIRST = re.compile(r"\b(?:I|me|my|mine|we|us|our)(?:['’]?(?:m|ve|d|ll))?\b", re.IGNORECASE)
+FIRST = re.compile(FIRST_PERSON, re.IGNORECASE)
 OTHERS = re.compile(
     r"\b(?:he|she|they|his|their|a\s+(?:man|woman|guy|lady|person)|buyers|sellers|"
     r"people|others|everyone|everybody|someone|somebody|customers|"

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 from bargain.analysis import claim_cues as cues
 from bargain.analysis.claim_cancellers import Clause, between, cancel_final, cancel_limit, quoted
+from bargain.analysis.claim_parts import MASK
 from bargain.analysis.price_mentions import Price, find_prices
 from bargain.engine.trial import Role
 
@@ -80,7 +81,7 @@ def _mask(message: str, prices: list[Price], role: Role | None) -> str:
     the other side's, padded with spaces: the same length, so that every span is the message's."""
     chars = list(message.replace("’", "'"))
     for price in prices:
-        chars[price.start : price.end] = cues.MASK * (price.end - price.start)
+        chars[price.start : price.end] = MASK * (price.end - price.start)
     if role is not None:
         for match in cues.PARTY.finditer(message):
             own = match.group(1).lower() == role.value
