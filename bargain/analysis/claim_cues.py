@@ -119,7 +119,8 @@ class Cue:
     """
 
     name: str
-    pattern: re.Pattern
+    pattern: re.Pattern  # its alternatives, joined
+    alternatives: tuple[str, ...]  # its top-level alternatives, in the order they are tried
     kind: str
     direction: str | None
     side: str
@@ -141,7 +142,7 @@ Examples = tuple[str, ...] | dict[str | None, tuple[str, ...]]  # a family's are
 
 def _cue(
     name: str,
-    pattern: str,
+    pattern: str | tuple[str, ...],
     kind: str,
     direction: str | None,
     side: str,
@@ -150,17 +151,20 @@ def _cue(
     misses: Examples = (),
     **flags: bool,
 ) -> Cue:
-    """A cue of `pattern` (compiled case-insensitive), said by `speakers` or, by default, by the side whose limit it
-    states; `fires` and `misses` are its own examples, or its family's by direction."""
+    """A cue of `pattern`, or of any of its alternatives (compiled case-insensitive), said by
+    `speakers` or, by default, by the side whose limit it states; `fires` and `misses` are its own
+    examples, or its family's by direction."""
     if speakers is None:  # a ceiling is a buyer's, a floor a seller's; the other side's the other way round
         hi_speaker = BUYER if kind == OWN else SELLER
         lo_speaker = SELLER if kind == OWN else BUYER
         speakers = BOTH if direction is None else ((hi_speaker,) if direction == HI else (lo_speaker,))
     own_fires = fires[direction] if isinstance(fires, dict) else fires
     own_misses = misses[direction] if isinstance(misses, dict) else misses
+    alternatives = (pattern,) if isinstance(pattern, str) else pattern
     return Cue(
         name,
-        re.compile(pattern, re.IGNORECASE),
+        re.compile("|".join(alternatives), re.IGNORECASE),
+        alternatives,
         kind,
         direction,
         side,
@@ -169,34 +173,6 @@ def _cue(
         misses=own_misses,
         **flags,
     )
-
-
-def _one_of(*phrases: str) -> str:
-    """Any of `phrases`, tried in order: a cue's alternatives, one to a line."""
-    return "|".join(phrases)
-
-
-def alternatives(pattern: str) -> tuple[str, ...]:
-    """The top-level alternatives of a pattern ("a|b(?:c|d)" has two), for counting which one fired."""
-    found, depth, start, i, in_class = [], 0, 0, 0, False
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            i += 2 if pattern[i + 1 : i + 2] == "]" else 3 if pattern[i + 1 : i + 3] == "^]" else 1
-            continue
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and depth == 0:
-            found.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    return (*found, pattern[start:])
 
 
 def _both(name: str, template: str, kind: str, side: str, words: dict[str, str], **flags) -> list[Cue]:
@@ -297,15 +273,16 @@ def noun_cues() -> list[Cue]:
         cues.append(
             _cue(
                 f"noun-for-me-{suffix}",
-                rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|"
-                rf"us)\b|\bfor\s+(?:me|us),?\s+(?:the\s+|"
-                rf"my\s+)?{noun}",
+                (
+                    rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b",
+                    rf"\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
+                ),
                 OWN,
                 direction,
                 "near",
                 fires={
-                    HI: ("Top whack for me is 95.", "Top dollar for me is 85."),
-                    LO: ("break even for me is 4.75", "Break-even for me is 2.40."),
+                    HI: ("Top whack for me is 95.", "Top dollar for me is 85.", "For me the upper bound is 16.5k."),
+                    LO: ("break even for me is 4.75", "Break-even for me is 2.40.", "For me minimum price is 60 euro."),
                     None: ("For me the upper bound is 16.5k.", "The bottom line for me is €6.500."),
                 },
                 misses={
@@ -838,7 +815,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "no-more-than",
-        _one_of(
+        (
             r"\b(?:no|not)\s+(?:more|higher)\s+th[ae]n",
             rf"(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?most\b{_NOT_A_SPAN}",
             r"\bup\s+to\s+a\s+max(?:imum)?\s+of",
@@ -856,8 +833,10 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "no-less-than",
-        rf"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n|"
-        rf"(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?least\b{_NOT_A_SPAN}",
+        (
+            r"\b(?:no|not)\s+(?:less|lower|cheaper)\s+th[ae]n",
+            rf"(?<!worth\s)\bat\s+(?:the\s+)?(?:very\s+)?least\b{_NOT_A_SPAN}",
+        ),
         OWN,
         LO,
         "after",
@@ -1030,14 +1009,20 @@ _CUES: list[Cue] = noun_cues() + [
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
     _cue(
         "i-afford",
-        rf"{FIRST_SUBJECT}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|"
-        rf"realistically\s+)?afford\b(?:\s+up\s+to)?|"
-        rf"{FIRST_SUBJECT}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|"
-        rf"stretch\s+to|allocate|commit|put(?:\s+(?:in|toward|towards|down))?)\b",
+        (
+            rf"{FIRST_SUBJECT}\s+(?:can|could)\s+(?:only\s+|just\s+|barely\s+|"
+            rf"realistically\s+)?afford\b(?:\s+up\s+to)?",
+            rf"{FIRST_SUBJECT}\s+(?:can|could)\s+only\s+(?:spend|pay|manage|justify|go\s+up\s+to|"
+            rf"stretch\s+to|allocate|commit|put(?:\s+(?:in|toward|towards|down))?)\b",
+        ),
         OWN,
         HI,
         "after",
-        fires=("I can only afford 3.60.", "I can afford 60 at most."),
+        fires=(
+            "I can only afford 3.60.",
+            "I can afford 60 at most.",
+            "I can only pay up to 0.75 for each sticker.",
+        ),
         misses=("If I could afford 2,000 I wouldn't be haggling.",),
     ),
     _cue(
@@ -1088,9 +1073,12 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "where-i-stop",
-        rf"\bwhere\s+{FIRST_SUBJECT}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
-        rf"bottom\s+out)\b|{FIRST_SUBJECT}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
-        rf"top\s+out|bottom\s+out)\s+at\b",
+        (
+            rf"\bwhere\s+{FIRST_SUBJECT}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
+            rf"bottom\s+out)\b",
+            rf"{FIRST_SUBJECT}\s+(?:stop|draw\s+the\s+line|tap\s+out|max\s+out|"
+            rf"top\s+out|bottom\s+out)\s+at\b",
+        ),
         OWN,
         None,
         "near",
@@ -1329,7 +1317,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "tops-out",
-        _one_of(
+        (
             r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b",
             r"\b(?:capped|maxed(?:\s+out)?|limited|tapped)(?:\s+(?:me|us))?\s+(?:at|to)\b",
             r"\bapproved\s+(?:me|us)\s+for\b",
@@ -1348,7 +1336,19 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         HI,
         "after",
-        fires=("i'm capped at 1.5", "im tapped out at 32"),
+        fires=(
+            "i'm capped at 1.5",
+            "im tapped out at 32",
+            "The bank approved me for 9,500, so that's my ceiling.",
+            "My boss capped the catering at 900.",
+            "My financing is approved up to $24,000.",
+            "I have been authorized to spend up to 3,600 on this purchase.",
+            "The company will reimburse me up to €900 for the laptop, nothing above that.",
+            "The board caps this consulting engagement at 60,000.",
+            "My company only lets me spend 2,000 on the workstation.",
+            "Im down to my last 20 so thats it for the jacket",
+            "My dad won't let me spend more than 3,400 of the trust money on the horse trailer.",
+        ),
         misses=("Are you able to go up to 60?",),
     ),
     _cue(
@@ -1458,7 +1458,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "cost-me",
-        _one_of(
+        (
             r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)"
             rf"{_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|ran|charges?|charged|bills?|"
             rf"billed|owes)\s+(?:me|us)\b(?!.{{0,25}}\b(?:for|on)\s+(?:the\s+|my\s+|"
@@ -1475,7 +1475,15 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "after",
         (SELLER,),
-        fires=("cost me 2,50 each", "cost me 40, 45 final"),
+        fires=(
+            "cost me 2,50 each",
+            "cost me 40, 45 final",
+            "Our supplier charges us 6,40 € per bottle, so that's our floor.",
+            "These set me back 2,75 each at the wholesaler.",
+            "Seed, water and diesel put me at 0.70 a head of lettuce before I earn a thing.",
+            "Just so you know, this lens averaged out at 750 to me when I bought the lot.",
+            "Ingredients and labels come to 4 a jar for me, so that's the floor.",
+        ),
         misses=("Had I bought it new, it would have cost me 900.",),
     ),
     _cue(
@@ -1494,16 +1502,22 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "what-i-paid",
-        rf"\bwhat\s+{FIRST_SUBJECT}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|"
-        rf"sunk|invested|put|got\s+sunk|have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|"
-        rf"have\s+in|['’]m\s+in\s+for)\b|\bwhat\s+(?:it|they|this|"
-        rf"these)\s+costs?\s+(?:me|us)\b",
+        (
+            rf"\bwhat\s+{FIRST_SUBJECT}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|"
+            rf"sunk|invested|put|got\s+sunk|have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|"
+            rf"have\s+in|['’]m\s+in\s+for)\b",
+            r"\bwhat\s+(?:it|they|this|these)\s+costs?\s+(?:me|us)\b",
+        ),
         OWN,
         LO,
         "near",
         (SELLER,),
         relative=True,
-        fires=("What I paid was 140. I'm firm at 160.", "no lower than 45 sorry, that's what i paid"),
+        fires=(
+            "What I paid was 140. I'm firm at 160.",
+            "no lower than 45 sorry, that's what i paid",
+            "Not a cent under 95, that's what it cost me.",
+        ),
         misses=("12 doesn't even cover what I paid.",),
     ),
     _cue(
@@ -1613,7 +1627,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "in-for",
-        _one_of(
+        (
             rf"{FIRST_BE}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b",
             rf"{FIRST_BE}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)",
             rf"{FIRST_BE}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|total|"
@@ -1623,7 +1637,11 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "after",
         (SELLER,),
-        fires=("im at 200 cost on this. wont go below 230, final", "We're in at 21k on this Tacoma, can't drop below."),
+        fires=(
+            "im at 200 cost on this. wont go below 230, final",
+            "We're in at 21k on this Tacoma, can't drop below.",
+            "I'm already down 1,300 on this telescope and I've barely used it.",
+        ),
         misses=("If im at 200 cost on this. wont go below 230, final, fine.",),
     ),
     _cue(
@@ -1639,10 +1657,11 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "anything-over",
-        r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|"
-        r"beyond|more\s+than|higher\s+than)(?=\s*¤)|"
-        r"\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|"
-        r"beyond)(?=\s*¤)",
+        (
+            r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|"
+            r"beyond|more\s+than|higher\s+than)(?=\s*¤)",
+            r"\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|beyond)(?=\s*¤)",
+        ),
         OWN,
         HI,
         "after",
@@ -1689,7 +1708,7 @@ _CUES: list[Cue] = noun_cues() + [
     # even
     _cue(
         "loss",
-        _one_of(
+        (
             rf"(?:{FIRST_SUBJECT}|['’]d|['’]m|me|us|my|our)\b(?:(?!\b(?:not|never)\b|"
             rf"n['’]t\b)[^¤]){{0,30}}?\b(?:(?:lose|losing|lost)(?!\s+(?:the|a|this|that|"
             r"your)\s+(?:sale|deal|customer|buyer|sleep))|loss|in\s+the\s+red|underwater|"
@@ -1712,14 +1731,20 @@ _CUES: list[Cue] = noun_cues() + [
         (SELLER,),
         conditional=True,
         loss=True,
-        fires=("At 30 the rest comes out of my own pocket.", "below 12 i lose money", "Below 50 I lose money."),
+        fires=(
+            "At 30 the rest comes out of my own pocket.",
+            "below 12 i lose money",
+            "Below 50 I lose money.",
+            "After platform fees, anything below 22 dollars loses me money.",
+            "below 2.5 it's a loss for me",
+        ),
         misses=("I'm not saying I'd lose money at 30, I'm saying I'd prefer 35.",),
     ),
     # refusing everything past a threshold: anything above 1,200 is out of reach / under 7k I'd
     # rather keep it
     _cue(
         "refuse-hi",
-        _one_of(
+        (
             r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|reach|"
             r"range|price\s+range|means|limit|mandate|authority|remit)",
             r"\bout\s+of\s+(?:reach|range|the\s+question)\b",
@@ -1760,12 +1785,24 @@ _CUES: list[Cue] = noun_cues() + [
             "Anything over 5,000 needs sign-off from my boss.",
             "I can't go past 580.",
             "I can't go over 110.",
+            "Anything over 2.5 is out of my budget.",
+            "Anything past 1,350 is out of reach.",
+            "Everything over 4,000 is beyond me.",
+            "Above 50 a month for the parking spot is too much for me.",
+            "Over 48 and I'm out.",
+            "Above 0.80 a piece I'd rather make them myself.",
+            "Anything north of 700 and I'd have to walk away.",
+            "I'm not paying more than 22 for the plant, and I bet you'd take 18.",
+            "I'd love to, but anything north of 1.8k just doesn't work for me.",
+            "Everything above 250 is off the table for me.",
+            "If this goes past 60 grand the board won't sign off.",
+            "Anything above 5,800 blows our tooling budget.",
         ),
         misses=("I'd rather not lose the sale over five bucks, so let's say 45?",),
     ),
     _cue(
         "refuse-lo",
-        _one_of(
+        (
             r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|"
             r"rate)\b",
             rf"\b{WE}\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b",
@@ -1797,6 +1834,12 @@ _CUES: list[Cue] = noun_cues() + [
             "Under 400 is a no-go.",
             "i wont sell under 7k",
             "i wont sell under 40",
+            "I'd rather keep it than go below 80.",
+            "Anything under 110 bucks and the dresser stays with me.",
+            "Under EUR 85 I'm not selling.",
+            "I'll keep driving it myself rather than take under 8,500.",
+            "Below 8 quid it's not worth my time.",
+            "Anything under 300 doesn't work for me.",
         ),
         misses=("7200 or no deal",),
     ),
@@ -1832,10 +1875,12 @@ _CUES: list[Cue] = noun_cues() + [
     ),  # not "you've got 10k down": a down payment
     _cue(
         "you-approved",
-        rf"(?:{YOU_BE}|{YOU}['’]ve\s+been|{YOUR}\s+(?:finance|loan|credit|"
-        rf"mortgage)\s+(?:is|was|has\s+been))\s+(?:\w+\s+)?(?:pre-?)?approved\s+"
-        rf"(?:for|to|up\s+to)\b|\bapproved\s+(?:you|"
-        rf"u)\s+for\b(?:\s+(?:more\s+than|over|at\s+least))?",
+        (
+            rf"(?:{YOU_BE}|{YOU}['’]ve\s+been|{YOUR}\s+(?:finance|loan|credit|"
+            rf"mortgage)\s+(?:is|was|has\s+been))\s+(?:\w+\s+)?(?:pre-?)?approved\s+"
+            rf"(?:for|to|up\s+to)\b",
+            r"\bapproved\s+(?:you|u)\s+for\b(?:\s+(?:more\s+than|over|at\s+least))?",
+        ),
         OTHER,
         HI,
         "after",
@@ -1951,23 +1996,30 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "nothing-for-you",
-        r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|"
-        r"\s+for\s+(?:it|this|that|the\s+[\w-]+)(?:\s+one)?)?\s*(?:is|['’]s|"
-        r"would\s+be|will\s+be)\s+(?:\w+\s+)?(?:nothing|no\s+problem|peanuts|"
-        r"pocket\s+change|small\s+change|chump\s+change)\s+(?:to|"
-        r"for)\s+(?:you|u)\b|(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|"
-        r"doesn['’]?t|ain['’]?t\s+gonna|isn['’]?t\s+going\s+to)\s+"
-        r"(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u|ya)|"
-        r"hurt\s+(?:you|u))\b",
+        (
+            r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|"
+            r"\s+for\s+(?:it|this|that|the\s+[\w-]+)(?:\s+one)?)?\s*(?:is|['’]s|"
+            r"would\s+be|will\s+be)\s+(?:\w+\s+)?(?:nothing|no\s+problem|peanuts|"
+            r"pocket\s+change|small\s+change|chump\s+change)\s+(?:to|"
+            r"for)\s+(?:you|u)\b",
+            r"(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|"
+            r"doesn['’]?t|ain['’]?t\s+gonna|isn['’]?t\s+going\s+to)\s+"
+            r"(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u|ya)|"
+            r"hurt\s+(?:you|u))\b",
+        ),
         OTHER,
         HI,
         "before",
-        fires=("You gig every weekend, 1,300 is nothing to you.", "700 is nothing for you, you'd pay it in a second."),
+        fires=(
+            "You gig every weekend, 1,300 is nothing to you.",
+            "700 is nothing for you, you'd pay it in a second.",
+            "Dealer wanted 900 from you, so I know 600 ain't gonna break you.",
+        ),
         misses=("You gig every weekend, 1,300 is nothing to you?",),
     ),
     _cue(
         "nothing-to-you",
-        _one_of(
+        (
             r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b",
             r"(?<=¤)(?:\s+\w+)?\s+(?:(?:would|will|is|ai|wo|does)\s*(?:n['’]?t|"
             r"\s+not)\s+(?:be\s+)?(?:a\s+)?(?:problem|stretch|issue|big\s+deal)|(?:is|would\s+be|"
@@ -1984,6 +2036,8 @@ _CUES: list[Cue] = noun_cues() + [
         fires=(
             "I'm sure 0.50 per banana would still work for you.",
             "You do this run every day, I'm sure 35 is still fine for you.",
+            "Look, you paid maybe 10 € for the whole box at a clearance, I'm sure 25 € makes you happy.",
+            "you run a gallery so i'm guessing 400 wouldn't be a problem for you",
         ),
         misses=("I'm sure 0.50 per banana would still work for you?",),
     ),
@@ -2168,7 +2222,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "within-your",
-        _one_of(
+        (
             rf"\b(?:within|inside|under|below)\s+{YOUR}\s+(?:budget|means|range|limit|"
             r"price\s+range)\b",
             rf"\bwithin\s+what\s+{YOU}\s+(?:can|could)\b",
@@ -2182,13 +2236,16 @@ _CUES: list[Cue] = noun_cues() + [
         fires=(
             "I'm certain 65 is within your budget.",
             "You're buying for the office, so 120 a chair is well within your budget.",
+            "With the salary you mentioned, 60 for a haircut is well within what you can spend.",
+            "You're clearly a collector, so a hundred and fifty for the coin shouldn't be beyond you.",
+            "I reckon you could find another tenner, so 110 isn't out of the question for you.",
         ),
         misses=("Is 2k within your range?",),
     ),
     # final offers: the price is the nearest one in the sentence
     _cue(
         "final",
-        _one_of(
+        (
             r"\b(?:best\s+and\s+final|final\s+and\s+best|last\s+and\s+final|(?:absolute(?:ly)?\s+|"
             r"very\s+)?(?:final|definitive|ultimate|closing)|(?:very\s+)?last)\s+(?:offer|price|"
             r"bid|"
@@ -2207,12 +2264,19 @@ _CUES: list[Cue] = noun_cues() + [
         FINAL,
         None,
         "sentence",
-        fires=("70 final", "final: 4k"),
+        fires=(
+            "70 final",
+            "final: 4k",
+            "last price 25",
+            "thats my final, 350",
+            "yep 85 is final",
+            "budget 80, final 75",
+        ),
         misses=("final offer?",),
     ),
     _cue(
         "take-it-or-leave-it",
-        _one_of(
+        (
             r"\btake[- ]it[- ]or[- ]leave[- ]it\b(?!\s+(?:is|isn['’]t|was)\b)",
             r"\bstanding\s+firm\b",
             r"\bnon[- ]?negotiable\b",
@@ -2288,7 +2352,67 @@ _CUES: list[Cue] = noun_cues() + [
         FINAL,
         None,
         "sentence",
-        fires=("45 done", "That's it: 45 and we're square.", "15 firm", "3k firm"),
+        fires=(
+            "45 done",
+            "That's it: 45 and we're square.",
+            "15 firm",
+            "3k firm",
+            "take it or leave it",
+            "I'm standing firm at 2.80 per dozen.",
+            "55 non negotiable",
+            "Firm at 70, not negotiable.",
+            "No more haggling: 75.",
+            "Best price 45, fix price, no bargain please.",
+            "price fix 120, no discount",
+            "the price is 6 dollars and it is fixed, no bargaining",
+            "My ceiling is 2.40 a unit; take 2.30 or leave it.",
+            "That's as low as I'm going.",
+            "350, end of discussion.",
+            "No more discounts. 85 is where it stays.",
+            "We've gone back and forth long enough; I'm putting 160 on the table and it stays there.",
+            "It's 18 for the plant or nothing.",
+            "Ninety, and that's me done.",
+            "I'm done moving. 180.",
+            "The price is 60 and it's not up for debate.",
+            "I'm holding at €780, nothing further to discuss.",
+            "22k firm, no haggling.",
+            "That's a fair price and I won't change it: 325.",
+            "Three grand is all I'll go to, end of.",
+            "ok ok 8 bucks and thats the last ill say about it",
+            "Look, 60 is the last number you're getting from me.",
+            "That's the last time I'm raising: 260.",
+            "Best and final: 1.95.",
+            "5,400 and that's where we're staying.",
+            "That's my last word.",
+            "Eighty dollars. I won't raise it again.",
+            "No more counteroffers from me: 325 for the bike.",
+            "It's final, I'm not changing it.",
+            "I'm sticking at 320, final.",
+            "9.50 for the scarf, take it or walk.",
+            "15,000 is the lowest I'll take for the tractor and that's that.",
+            "This is it: 1,250 for the laptop.",
+            "No more haggling: the kayak is 725, full stop.",
+            "My last word is 300.",
+            "im firm on 45",
+            "Firm price of $1,999, no trades.",
+            "I'm firm at 32.",
+            "That price is firm.",
+            "Grr. 105 and it's yours, that's the last thing I'll say on it.",
+            "I'll go to 38 but that's the last I'll move, promise.",
+            "My price is 3.80 and it's not changing.",
+            "5 quid final",
+            "the price is 4.20 and it's not moving",
+            "After careful thought, my offer is 5.10 for the shampoo, and that won't change.",
+            "ok fine, 27.50 for the kettle, that's as final as it gets",
+            "165 and I'm done talking.",
+            "220 last price",
+            "7200 or no deal",
+            "firm 45, no more",
+            "85 or I walk.",
+            "1.20 a dozen for the eggs, and that's firm.",
+            "Firm at 1,900 — no further negotiation.",
+            "It is. I don't negotiate further than that.",
+        ),
         misses=("is 12 firm?",),
     ),
     # "I'm not moving", "I won't go any lower than this": by choice, a final offer; "I can't go
