@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
+from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS, LIMIT_EXCEPTIONS
 from bargain.analysis.claim_cues import CUES
 from bargain.analysis.claims import KINDS, Reading, confirm, extract_claims, parse, readings, same_value
 from bargain.analysis.claims_model import Assisted, combine, read_all, reader
@@ -171,7 +171,7 @@ def print_rule_counts(rows: list[dict]) -> None:
         fired, right = counts["fired"][cue.name], counts["right"][cue.name]
         print(f"{cue.name:28s} {cue.kind:12s} {fired:6d} {right:6d} {_ratio(right, fired):>6s}")
     print(f"\n{'canceller':28s} {'':12s} {'cancels':>6s} {'right':>6s} {'share':>6s}")
-    for prefix, rules in (("", LIMIT_CANCELLERS), ("final:", FINAL_CANCELLERS)):
+    for prefix, rules in (("", LIMIT_EXCEPTIONS + LIMIT_CANCELLERS), ("final:", FINAL_CANCELLERS)):
         for rule in rules:
             name = prefix + rule.name
             cancelled, kept_out = counts["cancelled"][name], counts["kept_out"][name]

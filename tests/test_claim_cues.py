@@ -15,7 +15,7 @@ except ImportError:  # pragma: no cover
 
 from bargain.analysis import claim_cancellers, claim_words
 from bargain.analysis import claim_cues as cues
-from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
+from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS, LIMIT_EXCEPTIONS
 from bargain.analysis.claims import extract_claims, readings
 from benchmarks.claims import example_alternatives, rule_counts
 
@@ -102,11 +102,15 @@ def _cancelled_by(rule: str, final: bool, role: str, message: str) -> bool:
     return any(r.cancelled_by == rule and (r.cue in FINAL_CUES) == final for r in readings(message, role))
 
 
-CANCELLERS = [(rule, final) for final, rules in ((False, LIMIT_CANCELLERS), (True, FINAL_CANCELLERS)) for rule in rules]
+CANCELLERS = [
+    (rule, final)
+    for final, rules in ((False, LIMIT_EXCEPTIONS + LIMIT_CANCELLERS), (True, FINAL_CANCELLERS))
+    for rule in rules
+]
 
 
 def test_every_canceller_has_a_unique_name_and_examples_both_ways():
-    for rules in (LIMIT_CANCELLERS, FINAL_CANCELLERS):
+    for rules in (LIMIT_EXCEPTIONS + LIMIT_CANCELLERS, FINAL_CANCELLERS):
         assert len({rule.name for rule in rules}) == len(rules)
     assert all(rule.cancels and rule.keeps for rule, _ in CANCELLERS)
 

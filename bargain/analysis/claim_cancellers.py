@@ -627,6 +627,59 @@ def cancel_limit(
     return _first_cancel(LIMIT_CANCELLERS, Site(masked, clauses, index, cue, span, price))
 
 
+# --- exceptions of particular limit cues --------------------------------------------------------
+# Where a limit cue's words stand beside a price but say nothing of the speaker's limit at it. `readings` applies them
+# before `LIMIT_CANCELLERS`; `confirm`, looser, does not.
+
+_NAMED_AS = re.compile(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?")  # "my budget is 300", "max: 300"
+
+
+def _someone_elses_subject(s: Site) -> bool:
+    """A cue whose subject chat may drop, with none of its own, after a clause naming someone else in its sentence:
+    "my dad, who'll pay anything, wouldn't go above 200"."""
+    if not s.cue.subjectless or s.index == 0 or cues.FIRST.search(s.masked[s.span[0] : s.span[1]]):
+        return False
+    before = s.clauses[s.index - 1]
+    return before.sentence == s.clause.sentence and cues.THIRD.search(s.masked[before.start : before.end]) is not None
+
+
+def _compares_nearby(s: Site) -> bool:
+    """A limit noun of the speaker's compared with a price, not naming it: a comparison just before the noun with the
+    price after it ("your price is above my budget at 2,400"), or one between the price and the noun ("2.60 is over my
+    budget")."""
+    if s.cue.side != "near" or s.cue.kind != "own_limit" or s.price is None:
+        return False
+    start, end = s.span
+    return (
+        s.price.start >= end
+        and not _NAMED_AS.fullmatch(s.masked, end, s.price.start)
+        and cues.COMPARED.search(s.masked[max(s.clause.start, start - 15) : start]) is not None
+    ) or cues.COMPARED.search(s.between) is not None
+
+
+LIMIT_EXCEPTIONS: tuple[Canceller, ...] = (
+    Canceller(
+        "someone-elses-subject",
+        _someone_elses_subject,
+        cancels=(("buyer", "My dad, who'll pay anything, wouldn't go above 200."),),
+        keeps=(("buyer", "I wouldn't go above 200."),),
+    ),
+    Canceller(
+        "compared-with-limit",
+        _compares_nearby,
+        cancels=(("buyer", "Your price is above my budget at 2,400."), ("buyer", "2.60 is over my budget.")),
+        keeps=(("buyer", "My budget is 2,400."),),
+    ),
+)
+
+
+def cancel_exception(
+    masked: str, clauses: Sequence[Clause], index: int, cue: cues.Cue, span: tuple[int, int], price: Price | None
+) -> str | None:
+    """The name of the exception that takes a limit cue at `span` of clause `index` away from `price`, or None."""
+    return _first_cancel(LIMIT_EXCEPTIONS, Site(masked, clauses, index, cue, span, price))
+
+
 # --- final-offer cues ---------------------------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ cue's price and person look for (the cancellers' own words are in `claim_cancell
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bargain.analysis.claim_parts import (
@@ -115,7 +116,8 @@ class Cue:
     that price only bounds a limit the message may state ("I paid 549, so I'm eating a loss at
     520"). weak: a final-offer cue that only stresses a limit stated in its sentence ("I paid 340,
     so I can't go lower"). relative: a "what I paid" clause, whose truth a negation before it does
-    not touch.
+    not touch. subjectless: chat may drop its subject ("paid 65 for it new"), so it is the speaker's
+    unless the clause before names someone else ("my dad, who'll pay anything, wouldn't go above 200").
     """
 
     name: str
@@ -133,6 +135,7 @@ class Cue:
     loss: bool = False
     consequence: bool = False
     weak: bool = False
+    subjectless: bool = False
     fires: tuple[str, ...] = ()  # messages in which it must find an asserted price (read without a speaker's side)
     misses: tuple[str, ...] = ()  # messages with its words, or near them, in which it must not
 
@@ -194,245 +197,250 @@ _MODS = rf"(?:{one_of(NOUN_MODIFIERS)}\s+)*"
 PEOPLE = rf"{one_of(PERSONS)}['’]?s?\b"
 
 
+@dataclass(frozen=True)
+class _NounFamily:
+    """Cues that differ only in their limit noun: one for each direction's nouns (`NOUN_GROUPS`), named
+    `name-hi`, `name-lo`, `name-any`, the pattern `template` of the direction's noun phrase."""
+
+    name: str
+    template: Callable[[str], str | tuple[str, ...]]
+    kind: str
+    side: str
+    directions: tuple[str | None, ...] = (HI, LO, None)
+    fires: Examples = ()
+    misses: Examples = ()
+    personal: bool = False
+
+
+# Limit nouns owned by the speaker ("my budget", "my labour minimum") or the other side ("your floor").
+_NOUN_FAMILIES = (
+    _NounFamily(
+        "my-noun",
+        lambda noun: (
+            rf"\b(?:my|our)\s+(?!{PEOPLE})(?!(?:final|last|best|"
+            rf"first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}"
+        ),
+        OWN,
+        "near",
+        fires={
+            HI: ("My cap is €75.", "My budget is 40."),
+            LO: ("my floor is 700", "yea 200 is my min"),
+            None: ("My limit: 45.", "My hard stop is 9,750."),
+        },
+        misses={
+            HI: ("i didnt say 60 was my max",),
+            LO: ("i never said my min was 50",),
+            None: ("I never said 30 was my limit.",),
+        },
+    ),
+    _NounFamily(
+        "the-noun",
+        lambda noun: (
+            rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|"
+            rf"actual|rock)))(?:the\s+)?(?!(?:wholesale|retail|"
+            rf"market|going|list|sticker|average|typical|"
+            rf"usual)\b){noun}(?:\s+(?:for|on|of)\s+(?:the\s+|"
+            rf"a\s+|this\s+|these\s+|my\s+)?[\w-]+"
+            rf"(?:\s+[\w-]+){{0,2}}){{0,2}}\s*(?=(?:is|was|"
+            rf"['’]s|:|would\s+be|will\s+be|stands\s+at|"
+            rf"sits\s+at|at)\b|:)"
+        ),
+        OWN,
+        "after",
+        personal=True,
+        fires={
+            HI: ("Ceiling: 950. Final.", "Budget's 40 max, sorry."),
+            LO: ("floor is 9k", "min is 2k. not moving."),
+            None: ("Bottom line is 850. That's final.", "The bottom line for me is €6.500."),
+        },
+        misses={
+            HI: ("240? budget is tight",),
+            LO: ("Minimum is 5 pieces per order.",),
+            None: ("The lower limit on the thermostat is 5 degrees. I'd take 70 for it.",),
+        },
+    ),
+    _NounFamily(
+        "thats-the-noun",
+        lambda noun: rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last|number)\b){noun}",
+        OWN,
+        "before",
+        fires={
+            HI: ("i can stretch to 95 but thats the ceiling", "wallet says 14.50 and thats the whole budget"),
+            LO: ("3.50 per slice thats the lowest", "no lower than 45, that's the bottom"),
+            None: (
+                "I can stretch to 19.5k if I have to, but that's the limit.",
+                "Ten euros, that's the upper limit I allowed myself for the souvenir.",
+            ),
+        },
+        misses={
+            HI: ("My bank approved me for a 12k loan and that's the max I can borrow.",),
+            LO: ("That's the lowest I've ever sold one for.",),
+            None: ("I can stretch to 19.5k if I have to, but that's the limit?",),
+        },
+    ),
+    _NounFamily(
+        "noun-for-me",
+        lambda noun: (
+            rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b",
+            rf"\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
+        ),
+        OWN,
+        "near",
+        fires={
+            HI: ("Top whack for me is 95.", "Top dollar for me is 85.", "For me the upper bound is 16.5k."),
+            LO: ("break even for me is 4.75", "Break-even for me is 2.40.", "For me minimum price is 60 euro."),
+            None: ("For me the upper bound is 16.5k.", "The bottom line for me is €6.500."),
+        },
+        misses={
+            HI: ("That's a bit over budget for me, honestly.",),
+            LO: ("Anything above 4 a dozen and the bake sale won't break even for us.",),
+            # "the max for me", "for me the upper bound is 16.5k"
+            None: ("For me the upper bound is 16.5k?",),
+        },
+    ),
+    _NounFamily(
+        "noun-to-you",
+        lambda noun: rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b",
+        OTHER,
+        "near",
+        directions=(LO,),
+        fires={LO: ("The cost to you is likely below £1.00 per loaf.", "The cost to you was 300, I'm sure.")},
+        misses={LO: ("The cost to you is likely below £1.00 per loaf?",)},
+    ),
+    _NounFamily(
+        "i-have-a-noun",
+        lambda noun: (
+            rf"{FIRST_SUBJECT}\s*(?:['’]ve|have|['’]ve\s+got|"
+            rf"have\s+got|got|set|set\s+(?:myself|"
+            rf"ourselves)|['’]m\s+on|am\s+on|"
+            rf"['’](?:m|re)\s+working\s+with|"
+            rf"(?:am|are)\s+working\s+with|"
+            rf"['’]m\s+sticking\s+to|gave\s+myself|"
+            rf"['’]ve\s+been\s+given|was\s+given|"
+            rf"(?:have|['’]ve)\s+been\s+(?:given|"
+            rf"approved\s+for|authori[sz]ed))\s+(?:a|an|"
+            rf"the|my)\s+(?:total|{noun})"
+        ),
+        OWN,
+        "after",
+        fires={
+            HI: ("I have a hard cap of 25 for this.", "I'm working with a budget of 2,500."),
+            LO: ("I have a hard floor of 95 and I am not moving.", "I have a floor of 500."),
+            None: (
+                "I have a hard stop at 220, would you do 200?",
+                "I have a limit of $35 for a haircut including tip.",
+            ),
+        },
+        misses={
+            HI: ("Last year I set a ceiling of 1,500 for my work laptop, and I came in under it.",),
+            LO: ("If i have a hard floor of 95 and I am not moving, fine.",),
+            None: ("If i have a hard stop at 220, would you do 200?, fine.",),
+        },
+    ),
+    _NounFamily(
+        "a-noun-of",
+        lambda noun: (
+            rf"\b(?:authori[sz]ed|approved|allowed|given|"
+            rf"allocated|set)\s+(?:me\s+|us\s+)?(?:a|"
+            rf"an)\s+{noun}\s+of\b"
+        ),
+        OWN,
+        "after",
+        fires={
+            HI: (
+                "I've been given a budget of £275 by my manager.",
+                "Me and the wife set a cap of 1,350 a month for rent.",
+            ),
+            LO: ("The owner authorised me a floor of 500.", "I've been allowed a minimum of 80."),
+            None: (
+                "My husband set a limit of 90 on the stroller.",
+                "The watch is a gift for my wife and I've set a hard limit of 350. I'll offer 300.",
+            ),
+        },
+        misses={
+            HI: ("Last year I set a ceiling of 1,500 for my work laptop, and I came in under it.",),
+            LO: ("The owner authorised me a floor of 500?",),
+            None: ("My husband set a limit of 90 on the stroller?",),
+        },
+    ),
+    _NounFamily(
+        "a-noun",
+        lambda noun: rf"\b(?:a|an)\s+{_MODS}(?:[\w'’-]+\s+)?{noun}\s+of\b",
+        OWN,
+        "after",
+        personal=True,
+        fires={
+            HI: ("I have a hard cap of 25 for this.", "I'm working with a budget of 2,500."),
+            LO: ("I'm at a hard floor of 4,500.", "I'd need a minimum of 160 to part with it"),
+            None: (
+                "My husband set a limit of 90 on the stroller.",
+                "I have a limit of $35 for a haircut including tip.",
+            ),
+        },
+        misses={
+            HI: ("I don't have a hard cap of 60 or anything.",),
+            LO: ("You mentioned a minimum of 1,000 earlier. Can we talk about 1,020?",),
+            None: ("There's a limit of one per household on these, 4.99 each.",),
+        },
+    ),
+    _NounFamily(
+        "you-have-a-noun",
+        lambda noun: (
+            rf"{YOU}\s+(?:must\s+|surely\s+|"
+            rf"probably\s+|clearly\s+)?(?:have|"
+            rf"['’]ve\s+got|got)\s+(?:a|an)\s+{noun}"
+        ),
+        OTHER,
+        "after",
+        fires={
+            HI: (
+                "You must have a budget of at least $700 for a sofa.",
+                "You must have a budget of 500 for this.",
+            ),
+            LO: (
+                "You must have a floor around 1,000, otherwise you wouldn't have listed it at 1,300.",
+                "You must have a floor of 500.",
+            ),
+            None: ("You must have a limit of 500.", "You probably have a bottom line of 80."),
+        },
+        misses={
+            HI: ("Do you have a budget in mind, like 100 or 200?",),
+            LO: ("If you must have a floor around 1,000, otherwise you wouldn't have listed it at 1,300, fine.",),
+            None: ("You must have a limit of 500?",),
+        },
+    ),
+    _NounFamily(
+        "your-noun",
+        lambda noun: rf"{YOUR}\s+(?:[\w'’-]+\s+)?{noun}",
+        OTHER,
+        "near",
+        fires={
+            HI: ("ur max is prob 900", "bet ur max is around 900"),
+            LO: ("ur min is prob 25 tops", "ur floor is def below 3k"),
+            None: ("I'm sure your bottom line is 8,000.", "Your limit is surely higher than 250."),
+        },
+        misses={HI: ("is 50 ur max",), LO: ("is 20 ur lowest?",), None: ("Is 300 your limit?",)},
+    ),
+)
+
+
 def noun_cues() -> list[Cue]:
-    """Limit nouns owned by the speaker ("my budget", "my labour minimum") or the other side ("your
-    floor")."""
-    cues = []
-    for direction, nouns in NOUN_GROUPS:
-        suffix = direction or "any"
-        noun = rf"{_MODS}(?:{nouns})\b(?:['’]s)?"
-        cues.append(
-            _cue(
-                f"my-noun-{suffix}",
-                rf"\b(?:my|our)\s+(?!{PEOPLE})(?!(?:final|last|best|"
-                rf"first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}",
-                OWN,
-                direction,
-                "near",
-                fires={
-                    HI: ("My cap is €75.", "My budget is 40."),
-                    LO: ("my floor is 700", "yea 200 is my min"),
-                    None: ("My limit: 45.", "My hard stop is 9,750."),
-                },
-                misses={
-                    HI: ("i didnt say 60 was my max",),
-                    LO: ("i never said my min was 50",),
-                    None: ("I never said 30 was my limit.",),
-                },
-            )
+    """The cues of every noun family, direction by direction: "my budget", "the floor is", "your max"."""
+    return [
+        _cue(
+            f"{family.name}-{direction or 'any'}",
+            family.template(rf"{_MODS}(?:{nouns})\b(?:['’]s)?"),
+            family.kind,
+            direction,
+            family.side,
+            fires=family.fires,
+            misses=family.misses,
+            personal=family.personal,
         )
-        cues.append(
-            _cue(
-                f"the-noun-{suffix}",
-                rf"(?:^\W*|\bthe\s+(?=(?:absolute|hard|real|true|"
-                rf"actual|rock)))(?:the\s+)?(?!(?:wholesale|retail|"
-                rf"market|going|list|sticker|average|typical|"
-                rf"usual)\b){noun}(?:\s+(?:for|on|of)\s+(?:the\s+|"
-                rf"a\s+|this\s+|these\s+|my\s+)?[\w-]+"
-                rf"(?:\s+[\w-]+){{0,2}}){{0,2}}\s*(?=(?:is|was|"
-                rf"['’]s|:|would\s+be|will\s+be|stands\s+at|"
-                rf"sits\s+at|at)\b|:)",
-                OWN,
-                direction,
-                "after",
-                personal=True,
-                fires={
-                    HI: ("Ceiling: 950. Final.", "Budget's 40 max, sorry."),
-                    LO: ("floor is 9k", "min is 2k. not moving."),
-                    None: ("Bottom line is 850. That's final.", "The bottom line for me is €6.500."),
-                },
-                misses={
-                    HI: ("240? budget is tight",),
-                    LO: ("Minimum is 5 pieces per order.",),
-                    None: ("The lower limit on the thermostat is 5 degrees. I'd take 70 for it.",),
-                },
-            )
-        )
-        cues.append(
-            _cue(
-                f"thats-the-noun-{suffix}",
-                rf"\bthat['’]?s\s+(?:the|our)\s+(?!(?:final|last|number)\b){noun}",
-                OWN,
-                direction,
-                "before",
-                fires={
-                    HI: ("i can stretch to 95 but thats the ceiling", "wallet says 14.50 and thats the whole budget"),
-                    LO: ("3.50 per slice thats the lowest", "no lower than 45, that's the bottom"),
-                    None: (
-                        "I can stretch to 19.5k if I have to, but that's the limit.",
-                        "Ten euros, that's the upper limit I allowed myself for the souvenir.",
-                    ),
-                },
-                misses={
-                    HI: ("My bank approved me for a 12k loan and that's the max I can borrow.",),
-                    LO: ("That's the lowest I've ever sold one for.",),
-                    None: ("I can stretch to 19.5k if I have to, but that's the limit?",),
-                },
-            )
-        )
-        cues.append(
-            _cue(
-                f"noun-for-me-{suffix}",
-                (
-                    rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b",
-                    rf"\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
-                ),
-                OWN,
-                direction,
-                "near",
-                fires={
-                    HI: ("Top whack for me is 95.", "Top dollar for me is 85.", "For me the upper bound is 16.5k."),
-                    LO: ("break even for me is 4.75", "Break-even for me is 2.40.", "For me minimum price is 60 euro."),
-                    None: ("For me the upper bound is 16.5k.", "The bottom line for me is €6.500."),
-                },
-                misses={
-                    HI: ("That's a bit over budget for me, honestly.",),
-                    LO: ("Anything above 4 a dozen and the bake sale won't break even for us.",),
-                    # "the max for me", "for me the upper bound is 16.5k"
-                    None: ("For me the upper bound is 16.5k?",),
-                },
-            )
-        )
-        if direction == LO:  # "the cost to you"; a ceiling or limit "to you" is not said
-            cues.append(
-                _cue(
-                    f"noun-to-you-{suffix}",
-                    rf"\b(?:the\s+)?{noun}\s+to\s+(?:you|u)\b",
-                    OTHER,
-                    direction,
-                    "near",
-                    fires={
-                        LO: ("The cost to you is likely below £1.00 per loaf.", "The cost to you was 300, I'm sure.")
-                    },
-                    misses={LO: ("The cost to you is likely below £1.00 per loaf?",)},
-                )
-            )
-        cues.append(
-            _cue(
-                f"i-have-a-noun-{suffix}",
-                rf"{FIRST_SUBJECT}\s*(?:['’]ve|have|['’]ve\s+got|"
-                rf"have\s+got|got|set|set\s+(?:myself|"
-                rf"ourselves)|['’]m\s+on|am\s+on|"
-                rf"['’](?:m|re)\s+working\s+with|"
-                rf"(?:am|are)\s+working\s+with|"
-                rf"['’]m\s+sticking\s+to|gave\s+myself|"
-                rf"['’]ve\s+been\s+given|was\s+given|"
-                rf"(?:have|['’]ve)\s+been\s+(?:given|"
-                rf"approved\s+for|authori[sz]ed))\s+(?:a|an|"
-                rf"the|my)\s+(?:total|{noun})",
-                OWN,
-                direction,
-                "after",
-                fires={
-                    HI: ("I have a hard cap of 25 for this.", "I'm working with a budget of 2,500."),
-                    LO: ("I have a hard floor of 95 and I am not moving.", "I have a floor of 500."),
-                    None: (
-                        "I have a hard stop at 220, would you do 200?",
-                        "I have a limit of $35 for a haircut including tip.",
-                    ),
-                },
-                misses={
-                    HI: ("Last year I set a ceiling of 1,500 for my work laptop, and I came in under it.",),
-                    LO: ("If i have a hard floor of 95 and I am not moving, fine.",),
-                    None: ("If i have a hard stop at 220, would you do 200?, fine.",),
-                },
-            )
-        )
-        cues.append(
-            _cue(
-                f"a-noun-of-{suffix}",
-                rf"\b(?:authori[sz]ed|approved|allowed|given|"
-                rf"allocated|set)\s+(?:me\s+|us\s+)?(?:a|"
-                rf"an)\s+{noun}\s+of\b",
-                OWN,
-                direction,
-                "after",
-                fires={
-                    HI: (
-                        "I've been given a budget of £275 by my manager.",
-                        "Me and the wife set a cap of 1,350 a month for rent.",
-                    ),
-                    LO: ("The owner authorised me a floor of 500.", "I've been allowed a minimum of 80."),
-                    None: (
-                        "My husband set a limit of 90 on the stroller.",
-                        "The watch is a gift for my wife and I've set a hard limit of 350. I'll offer 300.",
-                    ),
-                },
-                misses={
-                    HI: ("Last year I set a ceiling of 1,500 for my work laptop, and I came in under it.",),
-                    LO: ("The owner authorised me a floor of 500?",),
-                    None: ("My husband set a limit of 90 on the stroller?",),
-                },
-            )
-        )
-        cues.append(
-            _cue(
-                f"a-noun-{suffix}",
-                rf"\b(?:a|an)\s+{_MODS}(?:[\w'’-]+\s+)?{noun}\s+of\b",
-                OWN,
-                direction,
-                "after",
-                personal=True,
-                fires={
-                    HI: ("I have a hard cap of 25 for this.", "I'm working with a budget of 2,500."),
-                    LO: ("I'm at a hard floor of 4,500.", "I'd need a minimum of 160 to part with it"),
-                    None: (
-                        "My husband set a limit of 90 on the stroller.",
-                        "I have a limit of $35 for a haircut including tip.",
-                    ),
-                },
-                misses={
-                    HI: ("I don't have a hard cap of 60 or anything.",),
-                    LO: ("You mentioned a minimum of 1,000 earlier. Can we talk about 1,020?",),
-                    None: ("There's a limit of one per household on these, 4.99 each.",),
-                },
-            )
-        )
-        cues.append(
-            _cue(
-                f"you-have-a-noun-{suffix}",
-                rf"{YOU}\s+(?:must\s+|surely\s+|"
-                rf"probably\s+|clearly\s+)?(?:have|"
-                rf"['’]ve\s+got|got)\s+(?:a|an)\s+{noun}",
-                OTHER,
-                direction,
-                "after",
-                fires={
-                    HI: (
-                        "You must have a budget of at least $700 for a sofa.",
-                        "You must have a budget of 500 for this.",
-                    ),
-                    LO: (
-                        "You must have a floor around 1,000, otherwise you wouldn't have listed it at 1,300.",
-                        "You must have a floor of 500.",
-                    ),
-                    None: ("You must have a limit of 500.", "You probably have a bottom line of 80."),
-                },
-                misses={
-                    HI: ("Do you have a budget in mind, like 100 or 200?",),
-                    LO: (
-                        "If you must have a floor around 1,000, otherwise you wouldn't have listed it at 1,300, fine.",
-                    ),
-                    None: ("You must have a limit of 500?",),
-                },
-            )
-        )
-        cues.append(
-            _cue(
-                f"your-noun-{suffix}",
-                rf"{YOUR}\s+(?:[\w'’-]+\s+)?{noun}",
-                OTHER,
-                direction,
-                "near",
-                fires={
-                    HI: ("ur max is prob 900", "bet ur max is around 900"),
-                    LO: ("ur min is prob 25 tops", "ur floor is def below 3k"),
-                    None: ("I'm sure your bottom line is 8,000.", "Your limit is surely higher than 250."),
-                },
-                misses={HI: ("is 50 ur max",), LO: ("is 20 ur lowest?",), None: ("Is 300 your limit?",)},
-            )
-        )
-    return cues
+        for direction, nouns in NOUN_GROUPS
+        for family in _NOUN_FAMILIES
+        if direction in family.directions
+    ]
 
 
 # --- final offers by refusing to move -------------------------------------------------------------
@@ -670,6 +678,7 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         "after",
         {HI: _HI_COMP, LO: _LO_COMP},
+        subjectless=True,
         fires={
             HI: ("I can't go past 580.", "I can't go over 110."),
             LO: ("i wont sell under 7k", "I can't go under 2.10."),
@@ -686,6 +695,7 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         None,
         "after",
+        subjectless=True,
         fires=("I can't do better than 2.45.", "My floor is 60 cents per bag, I can't do better than that."),
         misses=("I can't do better than 2.45?",),
     ),
@@ -714,6 +724,7 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         HI,
         "after",
+        subjectless=True,
         fires=("Can't exceed 9.99.", "I can't go past 580."),
         misses=("Look, I'm not saying I can't go above 200, I'm just saying 200 is a good offer.",),
     ),
@@ -1033,6 +1044,7 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         HI,
         "after",
+        subjectless=True,
         fires=("i only have 50 cents", "i only brought a tenner"),
         misses=("I've only got 2 hours before my train, can we settle at 60?",),
     ),
@@ -1406,6 +1418,7 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         LO,
         "after",
+        subjectless=True,
         fires=("I need at least 2.5k.", "I need at least 80 for it."),
         misses=("I'll need at least two days' notice.",),
     ),
@@ -1453,6 +1466,7 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "after",
         (SELLER,),
+        subjectless=True,
         fires=("i paid 30 for it", "paid 100, min 110"),
         misses=("if i had 80 id pay 80 lol",),
     ),
@@ -1497,6 +1511,7 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "after",
         (SELLER,),
+        subjectless=True,
         fires=("got it for 65 myself", "I bought it for 260."),
         misses=("What if I picked it up tonight at 7, could you do 35?",),
     ),
@@ -2634,10 +2649,6 @@ THIRD = re.compile(
     r"mum|father|mother|"
     r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b",
     re.IGNORECASE,
-)
-# Cues whose subject chat may drop ("paid 65 for it new"), unless the clause before names someone else.
-SUBJECTLESS = frozenset(
-    {"neg-hi", "neg-lo", "neg-better", "neg-exceed", "i-paid", "i-bought-it-for", "i-need-at-least", "i-only-have"}
 )
 # The words before a price that make it a threshold, by the direction of the bound ("anything above 1,200", "below
 # 1.70").

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from bargain.analysis import claim_cues as cues
-from bargain.analysis.claim_cancellers import Clause, between, cancel_final, cancel_limit, quoted
+from bargain.analysis.claim_cancellers import Clause, cancel_exception, cancel_final, cancel_limit, quoted
 from bargain.analysis.claim_parts import MASK
 from bargain.analysis.price_mentions import Price, find_prices
 from bargain.engine.trial import Role
@@ -319,7 +319,81 @@ def _clause_of(clauses: list[Clause], price: Price) -> int:
     return next(i for i, c in enumerate(clauses) if price in c.prices)
 
 
-_NAMED_AS = re.compile(r"\s*(?:\w+\s+){0,2}?(?:of|is|was|:|=)\s*(?:\w+\s+)?")  # "my budget is 300", "max: 300"
+def _final_reading(masked: str, clauses: list[Clause], index: int, cue: cues.Cue, span: tuple[int, int]) -> Reading:
+    """A final-offer cue with the price of its sentence. Weak when it stresses a limit: "I'm holding firm at a floor
+    of 210" yields to the floor."""
+    price = _sentence_price(masked, clauses, index, span)
+    cancelled = cancel_final(masked, clauses, index, cue, span, price)
+    weak = cue.weak or (
+        price is not None
+        and price.start >= span[1]
+        and cues.AT_A_LIMIT.fullmatch(masked, span[1], price.start) is not None
+    )
+    return Reading(cue.kind, None, price, *span, cancelled, cue.name, weak=weak)
+
+
+def _limit_price(masked: str, clauses: list[Clause], index: int, cue: cues.Cue, span: tuple[int, int]) -> Price | None:
+    """The price a limit cue claims: after its threshold word, else a "which was" price after it, its side's price
+    in its clause, or the price it points to."""
+    if cue.side == "threshold":
+        return _threshold_price(masked, clauses, index, span, cue)
+    return (
+        (cue.relative and _which_price(masked, clauses, index))
+        or _pick(clauses[index], *span, cue.side)
+        or _anaphoric_price(masked, clauses, index, span)
+    )
+
+
+def _offer_before(clauses: list[Clause], index: int) -> Price | None:
+    """The last price of the clause before in the same sentence, unless a question: the offer a bound stresses."""
+    before = clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clauses[index].sentence else None
+    return before.prices[-1] if before is not None and before.prices and not before.question else None
+
+
+def _stands_by_offer(masked: str, clauses: list[Clause], index: int, span: tuple[int, int], price: Price) -> bool:
+    """Whether a refusal by choice to pass a price offered in another clause stands by that offer ("I can accept
+    4,100, and I will not go lower than that"): a final offer, not a limit."""
+    home = clauses[_clause_of(clauses, price)]
+    return (
+        home is not clauses[index]
+        and cues.WILL_NOT.search(masked[span[0] : span[1]]) is not None
+        and cues.OFFERED.search(masked, home.start, price.start) is not None
+    )
+
+
+def _limit_reading(
+    masked: str, clauses: list[Clause], index: int, cue: cues.Cue, span: tuple[int, int], role: Role | None
+) -> Reading | None:
+    """A limit cue with the price it claims: a limit of the speaker's or the other side's, or a final offer when
+    it stresses an offer ("Two hundred for both, and I won't go a dollar higher"); None when it claims no price."""
+    clause = clauses[index]
+    price = _limit_price(masked, clauses, index, cue, span)
+    if price is None:
+        if not cue.stresses_offer:
+            return None
+        cancelled = "question" if clause.question else "quoted" if quoted(masked, clause, span) else None
+        return Reading("final_offer", None, _offer_before(clauses, index), *span, cancelled, cue.name)
+    excepted = cancel_exception(masked, clauses, index, cue, span, price)
+    if excepted is not None:
+        return Reading(cue.kind, cue.direction, price, *span, excepted, cue.name, personal=cue.personal)
+    home = clauses[_clause_of(clauses, price)]
+    if cue.kind == "own_limit" and _stands_by_offer(masked, clauses, index, span, price):
+        offered = price if home.sentence == clause.sentence else None  # named in its sentence only
+        cancelled = cancel_limit(masked, clauses, index, cue, span, price)
+        return Reading("final_offer", None, offered, *span, cancelled, cue.name)
+    kind = _person(masked, clauses, index, span) if cue.personal else cue.kind
+    if kind is None:
+        return None
+    if cue.stresses_offer:  # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
+        speaker_there = cues.FIRST.search(masked[home.start : home.end]) is not None
+        value = price if home.sentence == clause.sentence or not speaker_there else None
+        cancelled = cancel_limit(masked, clauses, index, cue, span, price)
+        return Reading("final_offer", None, value, *span, cancelled, cue.name)
+    if cue.personal and kind == "own_limit" and not _allowed(cue, role):
+        return None
+    cancelled = cancel_limit(masked, clauses, index, cue, span, price)
+    weak = cue.loss and cues.AT.search(masked[max(0, price.start - 40) : price.start]) is not None
+    return Reading(kind, cue.direction, price, *span, cancelled, cue.name, personal=cue.personal, weak=weak)
 
 
 def readings(message: str, role: Role | str | None) -> list[Reading]:
@@ -335,102 +409,10 @@ def readings(message: str, role: Role | str | None) -> list[Reading]:
                 continue
             for match in cue.pattern.finditer(text):
                 span = (clause.start + match.start(), clause.start + match.end())
-                if (
-                    cue.name in cues.SUBJECTLESS
-                    and not cues.FIRST.search(match.group(0))
-                    and index > 0
-                    and clauses[index - 1].sentence == clause.sentence
-                    and cues.THIRD.search(masked[clauses[index - 1].start : clauses[index - 1].end])
-                ):
-                    continue  # "my dad, who'll pay anything, wouldn't go above 200": the subject is someone else
                 if cue.side == "sentence":
-                    price = _sentence_price(masked, clauses, index, span)
-                    cancelled = cancel_final(masked, clauses, index, cue, span, price)
-                    weak = cue.weak or (
-                        price is not None
-                        and price.start >= span[1]
-                        and cues.AT_A_LIMIT.fullmatch(masked, span[1], price.start) is not None
-                    )
-                    found.append(Reading(cue.kind, None, price, *span, cancelled, cue.name, weak=weak))
-                    continue  # "I'm holding firm at a floor of 210" stresses the floor: weak, it yields to the limit
-                if cue.side == "threshold":
-                    price = _threshold_price(masked, clauses, index, span, cue)
-                else:
-                    price = (
-                        (cue.relative and _which_price(masked, clauses, index))
-                        or _pick(clause, *span, cue.side)
-                        or _anaphoric_price(masked, clauses, index, span)
-                    )
-                if price is None and cue.stresses_offer:  # "Two hundred for both, and I won't go a dollar higher"
-                    before = (
-                        clauses[index - 1] if index > 0 and clauses[index - 1].sentence == clause.sentence else None
-                    )
-                    offered = (
-                        before.prices[-1] if before is not None and before.prices and not before.question else None
-                    )
-                    cancelled = "question" if clause.question else "quoted" if quoted(masked, clause, span) else None
-                    found.append(Reading("final_offer", None, offered, *span, cancelled, cue.name))
-                    continue
-                if price is None:
-                    continue
-                home = clauses[_clause_of(clauses, price)]
-                if (
-                    cue.kind == "own_limit"
-                    and home is not clause
-                    and cues.WILL_NOT.search(match.group(0))
-                    and cues.OFFERED.search(masked, home.start, price.start)
-                ):
-                    offered = price if home.sentence == clause.sentence else None  # named in its sentence only
-                    found.append(
-                        Reading(
-                            "final_offer",
-                            None,
-                            offered,
-                            *span,
-                            cancel_limit(masked, clauses, index, cue, span, price),
-                            cue.name,
-                        )
-                    )
-                    continue  # "I can accept 4,100, and I will not go lower than that" stands by the offer
-                if (
-                    cue.side == "near"
-                    and cue.kind == "own_limit"
-                    and price.start >= span[1]
-                    and not _NAMED_AS.fullmatch(masked, span[1], price.start)
-                    and cues.COMPARED.search(masked[max(clause.start, span[0] - 15) : span[0]])
-                ):
-                    continue  # "your price is above my budget at 2,400"
-                if (
-                    cue.side == "near"
-                    and cue.kind == "own_limit"
-                    and cues.COMPARED.search(between(masked, span, price))
-                ):
-                    continue  # "2.60 is over my budget"
-                kind = _person(masked, clauses, index, span) if cue.personal else cue.kind
-                if kind is None:
-                    continue
-                # "Forty bucks. Not a cent more."; "Eighty is my max. Not a cent more." has no value
-                if cue.stresses_offer:
-                    same = home.sentence == clause.sentence
-                    speaker_there = cues.FIRST.search(masked[home.start : home.end]) is not None
-                    found.append(
-                        Reading(
-                            "final_offer",
-                            None,
-                            price if same or not speaker_there else None,
-                            *span,
-                            cancel_limit(masked, clauses, index, cue, span, price),
-                            cue.name,
-                        )
-                    )
-                    continue
-                if cue.personal and kind == "own_limit" and not _allowed(cue, role):
-                    continue
-                cancelled = cancel_limit(masked, clauses, index, cue, span, price)
-                weak = cue.loss and cues.AT.search(masked[max(0, price.start - 40) : price.start]) is not None
-                found.append(
-                    Reading(kind, cue.direction, price, *span, cancelled, cue.name, personal=cue.personal, weak=weak)
-                )
+                    found.append(_final_reading(masked, clauses, index, cue, span))
+                elif (reading := _limit_reading(masked, clauses, index, cue, span, role)) is not None:
+                    found.append(reading)
     return found
 
 
@@ -613,81 +595,91 @@ def check_turns(
     latest earlier offer. "Better for the other side" means a higher price from the buyer, a lower
     one from the seller.
     """
-    log = list(turns)
     truth = {Role.BUYER: float(buyer_price), Role.SELLER: float(seller_price)}
-    surplus = truth[Role.BUYER] - truth[Role.SELLER]
-    rows = []
-    for turn in log:
-        role = _role(_field(turn, "role"))
-        action = _field(turn, "action")
-        price = _field(turn, "price")
-        rows.append(
-            (
-                _field(turn, "round"),
-                role,
-                str(getattr(action, "value", action)) if action is not None else None,
-                float(price) if price is not None else None,
-                _field(turn, "message") or "",
-            )
-        )
-
+    rows = [_row(turn) for turn in turns]
     moves = []
     for i, (round_, role, action, price, message) in enumerate(rows):
-        claims: list[dict[str, Any]] = []
-        for claim in read(message, role):
-            lie = misrepresents(claim, role, truth[role], truth[role.other])
-            share = None
-            if lie and surplus > 0 and claim.value is not None:
-                about = truth[role] if claim.kind == "own_limit" else truth[role.other]
-                share = abs(claim.value - about) / surplus
-            claims.append(
-                {
-                    "kind": claim.kind,
-                    "value": claim.value,
-                    "text": claim.text,
-                    "misrepresentation": lie,
-                    "misstatement_share": share,
-                }
-            )
-        bluff = False
-        finals = [c for c in claims if c["kind"] == "final_offer"]
-        if finals:
-            committed = price if _is_offer(action) and price is not None else None
-            if committed is None:
-                committed = next((c["value"] for c in finals if c["value"] is not None), None)
-            if committed is None:
-                committed = next(
-                    (p for (_, r, a, p, _) in reversed(rows[:i]) if r is role and _is_offer(a) and p is not None), None
-                )
-            if committed is not None:
-                for _, r, a, p, _ in rows[i + 1 :]:
-                    if (
-                        r is role
-                        and _is_offer(a)
-                        and p is not None
-                        and (p > committed + _EPS if role is Role.BUYER else p < committed - _EPS)
-                    ):
-                        bluff = True
-                        break
+        claims = [_claim_dict(claim, role, truth) for claim in read(message, role)]
+        bluff = _bluff(rows, i, claims)
         moves.append(
             {"round": round_, "role": role.value, "action": action, "price": price, "claims": claims, "bluff": bluff}
         )
+    return {"moves": moves, **{role.value: _side_summary(moves, role) for role in (Role.BUYER, Role.SELLER)}}
 
-    summary = {}
-    for role in (Role.BUYER, Role.SELLER):
-        mine = [m for m in moves if m["role"] == role.value]
-        claims = [c for m in mine for c in m["claims"]]
-        shares = [c["misstatement_share"] for c in claims if c["misstatement_share"] is not None]
-        summary[role.value] = {
-            "claims": len(claims),
-            "own_limit": sum(c["kind"] == "own_limit" for c in claims),
-            "final_offer": sum(c["kind"] == "final_offer" for c in claims),
-            "other_limit": sum(c["kind"] == "other_limit" for c in claims),
-            "misrepresentations": sum(c["misrepresentation"] is True for c in claims),
-            "bluffs": sum(m["bluff"] for m in mine),
-            "mean_misstatement_share": sum(shares) / len(shares) if shares else None,
-        }
-    return {"moves": moves, **summary}
+
+_Row = tuple[Any, Role, str | None, float | None, str]  # round, role, action, price, message
+
+
+def _row(turn: Any) -> _Row:
+    """A move-log entry as (round, role, action, price, message)."""
+    action = _field(turn, "action")
+    price = _field(turn, "price")
+    return (
+        _field(turn, "round"),
+        _role(_field(turn, "role")),
+        str(getattr(action, "value", action)) if action is not None else None,
+        float(price) if price is not None else None,
+        _field(turn, "message") or "",
+    )
+
+
+def _claim_dict(claim: Claim, role: Role, truth: dict[Role, float]) -> dict[str, Any]:
+    """A claim of a move set against the truth: whether it misrepresents, and by what share of the surplus."""
+    lie = misrepresents(claim, role, truth[role], truth[role.other])
+    surplus = truth[Role.BUYER] - truth[Role.SELLER]
+    share = None
+    if lie and surplus > 0 and claim.value is not None:
+        about = truth[role] if claim.kind == "own_limit" else truth[role.other]
+        share = abs(claim.value - about) / surplus
+    return {
+        "kind": claim.kind,
+        "value": claim.value,
+        "text": claim.text,
+        "misrepresentation": lie,
+        "misstatement_share": share,
+    }
+
+
+def _bluff(rows: list[_Row], i: int, claims: list[dict[str, Any]]) -> bool:
+    """Whether move `i` declared a final offer and the same side later offered a better price for the other side.
+    The price it commits to: the move's own OFFER price, else the number its claim names, else the side's latest
+    earlier offer."""
+    finals = [c for c in claims if c["kind"] == "final_offer"]
+    if not finals:
+        return False
+    _, role, action, price, _ = rows[i]
+    committed = price if _is_offer(action) and price is not None else None
+    if committed is None:
+        committed = next((c["value"] for c in finals if c["value"] is not None), None)
+    if committed is None:
+        committed = next(
+            (p for (_, r, a, p, _) in reversed(rows[:i]) if r is role and _is_offer(a) and p is not None), None
+        )
+    if committed is None:
+        return False
+    return any(
+        r is role
+        and _is_offer(a)
+        and p is not None
+        and (p > committed + _EPS if role is Role.BUYER else p < committed - _EPS)
+        for _, r, a, p, _ in rows[i + 1 :]
+    )
+
+
+def _side_summary(moves: list[dict], role: Role) -> dict[str, Any]:
+    """One side's counts over a game's moves, and the mean misstatement share of its misrepresentations."""
+    mine = [m for m in moves if m["role"] == role.value]
+    claims = [c for m in mine for c in m["claims"]]
+    shares = [c["misstatement_share"] for c in claims if c["misstatement_share"] is not None]
+    return {
+        "claims": len(claims),
+        "own_limit": sum(c["kind"] == "own_limit" for c in claims),
+        "final_offer": sum(c["kind"] == "final_offer" for c in claims),
+        "other_limit": sum(c["kind"] == "other_limit" for c in claims),
+        "misrepresentations": sum(c["misrepresentation"] is True for c in claims),
+        "bluffs": sum(m["bluff"] for m in mine),
+        "mean_misstatement_share": sum(shares) / len(shares) if shares else None,
+    }
 
 
 def findings(turns: Iterable[Any], buyer_price: float, seller_price: float) -> list[dict]:

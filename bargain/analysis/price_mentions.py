@@ -401,89 +401,104 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
     if match.group("pre") or match.group("post") or match.group("note"):
         return True
     before = message[max(0, start - 24) : start]
+    return not (
+        _a_label_or_time(match, value, before)
+        or _a_date(message, match, value, before)
+        or _counts_what_follows(message, match, value, before)
+        or _counts_items(message, match, value, before)
+        or (match.group("words") and value == 1)  # "one" is mostly a pronoun
+    )
+
+
+def _a_label_or_time(match: re.Match, value: float, before: str) -> bool:
+    """A number a label names ("round 3", "floor 3"; but "floor 5.50" is a price), or an hour ("I close at 6")."""
     if (
         _LABEL_BEFORE.search(before)
         and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE)
         and not (re.search(r"\bfloor\s*$", before, re.IGNORECASE) and re.search(r"\d[.,]\d", match.group(0)))
     ):
-        return False  # "round 3", "floor 3"; but "floor 5.50" is a price
-    if _TIME_BEFORE.search(before) and value <= 24:
-        return False  # "I close at 6"
+        return True
+    return bool(_TIME_BEFORE.search(before)) and value <= 24
+
+
+def _a_date(message: str, match: re.Match, value: float, before: str) -> bool:
+    """A day of a month ("your letter of 3 March", "on March 3") or a year ("a 2019 model"), not a range of them."""
+    end = match.end()
     if (
         value <= 31
         and value == int(value)
         and match.group("digits")
         and (_MONTH_AFTER.match(message, end) or _MONTH_BEFORE.search(before))
     ):
-        return False  # "your letter of 3 March", "on March 3": a date
-    if (
+        return True
+    return bool(
         match.group("digits")
         and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
         and not match.group("k")
         and _YEAR_BEFORE.search(before)
-    ):
-        if not re.match(r"\s*(?:-|–|to)\s*\d", message[end:]):
-            return False
+        and not re.match(r"\s*(?:-|–|to)\s*\d", message[end:])
+    )
+
+
+def _counts_what_follows(message: str, match: re.Match, value: float, before: str) -> bool:
+    """A count of the things the word after names: "3 bags", "two kids", "a 2019 model", "two floor seats"; but
+    "two fifty the jar" is a price."""
+    end = match.end()
     word = _WORD_AFTER.match(message, end)
-    if word is not None and not re.match(r"\s*[,;:.!?]", message[end:]):
-        after = word.group(1).lower().replace("’", "'")
-        if (
-            not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE)
-            and after not in _MONEY_NOUNS
-            and (
-                after in _COUNT_NOUNS
-                or (
-                    after.endswith("s")
-                    and len(after) > 3
-                    and after not in _AFTER_PRICE
-                    and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
-                    and not after.endswith(("ss", "us", "is"))
-                )
-                or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))
-                or (
-                    after not in _AFTER_PRICE
-                    and match.group("words")
-                    and value < 20
-                    and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip())
-                )
+    if word is None or re.match(r"\s*[,;:.!?]", message[end:]):
+        return False
+    after = word.group(1).lower().replace("’", "'")
+    return bool(
+        not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE)
+        and after not in _MONEY_NOUNS
+        and (
+            after in _COUNT_NOUNS
+            or (
+                after.endswith("s")
+                and len(after) > 3
+                and after not in _AFTER_PRICE
+                and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
+                and not after.endswith(("ss", "us", "is"))
             )
-        ):
-            return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"; but "two fifty the jar" is a price
+            or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))
+            or (
+                after not in _AFTER_PRICE
+                and match.group("words")
+                and value < 20
+                and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip())
+            )
+        )
+    )
+
+
+_ITEMS_BEFORE = re.compile(
+    r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|"
+    r"set|block|"
+    r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$",
+    re.IGNORECASE,
+)
+_PRICE_FOR_BEFORE = re.compile(
+    rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|"
+    rf"per)\s+$",
+    re.IGNORECASE,
+)
+_FOR_A_PRICE_AFTER = re.compile(
+    rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|"
+    rf"{_NUMBER_WORD})",
+    re.IGNORECASE,
+)
+
+
+def _counts_items(message: str, match: re.Match, value: float, before: str) -> bool:
+    """A small number of items, not a price: "a one", "the two", "for all six", "the block of four", "16 quid for
+    three", "2 for 150"."""
     if (
         match.group("words")
         and value < 20
-        and (
-            re.search(
-                r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|"
-                r"set|block|"
-                r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$",
-                before,
-                re.IGNORECASE,
-            )
-            or value == int(value)
-            and re.search(
-                rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|"
-                rf"per)\s+$",
-                before,
-                re.IGNORECASE,
-            )
-        )
+        and (_ITEMS_BEFORE.search(before) or value == int(value) and _PRICE_FOR_BEFORE.search(before))
     ):
-        return False  # "a one", "the two", "for all six", "the block of four", "16 quid for three"
-    if (
-        value < 20
-        and value == int(value)
-        and re.match(
-            rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|"
-            rf"{_NUMBER_WORD})",
-            message[end:],
-            re.IGNORECASE,
-        )
-    ):
-        return False  # "2 for 150": two of them
-    if match.group("words") and value == 1 and not match.group("post"):
-        return False  # "one" is mostly a pronoun
-    return True
+        return True
+    return value < 20 and value == int(value) and _FOR_A_PRICE_AFTER.match(message, match.end()) is not None
 
 
 def _settle_scales(message: str, amounts: list[tuple[float, int, int, bool]], others: dict[int, float]) -> None:
