@@ -1,4 +1,5 @@
-"""The claim checker's lexicon: the cues that make a price in a clause a claim, and the words that cancel them.
+"""The claim checker's lexicon: the cues that make a price in a clause a claim, and the words that
+cancel them.
 
 A cue is a short phrase built from a lemma and its function words ("my budget", "cost me", "can't
 go above", "at most", "the least I", "you can afford", "final offer"), never a whole sentence: the
@@ -58,7 +59,8 @@ from bargain.analysis.claim_words import (
 )
 
 _SUBJ = (
-    rf"(?:{FIRST_SUBJECT}\s*|^\W*(?:{one_of(SUBJECT_DROPPERS)}\W+)*)"  # chat drops the subject: "paid 65 for it new"
+    # chat drops the subject: "paid 65 for it new"
+    rf"(?:{FIRST_SUBJECT}\s*|^\W*(?:{one_of(SUBJECT_DROPPERS)}\W+)*)"
 )
 _ADV = rf"(?:{one_of(ADVERBS)}\s+)*"
 _OBJ = rf"(?:{one_of(OBJECTS)}(?:\s+[\w'-]+){{0,3}}?)"
@@ -73,13 +75,16 @@ _NOT_THE_ITEM = (
     r"battery|clutch)\b"
 )
 _NOT_AFTER_EXPENSE = not_after(EXPENSES)  # "fuel cost me" is no cost of the item
-_NEG_THINK = rf"(?:\b{WE}\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+{WE}\s+(?:can|could))"
+_NEG_THINK = (
+    rf"(?:\b{WE}\s+(?:don['’]?t|do\s+not)\s+(?:think|believe|see\s+how)\s+{WE}\s+(?:can|could))"
+)
 _OBJ_OPT = (
     r"(?:\s+(?:it|them|this|these|that|those|anything|(?:any\s+)?offers?|"
     r"a\s+(?:cent|penny|dime|dollar|euro|pound)|(?:a\s+)?dime|"
     r"(?:the|my|our|this|that|a|an)\s+[\w-]+(?:\s+[\w-]+)?))?"
 )
-_FILLER = r"(?!(?:my|our|your|is|isn['’]t|not|over|under|above|below|beyond|past|than)\b)"  # "50 for the bike, tops"
+# "50 for the bike, tops"
+_FILLER = r"(?!(?:my|our|your|is|isn['’]t|not|over|under|above|below|beyond|past|than)\b)"
 # "I won't go any lower than this" is final, not a limit
 _NOT_PRONOUN = r"(?:(?<=than)(?!\s*(?:this|here|what\s+you)\b)|(?<!than))"
 _HI_COMP = rf"(?:(?:any|much|a\s+lot)\s+)?{one_of(HI_COMPARISONS)}"
@@ -101,23 +106,23 @@ BOTH = (BUYER, SELLER)
 class Cue:
     """One cue: the phrase, the claim it makes, and where its price is.
 
-    side: "after" (the price follows the cue), "before" (it precedes), or "near" (the nearest
-    either side), "threshold" (a price after a threshold word in the clause or the one before:
-    "anything above 1,200 is out of reach", while "1,200 is out of reach" states no limit) or
-    "sentence" (the nearest in the sentence). speakers: who can make this claim. conditional: the
-    cue keeps its meaning under "if" ("if I go below 30 I lose money"). assertive: the clause must
-    assert it ("I'm sure you'd accept 40", not "you'd accept 40"). personal: a bound with no
-    person of its own ("at least 600") is the limit of the nearest person before it in the clause
-    ("you can afford at least 600" is the other side's). stresses_offer: a bound that makes the
-    price before it a final offer, not a limit ("I can do 2.10, but not a cent lower"); its
-    direction only says who can say it. consequence: a bound that opens its sentence, the speaker's
-    only if a cost to them follows ("over 400 and I keep taking the bus"). loss: a price where the
-    speaker loses money, which "at"
+    side: "after" (the price follows the cue), "before" (it precedes), or "near" (the nearest either
+    side), "threshold" (a price after a threshold word in the clause or the one before: "anything
+    above 1,200 is out of reach", while "1,200 is out of reach" states no limit) or "sentence" (the
+    nearest in the sentence). speakers: who can make this claim. conditional: the cue keeps its
+    meaning under "if" ("if I go below 30 I lose money"). assertive: the clause must assert it ("I'm
+    sure you'd accept 40", not "you'd accept 40"). personal: a bound with no person of its own ("at
+    least 600") is the limit of the nearest person before it in the clause ("you can afford at least
+    600" is the other side's). stresses_offer: a bound that makes the price before it a final offer,
+    not a limit ("I can do 2.10, but not a cent lower"); its direction only says who can say it.
+    consequence: a bound that opens its sentence, the speaker's only if a cost to them follows
+    ("over 400 and I keep taking the bus"). loss: a price where the speaker loses money, which "at"
     that price only bounds a limit the message may state ("I paid 549, so I'm eating a loss at
     520"). weak: a final-offer cue that only stresses a limit stated in its sentence ("I paid 340,
     so I can't go lower"). relative: a "what I paid" clause, whose truth a negation before it does
     not touch. subjectless: chat may drop its subject ("paid 65 for it new"), so it is the speaker's
-    unless the clause before names someone else ("my dad, who'll pay anything, wouldn't go above 200").
+    unless the clause before names someone else ("my dad, who'll pay anything, wouldn't go above
+    200").
     """
 
     name: str
@@ -136,7 +141,8 @@ class Cue:
     consequence: bool = False
     weak: bool = False
     subjectless: bool = False
-    fires: tuple[str, ...] = ()  # messages in which it must find an asserted price (read without a speaker's side)
+    # messages in which it must find an asserted price (read without a speaker's side)
+    fires: tuple[str, ...] = ()
     misses: tuple[str, ...] = ()  # messages with its words, or near them, in which it must not
 
 
@@ -157,10 +163,13 @@ def _cue(
     """A cue of `pattern`, or of any of its alternatives (compiled case-insensitive), said by
     `speakers` or, by default, by the side whose limit it states; `fires` and `misses` are its own
     examples, or its family's by direction."""
-    if speakers is None:  # a ceiling is a buyer's, a floor a seller's; the other side's the other way round
+    # a ceiling is a buyer's, a floor a seller's; the other side's the other way round
+    if speakers is None:
         hi_speaker = BUYER if kind == OWN else SELLER
         lo_speaker = SELLER if kind == OWN else BUYER
-        speakers = BOTH if direction is None else ((hi_speaker,) if direction == HI else (lo_speaker,))
+        speakers = (
+            BOTH if direction is None else ((hi_speaker,) if direction == HI else (lo_speaker,))
+        )
     own_fires = fires[direction] if isinstance(fires, dict) else fires
     own_misses = misses[direction] if isinstance(misses, dict) else misses
     alternatives = (pattern,) if isinstance(pattern, str) else pattern
@@ -178,11 +187,20 @@ def _cue(
     )
 
 
-def _both(name: str, template: str, kind: str, side: str, words: dict[str, str], **flags) -> list[Cue]:
+def _both(
+    name: str, template: str, kind: str, side: str, words: dict[str, str], **flags
+) -> list[Cue]:
     """A ceiling cue and its floor twin: `template` with "{words}" replaced by each direction's
     words."""
     return [
-        _cue(f"{name}-{direction}", template.replace("{words}", words[direction]), kind, direction, side, **flags)
+        _cue(
+            f"{name}-{direction}",
+            template.replace("{words}", words[direction]),
+            kind,
+            direction,
+            side,
+            **flags,
+        )
         for direction in (HI, LO)
     ]
 
@@ -199,8 +217,9 @@ PEOPLE = rf"{one_of(PERSONS)}['’]?s?\b"
 
 @dataclass(frozen=True)
 class _NounFamily:
-    """Cues that differ only in their limit noun: one for each direction's nouns (`NOUN_GROUPS`), named
-    `name-hi`, `name-lo`, `name-any`, the pattern `template` of the direction's noun phrase."""
+    """Cues that differ only in their limit noun: one for each direction's nouns (`NOUN_GROUPS`),
+    named `name-hi`, `name-lo`, `name-any`, the pattern `template` of the direction's noun
+    phrase."""
 
     name: str
     template: Callable[[str], str | tuple[str, ...]]
@@ -212,7 +231,8 @@ class _NounFamily:
     personal: bool = False
 
 
-# Limit nouns owned by the speaker ("my budget", "my labour minimum") or the other side ("your floor").
+# Limit nouns owned by the speaker ("my budget", "my labour minimum") or the other side ("your
+# floor").
 _NOUN_FAMILIES = (
     _NounFamily(
         "my-noun",
@@ -265,7 +285,10 @@ _NOUN_FAMILIES = (
         OWN,
         "before",
         fires={
-            HI: ("i can stretch to 95 but thats the ceiling", "wallet says 14.50 and thats the whole budget"),
+            HI: (
+                "i can stretch to 95 but thats the ceiling",
+                "wallet says 14.50 and thats the whole budget",
+            ),
             LO: ("3.50 per slice thats the lowest", "no lower than 45, that's the bottom"),
             None: (
                 "I can stretch to 19.5k if I have to, but that's the limit.",
@@ -287,8 +310,16 @@ _NOUN_FAMILIES = (
         OWN,
         "near",
         fires={
-            HI: ("Top whack for me is 95.", "Top dollar for me is 85.", "For me the upper bound is 16.5k."),
-            LO: ("break even for me is 4.75", "Break-even for me is 2.40.", "For me minimum price is 60 euro."),
+            HI: (
+                "Top whack for me is 95.",
+                "Top dollar for me is 85.",
+                "For me the upper bound is 16.5k.",
+            ),
+            LO: (
+                "break even for me is 4.75",
+                "Break-even for me is 2.40.",
+                "For me minimum price is 60 euro.",
+            ),
             None: ("For me the upper bound is 16.5k.", "The bottom line for me is €6.500."),
         },
         misses={
@@ -304,7 +335,12 @@ _NOUN_FAMILIES = (
         OTHER,
         "near",
         directions=(LO,),
-        fires={LO: ("The cost to you is likely below £1.00 per loaf.", "The cost to you was 300, I'm sure.")},
+        fires={
+            LO: (
+                "The cost to you is likely below £1.00 per loaf.",
+                "The cost to you was 300, I'm sure.",
+            )
+        },
         misses={LO: ("The cost to you is likely below £1.00 per loaf?",)},
     ),
     _NounFamily(
@@ -398,14 +434,18 @@ _NOUN_FAMILIES = (
                 "You must have a budget of 500 for this.",
             ),
             LO: (
-                "You must have a floor around 1,000, otherwise you wouldn't have listed it at 1,300.",
+                "You must have a floor around 1,000, otherwise you wouldn't have listed it at "
+                "1,300.",
                 "You must have a floor of 500.",
             ),
             None: ("You must have a limit of 500.", "You probably have a bottom line of 80."),
         },
         misses={
             HI: ("Do you have a budget in mind, like 100 or 200?",),
-            LO: ("If you must have a floor around 1,000, otherwise you wouldn't have listed it at 1,300, fine.",),
+            LO: (
+                "If you must have a floor around 1,000, otherwise you wouldn't have listed it at "
+                "1,300, fine.",
+            ),
             None: ("You must have a limit of 500?",),
         },
     ),
@@ -425,7 +465,8 @@ _NOUN_FAMILIES = (
 
 
 def noun_cues() -> list[Cue]:
-    """The cues of every noun family, direction by direction: "my budget", "the floor is", "your max"."""
+    """The cues of every noun family, direction by direction: "my budget", "the floor is", "your
+    max"."""
     return [
         _cue(
             f"{family.name}-{direction or 'any'}",
@@ -696,7 +737,10 @@ _CUES: list[Cue] = noun_cues() + [
         None,
         "after",
         subjectless=True,
-        fires=("I can't do better than 2.45.", "My floor is 60 cents per bag, I can't do better than that."),
+        fires=(
+            "I can't do better than 2.45.",
+            "My floor is 60 cents per bag, I can't do better than that.",
+        ),
         misses=("I can't do better than 2.45?",),
     ),
     _cue(
@@ -708,7 +752,10 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         None,
         "near",
-        fires=("The best I can do is $2.30, I'm afraid.", "Best I can do is 180, that's my whole budget."),
+        fires=(
+            "The best I can do is $2.30, I'm afraid.",
+            "Best I can do is 180, that's my whole budget.",
+        ),
         misses=("The best I can do is $2.30, I'm afraid?",),
     ),
     _cue(
@@ -738,8 +785,14 @@ _CUES: list[Cue] = noun_cues() + [
         "after",
         (BUYER,),
         personal=True,
-        fires=("My financing is approved up to $24,000.", "I'm authorised up to 7,200 and not beyond."),
-        misses=("My boss approved up to 2,000 for the team lunch, but this chair is coming out of my own pocket.",),
+        fires=(
+            "My financing is approved up to $24,000.",
+            "I'm authorised up to 7,200 and not beyond.",
+        ),
+        misses=(
+            "My boss approved up to 2,000 for the team lunch, but this chair is coming out of my "
+            "own pocket.",
+        ),
     ),
     *_both(
         "not-permitted",
@@ -756,13 +809,21 @@ _CUES: list[Cue] = noun_cues() + [
         },
         fires={
             HI: (
-                "My dad won't let me spend more than 3,400 of the trust money on the horse trailer.",
-                "My instructions do not permit me to exceed $4,500. Accordingly, this is our final position.",
+                "My dad won't let me spend more than 3,400 of the trust money on the horse "
+                "trailer.",
+                "My instructions do not permit me to exceed $4,500. Accordingly, this is our final "
+                "position.",
             ),
-            LO: ("My boss won't let me go under 18 a box.", "My manager won't let me go below 28,990 on this one."),
+            LO: (
+                "My boss won't let me go under 18 a box.",
+                "My manager won't let me go below 28,990 on this one.",
+            ),
         },
         misses={
-            HI: ("My dad won't let me spend more than 3,400 of the trust money on the horse trailer?",),
+            HI: (
+                "My dad won't let me spend more than 3,400 of the trust money on the horse "
+                "trailer?",
+            ),
             LO: (
                 "That's below our book value of $17,000 for the lot, and finance won't "
                 "let us sell under book. I could do $17,800.",
@@ -810,7 +871,8 @@ _CUES: list[Cue] = noun_cues() + [
         "after",
         fires=(
             "I must decline anything under £640, which is my minimum.",
-            "I must respectfully decline any offer below €2,20 per loaf, as that is my production cost.",
+            "I must respectfully decline any offer below €2,20 per loaf, as that is my production "
+            "cost.",
         ),
         misses=("If i must decline anything under £640, which is my minimum, fine.",),
     ),
@@ -923,7 +985,10 @@ _CUES: list[Cue] = noun_cues() + [
                 "Under 380 € I will not sell it, then I rather keep it in the cellar.",
             ),
         },
-        misses={HI: ("For the bicycle, more than 80,50 € I cannot pay?",), LO: ("Under EUR 85 I'm not selling?",)},
+        misses={
+            HI: ("For the bicycle, more than 80,50 € I cannot pay?",),
+            LO: ("Under EUR 85 I'm not selling?",),
+        },
     ),
     # "Above 85 it's cheaper for me to rent one", "below 2.75 a litre I'm pouring money down the
     # drain": the bound opens
@@ -946,7 +1011,10 @@ _CUES: list[Cue] = noun_cues() + [
             HI: ("Over 50 and I walk.", "Over 48 and I'm out."),
             LO: ("below 12 i lose money", "Below 50 I lose money."),
         },
-        misses={HI: ("Over 50 and shipping's free.",), LO: ("Under 2 a pot, these usually sell out by noon.",)},
+        misses={
+            HI: ("Over 50 and shipping's free.",),
+            LO: ("Under 2 a pot, these usually sell out by noon.",),
+        },
     ),
     *_both(
         "struggle",
@@ -958,7 +1026,10 @@ _CUES: list[Cue] = noun_cues() + [
         {HI: _HI_COMP, LO: _LO_COMP},
         fires={
             HI: ("I'd struggle past 60.", "I'd be hard pressed to go over 1.25."),
-            LO: ("I'd be hard pressed to do less than 8.", "I'd struggle to let it go for under 130."),
+            LO: (
+                "I'd be hard pressed to do less than 8.",
+                "I'd struggle to let it go for under 130.",
+            ),
         },
         misses={HI: ("I'd struggle past 60?",), LO: ("I'd be hard pressed to do less than 8?",)},
     ),  # "I'd struggle past 60"
@@ -1014,7 +1085,10 @@ _CUES: list[Cue] = noun_cues() + [
         OWN,
         LO,
         "before",
-        fires=("$3,600 is as low as I'll go for this one.", "€380 is as low as I'll go, and that's final."),
+        fires=(
+            "$3,600 is as low as I'll go for this one.",
+            "€380 is as low as I'll go, and that's final.",
+        ),
         misses=("That's as low as I go.",),
     ),
     # I can only afford / all I have / I've got 80 set aside / my wallet stops at
@@ -1140,7 +1214,10 @@ _CUES: list[Cue] = noun_cues() + [
         HI,
         "after",
         (BUYER,),
-        fires=("I have 250 in cash. 250, take it or leave it.", "I've got 120 in cash on me and that's the lot."),
+        fires=(
+            "I have 250 in cash. 250, take it or leave it.",
+            "I've got 120 in cash on me and that's the lot.",
+        ),
         misses=("If i have 250 in cash. 250, take it or leave it, fine.",),
     ),
     _cue(
@@ -1170,7 +1247,10 @@ _CUES: list[Cue] = noun_cues() + [
         HI,
         "after",
         (BUYER,),
-        fires=("The grant only covers equipment up to 18,500.", "The grant only covers 3,500 for the microscope."),
+        fires=(
+            "The grant only covers equipment up to 18,500.",
+            "The grant only covers 3,500 for the microscope.",
+        ),
         misses=("£1,800 is all the grant covers for the software.",),
     ),
     _cue(
@@ -1230,7 +1310,10 @@ _CUES: list[Cue] = noun_cues() + [
         HI,
         "after",
         (BUYER,),
-        fires=("I need to keep this under 1,000 — it's a hard ceiling.", "I need to keep it under 500."),
+        fires=(
+            "I need to keep this under 1,000 — it's a hard ceiling.",
+            "I need to keep it under 500.",
+        ),
         misses=("If i need to keep this under 1,000 — it's a hard ceiling, fine.",),
     ),
     _cue(
@@ -1253,7 +1336,10 @@ _CUES: list[Cue] = noun_cues() + [
         HI,
         "near",
         (BUYER,),
-        fires=("I have only 200 euro for this, is all my money.", "I have only 4 euro for the bread, is all my money"),
+        fires=(
+            "I have only 200 euro for this, is all my money.",
+            "I have only 4 euro for the bread, is all my money",
+        ),
         misses=("I have only 200 euro for this, is all my money?",),
     ),
     _cue(
@@ -1265,8 +1351,14 @@ _CUES: list[Cue] = noun_cues() + [
         HI,
         "near",
         (BUYER,),
-        fires=("4 dollars is what I have for this.", "Thirty is what I have in my pocket. Can you do it for that?"),
-        misses=("Anything north of 3,000 for the car is beyond what I have available. Let's start at 2,600.",),
+        fires=(
+            "4 dollars is what I have for this.",
+            "Thirty is what I have in my pocket. Can you do it for that?",
+        ),
+        misses=(
+            "Anything north of 3,000 for the car is beyond what I have available. Let's start at "
+            "2,600.",
+        ),
     ),
     _cue(
         "budgeted",
@@ -1372,7 +1464,8 @@ _CUES: list[Cue] = noun_cues() + [
         "after",
         (SELLER,),
         fires=(
-            "I can only part with the hatchback for 11,200 or more, since I bought it for 11,000 eight months ago.",
+            "I can only part with the hatchback for 11,200 or more, since I bought it for 11,000 "
+            "eight months ago.",
             "I can only part with it for 300 or more.",
         ),
         misses=(
@@ -1389,11 +1482,13 @@ _CUES: list[Cue] = noun_cues() + [
         None,
         "after",
         fires=(
-            "$5,950 is above our $5,800 ceiling, but if you include the shutters we will find the difference.",
+            "$5,950 is above our $5,800 ceiling, but if you include the shutters we will find the "
+            "difference.",
             "My 500 budget is all there is.",
         ),
         misses=(
-            "If $5,950 is above our $5,800 ceiling, but if you include the shutters we will find the difference, fine.",
+            "If $5,950 is above our $5,800 ceiling, but if you include the shutters we will find "
+            "the difference, fine.",
         ),
     ),
     _cue(
@@ -1434,7 +1529,10 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "after",
         (SELLER,),
-        fires=("I need 2,600 minimum to cover what I paid.", "I need to clear 1.05 a can to stay afloat."),
+        fires=(
+            "I need 2,600 minimum to cover what I paid.",
+            "I need to clear 1.05 a can to stay afloat.",
+        ),
         misses=("It's not like I need 40 for it to break even.",),
     ),
     _cue(
@@ -1445,7 +1543,10 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "near",
         conditional=True,
-        fires=("Below 8 quid it's not worth my time.", "Under a fiver and it's not worth my time to wrap it."),
+        fires=(
+            "Below 8 quid it's not worth my time.",
+            "Under a fiver and it's not worth my time to wrap it.",
+        ),
         misses=("Anything below €75 and the repair isn't worth my time.",),
     ),
     # a seller's cost: I paid 30 for it / it cost me 1.50 / I'm in for 460 / what I've got sunk into
@@ -1555,7 +1656,10 @@ _CUES: list[Cue] = noun_cues() + [
         (SELLER,),
         relative=True,
         loss=True,
-        fires=("At 55 I'm basically at cost, which is 52.", "I'm at cost already at 5,400 for the lot of laptops."),
+        fires=(
+            "At 55 I'm basically at cost, which is 52.",
+            "I'm at cost already at 5,400 for the lot of laptops.",
+        ),
         misses=("Can't do less than 25, I'm already at cost.",),
     ),
     _cue(
@@ -1628,7 +1732,9 @@ _CUES: list[Cue] = noun_cues() + [
             "honestly 3k is where i start losing money on this, i put a new engine in it",
             "40 is where I start losing money.",
         ),
-        misses=("If honestly 3k is where i start losing money on this, i put a new engine in it, fine.",),
+        misses=(
+            "If honestly 3k is where i start losing money on this, i put a new engine in it, fine.",
+        ),
     ),
     _cue(
         "i-owe",
@@ -1637,7 +1743,10 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "after",
         (SELLER,),
-        fires=("I can't go under 4.5k, I still owe that on it.", "I owe 11,500 on the loan, so I can't sell for less."),
+        fires=(
+            "I can't go under 4.5k, I still owe that on it.",
+            "I owe 11,500 on the loan, so I can't sell for less.",
+        ),
         misses=("I need at least 300 to cover what I owe on it.",),
     ),
     _cue(
@@ -1645,7 +1754,8 @@ _CUES: list[Cue] = noun_cues() + [
         (
             rf"{FIRST_BE}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b",
             rf"{FIRST_BE}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)",
-            rf"{FIRST_BE}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|total|"
+            rf"{FIRST_BE}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|"
+            r"total|"
             r"with|after)\b)",
         ),
         OWN,
@@ -1667,7 +1777,10 @@ _CUES: list[Cue] = noun_cues() + [
         "near",
         (SELLER,),
         conditional=True,
-        fires=("to break even on the cake I need 30", "I need 1,75 per item to break even after fees."),
+        fires=(
+            "to break even on the cake I need 30",
+            "I need 1,75 per item to break even after fees.",
+        ),
         misses=("It's not like I need 40 for it to break even.",),
     ),
     _cue(
@@ -1705,7 +1818,10 @@ _CUES: list[Cue] = noun_cues() + [
         LO,
         "after",
         (SELLER,),
-        fires=("I have 1,100 into it with parts.", "I've got 25 in it already counting the new battery."),
+        fires=(
+            "I have 1,100 into it with parts.",
+            "I've got 25 in it already counting the new battery.",
+        ),
         misses=("I have 1,100 into it with parts?",),
     ),
     _cue(
@@ -1760,7 +1876,8 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "refuse-hi",
         (
-            r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|reach|"
+            r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|"
+            r"reach|"
             r"range|price\s+range|means|limit|mandate|authority|remit)",
             r"\bout\s+of\s+(?:reach|range|the\s+question)\b",
             r"\bbeyond\s+(?:me|us)\b",
@@ -1920,7 +2037,9 @@ _CUES: list[Cue] = noun_cues() + [
             "You're into this car for less than 6k, no question.",
             "You're in for less than 6k on this car, I'm sure.",
         ),
-        misses=("You're flying in for this show, you obviously budgeted at least $600 for tickets.",),
+        misses=(
+            "You're flying in for this show, you obviously budgeted at least $600 for tickets.",
+        ),
     ),  # "you're into this car for less than 6k"
     _cue(
         "you-value-it",
@@ -1930,10 +2049,14 @@ _CUES: list[Cue] = noun_cues() + [
         HI,
         "after",
         fires=(
-            "You clearly value it at more than 50, otherwise you wouldn't have come back three times.",
+            "You clearly value it at more than 50, otherwise you wouldn't have come back three "
+            "times.",
             "You value it at 300.",
         ),
-        misses=("If you clearly value it at more than 50, otherwise you wouldn't have come back three times, fine.",),
+        misses=(
+            "If you clearly value it at more than 50, otherwise you wouldn't have come back three "
+            "times, fine.",
+        ),
     ),
     _cue(
         "whatever-you-paid",
@@ -1958,7 +2081,10 @@ _CUES: list[Cue] = noun_cues() + [
         OTHER,
         HI,
         "after",
-        fires=("Your boss approved at least 5k, I'm sure.", "Your finance is approved to 15k, I know it."),
+        fires=(
+            "Your boss approved at least 5k, I'm sure.",
+            "Your finance is approved to 15k, I know it.",
+        ),
         misses=("Are you approved for more than 20k?",),
     ),
     _cue(
@@ -1969,7 +2095,10 @@ _CUES: list[Cue] = noun_cues() + [
         OTHER,
         HI,
         "after",
-        fires=("Clearly you can go higher than 1.80.", "My minimum is 65, and I'm sure you can go above 70."),
+        fires=(
+            "Clearly you can go higher than 1.80.",
+            "My minimum is 65, and I'm sure you can go above 70.",
+        ),
         misses=("Clearly you can go higher than 1.80?",),
     ),
     _cue(
@@ -2051,7 +2180,8 @@ _CUES: list[Cue] = noun_cues() + [
         fires=(
             "I'm sure 0.50 per banana would still work for you.",
             "You do this run every day, I'm sure 35 is still fine for you.",
-            "Look, you paid maybe 10 € for the whole box at a clearance, I'm sure 25 € makes you happy.",
+            "Look, you paid maybe 10 € for the whole box at a clearance, I'm sure 25 € makes you "
+            "happy.",
             "you run a gallery so i'm guessing 400 wouldn't be a problem for you",
         ),
         misses=("I'm sure 0.50 per banana would still work for you?",),
@@ -2111,7 +2241,10 @@ _CUES: list[Cue] = noun_cues() + [
         None,
         "after",
         assertive=True,
-        fires=("You surely wouldn't turn down 8.50 for a box of old comics.", "You wouldn't refuse 300, I'm sure."),
+        fires=(
+            "You surely wouldn't turn down 8.50 for a box of old comics.",
+            "You wouldn't refuse 300, I'm sure.",
+        ),
         misses=("You surely wouldn't turn down 8.50 for a box of old comics?",),
     ),
     _cue(
@@ -2176,7 +2309,10 @@ _CUES: list[Cue] = noun_cues() + [
         OTHER,
         LO,
         "after",
-        fires=("u def break even at 180 after fees dont lie", "You break even at around 4 a dozen, I'd guess."),
+        fires=(
+            "u def break even at 180 after fees dont lie",
+            "You break even at around 4 a dozen, I'd guess.",
+        ),
         misses=(
             "Do you break even at 25, or is it "
             # "you obviously break even at 25", "your company can still turn a profit at 11"
@@ -2221,7 +2357,8 @@ _CUES: list[Cue] = noun_cues() + [
         "after",
         fires=(
             "You're obviously not losing money at 30.",
-            "You're clearly not losing anything at 2.10 — I'd guess your cost is nowhere near that.",
+            "You're clearly not losing anything at 2.10 — I'd guess your cost is nowhere near "
+            "that.",
         ),
         misses=("You're obviously not losing money at 30?",),
     ),
@@ -2252,7 +2389,8 @@ _CUES: list[Cue] = noun_cues() + [
             "I'm certain 65 is within your budget.",
             "You're buying for the office, so 120 a chair is well within your budget.",
             "With the salary you mentioned, 60 for a haircut is well within what you can spend.",
-            "You're clearly a collector, so a hundred and fifty for the coin shouldn't be beyond you.",
+            "You're clearly a collector, so a hundred and fifty for the coin shouldn't be beyond "
+            "you.",
             "I reckon you could find another tenner, so 110 isn't out of the question for you.",
         ),
         misses=("Is 2k within your range?",),
@@ -2322,7 +2460,8 @@ _CUES: list[Cue] = noun_cues() + [
             r"\bbest\s+and\s+final\b(?=\s*(?:from\s+me\b|[:.,!—-]|$))",
             rf"\bthat['’]?s\s+where\s+{WE}['’]?(?:m|re)?\s+(?:am\s+|are\s+)?(?:staying|stopping)\b",
             r"\bthat['’]?s\s+my\s+last\b(?!\s+\w*(?:day|week|time|one))",
-            r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|budge\s+on)\s+(?:it|"
+            r"\b(?:won['’]?t|will\s+not|not\s+going\s+to)\s+(?:drop|raise|lower|"
+            r"budge\s+on)\s+(?:it|"
             r"that|the\s+price)\b",
             r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b",
             r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|"
@@ -2349,13 +2488,15 @@ _CUES: list[Cue] = noun_cues() + [
             r"thing\s+I['’]ll\s+say)\b",
             r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b",
             r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b",
-            r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|week|"
+            r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|"
+            r"week|"
             r"sale|score|payment|instal+ment))",
             r"\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b",
             r"\b(?:that|it|this)\s+(?:won['’]?t|will\s+not)\s+change\b",
             r"\bas\s+final\s+as\s+it\s+gets\b",
             r"\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b",
-            r"(?<=¤)\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|message|season|"
+            r"(?<=¤)\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|message|"
+            r"season|"
             r"spring|summer|autumn|fall|winter|\w+day))",
             r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b",
             r"\bfirm\s+(?=¤)",
@@ -2384,7 +2525,8 @@ _CUES: list[Cue] = noun_cues() + [
             "That's as low as I'm going.",
             "350, end of discussion.",
             "No more discounts. 85 is where it stays.",
-            "We've gone back and forth long enough; I'm putting 160 on the table and it stays there.",
+            "We've gone back and forth long enough; I'm putting 160 on the table and it stays "
+            "there.",
             "It's 18 for the plant or nothing.",
             "Ninety, and that's me done.",
             "I'm done moving. 180.",
@@ -2496,7 +2638,10 @@ _CUES: list[Cue] = noun_cues() + [
         },
         personal=True,
         fires={
-            HI: ("Sir, I am sure your cost for this phone is not more than 180 dollar.", "Not more than 300."),
+            HI: (
+                "Sir, I am sure your cost for this phone is not more than 180 dollar.",
+                "Not more than 300.",
+            ),
             LO: ("nothing under 65 for me", "not less than 12 quid m8"),
         },
         misses={
@@ -2526,7 +2671,8 @@ _CUES: list[Cue] = noun_cues() + [
         misses={
             HI: ("£75 not a quid more?",),
             LO: (
-                "My grandfather's motto was 'not a penny less', but I'm more flexible than he was. How does 35 sound?",
+                "My grandfather's motto was 'not a penny less', but I'm more flexible than he was. "
+                "How does 35 sound?",
             ),
         },
     ),
@@ -2614,7 +2760,8 @@ QUESTION_START = re.compile(
 
 
 # --- what cancels a cue, and whose it is ----------------------------------------------------------
-# An offer the speaker makes, and a refusal by choice (not "can't") to go past a price: "I'll meet you halfway at 6,850.
+# An offer the speaker makes, and a refusal by choice (not "can't") to go past a price: "I'll meet
+# you halfway at 6,850.
 # I'm not going higher than that" stands by the offer.
 OFFERED = re.compile(
     rf"\b{WE}\s*(?:['’]ll|will|can|could|['’]d)\s+(?:\w+\s+){{0,2}}?(?:do|accept|"
@@ -2629,14 +2776,16 @@ WILL_NOT = re.compile(
     r"refuse\s+to)\b",
     re.IGNORECASE,
 )
-# Between a final-offer cue and its price, a limit noun: "holding firm at a floor of 210" stresses a limit.
+# Between a final-offer cue and its price, a limit noun: "holding firm at a floor of 210" stresses a
+# limit.
 AT_A_LIMIT = re.compile(
     r"\s*(?:at|to|on|with)\s+(?:a|my|our|the)\s+(?:\w+\s+){0,2}?(?:floor|"
     r"minimum|min|max|maximum|budget|limit|"
     r"ceiling|cap|bottom(?:\s+line)?|reserve)\s*(?:of|:|at)?\s*",
     re.IGNORECASE,
 )
-# Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the budget is.
+# Between a limit noun and its price, a comparison: "2.60 is over my budget" does not say what the
+# budget is.
 COMPARED = re.compile(
     r"\b(?:over|above|below|under|beyond|within|more\s+than|less\s+than|outside|"
     r"exceeds?|past|off|"
@@ -2650,7 +2799,8 @@ THIRD = re.compile(
     r"brother|sister|friend|neighbou?r|wife|husband|partner|boss)\b",
     re.IGNORECASE,
 )
-# The words before a price that make it a threshold, by the direction of the bound ("anything above 1,200", "below
+# The words before a price that make it a threshold, by the direction of the bound ("anything above
+# 1,200", "below
 # 1.70").
 _THRESHOLD_WORDS = {
     HI: r"over|above|more\s+than|beyond|past|higher\s+than|north\s+of|"
@@ -2670,7 +2820,8 @@ OTHERS = re.compile(
     re.IGNORECASE,
 )
 SECOND = re.compile(r"\b(?:you|your|u|ur|ya|yours)\b", re.IGNORECASE)
-# The sides named as parties, capitalised as defined terms are ("the Buyer's reservation price"): the speaker or the
+# The sides named as parties, capitalised as defined terms are ("the Buyer's reservation price"):
+# the speaker or the
 # other side, by the speaker's role; "the seller next door" is neither.
 PARTY = re.compile(r"\b[Tt]he\s+(Buyer|Seller)(['’]s)?\b")
 ANAPHOR = re.compile(

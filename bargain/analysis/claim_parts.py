@@ -21,15 +21,19 @@ def contracted(words: tuple[str, ...], endings: tuple[str, ...] = _CONTRACTIONS)
     return rf"\b{one_of(words)}(?:['’]?{one_of(endings)})?\b"
 
 
-# --- the speaker ------------------------------------------------------------------------------------
+# --- the speaker
+# ------------------------------------------------------------------------------------
 WE = one_of(("I", "we"))  # the first person as subject, bare: "(?:I|we)\s+(?:paid|spent)"
 FIRST_SUBJECT = contracted(("I", "we"))  # "I", "I'm", "we've"
 FIRST_BE = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"  # "I'm", "we are"
-FIRST_MODAL = rf"\b{WE}(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"  # "I'd", "we can"
+# "I'd", "we can"
+FIRST_MODAL = rf"\b{WE}(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
 FIRST_PERSON = contracted(("I", "me", "my", "mine", "we", "us", "our"))  # any first-person word
-SPEAKER = contracted(("I", "we", "my", "our"), (*_CONTRACTIONS, "re"))  # the speaker as subject or owner
+# the speaker as subject or owner
+SPEAKER = contracted(("I", "we", "my", "our"), (*_CONTRACTIONS, "re"))
 
-# --- the other side ---------------------------------------------------------------------------------
+# --- the other side
+# ---------------------------------------------------------------------------------
 YOU = r"\b(?:you|u|ya|ud|youd|youll)\b(?:\s+(?:guys|lot|folks|two)\b)?"
 YOUR = r"\b(?:your|ur|yer)\b"
 YOU_BE = rf"(?:{YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)"
