@@ -133,6 +133,37 @@ def factor_levels(rows: pd.DataFrame, factor: str, reference: str | None = None)
     return (reference, *[level for level in present if level != reference])
 
 
+def _independent_columns(
+    full: np.ndarray,
+    candidates: list[Column],
+    constant: set[str],
+    games_in: list[bool],
+    dropped: list[str],
+) -> list[int]:
+    """The candidate columns kept, in order: each that varies and is not aliased with those kept
+    before it; why each other one is dropped is added to `dropped`."""
+    kept: list[int] = []
+    basis = np.zeros((full.shape[0], 0))
+    for i, column in enumerate(candidates):
+        if column.indicators and column.indicators[0][0] in constant:
+            continue
+        x = full[:, i]
+        norm = float(np.linalg.norm(x))
+        if norm <= NULL_TOLERANCE:
+            dropped.append(
+                f"{column.name}: {'does not vary within clusters' if games_in[i] else 'no games'}"
+            )
+            continue
+        residual = x - basis @ (basis.T @ x)
+        residual -= basis @ (basis.T @ residual)  # Gram-Schmidt twice, for accuracy
+        if np.linalg.norm(residual) <= NULL_TOLERANCE * norm:
+            dropped.append(f"{column.name}: aliased with earlier terms")
+            continue
+        kept.append(i)
+        basis = np.column_stack([basis, residual / np.linalg.norm(residual)])
+    return kept
+
+
 def build_design(
     rows: pd.DataFrame, reference_arm: str, *, within_clusters: bool = False
 ) -> tuple[Design, np.ndarray]:
@@ -184,26 +215,7 @@ def build_design(
                 constant.add(f)
                 dropped.append(f"{f}: does not vary within clusters")
 
-    kept: list[int] = []
-    basis = np.zeros((len(rows), 0))
-    for i, column in enumerate(candidates):
-        if column.indicators and column.indicators[0][0] in constant:
-            continue
-        x = full[:, i]
-        norm = float(np.linalg.norm(x))
-        if norm <= NULL_TOLERANCE:
-            dropped.append(
-                f"{column.name}: {'does not vary within clusters' if games_in[i] else 'no games'}"
-            )
-            continue
-        residual = x - basis @ (basis.T @ x)
-        residual -= basis @ (basis.T @ residual)  # Gram-Schmidt twice, for accuracy
-        if np.linalg.norm(residual) <= NULL_TOLERANCE * norm:
-            dropped.append(f"{column.name}: aliased with earlier terms")
-            continue
-        kept.append(i)
-        basis = np.column_stack([basis, residual / np.linalg.norm(residual)])
-
+    kept = _independent_columns(full, candidates, constant, games_in, dropped)
     null_space: np.ndarray = np.zeros((0, len(candidates)))
     if candidates and len(kept) < len(candidates):
         _, singular, vt = np.linalg.svd(full, full_matrices=True)

@@ -579,6 +579,14 @@ def _settle_scales(
 
 def find_prices(message: str) -> list[Price]:
     """Every price in `message`, in order; the two ends of a range form one mention."""
+    amounts, others = _amounts(message)
+    _settle_scales(message, amounts, others)
+    return _join_ranges(message, amounts)
+
+
+def _amounts(message: str) -> tuple[list[tuple[float, int, int, bool]], dict[int, float]]:
+    """Every amount of `message` that may be a price, as (value, start, end, has a currency), and
+    the other reading of each whose words leave its scale open, by its index."""
     amounts: list[tuple[float, int, int, bool]] = []
     others: dict[int, float] = {}  # another reading of an amount whose words leave its scale open
     pos = 0
@@ -628,7 +636,12 @@ def find_prices(message: str) -> list[Price]:
         amounts.append(
             (value, match.start(), match.end(), bool(match.group("pre") or match.group("post")))
         )
-    _settle_scales(message, amounts, others)
+    return amounts, others
+
+
+def _join_ranges(message: str, amounts: list[tuple[float, int, int, bool]]) -> list[Price]:
+    """The prices of the amounts, two joined as a range ("2 to 2.5", "between 11 and 12 thousand")
+    where their words join them and neither is over three times the other."""
 
     def scale(start: int, end: int) -> float:
         """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000
