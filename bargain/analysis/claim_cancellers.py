@@ -24,8 +24,7 @@ from bargain.analysis import claim_parts
 from bargain.analysis.claim_parts import WE
 from bargain.analysis.price_mentions import Price
 
-# --- the words the cancellers look for
-# ---------------------------------------------------------------
+# --- the words the cancellers look for ------------------------------------------------------------
 QUOTES = frozenset("'\"‘’“”")  # a cue between two of these is mentioned, not said
 # A quote still open before a cue, and one closing after it ("you wrote 'not a penny less than
 # 80'"); an apostrophe
@@ -347,8 +346,7 @@ def _first_cancel(rules: tuple[Canceller, ...], site: Site) -> str | None:
     return next((rule.name for rule in rules if rule.test(site)), None)
 
 
-# --- limit cues
-# --------------------------------------------------------------------------------------------------
+# --- limit cues -----------------------------------------------------------------------------------
 
 
 def _hypothetical(s: Site) -> bool:
@@ -750,8 +748,7 @@ def cancel_exception(
     return _first_cancel(LIMIT_EXCEPTIONS, Site(masked, clauses, index, cue, span, price))
 
 
-# --- final-offer cues
-# ---------------------------------------------------------------------------------------------
+# --- final-offer cues -----------------------------------------------------------------------------
 
 
 def _left(s: Site) -> str:

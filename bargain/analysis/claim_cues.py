@@ -28,10 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bargain.analysis.claim_parts import (
+    AFTER_PRICE,
     FIRST_BE,
     FIRST_MODAL,
     FIRST_PERSON,
     FIRST_SUBJECT,
+    MASK,
+    PRICE,
+    PRICE_NEXT,
     WE,
     YOU,
     YOU_BE,
@@ -205,8 +209,7 @@ def _both(
     ]
 
 
-# --- limit nouns: whose they are is read from the possessive before them
-# ---------------------------
+# --- limit nouns: whose they are is read from the possessive before them --------------------------
 _HI_NOUNS = "|".join(HI_NOUNS)
 _LO_NOUNS = "|".join(LO_NOUNS)
 _ANY_NOUNS = "|".join(ANY_NOUNS)
@@ -579,7 +582,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "bare-hi",
-        r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|"
+        rf"{AFTER_PRICE}(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|"
         r"a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|"
         r"will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|literally|"
         r"absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
@@ -595,7 +598,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "is-all",
-        r"(?<=¤)(?:\s+for\s+(?:both|the\s+lot|all|each|it|them|the\s+\w+))?\s*(?:\s+is|"
+        rf"{AFTER_PRICE}(?:\s+for\s+(?:both|the\s+lot|all|each|it|them|the\s+\w+))?\s*(?:\s+is|"
         r"'s)\s+(?:really\s+|literally\s+|truly\s+)?(?:all|"
         r"everything)\b(?!\s+(?:you|of|in|included|inclusive|"
         rf"{WE}(?:['’](?:m|re)|\s+am|\s+are)\s+offering))",
@@ -607,7 +610,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "bare-lo",
-        r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|"
+        rf"{AFTER_PRICE}(?:\s+(?:a|an|per|each)\s+\w+)?(?:\s+(?:for|on)\s+(?:the\s+|"
         r"a\s+)?[\w-]+(?:\s+[\w-]+)?)?\s*(?:(?:is|'s|would\s+be|"
         r"will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|literally|"
         r"absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
@@ -848,7 +851,7 @@ _CUES: list[Cue] = noun_cues() + [
         "no-sum-over",
         rf"{_NEG}\s+(?:\w+\s+){{0,3}}?(?:any|a)\s+(?:sum|amount|price|figure|"
         rf"total)\s+(?:exceeding|over|above|beyond|higher\s+than|more\s+than|"
-        rf"in\s+excess\s+of)(?=\s*¤)",
+        rf"in\s+excess\s+of){PRICE_NEXT}",
         OWN,
         HI,
         "after",
@@ -919,7 +922,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "at-most-after",
-        rf"(?<=¤),?\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?"
+        rf"{AFTER_PRICE},?\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?"
         rf"(?:at\s+(?:the\s+)?(?:very\s+)?most|max(?:imum)?|tops|absolute\s+max|"
         rf"or\s+(?:lower|below))\b",
         OWN,
@@ -931,7 +934,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "at-least-after",
-        rf"(?<=¤)\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?"
+        rf"{AFTER_PRICE}\s*(?:{_FILLER}[\w'’]+,?\s+){{0,3}}?"
         rf"(?:at\s+(?:the\s+)?(?:very\s+)?(?:least|lowest)|min(?:imum)?|"
         rf"or\s+(?:higher|above|up))\b(?!\s+(?:left|ago|later|away|walk|drive|"
         rf"wait|late|of|order|orders|purchase|quantity|qty|stay|term))",
@@ -946,8 +949,8 @@ _CUES: list[Cue] = noun_cues() + [
         "max-before",
         r"\b(?:max(?:imum)?|tops|budget|ceiling|"
         r"cap)(?:\s+for\s+(?:me|us)\s+(?:is|would\s+be))?\s*[:=]?\s*"
-        r"(?!¤+\s+per\s+(?:customer|person|household|order|"
-        r"family)\b)(?:between\s+)?(?=¤)",
+        rf"(?!{PRICE}\s+per\s+(?:customer|person|household|order|"
+        rf"family)\b)(?:between\s+)?(?={MASK})",
         OWN,
         HI,
         "after",
@@ -957,7 +960,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "min-before",
-        r"\b(?:min(?:imum)?|floor)\s*[:=]?\s*(?=¤)",
+        rf"\b(?:min(?:imum)?|floor)\s*[:=]?\s*(?={MASK})",
         OWN,
         LO,
         "after",
@@ -969,7 +972,7 @@ _CUES: list[Cue] = noun_cues() + [
     *_both(
         "bound-first",
         rf"(?:^\W*|\b(?:but|and|"
-        rf"so)\s+)(?:{{words}})(?=\s*¤+\s*,?\s*{FIRST_SUBJECT}\s*{_NEG}\s+(?:\w+\s+)"
+        rf"so)\s+)(?:{{words}})(?=\s*{PRICE}\s*,?\s*{FIRST_SUBJECT}\s*{_NEG}\s+(?:\w+\s+)"
         rf"?{_VERB}\b)",
         OWN,
         "after",
@@ -997,7 +1000,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"^\W*(?:(?:but|so|honestly|look|anything|once\s+it\s+goes)\W+)*"
         r"(?:(?:going|selling|dropping|paying|spending|"
         r"letting\s+it\s+go)\s+(?:for\s+)?)?(?:much\s+)?{words}"
-        rf"(?=\s*¤)(?!\s*¤+\s*,?\s*{WE}\s+(?:can|could)(?!\s*not|"
+        rf"{PRICE_NEXT}(?!\s*{PRICE}\s*,?\s*{WE}\s+(?:can|could)(?!\s*not|"
         r"n?['’]t))",  # not "more than 25 I can pay"
         OWN,
         "after",
@@ -1124,7 +1127,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "i-have-to-spend",
-        r"(?<=¤)\s*(?:[\w'’]+\s+){0,3}?(?:to\s+spend|on\s+me|"
+        rf"{AFTER_PRICE}\s*(?:[\w'’]+\s+){{0,3}}?(?:to\s+spend|on\s+me|"
         r"left(?=\s+(?:on|in|till|until|for|after))|"
         r"in\s+my\s+(?:wallet|pocket|account|budget|purse)|budgeted|"
         r"set\s+aside|saved(?:\s+up)?|earmarked|allocated|allotted|"
@@ -1139,7 +1142,7 @@ _CUES: list[Cue] = noun_cues() + [
         "i-have-total",
         rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have|['’]m\s+working\s+with|"
         rf"am\s+working\s+with)\s+(?:(?:like|about|around|only|just|"
-        rf"maybe)\s+)?(?=¤+\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
+        rf"maybe)\s+)?(?={PRICE}\s+(?:[\w'’]+\s+){{0,2}}?(?:total|in\s+total|"
         rf"altogether|all\s+in)\b)",
         OWN,
         HI,
@@ -1149,7 +1152,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "you-have-to-spend",
-        rf"(?<=¤)\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{YOUR}\s+(?:pocket|"
+        rf"{AFTER_PRICE}\s*(?:[\w'’]+\s+){{0,2}}?(?:in\s+{YOUR}\s+(?:pocket|"
         rf"wallet|purse|account|budget)|on\s+you|to\s+spend)\b",
         OTHER,
         HI,
@@ -1187,7 +1190,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "costs-to-make",
         r"\bcosts?\s+(?:me\s+|us\s+)?(?:about\s+|around\s+|roughly\s+|"
-        r"nearly\s+)?(?=¤+\s+(?:\w+\s+)?to\s+(?:make|produce|build|grow|bake|"
+        rf"nearly\s+)?(?={PRICE}\s+(?:\w+\s+)?to\s+(?:make|produce|build|grow|bake|"
         r"brew|print|put\s+up|knit|sew|raise))",
         OWN,
         LO,
@@ -1199,7 +1202,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "i-have-only",
         rf"{FIRST_SUBJECT}\s*(?:have|['’]ve\s+got|['’]ve|got)\s+(?:only|just|"
-        rf"exactly(?=\s*¤+\s+(?:\w+\s+)?(?:for|to\s+spend|to\s+work\s+with)\b))\b",
+        rf"exactly(?=\s*{PRICE}\s+(?:\w+\s+)?(?:for|to\s+spend|to\s+work\s+with)\b))\b",
         OWN,
         HI,
         "after",
@@ -1209,7 +1212,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "i-have-cash",
         rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:like|about|only|just|"
-        rf"exactly)\s+)?(?=¤+\s+(?:in\s+)?cash\b)",
+        rf"exactly)\s+)?(?={PRICE}\s+(?:in\s+)?cash\b)",
         OWN,
         HI,
         "after",
@@ -1223,7 +1226,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "leaves-me",
         r"\b(?:leaves|leaving|left)\s+(?:me|us)\s+(?:with\s+)?(?:(?:only|just|about|"
-        r"around|roughly|exactly)\s+)?(?=¤+(?:\s+\w+)?\s+(?:for|to\s+spend|"
+        rf"around|roughly|exactly)\s+)?(?={PRICE}(?:\s+\w+)?\s+(?:for|to\s+spend|"
         r"to\s+put)\b)",
         OWN,
         HI,
@@ -1269,7 +1272,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "as-far-as-my-money",
-        r"(?<=¤)\s+is\s+as\s+(?:far|much)\s+as\s+my\s+(?:money|budget|cash|"
+        rf"{AFTER_PRICE}\s+is\s+as\s+(?:far|much)\s+as\s+my\s+(?:money|budget|cash|"
         r"funds|wallet|savings)\s+(?:goes|stretches|will\s+(?:go|stretch)|"
         r"allows)\b",
         OWN,
@@ -1282,7 +1285,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "gave-me-for",
         rf"\b(?:{PEOPLE}|mom|grandma|grandpa|gran|nan)\s+(?:gave|sent|lent|"
-        rf"handed)\s+(?:me|us)\s+(?=¤+\s+(?:for|to\s+spend)\b)",
+        rf"handed)\s+(?:me|us)\s+(?={PRICE}\s+(?:for|to\s+spend)\b)",
         OWN,
         HI,
         "after",
@@ -1293,7 +1296,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "got-for-it",
         rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|around|like|only|"
-        rf"just)\s+)?(?=¤+\s+(?:for|toward|towards)\s+(?:it|this|that|these|"
+        rf"just)\s+)?(?={PRICE}\s+(?:for|toward|towards)\s+(?:it|this|that|these|"
         rf"them)\b)",
         OWN,
         HI,
@@ -1475,7 +1478,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "my-x-budget",
-        r"\b(?:my|our)\s+(?=¤+\s+(?!credit\b|weight\b|speed\b|data\b|"
+        rf"\b(?:my|our)\s+(?={PRICE}\s+(?!credit\b|weight\b|speed\b|data\b|"
         r"card\b)(?:\w+\s+)?(?:budget|limit|max(?:imum)?|ceiling|cap|floor|"
         r"minimum|allowance)\b)",
         OWN,
@@ -1493,7 +1496,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "a-x-budget",
-        r"\b(?:a|an)\s+(?=¤+\s+(?:budget|allowance|limit|cap|ceiling)\b)",
+        rf"\b(?:a|an)\s+(?={PRICE}\s+(?:budget|allowance|limit|cap|ceiling)\b)",
         OWN,
         HI,
         "after",
@@ -1678,7 +1681,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "in-costs",
-        r"(?<=¤)(?:\s+\w+)?\s+in\s+(?:costs?|materials?|ingredients|yarn|wool|timber|"
+        rf"{AFTER_PRICE}(?:\s+\w+)?\s+in\s+(?:costs?|materials?|ingredients|yarn|wool|timber|"
         r"fabric|supplies)\b",
         OWN,
         LO,
@@ -1706,7 +1709,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "is-what-it-cost-me",
-        r"(?<=¤)(?:\s+[\w'’]+){0,3}?\s+(?:is|was|"
+        rf"{AFTER_PRICE}(?:\s+[\w'’]+){{0,3}}?\s+(?:is|was|"
         r"['’]s)\s+what\s+(?:[\w'’]+\s+){0,4}?(?:cost\s+(?:me|us)|"
         rf"costs\s+(?:me|us)|{WE}\s+(?:paid|payed|spent)|"
         r"charges?\s+(?:me|us))\b",
@@ -1722,7 +1725,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "where-i-lose",
-        rf"(?<=¤)\s+is\s+(?:where|when)\s+{WE}\s+(?:start|begin)\s+(?:losing|"
+        rf"{AFTER_PRICE}\s+is\s+(?:where|when)\s+{WE}\s+(?:start|begin)\s+(?:losing|"
         r"to\s+lose)\b",
         OWN,
         LO,
@@ -1754,7 +1757,7 @@ _CUES: list[Cue] = noun_cues() + [
         (
             rf"{FIRST_BE}\s+(?:already\s+)?(?:in|into)(?:\s+{_OBJ})?\s+(?:for|at)\b",
             rf"{FIRST_BE}\s+(?:already\s+)?(?:out|down|out\s+of\s+pocket)(?=\s+¤)",
-            rf"{FIRST_BE}\s+(?:already\s+)?at(?=\s+¤+\s+(?:all\s+in|cost|in\s+costs?|invested|"
+            rf"{FIRST_BE}\s+(?:already\s+)?at(?=\s+{PRICE}\s+(?:all\s+in|cost|in\s+costs?|invested|"
             r"total|"
             r"with|after)\b)",
         ),
@@ -1787,8 +1790,9 @@ _CUES: list[Cue] = noun_cues() + [
         "anything-over",
         (
             r"\b(?:anything|everything|any\s+price)\s+(?:over|above|north\s+of|past|"
-            r"beyond|more\s+than|higher\s+than)(?=\s*¤)",
-            r"\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|beyond)(?=\s*¤)",
+            rf"beyond|more\s+than|higher\s+than){PRICE_NEXT}",
+            r"\b(?:no|nope|nothing)\s+(?:to\s+)?(?:anything\s+)?(?:past|over|above|"
+            rf"beyond){PRICE_NEXT}",
         ),
         OWN,
         HI,
@@ -1801,7 +1805,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "anything-under",
         r"\b(?:anything|everything|any\s+price|no\s+offers?)\s+(?:under|below|"
-        r"south\s+of|less\s+than|lower\s+than)(?=\s*¤)",
+        rf"south\s+of|less\s+than|lower\s+than){PRICE_NEXT}",
         OWN,
         LO,
         "after",
@@ -1812,7 +1816,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "got-in-it",
         rf"{FIRST_SUBJECT}\s*(?:['’]ve|have)?\s*(?:got|have)\s+(?:(?:about|like|over|"
-        rf"already)\s+)?(?=¤+\s+(?:already\s+)?(?:in|into)\s+(?:it|this|them|these|"
+        rf"already)\s+)?(?={PRICE}\s+(?:already\s+)?(?:in|into)\s+(?:it|this|them|these|"
         rf"that|the\s+(?!{_NOT_THE_ITEM})\w+)\b)",
         OWN,
         LO,
@@ -1826,7 +1830,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "sunk",
-        rf"(?<=¤)\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|"
+        rf"{AFTER_PRICE}\s+(?:\w+\s+)?(?:(?:sunk|invested|tied\s+up)\s+(?:in|into)?|"
         rf"into)\s*(?:it|this|them|these|the\s+(?!{_NOT_THE_ITEM})\w+)\b",
         OWN,
         LO,
@@ -1983,10 +1987,10 @@ _CUES: list[Cue] = noun_cues() + [
         rf"budget))?|\b(?:a|an|any)\s+[\w-]+(?:\s+[\w-]+)?\s+like\s+(?:you|"
         rf"yours))\s+(?:\w+ly\s+|still\s+)?(?:can|"
         rf"could)\s+(?:\w+\s+){{0,2}}?(?:afford|spend|"
-        rf"pay(?!\s+¤+\s+(?:now|upfront|up\s+front|today|first|down|"
+        rf"pay(?!\s+{PRICE}\s+(?:now|upfront|up\s+front|today|first|down|"
         rf"as\s+a\s+deposit)\b)|handle|stre?tch\s+to|go\s+(?:up\s+)?to|manage|find|"
         rf"swing|spare|come\s+up\s+with|accommodate|absorb|sign\s+off\s+on|approve|"
-        rf"part\s+with(?=\s*¤))\b(?:\s+(?:at\s+least|more\s+than|up\s+to|"
+        rf"part\s+with{PRICE_NEXT})\b(?:\s+(?:at\s+least|more\s+than|up\s+to|"
         rf"as\s+much\s+as|over|above))?",
         OTHER,
         HI,
@@ -1998,7 +2002,7 @@ _CUES: list[Cue] = noun_cues() + [
         "you-have",
         rf"{YOU}\s*(?:['’]ve|have|are)?\s*(?:(?:\w+ly|def|prob|surely|clearly|"
         rf"obviously|still)\s+)*(?:have|got|having)\s+(?:(?:more\s+than|at\s+least|"
-        rf"over|well\s+over)\s+)?(?=¤)(?!¤+\s+(?:down|upfront|deposit)\b)",
+        rf"over|well\s+over)\s+)?(?={MASK})(?!{PRICE}\s+(?:down|upfront|deposit)\b)",
         OTHER,
         HI,
         "after",
@@ -2141,12 +2145,12 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "nothing-for-you",
         (
-            r"(?<=¤)(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|"
+            rf"{AFTER_PRICE}(?:\s+(?:a|an|per|each)(?:\s+[\w-]+)?|"
             r"\s+for\s+(?:it|this|that|the\s+[\w-]+)(?:\s+one)?)?\s*(?:is|['’]s|"
             r"would\s+be|will\s+be)\s+(?:\w+\s+)?(?:nothing|no\s+problem|peanuts|"
             r"pocket\s+change|small\s+change|chump\s+change)\s+(?:to|"
             r"for)\s+(?:you|u)\b",
-            r"(?<=¤)\s+(?:won['’]?t|will\s+not|wouldn['’]?t|"
+            rf"{AFTER_PRICE}\s+(?:won['’]?t|will\s+not|wouldn['’]?t|"
             r"doesn['’]?t|ain['’]?t\s+gonna|isn['’]?t\s+going\s+to)\s+"
             r"(?:break\s+(?:the|your)\s+bank|break\s+(?:you|u|ya)|"
             r"hurt\s+(?:you|u))\b",
@@ -2164,13 +2168,13 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "nothing-to-you",
         (
-            r"(?<=¤)\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b",
-            r"(?<=¤)(?:\s+\w+)?\s+(?:(?:would|will|is|ai|wo|does)\s*(?:n['’]?t|"
+            rf"{AFTER_PRICE}\s+(?:would\s+)?(?:makes?|make)\s+(?:you|u)\s+happy\b",
+            rf"{AFTER_PRICE}(?:\s+\w+)?\s+(?:(?:would|will|is|ai|wo|does)\s*(?:n['’]?t|"
             r"\s+not)\s+(?:be\s+)?(?:a\s+)?(?:problem|stretch|issue|big\s+deal)|(?:is|would\s+be|"
             r"['’]s)\s+(?:an?\s+)?(?:easy|small|trivial)\s+[\w-]+)\s+(?:for|to)\s+(?:you|u|ya)\b",
-            r"(?<=¤)\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|"
+            rf"{AFTER_PRICE}\s+(?:is|would\s+be|['’]s)\s+(?:\w+\s+)?(?:fine|ok|okay|"
             r"plenty)\s+for\s+(?:you|u)\b",
-            r"(?<=¤)(?:\s+(?:a|an|per|each)\s+\w+)?\s+(?:would|"
+            rf"{AFTER_PRICE}(?:\s+(?:a|an|per|each)\s+\w+)?\s+(?:would|"
             r"will)\s+(?:still\s+)?work\s+for\s+(?:you|u)\b",
         ),
         OTHER,
@@ -2321,7 +2325,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "and-still-profit",
-        r"(?<=¤)(?:\s+[\w'’]+){0,3}?\s+and\s+still\s+(?:profit|"
+        rf"{AFTER_PRICE}(?:\s+[\w'’]+){{0,3}}?\s+and\s+still\s+(?:profit|"
         r"make\s+(?:money|a\s+(?:\w+\s+)?profit)|turn\s+a\s+profit|"
         r"do\s+(?:fine|well)|come\s+out\s+ahead|"
         r"be\s+(?:profitable|in\s+profit))\b",
@@ -2412,7 +2416,7 @@ _CUES: list[Cue] = noun_cues() + [
             r"episode|chapter|destination)\b)",
             r"\bfinal\s*[.!:,—-](?!\s*sale)",
             r"\bfinal$",
-            r"\bfinal(?=\s*¤)",
+            rf"\bfinal{PRICE_NEXT}",
         ),
         FINAL,
         None,
@@ -2439,19 +2443,19 @@ _CUES: list[Cue] = noun_cues() + [
             r"\bprice\s+(?:is\s+)?fix(?:ed)?\b",
             r"\b(?:it|this|that)\s+is\s+fixed\b",
             r"\bno\s+(?:bargain(?:ing)?|haggle|discounts?(?=\s*(?:[.,!;]|$)))\b",
-            r"\btake\s+(?=¤+(?:\s+\w+){0,2}\s+or\s+leave\s+it\b)",
+            rf"\btake\s+(?={PRICE}(?:\s+\w+){{0,2}}\s+or\s+leave\s+it\b)",
             r"\bas\s+(?:high|low|far)\s+as\s+(?:I['’]?m|I\s+am)\s+going\b",
             r"\bend\s+of\s+(?:the\s+)?(?:story|discussion|negotiation|road|line|it)\b",
             r"\bwhere\s+it\s+stays\b",
             r"\bit\s+stays\s+there\b",
-            r"(?<=¤)(?:\s+[\w'’]+){1,3}?\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b",
+            rf"{AFTER_PRICE}(?:\s+[\w'’]+){{1,3}}?\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b",
             r"\bthat['’]?s\s+me\s+done\b",
             r"\bdone\s+(?:discussing|talking|negotiating|haggling|moving|budging|bargaining)\b",
             r"\bnot\s+up\s+for\s+(?:further\s+|any\s+)?(?:discussion|debate|negotiation)\b",
             r"\bnothing\s+(?:further|more)\s+to\s+(?:discuss|say)\b",
             r"\bno\s+(?:negotiating|negotiation|haggling|exceptions)\b",
             r"\bwon['’]?t\s+change\s+it\b",
-            r"(?<=¤),?\s+done\b",
+            rf"{AFTER_PRICE},?\s+done\b",
             r"\bend\s+of(?=\s*[.!]|\s*$)",
             r"\bthe\s+last\s+(?:I['’]?ll|ill|I\s+will)\s+say\b",
             r"\bthe\s+last\s+(?:number|price|figure|offer)\s+you['’]?re\s+getting\b",
@@ -2466,7 +2470,7 @@ _CUES: list[Cue] = noun_cues() + [
             r"\bno\s+more\s+(?:counter-?offers|counters|offers)\s+from\s+me\b",
             r"\b(?:won['’]?t\s+be|not)\s+(?:revising|changing|lowering|raising)\s+(?:this|it|that|"
             r"my\s+\w+)\b",
-            r"\bI['’]?m\s+sticking\s+(?:(?:to|with)\s+(?:it|that|this)\b|at(?=\s*¤))",
+            rf"\bI['’]?m\s+sticking\s+(?:(?:to|with)\s+(?:it|that|this)\b|at{PRICE_NEXT})",
             r"\btake\s+it\s+or\s+walk\b",
             r"\bthat['’]?s\s+that\b(?!\s*\w)",
             r"\bI['’]?m\s+holding\s+(?:at|firm)\b",
@@ -2480,7 +2484,7 @@ _CUES: list[Cue] = noun_cues() + [
             r"it)\b(?!\s+(?:being|"
             r"is|needs?)\b)))",
             r"\bfirm\s+price\b",
-            r"(?<=¤)\s*(?:\w+,?\s+){0,3}?(?:,\s*)?(?:and\s+)?firm\b",
+            rf"{AFTER_PRICE}\s*(?:\w+,?\s+){{0,3}}?(?:,\s*)?(?:and\s+)?firm\b",
             r"\bI['’]?m\s+(?:\w+ly\s+)?firm\b(?!\s+(?:on|about)\s+(?!(?:the\s+)?(?:price|this|that|"
             r"it)\b))",
             r"(?:¤|\b(?:price|it|that|this|offer|number|figure|quote|rate))\s+is\s+firm\b",
@@ -2488,18 +2492,20 @@ _CUES: list[Cue] = noun_cues() + [
             r"thing\s+I['’]ll\s+say)\b",
             r"\bthe\s+last\s+I['’]?ll\s+(?:move|go|budge|come\s+down|offer)\b",
             r"\b(?:not|isn['’]?t|won['’]?t\s+be)\s+changing\b",
-            r"(?<=¤)\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|round|day|"
+            rf"{AFTER_PRICE}\s+final\b(?!\s+(?:offer|price|bid|answer|word|number|figure|exam|"
+            r"round|day|"
             r"week|"
             r"sale|score|payment|instal+ment))",
             r"\b(?:that|it|this)(?:['’]s|\s+is)\s+not\s+(?:moving|budging)\b",
             r"\b(?:that|it|this)\s+(?:won['’]?t|will\s+not)\s+change\b",
             r"\bas\s+final\s+as\s+it\s+gets\b",
             r"\bI['’]?m\s+done\s+(?:talking|negotiating|haggling)\b",
-            r"(?<=¤)\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|message|"
+            rf"{AFTER_PRICE}\s+last\b(?!\s+(?:week|wk|month|mo|year|yr|time|night|round|offer|"
+            r"message|"
             r"season|"
             r"spring|summer|autumn|fall|winter|\w+day))",
-            r"(?<=¤)\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b",
-            r"\bfirm\s+(?=¤)",
+            rf"{AFTER_PRICE}\s+or\s+(?:nothing|nothin|nada|no\s+deal)\b",
+            rf"\bfirm\s+(?={MASK})",
             r"\bor\s+I(?:['’]ll|\s+will)?\s+walk\b",
             r"\bthat['’]?s\s+firm\b",
             r"\bno\s+further\b",
@@ -2619,7 +2625,7 @@ _CUES: list[Cue] = noun_cues() + [
         rf"never)\s+(?:(?:going\s+to\s+|gonna\s+)?{_VERB}\s+"
         rf"(?:you\s+)?)?{_CENT}\s+(?:over|above|more\s+than|higher\s+than|"
         rf"beyond|under|below|less\s+than|lower\s+than|"
-        rf"(?:more|less|higher|lower)\s*:)(?=\s*¤)",
+        rf"(?:more|less|higher|lower)\s*:){PRICE_NEXT}",
         FINAL,
         None,
         "sentence",
@@ -2628,7 +2634,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     *_both(
         "nothing",
-        r"\b(?:not|nothing|nothin|nada)\s+{words}(?=\s*¤)",
+        rf"\b(?:not|nothing|nothin|nada)\s+{{words}}{PRICE_NEXT}",
         OWN,
         "after",
         {

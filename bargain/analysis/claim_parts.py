@@ -12,6 +12,8 @@ from bargain.analysis.claim_words import one_of
 
 MASK = "¤"  # what every character of a price becomes before the patterns run
 PRICE = rf"{MASK}+"  # a masked price
+AFTER_PRICE = rf"(?<={MASK})"  # right after a price: "50 max"
+PRICE_NEXT = rf"(?=\s*{MASK})"  # a price comes next: "anything over 50"
 
 _CONTRACTIONS = ("m", "ve", "d", "ll")
 
@@ -21,8 +23,7 @@ def contracted(words: tuple[str, ...], endings: tuple[str, ...] = _CONTRACTIONS)
     return rf"\b{one_of(words)}(?:['’]?{one_of(endings)})?\b"
 
 
-# --- the speaker
-# ------------------------------------------------------------------------------------
+# --- the speaker --------------------------------------------------------------------------------
 WE = one_of(("I", "we"))  # the first person as subject, bare: "(?:I|we)\s+(?:paid|spent)"
 FIRST_SUBJECT = contracted(("I", "we"))  # "I", "I'm", "we've"
 FIRST_BE = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"  # "I'm", "we are"
@@ -32,8 +33,7 @@ FIRST_PERSON = contracted(("I", "me", "my", "mine", "we", "us", "our"))  # any f
 # the speaker as subject or owner
 SPEAKER = contracted(("I", "we", "my", "our"), (*_CONTRACTIONS, "re"))
 
-# --- the other side
-# ---------------------------------------------------------------------------------
+# --- the other side -------------------------------------------------------------------------------
 YOU = r"\b(?:you|u|ya|ud|youd|youll)\b(?:\s+(?:guys|lot|folks|two)\b)?"
 YOUR = r"\b(?:your|ur|yer)\b"
 YOU_BE = rf"(?:{YOU}\s*(?:['’]re|are|must\s+be|['’]d\s+be|would\s+be|should\s+be)|\bur|\byoure)"
