@@ -12,13 +12,15 @@ ceilings and the seller's floor, a seller floors and the buyer's ceiling, so "I 
 seller's cost and no claim from a buyer. Patterns run on a copy of the message in which every
 price is masked as "¤" characters and typographic apostrophes are straight, case-insensitive.
 
-Each cue is a named record (`Cue`), as Duckling keeps its rules: its pattern built from the shared
-word lists of `claim_words` and small parts defined here, its phrasings one to a line where it has
-many (`_one_of`), a family that differs in one part made by one definition (`_both`, `noun_cues`,
-`_not_moving`), and beside it the messages it must read (`fires`) and a near miss it must leave
-(`misses`), run by tests/test_claim_cues.py. `python -m benchmarks.claims --cues` counts how often
-each fires on the labelled sets. Below the cues: the words the clause splitter and the choice of a
-cue's price and person look for (the cancellers' own words are in `claim_cancellers`).
+Each cue is a named record (`Cue`), as Duckling keeps its rules: its pattern composed of named
+parts (the speaker, the other side and the price slot of `claim_parts`, the word lists of
+`claim_words`, small parts defined here), its top-level alternatives listed as data
+(`Cue.alternatives`, one to a line where it has many), a family that differs in one part made by
+one definition (`_both`, `_NOUN_FAMILIES`, `_not_moving`), and beside it the messages it must read
+(`fires`, at least one for each of its alternatives) and a near miss it must leave (`misses`), run
+by tests/test_claim_cues.py. `python -m benchmarks.claims --cues` counts how often each fires on
+the labelled sets. Below the cues: the words the clause splitter and the choice of a cue's price
+and person look for (the cancellers' own words are in `claim_cancellers`).
 """
 
 from __future__ import annotations
