@@ -21,7 +21,7 @@ from functools import cached_property
 
 from bargain.analysis import claim_cues as cues
 from bargain.analysis import claim_parts
-from bargain.analysis.claim_parts import WE
+from bargain.analysis.claim_parts import ME, MY, WE
 from bargain.analysis.price_mentions import Price
 
 # --- the words the cancellers look for ------------------------------------------------------------
@@ -72,7 +72,7 @@ ANTECEDENT = re.compile(
 # A seller's cost of something that is not for sale: "my other bike", "the stand, which I'm
 # keeping", "not included".
 NOT_FOR_SALE = re.compile(
-    r"\b(?:my|our)\s+other\b|\b(?:which|that)\s+(?:I['’]m|I\s+am|we['’]re|"
+    rf"\b{MY}\s+other\b|\b(?:which|that)\s+(?:I['’]m|I\s+am|we['’]re|"
     r"we\s+are)\s+keeping\b|"
     r"\b(?:that|which|it|they)\s*(?:['’]s\s+not|is\s+not|isn['’]t|are\s+not|"
     r"aren['’]t|['’]re\s+not)\s+"
@@ -180,7 +180,7 @@ PAST_TIME = re.compile(
     r"winter|spring|autumn|fall|night)|"
     r"for\s+(?:my|our|the)\s+(?:last|previous|old)|previous(?:ly)?|back\s+in|"
     r"in\s+(?:19|20)\d\d|years?\s+ago|months?\s+ago|used\s+to|at\s+the\s+time|"
-    rf"originally|back\s+then|back\s+when|(?:my|our)\s+(?:old|previous|former)|"
+    rf"originally|back\s+then|back\s+when|{MY}\s+(?:old|previous|former)|"
     rf"{_WHEN_I_WAS})\b",
     re.IGNORECASE,
 )
@@ -765,8 +765,8 @@ def _final_negated(s: Site) -> bool:
 
 
 _SAID_BEFORE = re.compile(
-    r"\b(?:said|says|claimed|claims|insisted|mentioned|wrote|told\s+(?:me|us))\b[^.;!?]{0,25}$|"
-    r"¤\s+(?:to|on)\s+(?:my|our)\s+$",
+    rf"\b(?:said|says|claimed|claims|insisted|mentioned|wrote|told\s+{ME})\b[^.;!?]{{0,25}}$|"
+    rf"¤\s+(?:to|on)\s+{MY}\s+$",
     re.IGNORECASE,
 )
 

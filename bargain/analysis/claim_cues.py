@@ -36,6 +36,8 @@ from bargain.analysis.claim_parts import (
     FIRST_PERSON,
     FIRST_SUBJECT,
     MASK,
+    ME,
+    MY,
     PRICE,
     PRICE_NEXT,
     WE,
@@ -242,7 +244,7 @@ _NOUN_FAMILIES = (
     _NounFamily(
         "my-noun",
         lambda noun: (
-            rf"\b(?:my|our)\s+(?!{PEOPLE})(?!(?:final|last|best|"
+            rf"\b{MY}\s+(?!{PEOPLE})(?!(?:final|last|best|"
             rf"first|opening)\b)(?:[\w'’-]+\s+){{0,2}}?{noun}"
         ),
         OWN,
@@ -309,8 +311,8 @@ _NOUN_FAMILIES = (
     _NounFamily(
         "noun-for-me",
         lambda noun: (
-            rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+(?:me|us)\b",
-            rf"\bfor\s+(?:me|us),?\s+(?:the\s+|my\s+)?{noun}",
+            rf"\b(?:the\s+)?{noun}\s+(?:for|to)\s+{ME}\b",
+            rf"\bfor\s+{ME},?\s+(?:the\s+|my\s+)?{noun}",
         ),
         OWN,
         "near",
@@ -540,7 +542,7 @@ _CUES: list[Cue] = noun_cues() + [
         rf"\b(?:the\s+)?(?:absolute\s+|very\s+|max\s+|maximum\s+)?(?:most|utmost|"
         rf"highest|max(?:imum)?|top|furthest|farthest|largest|biggest)\s+(?:price\s+|"
         rf"amount\s+|number\s+|figure\s+)?(?:that\s+)?(?:{FIRST_SUBJECT}|"
-        rf"(?:my|our)\s+[\w-]+\s+(?=can|could|will|would|"
+        rf"{MY}\s+[\w-]+\s+(?=can|could|will|would|"
         rf"is\s+(?:willing|able|prepared|allowed))){_PAST}",
         OWN,
         HI,
@@ -589,7 +591,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"will\s+be)\s+)?(?:(?:really|truly|honestly|definitely|simply|just|literally|"
         r"absolutely)\s+)?(?:the\s+|my\s+|our\s+)?(?:absolute\s+|very\s+|hard\s+|"
         r"total\s+)?\b(?:max(?:imum)?|ceiling|cap|top|upper\s+limit|highest|most|"
-        r"top\s+of\s+(?:my|our)\s+(?:range|budget|limit))\b(?!\s+(?:of|you|for\s+you|"
+        rf"top\s+of\s+{MY}\s+(?:range|budget|limit))\b(?!\s+(?:of|you|for\s+you|"
         rf"so\s+far|yet|among|{WE}(?:['’]ve|\s+have)))",
         OWN,
         HI,
@@ -802,7 +804,7 @@ _CUES: list[Cue] = noun_cues() + [
     *_both(
         "not-permitted",
         r"(?:\b(?:do|does|will|would)\s*(?:n['’]t|\s+not)|"
-        r"\bwon['’]?t)\s+(?:permit|allow|let)\s+(?:me|us)\s+"
+        rf"\bwon['’]?t)\s+(?:permit|allow|let)\s+{ME}\s+"
         r"(?:to\s+)?{words}",
         OWN,
         "after",
@@ -950,7 +952,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "max-before",
         r"\b(?:max(?:imum)?|tops|budget|ceiling|"
-        r"cap)(?:\s+for\s+(?:me|us)\s+(?:is|would\s+be))?\s*[:=]?\s*"
+        rf"cap)(?:\s+for\s+{ME}\s+(?:is|would\s+be))?\s*[:=]?\s*"
         rf"(?!{PRICE}\s+per\s+(?:customer|person|household|order|"
         rf"family)\b)(?:between\s+)?(?={MASK})",
         OWN,
@@ -1227,7 +1229,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "leaves-me",
-        r"\b(?:leaves|leaving|left)\s+(?:me|us)\s+(?:with\s+)?(?:(?:only|just|about|"
+        rf"\b(?:leaves|leaving|left)\s+{ME}\s+(?:with\s+)?(?:(?:only|just|about|"
         rf"around|roughly|exactly)\s+)?(?={PRICE}(?:\s+\w+)?\s+(?:for|to\s+spend|"
         r"to\s+put)\b)",
         OWN,
@@ -1247,7 +1249,7 @@ _CUES: list[Cue] = noun_cues() + [
         r"\b(?:grant|sponsor(?:ship)?|insurance|insurer|employer|loan|allowance|"
         r"voucher|stipend|scholarship|fund|funding|hospital|school|department|board|"
         r"company|finance)\s+(?:only\s+)?(?:covers?|allows?|approved|provides?|"
-        r"(?:gave|gives|sent)\s+(?:me|us))\b(?:\s+(?:up\s+to|only|at\s+most))?",
+        rf"(?:gave|gives|sent)\s+{ME})\b(?:\s+(?:up\s+to|only|at\s+most))?",
         OWN,
         HI,
         "after",
@@ -1287,7 +1289,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "gave-me-for",
         rf"\b(?:{PEOPLE}|mom|grandma|grandpa|gran|nan)\s+(?:gave|sent|lent|"
-        rf"handed)\s+(?:me|us)\s+(?={PRICE}\s+(?:for|to\s+spend)\b)",
+        rf"handed)\s+{ME}\s+(?={PRICE}\s+(?:for|to\s+spend)\b)",
         OWN,
         HI,
         "after",
@@ -1335,7 +1337,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "all-my-money",
-        r"\b(?:all|everything)\s+(?:of\s+)?(?:my|our)\s+(?:money|cash|savings|"
+        rf"\b(?:all|everything)\s+(?:of\s+)?{MY}\s+(?:money|cash|savings|"
         r"funds)\b",
         OWN,
         HI,
@@ -1405,7 +1407,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "wallet",
-        r"\b(?:my|our)\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|"
+        rf"\b{MY}\s+(?:wallet|pocket|purse|bank\s+account|account|budget|funds|"
         r"finances|cash)\s+(?:\w+\s+)?(?:stops|tops\s+out|maxes\s+out|caps\s+out|ends|"
         r"runs\s+out|only\s+(?:has|stretches|goes))\b",
         OWN,
@@ -1428,18 +1430,18 @@ _CUES: list[Cue] = noun_cues() + [
         "tops-out",
         (
             r"\b(?:tops|maxes|caps|tapped|topped|maxed)\s+out\s+at\b",
-            r"\b(?:capped|maxed(?:\s+out)?|limited|tapped)(?:\s+(?:me|us))?\s+(?:at|to)\b",
-            r"\bapproved\s+(?:me|us)\s+for\b",
+            rf"\b(?:capped|maxed(?:\s+out)?|limited|tapped)(?:\s+{ME})?\s+(?:at|to)\b",
+            rf"\bapproved\s+{ME}\s+for\b",
             r"\bcapped\s+(?:\w+\s+){1,7}?at\b",
             r"\b(?:authori[sz]ed|approved|budgeted)\s+(?:\w+\s+)?up\s+to\b",
             r"\b(?:prepared|willing|able|allowed|permitted|authori[sz]ed)\s+to\s+(?:pay|spend|"
             r"go)\s+up\s+to\b",
-            r"\breimburse\s+(?:me|us)\s+(?:for\s+)?up\s+to\b",
+            rf"\breimburse\s+{ME}\s+(?:for\s+)?up\s+to\b",
             r"\bcaps\s+(?!(?:transfers|withdrawals|payments|deposits)\b)(?:\w+\s+){1,4}at\b",
-            r"\bonly\s+(?:lets|allows|permits)\s+(?:me|us)\s+(?:to\s+)?(?:spend|pay|"
+            rf"\bonly\s+(?:lets|allows|permits)\s+{ME}\s+(?:to\s+)?(?:spend|pay|"
             r"go\s+(?:up\s+)?to)\b",
-            r"\bdown\s+to\s+(?:my|our)\s+last\b",
-            r"\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+(?:me|us)\s+(?:spend|pay|"
+            rf"\bdown\s+to\s+{MY}\s+last\b",
+            rf"\b(?:won['’]?t|doesn['’]?t|will\s+not|does\s+not)\s+let\s+{ME}\s+(?:spend|pay|"
             r"go)\s+(?:more\s+than|over|above|beyond)",
         ),
         OWN,
@@ -1480,7 +1482,7 @@ _CUES: list[Cue] = noun_cues() + [
     ),
     _cue(
         "my-x-budget",
-        rf"\b(?:my|our)\s+(?={PRICE}\s+(?!credit\b|weight\b|speed\b|data\b|"
+        rf"\b{MY}\s+(?={PRICE}\s+(?!credit\b|weight\b|speed\b|data\b|"
         r"card\b)(?:\w+\s+)?(?:budget|limit|max(?:imum)?|ceiling|cap|floor|"
         r"minimum|allowance)\b)",
         OWN,
@@ -1543,7 +1545,7 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "worth-my-while",
         r"\b(?:to\s+make\s+it|for\s+it\s+to\s+be|isn['’]?t|is\s+not|"
-        r"not)\s+worth\s+(?:my|our)\s+(?:while|time)\b",
+        rf"not)\s+worth\s+{MY}\s+(?:while|time)\b",
         OWN,
         LO,
         "near",
@@ -1581,15 +1583,15 @@ _CUES: list[Cue] = noun_cues() + [
         (
             r"(?<!would\s)(?<!will\s)(?<!['’]d\s)(?<!['’]ll\s)(?<!could\s)(?<!might\s)"
             rf"{_NOT_AFTER_EXPENSE}\b(?:cost|costs|costed|runs?|ran|charges?|charged|bills?|"
-            rf"billed|owes)\s+(?:me|us)\b(?!.{{0,25}}\b(?:for|on)\s+(?:the\s+|my\s+|"
+            rf"billed|owes)\s+{ME}\b(?!.{{0,25}}\b(?:for|on)\s+(?:the\s+|my\s+|"
             rf"a\s+)?(?:\w+\s+)?{_EXPENSES}\b)",
-            r"\b(?:my|our)\s+(?:supplier|distributor|wholesaler|farmer|grower|vendor|landlord|"
+            rf"\b{MY}\s+(?:supplier|distributor|wholesaler|farmer|grower|vendor|landlord|"
             r"manufacturer|dealer)\s+(?:\w+\s+)?(?:charges|charged|bills|billed)\b",
-            r"\bset\s+(?:me|us)\s+back\b",
-            r"\bputs?\s+(?:me|us)\s+at\b",
+            rf"\bset\s+{ME}\s+back\b",
+            rf"\bputs?\s+{ME}\s+at\b",
             r"\b(?:averaged?|came|comes|worked|works)\s+out\s+(?:at|to)\b(?=.{0,20}\b(?:to|"
-            r"for)\s+(?:me|us)\b)",
-            r"\b(?:come|comes|came)\s+to\b(?=.{0,20}\bfor\s+(?:me|us)\b)",
+            rf"for)\s+{ME}\b)",
+            rf"\b(?:come|comes|came)\s+to\b(?=.{{0,20}}\bfor\s+{ME}\b)",
         ),
         OWN,
         LO,
@@ -1627,7 +1629,7 @@ _CUES: list[Cue] = noun_cues() + [
             rf"\bwhat\s+{FIRST_SUBJECT}\s*(?:['’]ve|have|originally|actually)?\s*(?:paid|spent|"
             rf"sunk|invested|put|got\s+sunk|have\s+sunk|['’]ve\s+got\s+sunk|got\s+in|"
             rf"have\s+in|['’]m\s+in\s+for)\b",
-            r"\bwhat\s+(?:it|they|this|these)\s+costs?\s+(?:me|us)\b",
+            rf"\bwhat\s+(?:it|they|this|these)\s+costs?\s+{ME}\b",
         ),
         OWN,
         LO,
@@ -1712,9 +1714,9 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "is-what-it-cost-me",
         rf"{AFTER_PRICE}(?:\s+[\w'’]+){{0,3}}?\s+(?:is|was|"
-        r"['’]s)\s+what\s+(?:[\w'’]+\s+){0,4}?(?:cost\s+(?:me|us)|"
-        rf"costs\s+(?:me|us)|{WE}\s+(?:paid|payed|spent)|"
-        r"charges?\s+(?:me|us))\b",
+        rf"['’]s)\s+what\s+(?:[\w'’]+\s+){{0,4}}?(?:cost\s+{ME}|"
+        rf"costs\s+{ME}|{WE}\s+(?:paid|payed|spent)|"
+        rf"charges?\s+{ME})\b",
         OWN,
         LO,
         "before",
@@ -1859,8 +1861,8 @@ _CUES: list[Cue] = noun_cues() + [
             r"profit)|any\s+(?:money|profit))|(?:wouldn['’]?t|won['’]?t|doesn['’]?t|"
             r"don['’]?t)\s+(?:even\s+)?cover)\b",
             r"\bloses?\s+(?:me\s+)?money\b",
-            r"\ba\s+loss\s+for\s+(?:me|us)\b",
-            r"\bout\s+of\s+(?:my|our)\s+own\s+pocket\b",
+            rf"\ba\s+loss\s+for\s+{ME}\b",
+            rf"\bout\s+of\s+{MY}\s+own\s+pocket\b",
         ),
         OWN,
         LO,
@@ -1882,12 +1884,12 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "refuse-hi",
         (
-            r"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+(?:my|our)\s+(?:budget|"
+            rf"\b(?:out\s+of|beyond|outside(?:\s+of)?|over|above|past)\s+{MY}\s+(?:budget|"
             r"reach|"
             r"range|price\s+range|means|limit|mandate|authority|remit)",
             r"\bout\s+of\s+(?:reach|range|the\s+question)\b",
-            r"\bbeyond\s+(?:me|us)\b",
-            r"\btoo\s+(?:much|rich|steep)\s+for\s+(?:me|us)\b",
+            rf"\bbeyond\s+{ME}\b",
+            rf"\btoo\s+(?:much|rich|steep)\s+for\s+{ME}\b",
             rf"\bmore\s+than\s+{WE}\s+(?:can|could)\b",
             rf"\b{WE}\s*(?:['’]m|am|['’]re|are)\s+out\b",
             rf"\b{WE}\s*(?:['’]ll|will)\s+(?:walk|pass)\b",
@@ -1902,10 +1904,10 @@ _CUES: list[Cue] = noun_cues() + [
             r"\bwalk(?:ing)?\s+away\b",
             r"\bI\s*(?:['’]m|am)\s+(?:not\s+)?(?:interested|buying|paying)\b",
             r"\bneeds?\s+(?:a\s+)?sign-?off\b",
-            r"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+(?:me|us)\b",
+            rf"\b(?:doesn['’]?t|won['’]?t|does\s+not|will\s+not)\s+work\s+for\s+{ME}\b",
             r"\boff\s+the\s+table\b",
             r"\b(?:won['’]?t|will\s+not|can['’]?t|cannot)\s+(?:authori[sz]e|approve|sign\s+off)\b",
-            r"\bblows?\s+(?:my|our)\s+\w*\s*budget\b",
+            rf"\bblows?\s+{MY}\s+\w*\s*budget\b",
         ),
         OWN,
         HI,
@@ -1941,10 +1943,10 @@ _CUES: list[Cue] = noun_cues() + [
     _cue(
         "refuse-lo",
         (
-            r"\b(?:below|under|beneath)\s+(?:my|our)\s+(?:cost|floor|minimum|limit|break[- ]?even|"
+            rf"\b(?:below|under|beneath)\s+{MY}\s+(?:cost|floor|minimum|limit|break[- ]?even|"
             r"rate)\b",
             rf"\b{WE}\s*(?:['’]d|would)\s+(?:\w+ly\s+)?(?:rather|sooner)\b",
-            r"\bstays?\s+with\s+(?:me|us)\b",
+            rf"\bstays?\s+with\s+{ME}\b",
             rf"\b{WE}\s*(?:['’]m|am)\s+(?:not\s+(?:selling|interested)|keeping)\b",
             r"\bno\s+deal\b",
             r"\bnot\s+happening\b",
@@ -2269,7 +2271,7 @@ _CUES: list[Cue] = noun_cues() + [
         rf"{YOU_WOULD}\s+(?:\w+\s+){{0,2}}?(?:accept(?:\s+paying)?|"
         rf"agree\s+to|part\s+with\s+\w+\s+for|do\s+it\s+for|take|"
         rf"sell(?:\s+\w+)?(?:\s+for)?|let\s+(?:\w+\s+){{1,2}}go(?:\s+for)?|"
-        rf"let\s+(?:me|us)\s+have\s+(?:it|them|this|these)\s+for|"
+        rf"let\s+{ME}\s+have\s+(?:it|them|this|these)\s+for|"
         rf"settle\s+for|go\s+(?:as\s+low\s+as|down\s+to))\b",
         OTHER,
         None,

@@ -26,6 +26,8 @@ def contracted(words: tuple[str, ...], endings: tuple[str, ...] = _CONTRACTIONS)
 # --- the speaker --------------------------------------------------------------------------------
 WE = one_of(("I", "we"))  # the first person as subject, bare: "(?:I|we)\s+(?:paid|spent)"
 FIRST_SUBJECT = contracted(("I", "we"))  # "I", "I'm", "we've"
+ME = one_of(("me", "us"))  # the first person as object: "cost me", "for us"
+MY = one_of(("my", "our"))  # the first person as owner: "my budget", "our floor"
 FIRST_BE = r"\b(?:I['’]?m|I\s+am|we['’]?re|we\s+are)\b"  # "I'm", "we are"
 # "I'd", "we can"
 FIRST_MODAL = rf"\b{WE}(?:['’]d|['’]ll|\s+would|\s+will|\s+can|\s+could|\s+might)?\b"
