@@ -33,8 +33,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
-from bargain.analysis.claim_cues import CUES, alternatives
+from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS, LIMIT_EXCEPTIONS
+from bargain.analysis.claim_cues import CUES
 from bargain.analysis.claims import KINDS, Reading, confirm, extract_claims, parse, readings, same_value
 from bargain.analysis.claims_model import Assisted, combine, read_all, reader
 from bargain.analysis.price_mentions import find_prices
@@ -148,7 +148,7 @@ def rule_counts(rows: list[dict]) -> dict[str, Counter]:
 
 
 _FINAL_CUES = frozenset(cue.name for cue in CUES if cue.side == "sentence")  # cancelled by FINAL_CANCELLERS
-_ALTERNATIVES = {cue.name: [re.compile(a, re.IGNORECASE) for a in alternatives(cue.pattern.pattern)] for cue in CUES}
+_ALTERNATIVES = {cue.name: [re.compile(a, re.IGNORECASE) for a in cue.alternatives] for cue in CUES}
 
 
 def _alternative(masked: str, clauses: list, reading: Reading) -> int:
@@ -171,7 +171,7 @@ def print_rule_counts(rows: list[dict]) -> None:
         fired, right = counts["fired"][cue.name], counts["right"][cue.name]
         print(f"{cue.name:28s} {cue.kind:12s} {fired:6d} {right:6d} {_ratio(right, fired):>6s}")
     print(f"\n{'canceller':28s} {'':12s} {'cancels':>6s} {'right':>6s} {'share':>6s}")
-    for prefix, rules in (("", LIMIT_CANCELLERS), ("final:", FINAL_CANCELLERS)):
+    for prefix, rules in (("", LIMIT_EXCEPTIONS + LIMIT_CANCELLERS), ("final:", FINAL_CANCELLERS)):
         for rule in rules:
             name = prefix + rule.name
             cancelled, kept_out = counts["cancelled"][name], counts["kept_out"][name]
@@ -180,17 +180,17 @@ def print_rule_counts(rows: list[dict]) -> None:
     print(f"\ncues that never fire on {len(rows)} labelled messages: {', '.join(silent) or 'none'}")
     print("alternatives that never fire on them, of the cues with more than one (* nor on the cue's own examples):")
     for cue in CUES:
-        alts = alternatives(cue.pattern.pattern)
+        alts = cue.alternatives
         unused = [i for i in range(len(alts)) if not counts["alternative"][(cue.name, i)]]
         if len(alts) > 1 and unused and counts["fired"][cue.name]:
-            shown = _example_alternatives(cue.name, cue.fires)
+            shown = example_alternatives(cue.name, cue.fires)
             print(
                 f"  {cue.name} ({len(unused)} of {len(alts)}): "
                 + "  ".join(alts[i] + ("" if i in shown else " *") for i in unused)
             )
 
 
-def _example_alternatives(name: str, examples: tuple[str, ...]) -> set[int]:
+def example_alternatives(name: str, examples: tuple[str, ...]) -> set[int]:
     """Which top-level alternatives of the cue `name` its examples fire, read without a speaker's side."""
     shown = set()
     for message in examples:

@@ -15,9 +15,9 @@ except ImportError:  # pragma: no cover
 
 from bargain.analysis import claim_cancellers, claim_words
 from bargain.analysis import claim_cues as cues
-from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS
+from bargain.analysis.claim_cancellers import FINAL_CANCELLERS, LIMIT_CANCELLERS, LIMIT_EXCEPTIONS
 from bargain.analysis.claims import extract_claims, readings
-from benchmarks.claims import rule_counts
+from benchmarks.claims import example_alternatives, rule_counts
 
 FINAL_CUES = frozenset(cue.name for cue in cues.CUES if cue.side == "sentence")
 
@@ -46,16 +46,71 @@ def test_a_cue_leaves_its_near_misses(name, message):
     assert not _fires(name, message)
 
 
+def _top_level(pattern: str) -> list[str]:
+    """The top-level alternatives of a pattern ("a|b(?:c|d)" has two), read from its text: the parser flattens a
+    non-capturing group into its parent, so its tree cannot tell them apart."""
+    found, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            i += 2 if pattern[i + 1 : i + 2] == "]" else 3 if pattern[i + 1 : i + 3] == "^]" else 1
+            continue
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            found.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*found, pattern[start:]]
+
+
+@pytest.mark.parametrize("cue", cues.CUES, ids=[cue.name for cue in cues.CUES])
+def test_a_cue_lists_its_alternatives_one_by_one(cue):
+    """Each listed alternative is one: none hides a top-level "|" of its own."""
+    assert [_top_level(alt) for alt in cue.alternatives] == [[alt] for alt in cue.alternatives], cue.name
+    assert cue.pattern.pattern == "|".join(cue.alternatives)
+
+
+def test_the_top_level_split_leaves_groups_and_classes_whole():
+    assert _top_level(r"a|b(?:c|d)|[|]|\|") == ["a", "b(?:c|d)", "[|]", "\\|"]
+
+
+SEVERAL = [cue for cue in cues.CUES if len(cue.alternatives) > 1]
+
+
+@pytest.mark.parametrize("cue", SEVERAL, ids=[cue.name for cue in SEVERAL])
+def test_every_alternative_of_a_cue_reads_one_of_its_examples(cue):
+    """An alternative no example of its cue reads is untested: give it an example, or drop it."""
+    shown = example_alternatives(cue.name, cue.fires)
+    unexampled = [alt for i, alt in enumerate(cue.alternatives) if i not in shown]
+    assert not unexampled, f"{cue.name}: no example of the cue is read by {unexampled}"
+
+
+def test_the_alternative_check_finds_an_unexampled_alternative():
+    cue = next(cue for cue in cues.CUES if cue.name == "refuse-hi")
+    assert len(example_alternatives(cue.name, cue.fires[:1])) == 1 < len(cue.alternatives)
+
+
 def _cancelled_by(rule: str, final: bool, role: str, message: str) -> bool:
     """Whether `rule` (a final-offer canceller when `final`) cancels a cue in `message` said by `role`."""
     return any(r.cancelled_by == rule and (r.cue in FINAL_CUES) == final for r in readings(message, role))
 
 
-CANCELLERS = [(rule, final) for final, rules in ((False, LIMIT_CANCELLERS), (True, FINAL_CANCELLERS)) for rule in rules]
+CANCELLERS = [
+    (rule, final)
+    for final, rules in ((False, LIMIT_EXCEPTIONS + LIMIT_CANCELLERS), (True, FINAL_CANCELLERS))
+    for rule in rules
+]
 
 
 def test_every_canceller_has_a_unique_name_and_examples_both_ways():
-    for rules in (LIMIT_CANCELLERS, FINAL_CANCELLERS):
+    for rules in (LIMIT_EXCEPTIONS + LIMIT_CANCELLERS, FINAL_CANCELLERS):
         assert len({rule.name for rule in rules}) == len(rules)
     assert all(rule.cancels and rule.keeps for rule, _ in CANCELLERS)
 

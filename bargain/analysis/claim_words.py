@@ -1,7 +1,8 @@
-"""The claim checker's shared word lists: pronouns' companions, negations, verbs of paying and moving, coins,
-comparisons, limit nouns, people. Each list is defined once, as a tuple of words (regex fragments, tried in the
-order given), and `claim_cues` builds its cues from them with `one_of`, so a word added here reaches every cue
-that uses the list, and a test (tests/test_claim_cues.py) checks that no list holds a word twice.
+"""The claim checker's shared word lists: pronouns' companions, negations, verbs of paying and
+moving, coins, comparisons, limit nouns, people. Each list is defined once, as a tuple of words
+(regex fragments, tried in the order given), and `claim_cues` builds its cues from them with
+`one_of`, so a word added here reaches every cue that uses the list, and a test
+(tests/test_claim_cues.py) checks that no list holds a word twice.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ def one_of(words: tuple[str, ...]) -> str:
 
 
 def not_after(words: tuple[str, ...]) -> str:
-    """A run of fixed-width look-behinds: the next word does not follow any of `words` (regex look-behinds cannot
-    take an alternation of different widths)."""
+    """A run of fixed-width look-behinds: the next word does not follow any of `words` (regex
+    look-behinds cannot take an alternation of different widths)."""
     return "".join(rf"(?<!{word}\s)" for word in words)
 
 
-# What a seller pays for besides the item: "fuel cost me 30", "I pay my babysitter 15" state no floor.
+# What a seller pays for besides the item: "fuel cost me 30", "I pay my babysitter 15" state no
+# floor.
 EXPENSES = (
     "fuel",
     "petrol",
@@ -105,7 +107,8 @@ SUBJECT_DROPPERS = (
     "madam",
 )
 
-# What may stand between a subject and its verb: "I can't really afford to go over", "I won't even take"
+# What may stand between a subject and its verb: "I can't really afford to go over", "I won't even
+# take"
 ADVERBS = (
     r"\w+ly",
     "really",
@@ -142,7 +145,20 @@ ADVERBS = (
 )
 
 # What a verb of selling takes before its price: "let it go for", "sell the bike for"
-OBJECTS = ("it", "them", "['’]em", "this", "these", "that", "those", "the", "my", "our", "her", "him")
+OBJECTS = (
+    "it",
+    "them",
+    "['’]em",
+    "this",
+    "these",
+    "that",
+    "those",
+    "the",
+    "my",
+    "our",
+    "her",
+    "him",
+)
 
 # A refusal or inability: "can't", "won't", "refuse to", "am not prepared to"
 NEGATIONS = (

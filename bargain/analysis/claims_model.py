@@ -1,4 +1,5 @@
-"""Model-assisted claim reading: a language model lists a message's price claims, the rule reading confirms them.
+"""Model-assisted claim reading: a language model lists a message's price claims, the rule reading
+confirms them.
 
 The rules of `bargain.analysis.claims` miss phrasings they were not built for; a model reads more,
 but may also invent. Here the model is asked for the claims as JSON, and each one it returns is kept
@@ -23,13 +24,17 @@ log = logging.getLogger(__name__)
 PROMPT = """You read one message from a price negotiation and list the explicit price claims in it.
 
 Kinds of claim:
-- own_limit: the speaker states its OWN reservation price or a bound on it (a buyer's budget, maximum, \
+- own_limit: the speaker states its OWN reservation price or a bound on it (a buyer's budget, \
+maximum, \
 the most it can pay; a seller's floor, minimum, cost, what it paid, break-even).
-- final_offer: the speaker declares its offer final or non-negotiable; value = the price named in the same \
+- final_offer: the speaker declares its offer final or non-negotiable; value = the price named in \
+the same \
 sentence, else null.
-- other_limit: the speaker asserts the OTHER side's reservation price or a bound on it ("you can surely \
+- other_limit: the speaker asserts the OTHER side's reservation price or a bound on it ("you can \
+surely \
 afford 80", "you probably paid under 200").
-Offers, questions, hypotheticals, negated statements, reports of what others said, market or third-party \
+Offers, questions, hypotheticals, negated statements, reports of what others said, market or \
+third-party \
 prices and numbers that are not prices are not claims.
 
 The speaker is the {role}. Message:
@@ -37,12 +42,14 @@ The speaker is the {role}. Message:
 {message}
 >>>
 
-Answer with a JSON list only, e.g. [{{"kind": "own_limit", "value": 2.5}}], or [] when there is none."""
+Answer with a JSON list only, e.g. [{{"kind": "own_limit", "value": 2.5}}], or [] when there is \
+none."""
 
 
 @dataclass
 class Assisted:
-    """The claims of one message: the rules', those the model added (each confirmed), and the counts."""
+    """The claims of one message: the rules', those the model added (each confirmed), and the
+    counts."""
 
     claims: list[Claim]
     rules: int
@@ -63,8 +70,8 @@ class Assisted:
 
 
 def parse_reply(text: str) -> list[dict] | None:
-    """The claims in a model's reply: the first JSON list in it, keeping well-formed items only (None when the
-    reply holds no JSON list at all)."""
+    """The claims in a model's reply: the first JSON list in it, keeping well-formed items only
+    (None when the reply holds no JSON list at all)."""
     text = re.sub(r"<think>.*?</think>", "", text or "", flags=re.DOTALL)
     match = re.search(r"\[.*\]", text, re.DOTALL)
     if match is None:
@@ -90,7 +97,8 @@ def parse_reply(text: str) -> list[dict] | None:
 
 
 def reader(assisted: dict[tuple[str, str], Assisted]):
-    """A `read` for `claims.check_turns` that answers from readings already made, keyed by (message, role)."""
+    """A `read` for `claims.check_turns` that answers from readings already made, keyed by (message,
+    role)."""
 
     def read(message: str, role) -> list[Claim]:
         return assisted[(message, getattr(role, "value", role))].claims
@@ -121,17 +129,21 @@ async def assist(
     backend: Backend,
     model: str,
     concurrency: int = 16,
-    sampling: Sampling = Sampling(temperature=0.0, top_p=1.0, top_k=-1, presence_penalty=0.0, max_tokens=512),
+    sampling: Sampling = Sampling(
+        temperature=0.0, top_p=1.0, top_k=-1, presence_penalty=0.0, max_tokens=512
+    ),
 ) -> list[Assisted]:
-    """Read every (message, role) with the model and the rules. A failed or unreadable model reply leaves
-    the rules' claims (logged), so a message is never lost to the model."""
+    """Read every (message, role) with the model and the rules. A failed or unreadable model reply
+    leaves the rules' claims (logged), so a message is never lost to the model."""
     slots = asyncio.Semaphore(concurrency)
 
     async def one(message: str, role: str) -> Assisted:
         prompt = PROMPT.format(role=role, message=message)
         try:
             async with slots:
-                completion = await backend.complete(Request(({"role": "user", "content": prompt},), model, sampling))
+                completion = await backend.complete(
+                    Request(({"role": "user", "content": prompt},), model, sampling)
+                )
             found = parse_reply(completion.text)
         except Exception as exc:  # a model failure must not lose the rules' reading
             log.warning("claim model failed on a message: %s", exc)
@@ -148,7 +160,9 @@ async def assist(
             await close()
 
 
-def read_all(messages: list[tuple[str, str]], backend: Backend, model: str) -> dict[tuple[str, str], Assisted]:
+def read_all(
+    messages: list[tuple[str, str]], backend: Backend, model: str
+) -> dict[tuple[str, str], Assisted]:
     """`assist` from synchronous code: each distinct (message, side) read once, keyed by it."""
     distinct = list(dict.fromkeys(messages))
     return dict(zip(distinct, asyncio.run(assist(distinct, backend, model))))

@@ -1,4 +1,5 @@
-"""PNG figures of a run: outcomes by condition, and deal prices against the Nash bargaining solution."""
+"""PNG figures of a run: outcomes by condition, and deal prices against the Nash bargaining
+solution."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ def _pyplot():
     return plt
 
 
-def outcomes_by_condition(table: pd.DataFrame, path: Path, title: str, paper: pd.DataFrame | None = None) -> Path:
-    """Deal rate and each side's mean normalised utility per condition (the paper's beside ours when given)."""
+def outcomes_by_condition(
+    table: pd.DataFrame, path: Path, title: str, paper: pd.DataFrame | None = None
+) -> Path:
+    """Deal rate and each side's mean normalised utility per condition (the paper's beside ours when
+    given)."""
     plt = _pyplot()
     cells = table[table["transparency"] != "ALL"].set_index("transparency")
     conditions = [c.value for c in Condition if c.value in cells.index]
@@ -60,7 +64,13 @@ def deal_price_vs_nbs(trials: pd.DataFrame, path: Path, title: str) -> Path:
     for condition in Condition:
         subset = deals[deals["transparency"] == condition.value]
         if len(subset):
-            ax.scatter(subset["true_nbs_price"], subset["deal_price"], s=12, alpha=0.7, label=condition.value)
+            ax.scatter(
+                subset["true_nbs_price"],
+                subset["deal_price"],
+                s=12,
+                alpha=0.7,
+                label=condition.value,
+            )
     if len(deals):
         low = min(deals["true_nbs_price"].min(), deals["deal_price"].min())
         high = max(deals["true_nbs_price"].max(), deals["deal_price"].max())

@@ -33,7 +33,11 @@ _BLOCK = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
 @lru_cache(maxsize=1)
 def instrument() -> dict:
     """The paper's judge instrument, shipped with the package."""
-    return json.loads(resources.files("bargain.data").joinpath("judge_instrument.json").read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("bargain.data")
+        .joinpath("judge_instrument.json")
+        .read_text(encoding="utf-8")
+    )
 
 
 def transcript(turns: list[Turn]) -> str:
@@ -46,9 +50,11 @@ def transcript(turns: list[Turn]) -> str:
         if turn.round != current:
             current = turn.round
             lines.append(f"Round {turn.round}:")
-        tag = {Action.OFFER: f" [OFFER: {turn.price}]", Action.NO_DEAL: " [NO_DEAL]", Action.DEAL: " [DEAL]"}.get(
-            turn.action, ""
-        )
+        tag = {
+            Action.OFFER: f" [OFFER: {turn.price}]",
+            Action.NO_DEAL: " [NO_DEAL]",
+            Action.DEAL: " [DEAL]",
+        }.get(turn.action, "")
         lines.append(f"  {turn.role.title}: {turn.message}{tag}")
     return "\n".join(lines)
 
@@ -95,7 +101,12 @@ def parse_judgment(text: str | None, condition: Condition) -> dict:
     problems = []
     for score in ASKED[condition]:
         value = data.get(score)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or not 0 <= value <= 4:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or value != int(value)
+            or not 0 <= value <= 4
+        ):
             if value is not None:
                 problems.append(f"{score}={value!r} is not an integer from 0 to 4")
             else:

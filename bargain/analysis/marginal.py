@@ -1,21 +1,24 @@
-"""Estimated marginal means of the study's (arm, condition) cells and the arms' contrasts with the reference arm,
-from a fitted M1 (`MixedFit`) or M2 (`GeeFit`), or a cluster-robust fit (`RobustFit`, read as M1 with the identity
-link and as M2 with the logit); Holm's correction of an outcome's contrasts.
+"""Estimated marginal means of the study's (arm, condition) cells and the arms' contrasts with the
+reference arm, from a fitted M1 (`MixedFit`) or M2 (`GeeFit`), or a cluster-robust fit (`RobustFit`,
+read as M1 with the identity link and as M2 with the logit); Holm's correction of an outcome's
+contrasts.
 
-A cell's mean is emmeans' (Lenth): the model's prediction averaged with equal weights over the reference grid
-of the nuisance factors, every human_role and game_index level present in the data, whatever the numbers of
-games in them, so that cells compare as if each had the same mix of roles and games. For M1 this is exactly
-emmeans' linear function of the coefficients. For M2 the predictions are averaged on the probability scale
-(marginal standardisation, so that a cell's mean is a proportion of games and a contrast a risk difference);
-emmeans' `type = "response"` instead averages on the logit scale and back-transforms, which differs when the
-grid's probabilities spread. Standard errors are the delta method's from the fit's covariance (exact for M1),
-intervals and p-values Wald's on the normal distribution; a probability's interval is built on the logit scale
-and back-transformed, so that it stays in (0, 1).
+A cell's mean is emmeans' (Lenth): the model's prediction averaged with equal weights over the
+reference grid of the nuisance factors, every human_role and game_index level present in the data,
+whatever the numbers of games in them, so that cells compare as if each had the same mix of roles
+and games. For M1 this is exactly emmeans' linear function of the coefficients. For M2 the
+predictions are averaged on the probability scale (marginal standardisation, so that a cell's mean
+is a proportion of games and a contrast a risk difference); emmeans' `type = "response"` instead
+averages on the logit scale and back-transforms, which differs when the grid's probabilities spread.
+Standard errors are the delta method's from the fit's covariance (exact for M1), intervals and
+p-values Wald's on the normal distribution; a probability's interval is built on the logit scale and
+back-transformed, so that it stays in (0, 1).
 
-A contrast is arm minus reference in each condition, and averaged over conditions with equal weights (left out
-when there is one condition, where it is the same contrast). What cannot be estimated comes back as NaN with a
-reason, never as an exception: a cell with fewer than two clusters (`MIN_CLUSTERS`), a grid point the design
-cannot estimate (emmeans' non-estimable), or a model that did not converge.
+A contrast is arm minus reference in each condition, and averaged over conditions with equal weights
+(left out when there is one condition, where it is the same contrast). What cannot be estimated
+comes back as NaN with a reason, never as an exception: a cell with fewer than two clusters
+(`MIN_CLUSTERS`), a grid point the design cannot estimate (emmeans' non-estimable), or a model that
+did not converge.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from bargain.analysis.models import NOT_CONVERGED, GeeFit, MixedFit
 from bargain.analysis.robust import Link, RobustFit
 
 MIN_CLUSTERS = 2  # a cell seen in fewer clusters than this says nothing about arms in general
-# A cell probability this close to 0 or 1 is a cell whose games all had one outcome (the logit runs off to infinity):
+# A cell probability this close to 0 or 1 is a cell whose games all had one outcome (the logit runs
+# off to infinity):
 # its interval on the logit scale means nothing.
 SEPARATED = 1e-6
 Fit = MixedFit | GeeFit | RobustFit
@@ -39,8 +43,8 @@ Fit = MixedFit | GeeFit | RobustFit
 
 @dataclass(frozen=True)
 class CellMean:
-    """An (arm, condition) cell's estimated marginal mean (for M2 a probability), 95% interval; NaN with a
-    `reason` when not estimable."""
+    """An (arm, condition) cell's estimated marginal mean (for M2 a probability), 95% interval; NaN
+    with a `reason` when not estimable."""
 
     arm: str
     condition: str
@@ -55,8 +59,9 @@ class CellMean:
 
 @dataclass(frozen=True)
 class Contrast:
-    """Arm minus reference arm (for M2 a risk difference) in `condition`, or averaged over conditions when
-    `condition` is None; `p_holm` is Holm-adjusted over the contrasts of the same fit (one outcome)."""
+    """Arm minus reference arm (for M2 a risk difference) in `condition`, or averaged over
+    conditions when `condition` is None; `p_holm` is Holm-adjusted over the contrasts of the same
+    fit (one outcome)."""
 
     arm: str
     reference_arm: str
@@ -71,7 +76,8 @@ class Contrast:
 
 
 def marginal_means(fit: Fit) -> tuple[CellMean, ...]:
-    """Every (arm, condition) cell's estimated marginal mean, arms and conditions in the design's order."""
+    """Every (arm, condition) cell's estimated marginal mean, arms and conditions in the design's
+    order."""
     means = []
     for arm in fit.design.factor_levels("arm"):
         for condition in fit.design.factor_levels("condition"):
@@ -79,31 +85,46 @@ def marginal_means(fit: Fit) -> tuple[CellMean, ...]:
             value = _cell_value(fit, arm, condition)
             if isinstance(value, str):
                 nan = math.nan
-                means.append(CellMean(arm, condition, nan, nan, nan, nan, cell.n_games, cell.n_clusters, value))
+                means.append(
+                    CellMean(
+                        arm, condition, nan, nan, nan, nan, cell.n_games, cell.n_clusters, value
+                    )
+                )
                 continue
             estimate, gradient = value
             se, reason, critical = _se(fit, gradient), "", _read_on(fit).ppf(0.975)
-            if not _linear(fit) and not SEPARATED < estimate < 1 - SEPARATED:  # every game of the cell alike
+            # every game of the cell alike
+            if not _linear(fit) and not SEPARATED < estimate < 1 - SEPARATED:
                 low = high = math.nan
-                reason = f"every game of the cell has the outcome {round(estimate)}: no interval on the logit scale"
+                reason = (
+                    f"every game of the cell has the outcome {round(estimate)}: no interval on the "
+                    "logit scale"
+                )
             elif not _linear(fit):
                 logit, half = special.logit(estimate), critical * se / (estimate * (1 - estimate))
                 low, high = float(special.expit(logit - half)), float(special.expit(logit + half))
             else:
                 low, high = estimate - critical * se, estimate + critical * se
-            means.append(CellMean(arm, condition, estimate, se, low, high, cell.n_games, cell.n_clusters, reason))
+            means.append(
+                CellMean(
+                    arm, condition, estimate, se, low, high, cell.n_games, cell.n_clusters, reason
+                )
+            )
     return tuple(means)
 
 
 def contrasts(fit: Fit) -> tuple[Contrast, ...]:
-    """Each arm minus the reference in every condition, then averaged over conditions, with Holm's p-values."""
+    """Each arm minus the reference in every condition, then averaged over conditions, with Holm's
+    p-values."""
     reference = fit.design.reference_arm
     conditions = fit.design.factor_levels("condition")
     found: list[tuple[str, str | None, tuple[float, np.ndarray] | str]] = []
     for arm in fit.design.factor_levels("arm")[1:]:
         per_condition = []
         for condition in conditions:
-            difference = _difference(_cell_value(fit, arm, condition), _cell_value(fit, reference, condition))
+            difference = _difference(
+                _cell_value(fit, arm, condition), _cell_value(fit, reference, condition)
+            )
             per_condition.append(difference)
             found.append((arm, condition, difference))
         if len(conditions) > 1:
@@ -112,7 +133,16 @@ def contrasts(fit: Fit) -> tuple[Contrast, ...]:
                 found.append((arm, None, "; ".join(reasons)))
             else:
                 values = [d for d in per_condition if not isinstance(d, str)]
-                found.append((arm, None, (float(np.mean([v for v, _ in values])), np.mean([g for _, g in values], 0))))
+                found.append(
+                    (
+                        arm,
+                        None,
+                        (
+                            float(np.mean([v for v, _ in values])),
+                            np.mean([g for _, g in values], 0),
+                        ),
+                    )
+                )
 
     rows: list[tuple[str, str | None, float, float, float, str]] = []
     for arm, where, difference in found:
@@ -126,15 +156,24 @@ def contrasts(fit: Fit) -> tuple[Contrast, ...]:
     adjusted, critical = holm([p for *_, p, _ in rows]), _read_on(fit).ppf(0.975)
     return tuple(
         Contrast(
-            arm, reference, where, estimate, se, estimate - critical * se, estimate + critical * se, p, p_holm, reason
+            arm,
+            reference,
+            where,
+            estimate,
+            se,
+            estimate - critical * se,
+            estimate + critical * se,
+            p,
+            p_holm,
+            reason,
         )
         for (arm, where, estimate, se, p, reason), p_holm in zip(rows, adjusted)
     )
 
 
 def holm(pvalues: Sequence[float]) -> tuple[float, ...]:
-    """Holm's step-down adjustment (R's `p.adjust(method = "holm")`), in the given order; NaN stays NaN and does
-    not count among the tests."""
+    """Holm's step-down adjustment (R's `p.adjust(method = "holm")`), in the given order; NaN stays
+    NaN and does not count among the tests."""
     finite = [i for i, p in enumerate(pvalues) if not math.isnan(p)]
     adjusted = [math.nan] * len(pvalues)
     running = 0.0
@@ -145,7 +184,8 @@ def holm(pvalues: Sequence[float]) -> tuple[float, ...]:
 
 
 def _cell_value(fit: Fit, arm: str, condition: str) -> tuple[float, np.ndarray] | str:
-    """A cell's mean over the equal-weight nuisance grid and its gradient in the coefficients, or why not."""
+    """A cell's mean over the equal-weight nuisance grid and its gradient in the coefficients, or
+    why not."""
     design = fit.design
     cell = design.cell(arm, condition)
     if cell.n_clusters < MIN_CLUSTERS:
@@ -168,10 +208,11 @@ def _cell_value(fit: Fit, arm: str, condition: str) -> tuple[float, np.ndarray] 
 
 
 def _read_on(fit: Fit):
-    """The distribution an estimate over its standard error is read on: the normal for M1 (REML, as emmeans'
-    asymptotic intervals), Student's t with G - 1 degrees of freedom for a sandwich (cluster-robust) fit, whose
-    errors are estimated from G clusters: read on the normal they are too narrow at tens of clusters (a study's null
-    rejected 6.6% of the time at 120 participants), and with G - 1 they stay near their level (Stata's practice)."""
+    """The distribution an estimate over its standard error is read on: the normal for M1 (REML, as
+    emmeans' asymptotic intervals), Student's t with G - 1 degrees of freedom for a sandwich
+    (cluster-robust) fit, whose errors are estimated from G clusters: read on the normal they are
+    too narrow at tens of clusters (a study's null rejected 6.6% of the time at 120 participants),
+    and with G - 1 they stay near their level (Stata's practice)."""
     if isinstance(fit, MixedFit):
         return stats.norm
     return stats.t(max(1, fit.df if isinstance(fit, RobustFit) else fit.n_clusters - 1))

@@ -55,7 +55,9 @@ def read_trials(path: str | Path) -> pd.DataFrame:
     try:
         frame = reader(path)
     except Exception as exc:  # each format fails in its own way; all mean "not a trials table"
-        raise MetricsError(f"cannot read {path} as a trials table: {type(exc).__name__}: {exc}") from exc
+        raise MetricsError(
+            f"cannot read {path} as a trials table: {type(exc).__name__}: {exc}"
+        ) from exc
     if not isinstance(frame, pd.DataFrame):
         raise MetricsError(f"{path} holds a {type(frame).__name__}, not a table of trials")
     return prepare(frame)
@@ -79,7 +81,14 @@ def _deal_flags(frame: pd.DataFrame) -> pd.Series:
 
 def prepare(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of a trials table with every column the metrics use, derived where missing."""
-    required = ("transparency", "buyer_res_price", "seller_res_price", "buyer_utility", "seller_utility", "rounds")
+    required = (
+        "transparency",
+        "buyer_res_price",
+        "seller_res_price",
+        "buyer_utility",
+        "seller_utility",
+        "rounds",
+    )
     missing = [c for c in required if c not in frame]
     if missing:
         raise MetricsError(f"the trials table lacks {', '.join(missing)}")
@@ -95,8 +104,14 @@ def prepare(frame: pd.DataFrame) -> pd.DataFrame:
             out[f"{side}_norm_utility"] = (utility / surplus).where(normalise, 0.0)
     out["welfare"] = out["buyer_utility"] + out["seller_utility"]
     out["seller_advantage"] = out["seller_utility"] - out["buyer_utility"]
-    nbs = out["true_nbs_price"] if "true_nbs_price" in out else (out["buyer_res_price"] + out["seller_res_price"]) / 2
-    deal_price = pd.to_numeric(out.get("deal_price", pd.Series(np.nan, index=out.index)), errors="coerce")
+    nbs = (
+        out["true_nbs_price"]
+        if "true_nbs_price" in out
+        else (out["buyer_res_price"] + out["seller_res_price"]) / 2
+    )
+    deal_price = pd.to_numeric(
+        out.get("deal_price", pd.Series(np.nan, index=out.index)), errors="coerce"
+    )
     out["nbs_deviation"] = (deal_price - nbs).where(out["deal"])
     out["nbs_deviation_share"] = (out["nbs_deviation"] / surplus).where(normalise)
     for column in JUDGE_COLUMNS:
@@ -116,7 +131,10 @@ def _t_stat(values: pd.Series) -> float:
 def cell(frame: pd.DataFrame) -> dict:
     """The metrics of one group of trials."""
     deals = frame[frame["deal"]]
-    row: dict = {"n": len(frame), "deal_rate": float(frame["deal"].mean()) if len(frame) else math.nan}
+    row: dict = {
+        "n": len(frame),
+        "deal_rate": float(frame["deal"].mean()) if len(frame) else math.nan,
+    }
     for column in MEAN_COLUMNS:
         row[column] = float(frame[column].mean())
     for column in DEAL_MEAN_COLUMNS:
@@ -158,13 +176,17 @@ def cell_order(key: object) -> tuple:
 
 
 def cell_table(frame: pd.DataFrame, by: Sequence[str] = ("transparency",)) -> pd.DataFrame:
-    """One row per cell (grouped by `by`) plus a pooled `ALL` row carrying the scatter quantities."""
+    """One row per cell (grouped by `by`) plus a pooled `ALL` row carrying the scatter
+    quantities."""
     by = list(by)
     if not by:
         raise MetricsError("name at least one column to group by (e.g. transparency)")
     missing = [c for c in by if c not in frame]
     if missing:
-        raise MetricsError(f"cannot group by {', '.join(missing)}: no such column (have {', '.join(frame.columns)})")
+        raise MetricsError(
+            f"cannot group by {', '.join(missing)}: no such column (have "
+            f"{', '.join(frame.columns)})"
+        )
     groups = [
         ((key if isinstance(key, tuple) else (key,)), group)
         for key, group in frame.groupby(by, sort=False, dropna=False)
@@ -177,7 +199,9 @@ def cell_table(frame: pd.DataFrame, by: Sequence[str] = ("transparency",)) -> pd
 
 def summary_markdown(table: pd.DataFrame, title: str) -> str:
     """A per-cell table as Markdown, numbers to three decimals."""
-    shown = table.drop(columns=[c for c in ("avg_norm_utility_per_agent", "avg_honesty") if c in table])
+    shown = table.drop(
+        columns=[c for c in ("avg_norm_utility_per_agent", "avg_honesty") if c in table]
+    )
     return f"# {title}\n\n" + shown.to_markdown(index=False, floatfmt=".3f") + "\n"
 
 
@@ -185,5 +209,6 @@ def records(table: pd.DataFrame) -> list[dict]:
     """A per-cell table as JSON-ready objects (NaN as null)."""
     clean = table.astype(object).where(table.notna(), None)
     return [
-        {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()} for row in clean.to_dict("records")
+        {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
+        for row in clean.to_dict("records")
     ]

@@ -1,4 +1,5 @@
-"""Every price mentioned in a message, read the same way whatever its form: the claim checker's first step.
+"""Every price mentioned in a message, read the same way whatever its form: the claim checker's
+first step.
 
 `bargain.engine.prices` reads the one price a person types into a price field (strictly, refusing
 anything doubtful); this module finds the prices mentioned anywhere in free text, and so has to
@@ -32,13 +33,19 @@ from text_to_num import text2num
 
 _CUR_PRE = r"(?:US\$|USD|EUR|GBP|CAD|AUD|[$€£])"
 _CUR_POST_WORDS = (
-    r"(?:usd|eur|gbp|inr|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|rupees?|rs|yen|yuan|francs?|"
+    r"(?:usd|eur|gbp|inr|dollars?|euros?|bucks?|quid|pounds?(?!\s+of\b)|rupees?|rs|yen|yuan|"
+    r"francs?|"
     r"pesos?|cents?|pence|pee|p(?=\b))"
 )
-# A number written in digits: thousands with commas, a decimal comma with one or two digits, a point.
-_DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}|\d+,\d{1,2}(?!\d|,\d)|\d+(?:\.\d+)?|\.\d+)"
+# A number written in digits: thousands with commas, a decimal comma with one or two digits, a
+# point.
+_DIGITS = (
+    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}|\d+,\d{1,2}(?!\d|,\d)|"
+    r"\d+(?:\.\d+)?|\.\d+)"
+)
 _UNITS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen "
     "seventeen eighteen nineteen"
 ).split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
@@ -53,11 +60,13 @@ _WORDS = (
 )
 _NUMBER = "|".join(
     (  # digits (with k, grand, hundred), number words, notes, "a" before a coin, couples, halves
-        rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|\s(?P<hundred>hundred)\b)?",
+        rf"(?P<digits>{_DIGITS})(?:\s?(?P<k>[kK])\b|\s(?P<grand>grand|thousand)\b|"
+        r"\s(?P<hundred>hundred)\b)?",
         rf"(?P<words>\b{_WORDS}\b)",
         r"(?P<note>\b(?:a\s+)?(?:tenner|fiver|grand)\b|\ba\s+ton\b(?!\s+of)|"
         r"\ba\s+quarter\b(?=\s+(?:for|each|per|apiece|a\s+piece)\b))",
-        r"(?P<one>(?<!\d\s)\ba)(?=\s+(?:dollar|buck|euro|quid|pound)\s+(?:for|each|per|apiece|a\s+piece)\b)",
+        r"(?P<one>(?<!\d\s)\ba)(?=\s+(?:dollar|buck|euro|quid|pound)\s+(?:for|each|per|apiece|"
+        r"a\s+piece)\b)",
         rf"(?P<couple>\ba\s+couple\s+of)(?=\s+{_CUR_POST_WORDS}\b)",
         r"(?P<couple_scale>\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand|grand)\b)",
         r"(?P<half>\bhalf\s+an?)(?=\s+(?:dollar|euro|buck|quid|pound(?!\s+of\b))\b)",
@@ -71,45 +80,63 @@ _AMOUNT = re.compile(
     rf"|\s+and\s+(?P<and_cents>{_NUMBER_WORD}(?:[\s-]+{_NUMBER_WORD})?|\d{{1,2}})\s+cents?\b)?",
     re.IGNORECASE,
 )
-_NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0, "ton": 100.0, "quarter": 0.25}  # "a tenner", "a quarter each"
+# "a tenner", "a quarter each"
+_NOTES = {"tenner": 10.0, "fiver": 5.0, "grand": 1000.0, "ton": 100.0, "quarter": 0.25}
 _RANGE_JOIN = re.compile(r"\s?[-–]\s?|\s+(?:to|or)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 
-# What may follow a bare price: words that are not nouns (a bare number followed by a noun is a count).
+# What may follow a bare price: words that are not nouns (a bare number followed by a noun is a
+# count).
 _AFTER_PRICE = frozenset(
     """
-a an each per apiece a-piece is was 's are were be would will 'd 'll and or but so then than to for on at in with
-from by of as into onto off up down out over under above below now today tonight max maximum tops top flat firm final
-total even exactly only including incl plus net cash upfront ok okay please already minimum min either neither nor
-i you we he she it that this they there here these those is isn't wasn't won't can't cannot could should might must
-do does did not no never ish or-so at-most tops is-my sounds works seems feels gets got get give make makes made
-pay paid spend spent take taking accept offer offered sounds fine fair deal done tho though although because since
-if unless when while which who what where why how just really honestly actually literally tbh imo lol haha yeah yes
-right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped delivered its plus
+a an each per apiece a-piece is was 's are were be would will 'd 'll and or but so then than to for
+on at in with
+from by of as into onto off up down out over under above below now today tonight max maximum tops
+top flat firm final
+total even exactly only including incl plus net cash upfront ok okay please already minimum min
+either neither nor
+i you we he she it that this they there here these those is isn't wasn't won't can't cannot could
+should might must
+do does did not no never ish or-so at-most tops is-my sounds works seems feels gets got get give
+make makes made
+pay paid spend spent take taking accept offer offered sounds fine fair deal done tho though although
+because since
+if unless when while which who what where why how just really honestly actually literally tbh imo
+lol haha yeah yes
+right hard absolute absolutely all altogether anyway anyhow either way sharp straight shipped
+delivered its plus
 thus this yes less unless tops minus bucks
-including excluding inclusive inc vat tax taxes after before plus minus ea each thats its whats lets dats
-then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems sounds looks works makes means gets
+including excluding inclusive inc vat tax taxes after before plus minus ea each thats its whats lets
+dats
+then tho pls plz sry ngl fr rn lol lmao represents reflects remains stands seems sounds looks works
+makes means gets
 covers includes it's that's there's here's he's she's what's let's who's
 set saved put budgeted earmarked allocated aside
 easy easily
 """.split()
 )
-# Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are caught by their -s.
+# Singular nouns that count things after a bare number ("1 bag", "a 5 star review"); plurals are
+# caught by their -s.
 _COUNT_NOUNS = frozenset(
     """
-kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag box pack item piece unit day week
-month year hour minute second time star person people kid child bedroom room seat door speed gear owner page
+kg kilo kilogram g gram lb oz ml l litre liter cm mm m km mile inch foot ft bag box pack item piece
+unit day week
+month year hour minute second time star person people kid child bedroom room seat door speed gear
+owner page
 hrs mins secs wks yrs pcs lbs kgs ozs
 """.split()
 )
-# Nouns an amount of money qualifies ("a 400 allowance", "a 50 deposit"): the number before them is a price.
+# Nouns an amount of money qualifies ("a 400 allowance", "a 50 deposit"): the number before them is
+# a price.
 _MONEY_NOUNS = frozenset(
     "budget allowance limit cap ceiling deposit fee discount credit voucher bill note offer bid "
     "payment price tip markup margin profit loss".split()
 )
 _LABEL_BEFORE = re.compile(
-    r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|nr|step|page|item|lot|room|year|years|age|aged|"
-    r"gen|generation|series|mark|mk|chapter|level|floor|row|seat|table|gate|platform|route|bus|flight|"
+    r"(?:\b(?:round|rounds|day|days|size|model|version|v|number|nr|step|page|item|lot|room|year|"
+    r"years|age|aged|"
+    r"gen|generation|series|mark|mk|chapter|level|floor|row|seat|table|gate|platform|route|bus|"
+    r"flight|"
     r"iphone|galaxy|pixel|ps|xbox|windows|rtx|gtx|top|the|a|an)|#)\s*$|[A-Za-z]-?$",
     re.IGNORECASE,
 )
@@ -120,7 +147,8 @@ _YEAR_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _PER_ITEM = re.compile(
-    r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)", re.IGNORECASE
+    r"\s+(?:a|an|per|each)\b(?!\s+(?:month|week|year|night|day|hour|visit|session|head|person)\b)",
+    re.IGNORECASE,
 )  # a price per item, not per month
 # Goods whose price names the scale a spoken price leaves open ("nine fifty for the piano" is 950).
 DEAR_ITEMS = (
@@ -258,11 +286,13 @@ _NOT_AFTER = re.compile(
 )
 _WORD_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'’-]*)")
 _MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|"
     r"oct(?:ober)?|"
     r"nov(?:ember)?|dec(?:ember)?)"
 )
-_MONTH_AFTER = re.compile(rf"\s+(?!may\b){_MONTH}\b", re.IGNORECASE)  # "3 March"; "50 may be too much" is a price
+# "3 March"; "50 may be too much" is a price
+_MONTH_AFTER = re.compile(rf"\s+(?!may\b){_MONTH}\b", re.IGNORECASE)
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s+$", re.IGNORECASE)  # "on March 3"
 
 
@@ -284,19 +314,23 @@ class Price:
 
 @lru_cache(maxsize=4096)
 def _words_value(text: str) -> float | None:
-    """The value of a run of number words, or None: text2num reads it; a price spoken in two parts takes the
-    reading `_spoken` puts first."""
+    """The value of a run of number words, or None: text2num reads it; a price spoken in two parts
+    takes the reading `_spoken` puts first."""
     spoken = _spoken(text)
     if spoken is not None:
         return spoken[0]
     words = re.sub(r"[\s-]+", " ", text.lower().replace(" and ", " ")).strip()
-    words = re.sub(r"^(?:(?:a|one) )?(hundred|thousand|grand)", r"one \1", words).replace("grand", "thousand")
+    words = re.sub(r"^(?:(?:a|one) )?(hundred|thousand|grand)", r"one \1", words).replace(
+        "grand", "thousand"
+    )
     if words == "a":
         return 1.0  # "a dollar fifty"
     half = re.fullmatch(r"(.+) and a half (hundred|thousand|grand)", text.strip().lower())
     if half:  # "nine and a half thousand", "eight and a half grand"
         try:
-            return (text2num(half.group(1), "en") + 0.5) * (100 if half.group(2) == "hundred" else 1000)
+            return (text2num(half.group(1), "en") + 0.5) * (
+                100 if half.group(2) == "hundred" else 1000
+            )
         except ValueError:
             return None
     try:
@@ -316,9 +350,9 @@ def _words_value(text: str) -> float | None:
 
 @lru_cache(maxsize=4096)
 def _spoken(text: str) -> tuple[float, float] | None:
-    """A price spoken in two parts, units then cents, and its two readings, the likelier first: "two fifty" is
-    2.50 (or 250), "two-sixty" 260 (or 2.60), "twenty-six fifty" 2,650, "forty-four ninety-nine" 44.99. None
-    for any other run of words ("seventy-five", "twelve hundred")."""
+    """A price spoken in two parts, units then cents, and its two readings, the likelier first: "two
+    fifty" is 2.50 (or 250), "two-sixty" 260 (or 2.60), "twenty-six fifty" 2,650, "forty-four
+    ninety-nine" 44.99. None for any other run of words ("seventy-five", "twelve hundred")."""
     words = re.sub(r"[\s-]+", " ", text.lower()).strip()
     try:
         text2num(words, "en")
@@ -328,7 +362,10 @@ def _spoken(text: str) -> tuple[float, float] | None:
     parts = words.split(" ")
     for cut in range(1, len(parts)):
         try:
-            units, cents = text2num(" ".join(parts[:cut]), "en"), text2num(" ".join(parts[cut:]), "en")
+            units, cents = (
+                text2num(" ".join(parts[:cut]), "en"),
+                text2num(" ".join(parts[cut:]), "en"),
+            )
         except ValueError:
             continue
         if not (10 <= cents < 100 and 0 < units < 100):
@@ -342,7 +379,8 @@ def _spoken(text: str) -> tuple[float, float] | None:
 
 
 def _digits_value(text: str) -> float | None:
-    """The value of a number in digits; price-parser decides whether a comma is decimal ("2,50") or not ("1,250")."""
+    """The value of a number in digits; price-parser decides whether a comma is decimal ("2,50") or
+    not ("1,250")."""
     if re.fullmatch(r"0\.\d+", text):
         return float(text)  # "0.105": a leading zero separates no thousands
     amount = _ParsedPrice.fromstring(text, decimal_separator=None).amount_float
@@ -370,7 +408,8 @@ def _amount(match: re.Match) -> float | None:
     elif match.group("one"):
         value = 1.0  # "a dollar for the mug"
     elif match.group("couple_scale"):
-        value = 200.0 if match.group("couple_scale").lower().endswith("hundred") else 2000.0  # "a couple hundred"
+        # "a couple hundred"
+        value = 200.0 if match.group("couple_scale").lower().endswith("hundred") else 2000.0
     else:
         value = 2.0  # "a couple of dollars"
     if value is None:
@@ -401,94 +440,128 @@ def _is_price(message: str, match: re.Match, value: float) -> bool:
     if match.group("pre") or match.group("post") or match.group("note"):
         return True
     before = message[max(0, start - 24) : start]
+    return not (
+        _a_label_or_time(match, value, before)
+        or _a_date(message, match, value, before)
+        or _counts_what_follows(message, match, value, before)
+        or _counts_items(message, match, value, before)
+        or (match.group("words") and value == 1)  # "one" is mostly a pronoun
+    )
+
+
+def _a_label_or_time(match: re.Match, value: float, before: str) -> bool:
+    """A number a label names ("round 3", "floor 3"; but "floor 5.50" is a price), or an hour ("I
+    close at 6")."""
     if (
         _LABEL_BEFORE.search(before)
         and not re.search(r"\b(?:the|a|an|top)\s*$", before, re.IGNORECASE)
-        and not (re.search(r"\bfloor\s*$", before, re.IGNORECASE) and re.search(r"\d[.,]\d", match.group(0)))
+        and not (
+            re.search(r"\bfloor\s*$", before, re.IGNORECASE)
+            and re.search(r"\d[.,]\d", match.group(0))
+        )
     ):
-        return False  # "round 3", "floor 3"; but "floor 5.50" is a price
-    if _TIME_BEFORE.search(before) and value <= 24:
-        return False  # "I close at 6"
+        return True
+    return bool(_TIME_BEFORE.search(before)) and value <= 24
+
+
+def _a_date(message: str, match: re.Match, value: float, before: str) -> bool:
+    """A day of a month ("your letter of 3 March", "on March 3") or a year ("a 2019 model"), not a
+    range of them."""
+    end = match.end()
     if (
         value <= 31
         and value == int(value)
         and match.group("digits")
         and (_MONTH_AFTER.match(message, end) or _MONTH_BEFORE.search(before))
     ):
-        return False  # "your letter of 3 March", "on March 3": a date
-    if (
+        return True
+    return bool(
         match.group("digits")
         and re.fullmatch(r"(?:19|20)\d\d", match.group("digits"))
         and not match.group("k")
         and _YEAR_BEFORE.search(before)
-    ):
-        if not re.match(r"\s*(?:-|–|to)\s*\d", message[end:]):
-            return False
+        and not re.match(r"\s*(?:-|–|to)\s*\d", message[end:])
+    )
+
+
+def _counts_what_follows(message: str, match: re.Match, value: float, before: str) -> bool:
+    """A count of the things the word after names: "3 bags", "two kids", "a 2019 model", "two floor
+    seats"; but "two fifty the jar" is a price."""
+    end = match.end()
     word = _WORD_AFTER.match(message, end)
-    if word is not None and not re.match(r"\s*[,;:.!?]", message[end:]):
-        after = word.group(1).lower().replace("’", "'")
-        if (
-            not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE)
-            and after not in _MONEY_NOUNS
-            and (
-                after in _COUNT_NOUNS
-                or (
-                    after.endswith("s")
-                    and len(after) > 3
-                    and after not in _AFTER_PRICE
-                    and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
-                    and not after.endswith(("ss", "us", "is"))
-                )
-                or (after not in _AFTER_PRICE and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE))
-                or (
-                    after not in _AFTER_PRICE
-                    and match.group("words")
-                    and value < 20
-                    and not (after in ("the", "my", "your", "our") and " " in match.group("words").strip())
+    if word is None or re.match(r"\s*[,;:.!?]", message[end:]):
+        return False
+    after = word.group(1).lower().replace("’", "'")
+    return bool(
+        not re.fullmatch(_CUR_POST_WORDS, after, re.IGNORECASE)
+        and after not in _MONEY_NOUNS
+        and (
+            after in _COUNT_NOUNS
+            or (
+                after.endswith("s")
+                and len(after) > 3
+                and after not in _AFTER_PRICE
+                and not re.search(r"\d[.,]\d", match.group(0))  # "5,800 blows the budget"
+                and not after.endswith(("ss", "us", "is"))
+            )
+            or (
+                after not in _AFTER_PRICE
+                and re.search(r"\b(?:a|an|the)\s*$", before, re.IGNORECASE)
+            )
+            or (
+                after not in _AFTER_PRICE
+                and match.group("words")
+                and value < 20
+                and not (
+                    after in ("the", "my", "your", "our") and " " in match.group("words").strip()
                 )
             )
-        ):
-            return False  # "3 bags", "two kids", "a 2019 model", "two floor seats"; but "two fifty the jar" is a price
+        )
+    )
+
+
+_ITEMS_BEFORE = re.compile(
+    r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|"
+    r"set|block|"
+    r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$",
+    re.IGNORECASE,
+)
+_PRICE_FOR_BEFORE = re.compile(
+    rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|"
+    rf"per)\s+$",
+    re.IGNORECASE,
+)
+_FOR_A_PRICE_AFTER = re.compile(
+    rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|"
+    rf"{_NUMBER_WORD})",
+    re.IGNORECASE,
+)
+
+
+def _counts_items(message: str, match: re.Match, value: float, before: str) -> bool:
+    """A small number of items, not a price: "a one", "the two", "for all six", "the block of four",
+    "16 quid for three", "2 for 150"."""
     if (
         match.group("words")
         and value < 20
         and (
-            re.search(
-                r"\b(?:the|a|an|all|these|those)(?:\s+(?:last|first|other|next|remaining))?\s*$|\b(?:pack|box|"
-                r"set|block|"
-                r"bag|lot|bundle|batch|pair|group|dozen|bunch)\s+of\s+$",
-                before,
-                re.IGNORECASE,
-            )
-            or value == int(value)
-            and re.search(
-                rf"(?:{_CUR_PRE}\s?\d[\d.,]*|\d[\d.,]*\s?{_CUR_POST_WORDS})\s+(?:for|"
-                rf"per)\s+$",
-                before,
-                re.IGNORECASE,
-            )
+            _ITEMS_BEFORE.search(before) or value == int(value) and _PRICE_FOR_BEFORE.search(before)
         )
     ):
-        return False  # "a one", "the two", "for all six", "the block of four", "16 quid for three"
-    if (
+        return True
+    return (
         value < 20
         and value == int(value)
-        and re.match(
-            rf"\s+for\s+(?:{_CUR_PRE}\s?)?(?:\d|"
-            rf"{_NUMBER_WORD})",
-            message[end:],
-            re.IGNORECASE,
-        )
-    ):
-        return False  # "2 for 150": two of them
-    if match.group("words") and value == 1 and not match.group("post"):
-        return False  # "one" is mostly a pronoun
-    return True
+        and _FOR_A_PRICE_AFTER.match(message, match.end()) is not None
+    )
 
 
-def _settle_scales(message: str, amounts: list[tuple[float, int, int, bool]], others: dict[int, float]) -> None:
-    """Give each amount whose words leave its scale open (`others`: its other reading, "one seventy-five" 1.75 or
-    175, a bare "eight" 8 or 8,000) the reading its item or the message's other prices point to, in place."""
+def _settle_scales(
+    message: str, amounts: list[tuple[float, int, int, bool]], others: dict[int, float]
+) -> None:
+    """Give each amount whose words leave its scale open (`others`: its other reading, "one
+    seventy-five" 1.75 or 175, a bare "eight" 8 or 8,000) the reading its item or the message's
+    other prices point to, in place."""
     for i, other in others.items():  # "I max out at nine fifty for the piano"
         value = amounts[i][0]
         item = _DEAR.search(message) if other > value else _CHEAP.search(message)
@@ -496,7 +569,8 @@ def _settle_scales(message: str, amounts: list[tuple[float, int, int, bool]], ot
             amounts[i], others[i] = (other, *amounts[i][1:]), value
     written = [a[0] for i, a in enumerate(amounts) if i not in others and a[0] > 0]
     for i, other in others.items() if written else ():
-        # "Two hundred is all I have; you'd do it for one seventy-five": within a factor of 3 of another price
+        # "Two hundred is all I have; you'd do it for one seventy-five": within a factor of 3 of
+        # another price
         value, start, end, flag = amounts[i]
         nearest = min(abs(math.log(other / w)) for w in written)
         if nearest < math.log(3) and nearest < min(abs(math.log(value / w)) for w in written):
@@ -505,13 +579,22 @@ def _settle_scales(message: str, amounts: list[tuple[float, int, int, bool]], ot
 
 def find_prices(message: str) -> list[Price]:
     """Every price in `message`, in order; the two ends of a range form one mention."""
+    amounts, others = _amounts(message)
+    _settle_scales(message, amounts, others)
+    return _join_ranges(message, amounts)
+
+
+def _amounts(message: str) -> tuple[list[tuple[float, int, int, bool]], dict[int, float]]:
+    """Every amount of `message` that may be a price, as (value, start, end, has a currency), and
+    the other reading of each whose words leave its scale open, by its index."""
     amounts: list[tuple[float, int, int, bool]] = []
     others: dict[int, float] = {}  # another reading of an amount whose words leave its scale open
     pos = 0
     while (match := _AMOUNT.search(message, pos)) is not None:
         pos = match.end()
         value = _amount(match)
-        if value is not None and match.group("cents"):  # "300 two years ago": the words after are not cents
+        # "300 two years ago": the words after are not cents
+        if value is not None and match.group("cents"):
             shorter = _AMOUNT.match(message[: match.start("cents")].rstrip(), match.start())
             if shorter is not None and _amount(shorter) == value:
                 match = shorter
@@ -522,7 +605,8 @@ def find_prices(message: str) -> list[Price]:
             and match.group("words")
             and " " in match.group("words").strip()
         ):
-            # "eight thousand two years ago": the last word counts the years; the words before it are the price
+            # "eight thousand two years ago": the last word counts the years; the words before it
+            # are the price
             head = match.group("words").rsplit(None, 1)[0]
             shorter = _AMOUNT.match(message[: match.start("words") + len(head)], match.start())
             if shorter is not None and shorter.end() < match.end():
@@ -532,21 +616,36 @@ def find_prices(message: str) -> list[Price]:
             continue
         words = match.group("words")
         readings = _spoken(words) if words and value == _words_value(words) else None
-        if readings is not None and readings[0] > readings[1] and _PER_ITEM.match(message, match.end()):
+        if (
+            readings is not None
+            and readings[0] > readings[1]
+            and _PER_ITEM.match(message, match.end())
+        ):
             value, readings = readings[1], readings[::-1]  # "one-fifty a punnet" is 1.50
         if readings is not None:
             others[len(amounts)] = readings[1]
         elif (
             0 < value < 100
             and value == int(value)
-            and not any(match.group(g) for g in ("pre", "post", "k", "grand", "hundred", "note", "cents"))
+            and not any(
+                match.group(g) for g in ("pre", "post", "k", "grand", "hundred", "note", "cents")
+            )
         ):
-            others[len(amounts)] = value * 1000  # "the 8,500 one? you'd let it go for eight": eight thousand
-        amounts.append((value, match.start(), match.end(), bool(match.group("pre") or match.group("post"))))
-    _settle_scales(message, amounts, others)
+            # "the 8,500 one? you'd let it go for eight": eight thousand
+            others[len(amounts)] = value * 1000
+        amounts.append(
+            (value, match.start(), match.end(), bool(match.group("pre") or match.group("post")))
+        )
+    return amounts, others
+
+
+def _join_ranges(message: str, amounts: list[tuple[float, int, int, bool]]) -> list[Price]:
+    """The prices of the amounts, two joined as a range ("2 to 2.5", "between 11 and 12 thousand")
+    where their words join them and neither is over three times the other."""
 
     def scale(start: int, end: int) -> float:
-        """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000 to 12,000."""
+        """The scale word closing a range's second end, for the first: "11 to 12 thousand" is 11,000
+        to 12,000."""
         word = re.search(r"(thousand|grand|k|hundred)\s*$", message[start:end], re.IGNORECASE)
         return 1.0 if word is None else (100.0 if word.group(1).lower() == "hundred" else 1000.0)
 
@@ -561,11 +660,18 @@ def find_prices(message: str) -> list[Price]:
             first = value
             if scale(start, end) == 1.0 and value * scale(nxt_start, nxt_end) <= 3 * nxt_value:
                 first = value * scale(nxt_start, nxt_end)
-            if (_RANGE_JOIN.fullmatch(join) or (between and re.fullmatch(r"\s+and\s+", join, re.IGNORECASE))) and max(
-                first, nxt_value
-            ) <= 3 * min(first, nxt_value):
+            if (
+                _RANGE_JOIN.fullmatch(join)
+                or (between and re.fullmatch(r"\s+and\s+", join, re.IGNORECASE))
+            ) and max(first, nxt_value) <= 3 * min(first, nxt_value):
                 prices.append(
-                    Price(min(first, nxt_value), max(first, nxt_value), start, nxt_end, currency or nxt_currency)
+                    Price(
+                        min(first, nxt_value),
+                        max(first, nxt_value),
+                        start,
+                        nxt_end,
+                        currency or nxt_currency,
+                    )
                 )
                 i += 2
                 continue

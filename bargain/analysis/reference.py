@@ -1,4 +1,5 @@
-"""The paper's published outcomes per cell, to set a run beside (bargain/data/paper_reference_cells.csv).
+"""The paper's published outcomes per cell, to set a run beside
+(bargain/data/paper_reference_cells.csv).
 
 A run matches one of the paper's RL evaluations when it plays the games of the `paper-rl-test`
 grid (its scenarios and rules; fewer trials per cell give noisier means of the same cells) with
@@ -39,7 +40,8 @@ def cells() -> pd.DataFrame:
 
 
 def _variants() -> dict[tuple[str, float, str, float], str]:
-    """(buyer spec, buyer temperature, seller spec, seller temperature) -> the paper's variant name."""
+    """(buyer spec, buyer temperature, seller spec, seller temperature) -> the paper's variant
+    name."""
     trained, frozen, base = 0.7, 0.1, "arm:base"
     table = {(base, trained, base, trained): "joint_base"}
     for arm in ADAPTERS.values():
@@ -58,9 +60,12 @@ def _variants() -> dict[tuple[str, float, str, float], str]:
 VARIANTS = _variants()
 
 
-def variant(grid: GridSpec, buyer: str, buyer_temperature: float, seller: str, seller_temperature: float) -> str | None:
+def variant(
+    grid: GridSpec, buyer: str, buyer_temperature: float, seller: str, seller_temperature: float
+) -> str | None:
     """The paper's variant a run reproduces, if any: the test scenarios of `paper-rl-test` under its
-    rules (any number of trials per cell, any of its conditions) with the same arms and temperatures."""
+    rules (any number of trials per cell, any of its conditions) with the same arms and
+    temperatures."""
     paper = GRIDS["paper-rl-test"]
     same_games = (grid.tier, grid.start, grid.stop, grid.max_rounds, grid.mode) == (
         paper.tier,
@@ -83,6 +88,8 @@ def beside(ours: pd.DataFrame, name: str) -> pd.DataFrame:
         entry = {"transparency": condition}
         for column in COMPARED:
             entry[f"ours_{column}"] = row.get(column)
-            entry[f"paper_{column}"] = paper[column].get(condition) if condition in paper.index else None
+            entry[f"paper_{column}"] = (
+                paper[column].get(condition) if condition in paper.index else None
+            )
         rows.append(entry)
     return pd.DataFrame(rows)

@@ -1,20 +1,23 @@
-"""Cluster-robust fits of the study's mean structure, for simulations that fit thousands of studies (`bargain plan`).
+"""Cluster-robust fits of the study's mean structure, for simulations that fit thousands of studies
+(`bargain plan`).
 
-Each outcome is fitted as if its games were independent, ordinary least squares (identity link) or a logit (a GEE
-with an independence working correlation), on `bargain.analysis.design`'s columns, and the clustering is left to
-the errors: the sandwich summed over clusters, with the CR1 small-sample factor G/(G-1) (N-1)/(N-K), as
-statsmodels' `cov_type="cluster"` gives it for both (and Stata's `regress, vce(cluster)`). Their tests are read on
-t with G - 1 degrees of freedom (`RobustFit.df`), which for two arms of one game per participant is the t-test.
-Why not the study's models: on 1,200 games M1's REML takes 0.05 s and M2's exchangeable GEE 0.5 s; these fit
-both outcomes in 0.01 s, their shared design included.
+Each outcome is fitted as if its games were independent, ordinary least squares (identity link) or a
+logit (a GEE with an independence working correlation), on `bargain.analysis.design`'s columns, and
+the clustering is left to the errors: the sandwich summed over clusters, with the CR1 small-sample
+factor G/(G-1) (N-1)/(N-K), as statsmodels' `cov_type="cluster"` gives it for both (and Stata's
+`regress, vce(cluster)`). Their tests are read on t with G - 1 degrees of freedom (`RobustFit.df`),
+which for two arms of one game per participant is the t-test. Why not the study's models: on 1,200
+games M1's REML takes 0.05 s and M2's exchangeable GEE 0.5 s; these fit both outcomes in 0.01 s,
+their shared design included.
 
-What they simplify: the estimates ignore the correlation within participants, so they are unbiased but, in a
-within design where participants meet only some arms, less precise than M1's, which also compares a participant
-with themselves; power computed with them is then a little conservative (in benchmarks/analysis.py's design, 4 arms
-of which each participant meets 3, a contrast's standard error is 3% above M1's when participants account for a
-fifth of the variance, 11% when for half). They coincide when every participant has the same numbers of games of
-each arm, condition and role, or (between subjects) all their games in one cell.
-Marginal means and contrasts of these fits are `bargain.analysis.marginal`'s.
+What they simplify: the estimates ignore the correlation within participants, so they are unbiased
+but, in a within design where participants meet only some arms, less precise than M1's, which also
+compares a participant with themselves; power computed with them is then a little conservative (in
+benchmarks/analysis.py's design, 4 arms of which each participant meets 3, a contrast's standard
+error is 3% above M1's when participants account for a fifth of the variance, 11% when for half).
+They coincide when every participant has the same numbers of games of each arm, condition and role,
+or (between subjects) all their games in one cell. Marginal means and contrasts of these fits are
+`bargain.analysis.marginal`'s.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from bargain.analysis.models import (
     _sizes,
 )
 
-NEWTON_STEPS = 50  # a logit that has not converged in this many steps is separated (an estimate at infinity)
+# a logit that has not converged in this many steps is separated (an estimate at infinity)
+NEWTON_STEPS = 50
 NEWTON_TOLERANCE = 1e-10
 
 
@@ -51,8 +55,8 @@ class Link(enum.StrEnum):
 
 @dataclass(frozen=True)
 class RobustFit:
-    """One outcome's coefficients with their cluster-robust (CR1) covariance; `df` the degrees of freedom its
-    tests are read on (clusters - 1)."""
+    """One outcome's coefficients with their cluster-robust (CR1) covariance; `df` the degrees of
+    freedom its tests are read on (clusters - 1)."""
 
     outcome: str
     link: Link
@@ -66,9 +70,12 @@ class RobustFit:
     warnings: tuple[str, ...]
 
 
-def fit_robust(games: pd.DataFrame, links: Mapping[str, Link], reference_arm: str) -> tuple[RobustFit, ...]:
-    """Each outcome of `links` fitted with its link on the games where every one of them is present, one design
-    for all: `outcome ~ arm * condition + human_role + game_index`, cluster-robust errors."""
+def fit_robust(
+    games: pd.DataFrame, links: Mapping[str, Link], reference_arm: str
+) -> tuple[RobustFit, ...]:
+    """Each outcome of `links` fitted with its link on the games where every one of them is present,
+    one design for all: `outcome ~ arm * condition + human_role + game_index`, cluster-robust
+    errors."""
     rows = game_rows(games, *links)
     design, x = build_design(rows, reference_arm)
     n_games, n_clusters = _sizes(rows)
@@ -85,7 +92,9 @@ def fit_robust(games: pd.DataFrame, links: Mapping[str, Link], reference_arm: st
 
         fitted, messages = _quietly(fit)
         p = len(design.columns)
-        beta, cov, converged = fitted if fitted is not None else (np.full(p, np.nan), np.full((p, p), np.nan), False)
+        beta, cov, converged = (
+            fitted if fitted is not None else (np.full(p, np.nan), np.full((p, p), np.nan), False)
+        )
         fits.append(
             RobustFit(
                 outcome,
@@ -103,7 +112,9 @@ def fit_robust(games: pd.DataFrame, links: Mapping[str, Link], reference_arm: st
     return tuple(fits)
 
 
-def _least_squares(x: np.ndarray, y: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+def _least_squares(
+    x: np.ndarray, y: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """OLS and its CR1 covariance."""
     bread = np.linalg.inv(x.T @ x)  # (p, p)
     beta = bread @ (x.T @ y)
@@ -128,9 +139,11 @@ def _logit(x: np.ndarray, y: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray,
 
 
 def _sandwich(bread: np.ndarray, scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """bread (sum over clusters of the outer product of each cluster's summed scores) bread, times CR1's
-    G/(G-1) (N-1)/(N-K)."""
+    """bread (sum over clusters of the outer product of each cluster's summed scores) bread, times
+    CR1's G/(G-1) (N-1)/(N-K)."""
     (n, p), clusters = scores.shape, int(codes.max()) + 1
-    summed = np.stack([np.bincount(codes, weights=column, minlength=clusters) for column in scores.T], axis=1)
+    summed = np.stack(
+        [np.bincount(codes, weights=column, minlength=clusters) for column in scores.T], axis=1
+    )
     factor = clusters / (clusters - 1) * (n - 1) / (n - p)
     return factor * bread @ (summed.T @ summed) @ bread
