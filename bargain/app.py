@@ -289,15 +289,16 @@ def build(args: argparse.Namespace):
     from bargain.agents.arms import ArmError, catalogue, resolve
     from bargain.agents.backends import Backends
     from bargain.agents.backends.build import build_backend
-    from bargain.arena import PERSON, build_app
+    from bargain.arena import PERSON
     from bargain.arena.controller import Arena
     from bargain.arena.limits import AdminGate, StartLimits
     from bargain.arena.people import INVITE, QUEUE
-    from bargain.arena.ui import Options, sweep_exports
     from bargain.database import database_url
     from bargain.space import storage_warning
     from bargain.store import Store
     from bargain.study.config import load as load_study
+    from bargain.web.arena_page import ArenaPage, Options
+    from bargain.web.common import sweep_exports
 
     study = load_study(args.study) if args.study else None  # a study file with a problem stops here, nothing made
     if args.backend == "vllm" and not args.base_url:  # a GPU machine with vLLM: start the server here
@@ -363,7 +364,7 @@ def build(args: argparse.Namespace):
     warm_up()
     if study is not None:
         from bargain.study.flow import StudyRunner
-        from bargain.study.page import build_study_app
+        from bargain.web.study_page import StudyPage
 
         missing = sorted({a.spec for a in study.arms.values() if a.spec != PERSON and not marks.get(a.spec)})
         if missing:
@@ -371,7 +372,8 @@ def build(args: argparse.Namespace):
                 f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
                 "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)"
             )
-        demo = build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password, store), args.trusted_proxies)
+        page = StudyPage(StudyRunner(study, arena), AdminGate(args.admin_password, store), args.trusted_proxies)
+        demo = page.build()
         demo.queue(default_concurrency_limit=args.concurrency)
         hub_sync(args, store, study)
         return demo, arena
@@ -384,7 +386,7 @@ def build(args: argparse.Namespace):
         )
     )
     limits = StartLimits(store, args.games_per_hour, args.games_per_hour_per_address)
-    demo = build_app(
+    demo = ArenaPage(
         arena,
         Options(
             marks,
@@ -396,7 +398,7 @@ def build(args: argparse.Namespace):
             args.public_results,
             at_risk,
         ),
-    )
+    ).build()
     demo.queue(default_concurrency_limit=args.concurrency)
     hub_sync(args, store, None)
     return demo, arena
@@ -406,10 +408,10 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     from bargain.agents.arms import ArmError
-    from bargain.arena import launch_settings
     from bargain.publish import PublishError
     from bargain.store import StoreError
     from bargain.study.config import StudyError
+    from bargain.web import launch_settings
 
     try:
         demo, arena = build(args)

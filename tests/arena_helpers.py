@@ -14,8 +14,8 @@ import pytest
 from gradio_client import Client
 
 from bargain import app as arena_app
-from bargain.arena import launch_settings
 from bargain.store import Store
+from bargain.web import launch_settings
 
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = [

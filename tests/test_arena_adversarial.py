@@ -32,10 +32,11 @@ from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits
-from bargain.arena.ui import Options, build_app, keep, kept
 from bargain.arena.views import plain
 from bargain.engine.trial import Mode, Role
 from bargain.store import Store, StoreError
+from bargain.web.arena_page import ArenaPage, Options
+from bargain.web.common import keep, kept
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRETS = ("http://", "https://", "SELECT", "INSERT", "Traceback", "sqlite", "Error:")
@@ -119,7 +120,7 @@ def test_a_configured_remote_model_is_offered_by_its_name_and_its_url_is_shown_n
     from types import SimpleNamespace
 
     from bargain.agents.stub_server import StubServer
-    from bargain.arena.ui import my_games, per_arm, results_figure
+    from bargain.arena.results import my_games, per_arm, results_figure
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-configured")
     with StubServer(["gpt-remote"]) as one, StubServer(["gpt-remote"]) as two:
@@ -620,7 +621,7 @@ def test_a_failing_model_leaves_the_page_usable(tmp_path):
     backend = Switchable()
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(backend))
     options = Options({spec: True for spec in arena.arms}, browser_secret="k")
-    running = serve(build_app(arena, options).queue(), arena)
+    running = serve(ArenaPage(arena, options).build().queue(), arena)
     try:
         with browser_page(running.url) as page:
             page.get_by_label("Opponent").click()
@@ -683,7 +684,7 @@ def test_a_lone_surrogate_from_a_model_never_breaks_a_game(tmp_path):
             )
 
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Surrogates()))
-    running = serve(build_app(arena, Options({s: True for s in arena.arms}, browser_secret="k")).queue(), arena)
+    running = serve(ArenaPage(arena, Options({s: True for s in arena.arms}, browser_secret="k")).build().queue(), arena)
     try:
         client = Client(running.url, verbose=False)
         final = play_out(client, start(client, opponent="arm:base"))[-1]
@@ -927,7 +928,7 @@ def test_an_export_reaches_only_the_admin_and_leaves_nothing_on_the_server(tmp_p
 
 def test_results_come_from_findings_stored_when_each_game_ended(tmp_path, monkeypatch):
     import bargain.analysis.claims as claims
-    from bargain.arena.ui import my_games, per_arm
+    from bargain.arena.results import my_games, per_arm
 
     async def scenario():
         arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends())

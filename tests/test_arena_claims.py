@@ -8,10 +8,10 @@ import json
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend
 from bargain.arena.controller import Arena, Setup
-from bargain.arena.panel import claims_markdown
-from bargain.arena.ui import per_arm
+from bargain.arena.results import per_arm
 from bargain.engine.trial import Condition, Role
 from bargain.store import Store
+from bargain.web.panel import claims_markdown
 
 
 class Boasting(CannedBackend):

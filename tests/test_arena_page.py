@@ -15,10 +15,11 @@ from bargain import app as arena_app
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import Arena, Setup
-from bargain.arena.panel import round_markdown
-from bargain.arena.ui import Options, build_app, per_arm, results_figure
+from bargain.arena.results import per_arm, results_figure
 from bargain.engine.trial import Role
 from bargain.store import Store
+from bargain.web.arena_page import ArenaPage, Options
+from bargain.web.panel import round_markdown
 
 GRADIO_INTERNALS = ("didn't return enough output values", "Traceback", "Error:")
 
@@ -129,7 +130,7 @@ def test_every_error_path_of_the_page_says_what_is_wrong_plainly(tmp_path):
 @pytest.mark.slow
 def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Slow(3.0)))
-    running = serve(build_app(arena, Options({s: True for s in arena.arms}, browser_secret="k")).queue(), arena)
+    running = serve(ArenaPage(arena, Options({s: True for s in arena.arms}, browser_secret="k")).build().queue(), arena)
     try:
         with browser_page(running.url) as page:
             for sequential in (False, True):
@@ -269,7 +270,7 @@ def test_the_browser_secret_is_kept_beside_the_database(tmp_path, monkeypatch):
 def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
     """An unreadable model reply is kept whole in the record; the debrief shows its start, in a list (no table
     columns to squeeze on a 390-px screen), and a move not made in time says so."""
-    from bargain.arena.panel import STRATEGY_SHOWN, chat_messages, strategy_markdown
+    from bargain.web.panel import STRATEGY_SHOWN, chat_messages, strategy_markdown
 
     raw = "I will think about this carefully. " * 200 + "```json {broken"
     debrief = {

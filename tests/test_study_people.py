@@ -26,7 +26,7 @@ from bargain.study.config import Pairing, load
 from bargain.study.dashboard import funnel, recent_games, transcript_markdown
 from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner
-from bargain.study.page import debrief_markdown
+from bargain.web.study_page import debrief_markdown
 
 STUDY = """
 name: people-test

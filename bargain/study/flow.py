@@ -1,7 +1,7 @@
 """A participant's way through a study: consent, instructions, comprehension, the assigned games each
 followed by its survey, the final survey, the debrief, the completion code.
 
-`StudyRunner` knows nothing of Gradio: the page (bargain.study.page) and any program call `page` and
+`StudyRunner` knows nothing of Gradio: the page (bargain.web.study_page) and any program call `page` and
 `submit` with the participant's URL parameters and render the dicts they return. The participant's
 stage lives in the database (bargain.study.records), so a reload, a second tab or another app process
 finds them exactly where they were; every step names the stage it was made for, and a step for a
