@@ -22,9 +22,10 @@ from bargain.agents.backends import Backends  # noqa: E402
 from bargain.arena.controller import Arena  # noqa: E402
 from bargain.arena.inputs import Setup  # noqa: E402
 from bargain.arena.people import INVITE  # noqa: E402
+from bargain.arena.views import PersonView  # noqa: E402
 from bargain.engine.trial import Role  # noqa: E402
 from bargain.store import Store  # noqa: E402
-from bargain.study.flow import StudyRunner  # noqa: E402
+from bargain.study.flow import ParticipantPage, StudyRunner  # noqa: E402
 
 RECORDED = HERE / "data" / "views"
 VOLATILE = {"game_id": "<game_id>", "invitation": "<invitation>", "waiting_s": 1.0, "seconds_left": 60.0}
@@ -39,29 +40,29 @@ def steady(value: object) -> object:
     return value
 
 
-def as_json(view: object) -> str:
-    """A view as the API sends it, placeholders in, written with sorted keys."""
-    return json.dumps(steady(view), sort_keys=True, indent=1) + "\n"
+def as_json(view: PersonView | ParticipantPage) -> str:
+    """A view as the API sends it (`to_json`), placeholders in, written with sorted keys."""
+    return json.dumps(steady(view.to_json()), sort_keys=True, indent=1) + "\n"
 
 
-async def free_play(folder: Path) -> dict[str, object]:
+async def free_play(folder: Path) -> dict[str, PersonView | ParticipantPage]:
     arena = Arena(Store(f"sqlite:///{folder / 'free.db'}"), Backends())
     first = await arena.start(Setup(role=Role.BUYER, arm="tactic:linear", seed=11, rounds=3), player="p1")
-    moved = await arena.move(first["game_id"], 1, "OFFER", "1.00", "my final offer is 1.00")
+    moved = await arena.move(first.game_id, 1, "OFFER", "1.00", "my final offer is 1.00")
     view = moved
-    while view["status"] == "active":
-        view = await arena.move(view["game_id"], view["round"], "OFFER", f"{view['your_price']:.2f}", "take it")
+    while view.status == "active":
+        view = await arena.move(view.game_id, view.round, "OFFER", f"{view.your_price:.2f}", "take it")
     return {"free_play": moved, "finished": view}
 
 
-async def people(folder: Path) -> dict[str, object]:
+async def people(folder: Path) -> dict[str, PersonView | ParticipantPage]:
     arena = Arena(Store(f"sqlite:///{folder / 'people.db'}"), Backends(), arms=["tactic:linear", INVITE])
     waiting = await arena.start(Setup(arm=INVITE, role=Role.BUYER, rounds=2, seed=5), player="alice")
-    joined = await arena.join(waiting["invitation"], "bob")
+    joined = await arena.join(waiting.invitation, "bob")
     return {"people_waiting": waiting, "people_active": joined}
 
 
-async def study_move(folder: Path) -> dict[str, object]:
+async def study_move(folder: Path) -> dict[str, PersonView | ParticipantPage]:
     from test_study_flow import make_study
 
     runner = StudyRunner(
@@ -71,14 +72,15 @@ async def study_move(folder: Path) -> dict[str, object]:
     await runner.page(params)
     for stage, data in (("consent", {"agree": True}), ("instructions", {}), ("comprehension", {"no_deal": "Nothing"})):
         page = await runner.submit(params, stage, data)
-    move = {"round": page["view"]["round"], "action": "OFFER", "price": "1.00", "message": "hello"}
+    assert page.view is not None
+    move = {"round": page.view.round, "action": "OFFER", "price": "1.00", "message": "hello"}
     return {"study_move": await runner.submit(params, "game", move)}
 
 
 def payloads() -> dict[str, str]:
     """Every recorded scenario, by name, as JSON text (seeds fixed, the scenario drawn from them)."""
 
-    async def all_of(folder: Path) -> dict[str, object]:
+    async def all_of(folder: Path) -> dict[str, PersonView | ParticipantPage]:
         return {**await free_play(folder), **await people(folder), **await study_move(folder)}
 
     with tempfile.TemporaryDirectory() as folder, mock.patch("secrets.randbits", return_value=7):

@@ -28,6 +28,7 @@ from bargain.arena.inputs import SOURCES, Setup
 from bargain.arena.limits import AdminGate, StartLimits
 from bargain.arena.people import INVITE, QUEUE
 from bargain.arena.results import my_games, per_arm, readable, results_figure
+from bargain.arena.views import PersonView
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role
 from bargain.store import StoreError
@@ -138,7 +139,7 @@ class ArenaPage:
             # (which signs the ids) stays on the server and a restart keeps the same key.
             key = hmac.new(self.secret.encode(), b"browser-state key", hashlib.sha256).hexdigest()[:32]
             self.saved = gr.BrowserState(None, storage_key="bargain-arena", secret=key)
-            self.current = gr.State(None)  # the view shown (dict), or None
+            self.current = gr.State(None)  # the view shown (a PersonView), or None
             gr.Markdown(
                 "# Bargaining arena\nHaggle with a language model (or a scripted tactic) over an everyday item. "
                 "Each side has a private reservation price; who knows what depends on the condition."
@@ -302,7 +303,7 @@ class ArenaPage:
 
     def render(
         self,
-        view: dict | None,
+        view: PersonView | None,
         ids: dict,
         note: str = "",
         thinking_s: float | None = None,
@@ -316,10 +317,10 @@ class ArenaPage:
         updates.update(
             {
                 self.current: view,
-                self.saved: keep(self.secret, ids["player"], view["game_id"] if view else None),
-                self.again: gr.update(visible=view is not None and view["status"] not in ("active", "waiting")),
-                self.invitation: view.get("invitation") if view else None,
-                self.stop_waiting: gr.update(visible=view is not None and view["status"] == "waiting"),
+                self.saved: keep(self.secret, ids["player"], view.game_id if view else None),
+                self.again: gr.update(visible=view is not None and view.status not in ("active", "waiting")),
+                self.invitation: view.invitation if view else None,
+                self.stop_waiting: gr.update(visible=view is not None and view.status == "waiting"),
                 self.setup_box: gr.update(open=view is None),
                 self.start_note: "",
                 self.confirm_box: gr.update(visible=False),
@@ -407,15 +408,16 @@ class ArenaPage:
         the one going on; `same`: Play again, with the finished game's settings), and follow it while the other side
         is awaited."""
         view, ids = given[self.current], kept(self.secret, given[self.saved])
-        active = isinstance(view, dict) and view.get("status") == "active" and "game_id" in view
+        view = view if isinstance(view, PersonView) else None
+        active = view is not None and view.status == "active"
         if active and not leaving:  # ask first, beside the button: the game in progress would be left
             yield {self.confirm_box: gr.update(visible=True)}
             return
         try:
-            if isinstance(view, dict) and view.get("status") == "waiting":  # no one joined: nothing is left
-                await self.arena.cancel(view["game_id"])
-            if same and isinstance(view, dict) and "game_id" in view:
-                setup = await self.arena.setup_of(view["game_id"])
+            if view is not None and view.status == "waiting":  # no one joined: nothing is left
+                await self.arena.cancel(view.game_id)
+            if same and view is not None:
+                setup = await self.arena.setup_of(view.game_id)
             else:
                 setup = self.chosen(self.setup_given(given))
             await asyncio.to_thread(self.limits.check, ids["player"], client_address(request, self.trusted_proxies))
@@ -464,7 +466,7 @@ class ArenaPage:
         """Play the person's move: shown at once, while the other side thinks (seconds shown as they pass), then
         the game as it stands; a move refused leaves what was typed for correcting."""
         ids = kept(self.secret, saved)
-        if not isinstance(view, dict) or "game_id" not in view:
+        if not isinstance(view, PersonView):
             yield self.render(None, ids, note="**Start a game first.**")
             return
         try:
@@ -472,23 +474,9 @@ class ArenaPage:
         except ArenaError as exc:  # refused at once: nothing sent, what was typed stays
             yield self.render(view, ids, note=f"**{exc}**")
             return
-        pending = {
-            **view,
-            "your_turn": False,
-            "transcript": [
-                *view["transcript"],
-                {
-                    "round": view["round"],
-                    "speaker": "you",
-                    "role": view["role"],
-                    "action": move.action.value,
-                    "price": move.price,
-                    "message": move.message,
-                },
-            ],
-        }
+        pending = view.playing(move)
         began = time.monotonic()
-        work = asyncio.ensure_future(self.arena.play(view["game_id"], view["round"], move))
+        work = asyncio.ensure_future(self.arena.play(view.game_id, view.round, move))
         while not work.done():
             yield self.render(pending, ids, thinking_s=time.monotonic() - began)
             await asyncio.wait({work}, timeout=1.0)
@@ -498,11 +486,11 @@ class ArenaPage:
             yield self.render(view, ids, note=f"**{exc}**")
             return
         except Exception:
-            log.exception("a move in game %s", view.get("game_id"))
+            log.exception("a move in game %s", view.game_id)
             yield self.render(view, ids, note=f"**{UNEXPECTED}**")
             return
         # After a round that could not be played, what was typed stays for the retry.
-        yield self.render(new, ids, clear=new["error"] is None)
+        yield self.render(new, ids, clear=new.error is None)
         async for update in self.following(new, ids):  # the other person's move, in a game between people
             yield update
 
@@ -518,13 +506,13 @@ class ArenaPage:
         async for update in self.submit("NO_DEAL", view, saved, message, price):
             yield update
 
-    async def following(self, view: dict, ids: dict, setup: Setup | None = None) -> AsyncIterator[Updates]:
+    async def following(self, view: PersonView, ids: dict, setup: Setup | None = None) -> AsyncIterator[Updates]:
         """While the other side is awaited (a model's move, or a person's move or arrival), the page shows so
         and follows the game: each look waits up to VIEW_WAIT_S for a change."""
         began = time.monotonic()
-        while view["thinking"]:
-            view = await self.arena.view(view["game_id"], wait_s=VIEW_WAIT_S, retry=False)
-            thinking_s = time.monotonic() - began if view["thinking"] else None
+        while view.thinking:
+            view = await self.arena.view(view.game_id, wait_s=VIEW_WAIT_S, retry=False)
+            thinking_s = time.monotonic() - began if view.thinking else None
             yield self.render(view, ids, thinking_s=thinking_s, setup=setup)
 
     async def follow(self, saved: object, retry: bool) -> AsyncIterator[Updates]:
@@ -539,7 +527,7 @@ class ArenaPage:
         try:
             setup = await self.arena.setup_of(ids["game"])
             view = await self.arena.view(ids["game"], wait_s=VIEW_WAIT_S, retry=retry)
-            yield self.render(view, ids, thinking_s=0.0 if view["thinking"] else None, setup=setup)
+            yield self.render(view, ids, thinking_s=0.0 if view.thinking else None, setup=setup)
             async for update in self.following(view, ids, setup):
                 yield update
         except ArenaError as exc:
@@ -566,7 +554,7 @@ class ArenaPage:
             log.exception("joining a game")
             yield self.render(None, ids, note=f"**{UNEXPECTED}**")
             return
-        setup = await self.arena.setup_of(view["game_id"])
+        setup = await self.arena.setup_of(view.game_id)
         yield self.render(view, ids, clear=True, setup=setup)
         async for update in self.following(view, ids, setup):
             yield update
@@ -574,10 +562,10 @@ class ArenaPage:
     async def stop(self, view: Any, saved: object) -> Updates:
         """Stop waiting for the other person: the game is cancelled, and the page is ready for a new one."""
         ids = kept(self.secret, saved)
-        if not isinstance(view, dict) or "game_id" not in view:
+        if not isinstance(view, PersonView):
             return self.render(None, ids)
         try:
-            return self.render(await self.arena.cancel(view["game_id"]), ids)
+            return self.render(await self.arena.cancel(view.game_id), ids)
         except ArenaError as exc:
             return self.render(view, ids, note=f"**{exc}**")
 
@@ -588,7 +576,7 @@ class ArenaPage:
 
     def redraw(self, view: Any) -> list[dict]:
         """The transcript again, should the chat ever be cleared."""
-        return chat_messages(view) if isinstance(view, dict) and "transcript" in view else []
+        return chat_messages(view) if isinstance(view, PersonView) else []
 
     # --- results ----------------------------------------------------------------------------------
 
@@ -620,10 +608,10 @@ class ArenaPage:
 
     # --- named API endpoints: the caller's own view only ------------------------------------------
 
-    async def answer(self, work: Awaitable[dict]) -> dict:
-        """A view for an API caller, or one of the project's own messages as a gr.Error."""
+    async def answer(self, work: Awaitable[PersonView]) -> dict:
+        """A view for an API caller (as JSON), or one of the project's own messages as a gr.Error."""
         try:
-            return await work
+            return (await work).to_json()
         except ArenaError as exc:
             raise refusal(str(exc)) from None
         except Exception:
@@ -645,7 +633,7 @@ class ArenaPage:
     ) -> dict:
         """Start a game against one of the offered opponents and return your view of it (keep `game_id`)."""
 
-        async def work() -> dict:
+        async def work() -> PersonView:
             setup = self.chosen(
                 inputs.setup(role, opponent, condition, mode, rounds, scenario, prompt_version, first_actor)
             )
@@ -665,7 +653,7 @@ class ArenaPage:
         `wait_s` (at most 10), while the other side is awaited, wait that long for its move. A wait for a person in
         the queue stays yours while you ask for it at least every 15 s."""
 
-        async def work() -> dict:
+        async def work() -> PersonView:
             waited = inputs.number("wait_s", wait_s, 0.0, MAX_WAIT_S)
             return await self.arena.view(game_id, wait_s=waited)
 

@@ -18,17 +18,18 @@ import logging
 import re
 import secrets
 from collections.abc import AsyncIterator, Awaitable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from bargain.arena.limits import AdminGate
-from bargain.arena.views import money
+from bargain.arena.views import PersonView, money
 from bargain.store import StoreError
 from bargain.study import records
 from bargain.study.config import TimeoutRule
-from bargain.study.flow import StudyRunner, StudyStop
+from bargain.study.flow import ParticipantPage, StudyRunner, StudyStop
 from bargain.study.survey import ItemType, SurveyItem
 from bargain.web.common import UNEXPECTED, admin_only, export_link, private_export, refusal
 from bargain.web.panel import GamePanel, claims_markdown, other_markdown
@@ -77,11 +78,11 @@ def _component(item: SurveyItem) -> gr.components.Component:
 OTHER_PARTY = {"agent": ("The other party", "its"), "person": ("The other participant", "their")}
 
 
-def debrief_markdown(page: dict) -> str:
+def debrief_markdown(page: ParticipantPage) -> str:
     """The study's debrief, then each game's: who the other party was and their price, a program's strategy, the
     claims checked; a game nobody came to play (a person arm's wait ended), said so."""
-    parts = [page["text"]]
-    for number, debrief in enumerate(page["debriefs"], 1):
+    parts = [page.text]
+    for number, debrief in enumerate(page.debriefs, 1):
         if debrief is None:
             parts.append(f"### Game {number}\n\nNobody came to play this game with you in time, so it was not played.")
             continue
@@ -309,25 +310,25 @@ class StudyPage:
 
     # --- rendering --------------------------------------------------------------------------------
 
-    def render(self, query: dict, page: dict) -> list:
+    def render(self, query: dict, page: ParticipantPage) -> list:
         """Every output for a page, so that no path returns fewer."""
-        stage = page["stage"]
+        stage = page.stage
         section = stage if stage in SECTIONS else "end"
-        errors = page.get("errors") or {}
-        note = f"**{page['note']}**" if page.get("note") else ""
+        errors = page.errors or {}
+        note = f"**{page.note}**" if page.note else ""
         if errors:  # each question named, and marked where it stands
-            asked = {q["id"]: q["text"] for q in page.get("questions") or page.get("items") or ()}
+            asked = {q["id"]: q["text"] for q in page.questions or page.items or ()}
             note = "**Please check your answers:**\n" + "\n".join(
                 f"- *{asked.get(key, key)}*: {error}" for key, error in errors.items()
             )
-        values: dict[Any, Any] = {self.params: query, self.shown: stage, self.note: note, self.view: page.get("view")}
+        values: dict[Any, Any] = {self.params: query, self.shown: stage, self.note: note, self.view: page.view}
         values.update({box: gr.update(visible=name == section) for name, box in self.boxes.items()})
-        values[self.consent_text] = page.get("text", "") if stage == "consent" else gr.update()
-        values[self.instructions_text] = page.get("text", "") if stage == "instructions" else gr.update()
+        values[self.consent_text] = page.text if stage == "consent" else gr.update()
+        values[self.instructions_text] = page.text if stage == "instructions" else gr.update()
         if stage == "comprehension":
             values.update(self.comprehension_values(page, errors))
-        if stage == "game":
-            values.update(self.game_values(page))
+        if stage == "game" and page.view is not None:
+            values.update(self.game_values(page, page.view))
         if stage in ("game_survey", "final_survey"):
             values.update(self.survey_values(stage, page, errors))
         if stage == "debrief":
@@ -336,36 +337,33 @@ class StudyPage:
             values.update(self.end_values(stage, page))
         return [values.get(component, gr.update()) for component in self.outputs]
 
-    def comprehension_values(self, page: dict, errors: dict) -> dict:
+    def comprehension_values(self, page: ParticipantPage, errors: dict) -> dict:
         """The participant's own questions (a role's are asked of that role only), those wrongly answered marked."""
-        asked = {q["id"] for q in page["questions"]}
+        asked = {q["id"] for q in page.questions}
         values: dict[Any, Any] = {
             question: gr.update(visible=key in asked, elem_classes=["needs-answer"] if key in errors else [])
             for key, question in self.questions.items()
         }
-        left = page["attempts_left"]
+        left = page.attempts_left
         values[self.comprehension_head] = (
             f"### Before you start\nAnswer these questions on the instructions ({left} attempt(s) left)."
         )
         return values
 
-    def game_values(self, page: dict) -> dict:
-        game = page["view"]
+    def game_values(self, page: ParticipantPage, game: PersonView) -> dict:
         said = []
-        if any(t["speaker"] == "you" and t["timed_out"] for t in game["transcript"]):
+        if any(t["speaker"] == "you" and t["timed_out"] for t in game.transcript):
             said.append(TIMED_OUT[self.study.payment.timeout_rule])
-        if game.get("notice") or game.get("error"):
-            said.insert(0, f"**{game.get('notice') or game['error']}**")
-        values: dict[Any, Any] = {
-            self.game_head: f"## Game {page['game']} of {page['games']}, against {page['opponent']}"
-        }
+        if game.notice or game.error:
+            said.insert(0, f"**{game.notice or game.error}**")
+        values: dict[Any, Any] = {self.game_head: f"## Game {page.game} of {page.games}, against {page.opponent}"}
         values.update(self.panel.show(game, note="\n\n".join(said)))
         return values
 
-    def survey_values(self, stage: str, page: dict, errors: dict) -> dict:
+    def survey_values(self, stage: str, page: ParticipantPage, errors: dict) -> dict:
         """A survey's items, those wrongly answered marked: a new survey starts empty, a refused one keeps its
         answers."""
-        asked = {item["id"]: item for item in page["items"]}
+        asked = {item["id"]: item for item in page.items}
         fresh = {} if errors else {"value": None}
         values: dict[Any, Any] = {}
         for item_id, component in self.fields[stage].items():
@@ -376,24 +374,24 @@ class StudyPage:
                 **fresh,
                 **({"choices": item["options"]} if item and item["type"] == "choice" else {}),
             )
-        if stage == "game_survey":
-            outcome = page["outcome"]
+        if stage == "game_survey" and page.outcome is not None:
+            outcome = page.outcome
             result = f"a deal at {money(outcome['deal_price'])}" if outcome["deal"] else "no deal"
-            values[self.survey_head] = f"### Game {page['game']} is over: {result}\nA few questions about it."
+            values[self.survey_head] = f"### Game {page.game} is over: {result}\nA few questions about it."
         return values
 
-    def end_values(self, stage: str, page: dict) -> dict:
-        code, link = page.get("code"), page.get("redirect")
+    def end_values(self, stage: str, page: ParticipantPage) -> dict:
+        code, link = page.code, page.redirect
         thanks = "## Thank you!\nYou have completed the study." if stage == "completed" else ""
         lines = [
-            page.get("text") or thanks,
+            page.text or thanks,
             f"Your completion code: **{code}**" if code else "",
             f"You will be taken back in a few seconds, or [follow this link]({link})." if link else "",
         ]
         return {self.end_text: "\n\n".join(filter(None, lines)), self.redirect: link or ""}
 
     def stopped(self, query: dict, text: str) -> list:
-        return self.render(query, {"stage": "end", "text": text})
+        return self.render(query, ParticipantPage("end", text=text))
 
     # --- the participant's handlers ---------------------------------------------------------------
 
@@ -405,10 +403,10 @@ class StudyPage:
         other side of a game is still thinking the page follows it."""
         try:
             page = await self.runner.page(query, retry=retry, browser=token)
-            while page["stage"] == "game" and page["view"]["thinking"]:
+            while page.thinking:
                 yield self.render(query, page)
                 page = await self.runner.page(query)
-            yield self.render(query, {**page, **({"note": note} if note else {})})
+            yield self.render(query, replace(page, note=note) if note else page)
         except StudyStop as exc:
             yield self.stopped(query, str(exc))
         except StoreError as exc:
@@ -439,7 +437,7 @@ class StudyPage:
         try:
             page = await self.runner.submit(query, stage, data)
             yield self.render(query, page)
-            while page["stage"] == "game" and page["view"]["thinking"]:
+            while page.thinking:
                 page = await self.runner.page(query)
                 yield self.render(query, page)
             return
@@ -488,7 +486,8 @@ class StudyPage:
 
     async def move(self, action: str, query: dict, view: Any, message: str, price: str) -> AsyncIterator[list]:
         """A move in the game shown (its round, as the participant saw it)."""
-        data = {"round": (view or {}).get("round"), "action": action, "price": price, "message": message}
+        data = {"round": view.round if isinstance(view, PersonView) else None, "action": action, "price": price}
+        data["message"] = message
         async for update in self.step(query, "game", data):
             yield update
 
@@ -578,11 +577,11 @@ class StudyPage:
 
     # --- named endpoints: what the page does, for programs (simulated participants, the benchmark) ------------
 
-    async def answered(self, work: Awaitable[dict], doing: str, failed: str) -> dict:
-        """A page for a program, or one of the project's own sentences as a gr.Error (details in one log line,
-        or a traceback for what no one expected)."""
+    async def answered(self, work: Awaitable[ParticipantPage], doing: str, failed: str) -> dict:
+        """A page for a program (as JSON), or one of the project's own sentences as a gr.Error (details in one log
+        line, or a traceback for what no one expected)."""
         try:
-            return await work
+            return (await work).to_json()
         except StudyStop as exc:
             raise refusal(str(exc)) from None
         except StoreError as exc:
