@@ -9,7 +9,7 @@ import sqlite3
 
 import pandas as pd
 import pytest
-from arena_helpers import browser_page, launch, serve
+from arena_helpers import a_view, browser_page, launch, serve
 
 from bargain import app as arena_app
 from bargain.agents.backends import Backends, Completion
@@ -204,7 +204,7 @@ def test_the_results_tab_can_keep_everyones_games_private(tmp_path):
 
 def test_rounds_left_and_the_last_move_are_announced():
     def view(mode, round_, your_turn=True):
-        return {"status": "active", "mode": mode, "round": round_, "max_rounds": 4, "your_turn": your_turn}
+        return a_view(mode=mode, round=round_, max_rounds=4, your_turn=your_turn)
 
     assert "4 rounds left" in round_markdown(view("simultaneous", 1))
     assert "last round" in round_markdown(view("simultaneous", 4)).lower()
@@ -228,8 +228,8 @@ def test_results_are_grouped_means_with_cluster_intervals_and_no_empty_cells(tmp
             ("tactic:hardliner", "full", Role.BUYER, "p0", 1.0),
         ]:
             view = await arena.start(Setup(role=role, arm=arm, condition=Condition(condition), rounds=1), player)
-            known = view["their_price"] or view["your_price"]  # full: the seller's price, told; a bid above it
-            await arena.move(view["game_id"], 1, "OFFER", f"{max(view['your_price'], known) * (1 + share):.2f}", "")
+            known = view.their_price or view.your_price  # full: the seller's price, told; a bid above it
+            await arena.move(view.game_id, 1, "OFFER", f"{max(view.your_price, known) * (1 + share):.2f}", "")
         return arena
 
     arena = asyncio.run(scenario())
@@ -285,11 +285,11 @@ def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
     assert "|" not in shown and "- **Round 1**, offers **4.50**: *Start high\\.*" in shown
     second = shown.split("- **Round 2**")[1]
     assert "passes (no valid move)" in second and second.endswith(" …*") and len(second) < STRATEGY_SHOWN + 80
-    view = {
-        "transcript": [
+    view = a_view(
+        transcript=[
             {"round": 1, "speaker": "you", "action": "INVALID", "price": None, "message": "", "timed_out": True}
         ]
-    }
+    )
     assert chat_messages(view)[0]["content"] == "*Round 1: passes: time ran out*"
 
 

@@ -5,13 +5,13 @@ what it shows is read from its updates by component."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
 import pandas as pd
 import pytest
+from arena_helpers import a_view
 from test_study_flow import make_study
 
 from bargain.arena.inputs import ArenaError, Setup
@@ -27,40 +27,6 @@ from bargain.web.study_page import CANNOT_SAVE, StudyPage
 
 SECRET = "k"
 PASSWORD = "s3cret"
-
-
-def a_view(**changes) -> PersonView:
-    """A person's view of a game in its first round, their turn, changed as given."""
-    view = PersonView(
-        game_id="g1",
-        status="active",
-        role="buyer",
-        condition="both_unaware",
-        mode="simultaneous",
-        round=1,
-        max_rounds=4,
-        item="Rice",
-        description="A bag of rice.",
-        persona="You cook.",
-        your_price=3.0,
-        their_price=None,
-        their_price_prior=[1.0, 2.0],
-        your_price_prior=[2.5, 3.5],
-        transcript=[],
-        other="agent",
-        your_turn=True,
-        actions=["OFFER", "NO_DEAL"],
-        retry=False,
-        thinking=False,
-        notice=None,
-        error=None,
-        outcome=None,
-        debrief=None,
-        seconds_left=None,
-        waiting_s=None,
-        invitation=None,
-    )
-    return dataclasses.replace(view, **changes)
 
 
 def request(query: dict | None = None, host: str = "10.0.0.1") -> SimpleNamespace:
