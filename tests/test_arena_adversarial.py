@@ -514,7 +514,8 @@ async def main():
     resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     resumed = await arena.move(view.game_id, 2, "OFFER", "1.10", "x" * 400)
     stored = arena.store.game(view.game_id)
-    print(json.dumps({"paused": paused, "again": again, "resumed": resumed, "moves": len(stored["moves"])}))
+    shown = {"paused": paused, "again": again, "resumed": resumed}
+    print(json.dumps({**{k: v.to_json() for k, v in shown.items()}, "moves": len(stored["moves"])}))
 
 asyncio.run(main())
 """

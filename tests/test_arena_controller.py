@@ -685,7 +685,7 @@ def test_a_game_against_an_adapter_on_the_hf_backend_is_fully_recorded(tmp_path,
                 assert m["raw"] is None and m["prompt_messages"] is None and m["latency_s"] is None
         # Four rounds in simultaneous mode is what the adapter was trained on.
         in_distribution = await arena.start(Setup(role=Role.BUYER, arm="arm:joint-grpo", rounds=4, seed=12))
-        row = arena.store.game(in_distribution["game_id"])
+        row = arena.store.game(in_distribution.game_id)
         assert row["out_of_distribution"] is False and row["ood_reasons"] == []
 
     asyncio.run(scenario())
