@@ -134,6 +134,7 @@ class ArenaPage:
     # --- the layout -------------------------------------------------------------------------------
 
     def build(self) -> gr.Blocks:
+        """The page: the Play tab (the setup, then the game), the Results tab, and the API endpoints."""
         with gr.Blocks(title="bargain arena", analytics_enabled=False) as demo:
             # The browser encrypts what it keeps with a key it is sent; derive one, so that the server's own secret
             # (which signs the ids) stays on the server and a restart keeps the same key.
@@ -399,6 +400,7 @@ class ArenaPage:
         return replace(setup, arm=self.arena.spec_of(setup.arm))
 
     def keep_playing(self) -> dict:
+        """Keep playing the game going on: the question put beside Start goes away."""
         return gr.update(visible=False)
 
     async def start(

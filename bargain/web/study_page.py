@@ -114,6 +114,7 @@ class StudyPage:
     # --- the layout -------------------------------------------------------------------------------
 
     def build(self) -> gr.Blocks:
+        """The page: one section per stage (only the participant's shown), the researcher's view, the endpoints."""
         study = self.study
         with gr.Blocks(title=study.title, analytics_enabled=False) as demo:
             self.params = gr.State({})
@@ -486,8 +487,8 @@ class StudyPage:
 
     async def move(self, action: str, query: dict, view: Any, message: str, price: str) -> AsyncIterator[list]:
         """A move in the game shown (its round, as the participant saw it)."""
-        data = {"round": view.round if isinstance(view, PersonView) else None, "action": action, "price": price}
-        data["message"] = message
+        round_ = view.round if isinstance(view, PersonView) else None
+        data = {"round": round_, "action": action, "price": price, "message": message}
         async for update in self.step(query, "game", data):
             yield update
 
