@@ -189,7 +189,7 @@ def test_a_refused_start_says_why_beside_the_button_and_changes_nothing_else(are
 
 
 def test_a_move_shows_at_once_as_played_then_the_game_as_it_stands(arena_page):
-    updates = run(arena_page.offer(a_view(), keep(SECRET, "p1", "g1"), "hello", "1.50"))
+    updates = run(arena_page.submit("OFFER", a_view(), keep(SECRET, "p1", "g1"), "hello", "1.50"))
     [(_, game_id, round_, move)] = arena_page.arena.calls
     assert (game_id, round_, move) == ("g1", 1, Move(Action.OFFER, 1.5, "hello"))
     pending, final = updates[0][arena_page.current], updates[-1][arena_page.current]
@@ -201,10 +201,10 @@ def test_a_move_shows_at_once_as_played_then_the_game_as_it_stands(arena_page):
 
 
 def test_a_move_that_cannot_be_read_is_refused_before_anything_is_sent(arena_page):
-    [shown] = run(arena_page.offer(a_view(), keep(SECRET, "p1", "g1"), "", "cheap"))
+    [shown] = run(arena_page.submit("OFFER", a_view(), keep(SECRET, "p1", "g1"), "", "cheap"))
     assert arena_page.arena.calls == [] and "price" in shown[arena_page.panel.note]
     assert arena_page.panel.message not in shown  # what was typed stays
-    [shown] = run(arena_page.walk_away(None, None, "", ""))
+    [shown] = run(arena_page.submit("NO_DEAL", None, None, "", ""))
     assert shown[arena_page.panel.note] == "**Start a game first.**"
 
 
@@ -321,7 +321,7 @@ def test_a_step_sends_the_pages_answers_and_shows_the_next_page(study):
 def test_a_move_names_the_round_shown_and_a_thinking_game_is_followed(study):
     thinking = ParticipantPage("game", games=2, game=1, opponent="them", view=a_view(your_turn=False, thinking=True))
     study.runner.pages = [thinking, ParticipantPage("game", games=2, game=1, opponent="them", view=a_view(round=2))]
-    updates = run(study.offer({"PROLIFIC_PID": "P1"}, a_view(), "hi", "1.50"))
+    updates = run(study.move("OFFER", {"PROLIFIC_PID": "P1"}, a_view(), "hi", "1.50"))
     assert study.runner.calls[0][2:] == ("game", {"round": 1, "action": "OFFER", "price": "1.50", "message": "hi"})
     assert study.runner.calls[1][0] == "page" and len(updates) == 2
     assert shown(study, updates[-1])[study.view].round == 2

@@ -278,10 +278,9 @@ class ArenaPage:
     def _wire_game(self) -> None:
         panel = self.panel
         panel.chat.clear(self.redraw, self.current, panel.chat, api_visibility="private", queue=False)
-        for button, move in ((panel.offer, self.offer), (panel.accept, self.accept), (panel.walk, self.walk_away)):
-            button.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
-                move, [self.current, self.saved, panel.message, panel.price], self.game_outputs, **FOLLOWING
-            )
+        panel.on_move(
+            self.submit, [self.current, self.saved, panel.message, panel.price], self.game_outputs, **FOLLOWING
+        )
         self.stop_waiting.click(
             self.stop, [self.current, self.saved], self.game_outputs, api_visibility="private", trigger_mode="once"
         )
@@ -494,18 +493,6 @@ class ArenaPage:
         # After a round that could not be played, what was typed stays for the retry.
         yield self.render(new, ids, clear=new.error is None)
         async for update in self.following(new, ids):  # the other person's move, in a game between people
-            yield update
-
-    async def offer(self, view: Any, saved: object, message: str, price: str) -> AsyncIterator[Updates]:
-        async for update in self.submit("OFFER", view, saved, message, price):
-            yield update
-
-    async def accept(self, view: Any, saved: object, message: str, price: str) -> AsyncIterator[Updates]:
-        async for update in self.submit("DEAL", view, saved, message, price):
-            yield update
-
-    async def walk_away(self, view: Any, saved: object, message: str, price: str) -> AsyncIterator[Updates]:
-        async for update in self.submit("NO_DEAL", view, saved, message, price):
             yield update
 
     async def following(self, view: PersonView, ids: dict, setup: Setup | None = None) -> AsyncIterator[Updates]:

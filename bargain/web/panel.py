@@ -9,7 +9,9 @@ position in a list. Everything shown is rendered from the person's view (bargain
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, fields
+from typing import Any
 
 import gradio as gr
 
@@ -294,6 +296,13 @@ class GamePanel:
     def buttons(self) -> list[gr.Button]:
         return [self.offer, self.accept, self.walk, self.retry]
 
+    def on_move(self, play: Callable[..., AsyncIterator], inputs: list, outputs: list, **settings: Any) -> None:
+        """Each move button, once the buttons are locked, plays its move as `play(action, *inputs)` does."""
+        for button, action in ((self.offer, "OFFER"), (self.accept, "DEAL"), (self.walk, "NO_DEAL")):
+            button.click(self.locked, None, self.buttons, api_visibility="private", queue=False).then(
+                _playing(play, action), inputs, outputs, **settings
+            )
+
     def locked(self) -> dict:
         """The buttons made inactive at once, while a move is on its way (a second click sends nothing)."""
         return {button: gr.update(interactive=False) for button in self.buttons}
@@ -345,3 +354,13 @@ class GamePanel:
         if self.countdown is not None:
             updates[self.countdown] = None if view.seconds_left is None else round(view.seconds_left)
         return updates
+
+
+def _playing(play: Callable[..., AsyncIterator], action: str) -> Callable[..., AsyncIterator]:
+    """`play` with its action given, as a handler (Gradio streams the updates of an async generator function only)."""
+
+    async def handler(*inputs: Any) -> AsyncIterator:
+        async for update in play(action, *inputs):
+            yield update
+
+    return handler

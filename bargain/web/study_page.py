@@ -275,10 +275,7 @@ class StudyPage:
     def _wire_game(self) -> None:
         panel = self.panel
         moved = [self.params, self.view, panel.message, panel.price]
-        for button, move in ((panel.offer, self.offer), (panel.accept, self.accept), (panel.walk, self.walk_away)):
-            button.click(panel.locked, None, panel.buttons, api_visibility="private", queue=False).then(
-                move, moved, self.outputs, show_progress="hidden", **PRIVATE
-            )
+        panel.on_move(self.move, moved, self.outputs, show_progress="hidden", **PRIVATE)
         if panel.countdown is None:
             raise RuntimeError("the study's game panel is built with its countdown")
         panel.countdown.click(self.current, [self.params], self.outputs, **PRIVATE)
@@ -490,18 +487,6 @@ class StudyPage:
         round_ = view.round if isinstance(view, PersonView) else None
         data = {"round": round_, "action": action, "price": price, "message": message}
         async for update in self.step(query, "game", data):
-            yield update
-
-    async def offer(self, query: dict, view: Any, message: str, price: str) -> AsyncIterator[list]:
-        async for update in self.move("OFFER", query, view, message, price):
-            yield update
-
-    async def accept(self, query: dict, view: Any, message: str, price: str) -> AsyncIterator[list]:
-        async for update in self.move("DEAL", query, view, message, price):
-            yield update
-
-    async def walk_away(self, query: dict, view: Any, message: str, price: str) -> AsyncIterator[list]:
-        async for update in self.move("NO_DEAL", query, view, message, price):
             yield update
 
     async def try_again(self, query: dict) -> AsyncIterator[list]:
