@@ -309,7 +309,7 @@ def model_backends(args: argparse.Namespace, remote: list[str]) -> Backends:
 def open_store(db: str | None) -> tuple[Store, str]:
     """The arena's database (created, or upgraded, here), checked writable now rather than at the first move, with
     what the log should know of it; and the admin's warning of games a restart would lose (empty: none)."""
-    from bargain.arena.ui import sweep_exports
+    from bargain.web.common import sweep_exports
     from bargain.database import database_url
     from bargain.space import storage_warning
     from bargain.store import Store
@@ -355,7 +355,7 @@ def study_app(args: argparse.Namespace, study, arena: Arena, marks: dict[str, bo
     from bargain.arena import PERSON
     from bargain.arena.limits import AdminGate
     from bargain.study.flow import StudyRunner
-    from bargain.study.page import build_study_app
+    from bargain.web.study_page import StudyPage
 
     missing = sorted({a.spec for a in study.arms.values() if a.spec != PERSON and not marks.get(a.spec)})
     if missing:
@@ -363,14 +363,14 @@ def study_app(args: argparse.Namespace, study, arena: Arena, marks: dict[str, bo
             f"the study's arms {', '.join(missing)} cannot be played here: start the app with the model "
             "backend that serves them (--backend vllm --base-url URL, or --backend hf --model ID_OR_PATH)"
         )
-    return build_study_app(StudyRunner(study, arena), AdminGate(args.admin_password, arena.store), args.trusted_proxies)
+    page = StudyPage(StudyRunner(study, arena), AdminGate(args.admin_password, arena.store), args.trusted_proxies)
+    return page.build()
 
 
 def free_play_app(args: argparse.Namespace, arena: Arena, marks: dict[str, bool], at_risk: str):
     """Free play's app: every arm offered, those that cannot be played now marked so (`marks`)."""
-    from bargain.arena import build_app
     from bargain.arena.limits import AdminGate, StartLimits
-    from bargain.arena.ui import Options
+    from bargain.web.arena_page import ArenaPage, Options
 
     note = (
         ""
@@ -382,7 +382,7 @@ def free_play_app(args: argparse.Namespace, arena: Arena, marks: dict[str, bool]
     )
     store = arena.store
     limits = StartLimits(store, args.games_per_hour, args.games_per_hour_per_address)
-    return build_app(
+    return ArenaPage(
         arena,
         Options(
             marks,
@@ -394,7 +394,7 @@ def free_play_app(args: argparse.Namespace, arena: Arena, marks: dict[str, bool]
             args.public_results,
             at_risk,
         ),
-    )
+    ).build()
 
 
 def configure_logging() -> None:
@@ -409,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     args = parse_args(argv)
     from bargain.agents.arms import ArmError
-    from bargain.arena import launch_settings
+    from bargain.web import launch_settings
     from bargain.publish import PublishError
     from bargain.store import StoreError
     from bargain.study.config import StudyError

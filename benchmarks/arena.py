@@ -38,10 +38,10 @@ from pathlib import Path
 from gradio_client import Client
 
 from bargain import app as arena_app
-from bargain.arena import launch_settings
 from bargain.arena.controller import Arena
-from bargain.arena.ui import my_games, per_arm
+from bargain.arena.results import my_games, per_arm
 from bargain.store import GameRow, Store
+from bargain.web import launch_settings
 
 GOAL_MS = 100.0
 RESULTS_GOAL_MS = 50.0

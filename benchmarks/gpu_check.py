@@ -261,13 +261,13 @@ def part_arena(figures: dict, backend, sizes: Sizes) -> None:
                 ),
                 player=f"gpu-check-{i}",
             )
-            while view["status"] == "active":
-                if not view["your_turn"]:
-                    raise RuntimeError(view["error"] or "the game stopped with the turn not the person's")
+            while view.status == "active":
+                if not view.your_turn:
+                    raise RuntimeError(view.error or "the game stopped with the turn not the person's")
                 await asyncio.sleep(sizes.think_s * rng.uniform(0.5, 1.5))
-                price = view["your_price"] * (0.7 if role is Role.BUYER else 1.3)
+                price = view.your_price * (0.7 if role is Role.BUYER else 1.3)
                 began = time.perf_counter()
-                view = await arena.move(view["game_id"], view["round"], "OFFER", f"{price:.2f}", "my offer")
+                view = await arena.move(view.game_id, view.round, "OFFER", f"{price:.2f}", "my offer")
                 times.append(time.perf_counter() - began)
         except Exception as exc:  # a participant's failure is the part's failure, reported with the others'
             errors.append(f"{type(exc).__name__}: {exc}")

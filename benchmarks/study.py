@@ -172,8 +172,8 @@ def serve(argv: list[str], timings: Path) -> None:
     writes the timings to `timings` as JSON ({"times": [[kind, seconds], ...], "cpu_s": CPU seconds since it was
     ready}) and exits."""
     from bargain import app as arena_app
-    from bargain.arena import launch_settings
     from bargain.study.flow import StudyRunner
+    from bargain.web import launch_settings
 
     times: list[tuple[str, float]] = []
     page, submit = StudyRunner.page, StudyRunner.submit

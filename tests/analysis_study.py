@@ -77,36 +77,36 @@ async def take_part(run: StudyRunner, who: str, style: int) -> None:
     await run.submit(params, "instructions", {})
     page = await run.submit(params, "comprehension", {"no_deal": "Nothing"})
     store = run.arena.store
-    while page["stage"] in ("game", "game_survey"):
-        if page["stage"] == "game_survey":
-            draw = random.Random(f"{who}-{page['game']}-survey")
-            answers = {item["id"]: draw.choice(item["options"]) for item in page["items"][:2]}
+    while page.stage in ("game", "game_survey"):
+        if page.stage == "game_survey":
+            draw = random.Random(f"{who}-{page.game}-survey")
+            answers = {item["id"]: draw.choice(item["options"]) for item in page.items[:2]}
             answers["satisfied"] = draw.randint(1, 7)
             answers["attention"] = "Never" if style == 3 else "Rarely"
             page = await run.submit(params, "game_survey", {k: v for k, v in answers.items() if k in _ids(page)})
             continue
-        view = page["view"]
-        if view["status"] == "waiting" or view["thinking"]:
+        view = page.view
+        if view.status == "waiting" or view.thinking:
             page = await run.page(params, wait_s=1)
             continue
-        game = store.game(view["game_id"])
-        role = view["role"]
+        game = store.game(view.game_id)
+        role = view.role
         middle = (game["buyer_price"] + game["seller_price"]) / 2
         lowball = game["seller_price"] * 0.5 if role == "buyer" else game["buyer_price"] * 1.5
-        how = random.Random(f"{who}-{page['game']}").choice([0, 1, 2, 1 if style == 1 else 0])
+        how = random.Random(f"{who}-{page.game}").choice([0, 1, 2, 1 if style == 1 else 0])
         price = lowball if how == 1 else middle
-        limit = view["your_price"] * (0.7 if role == "buyer" else 1.3)
+        limit = view.your_price * (0.7 if role == "buyer" else 1.3)
         said = "pay more than" if role == "buyer" else "sell for less than"
         message = f"I cannot {said} {limit:.2f}." if how in (1, 2) else "Fair?"
         page = await run.submit(
-            params, "game", {"round": view["round"], "action": "OFFER", "price": f"{price:.2f}", "message": message}
+            params, "game", {"round": view.round, "action": "OFFER", "price": f"{price:.2f}", "message": message}
         )
-    while page["stage"] in ("final_survey", "debrief"):
-        page = await run.submit(params, page["stage"], {})
+    while page.stage in ("final_survey", "debrief"):
+        page = await run.submit(params, page.stage, {})
 
 
 def _ids(page: dict) -> set[str]:
-    return {item["id"] for item in page["items"]}
+    return {item["id"] for item in page.items}
 
 
 def run_and_export(folder: Path, participants: int = 8) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 from collections.abc import Iterator
@@ -14,8 +15,9 @@ import pytest
 from gradio_client import Client
 
 from bargain import app as arena_app
-from bargain.arena import launch_settings
+from bargain.arena.views import PersonView
 from bargain.store import Store
+from bargain.web import launch_settings
 
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = [
@@ -146,3 +148,37 @@ def refused(url: str, api: str, *data) -> str:
     answer = httpx.post(f"{url}gradio_api/run/{api}", json={"data": list(data)}, timeout=60)
     assert answer.status_code != 200, answer.text
     return answer.json()["error"]
+
+
+def a_view(**changes) -> PersonView:
+    """A person's view of a game in its first round, their turn, changed as given."""
+    view = PersonView(
+        game_id="g1",
+        status="active",
+        role="buyer",
+        condition="both_unaware",
+        mode="simultaneous",
+        round=1,
+        max_rounds=4,
+        item="Rice",
+        description="A bag of rice.",
+        persona="You cook.",
+        your_price=3.0,
+        their_price=None,
+        their_price_prior=[1.0, 2.0],
+        your_price_prior=[2.5, 3.5],
+        transcript=[],
+        other="agent",
+        your_turn=True,
+        actions=["OFFER", "NO_DEAL"],
+        retry=False,
+        thinking=False,
+        notice=None,
+        error=None,
+        outcome=None,
+        debrief=None,
+        seconds_left=None,
+        waiting_s=None,
+        invitation=None,
+    )
+    return dataclasses.replace(view, **changes)

@@ -32,10 +32,11 @@ from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits
-from bargain.arena.ui import Options, build_app, keep, kept
 from bargain.arena.views import plain
 from bargain.engine.trial import Mode, Role
 from bargain.store import Store, StoreError
+from bargain.web.arena_page import ArenaPage, Options
+from bargain.web.common import keep, kept
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRETS = ("http://", "https://", "SELECT", "INSERT", "Traceback", "sqlite", "Error:")
@@ -119,7 +120,7 @@ def test_a_configured_remote_model_is_offered_by_its_name_and_its_url_is_shown_n
     from types import SimpleNamespace
 
     from bargain.agents.stub_server import StubServer
-    from bargain.arena.ui import my_games, per_arm, results_figure
+    from bargain.arena.results import my_games, per_arm, results_figure
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-configured")
     with StubServer(["gpt-remote"]) as one, StubServer(["gpt-remote"]) as two:
@@ -425,13 +426,13 @@ def test_a_move_without_a_round_is_refused_and_a_double_submit_plays_once(tmp_pa
         arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends())
         with pytest.raises(ArenaError, match="whole number"):
             view = await arena.start(Setup(arm="tactic:hardliner", rounds=20))
-            await arena.move(view["game_id"], None, "OFFER", "1")
+            await arena.move(view.game_id, None, "OFFER", "1")
         for _ in range(20):
             view = await arena.start(Setup(arm="tactic:hardliner", rounds=4))
-            results = await asyncio.gather(*(arena.move(view["game_id"], 1, "OFFER", "1.5", "once") for _ in range(2)))
-            assert sorted(r["notice"] or "" for r in results) == ["", ALREADY_PLAYED]  # the second: the game as stored
-            assert results[0]["transcript"] == results[1]["transcript"]
-            assert len(arena.store.game(view["game_id"])["moves"]) == 2
+            results = await asyncio.gather(*(arena.move(view.game_id, 1, "OFFER", "1.5", "once") for _ in range(2)))
+            assert sorted(r.notice or "" for r in results) == ["", ALREADY_PLAYED]  # the second: the game as stored
+            assert results[0].transcript == results[1].transcript
+            assert len(arena.store.game(view.game_id)["moves"]) == 2
 
     asyncio.run(scenario())
 
@@ -445,7 +446,7 @@ def test_a_locked_database_pauses_the_game_and_the_same_move_works_once_it_is_fr
     async def scenario():
         arena = Arena(Store(f"sqlite:///{path}", busy_timeout_s=0.3), Backends())
         view = await arena.start(Setup(arm="tactic:hardliner"))
-        game_id = view["game_id"]
+        game_id = view.game_id
         view = await arena.move(game_id, 1, "OFFER", "1.00", "first")
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")  # another writer holds the database
@@ -453,21 +454,21 @@ def test_a_locked_database_pauses_the_game_and_the_same_move_works_once_it_is_fr
         paused = await arena.move(game_id, 2, "OFFER", "1.10", "second")
         waited = time.perf_counter() - began
         assert waited >= 0.25  # the busy timeout was honoured before giving up
-        assert "paused" in paused["error"] and "cannot save" in paused["error"]
-        assert paused["round"] == 2 and paused["transcript"] == view["transcript"] and paused["your_turn"]
-        assert paused["status"] == "active" and paused["outcome"] is None
-        assert await arena.view(game_id) == paused or (await arena.view(game_id))["round"] == 2
+        assert "paused" in paused.error and "cannot save" in paused.error
+        assert paused.round == 2 and paused.transcript == view.transcript and paused.your_turn
+        assert paused.status == "active" and paused.outcome is None
+        assert await arena.view(game_id) == paused or (await arena.view(game_id)).round == 2
         holder.execute("ROLLBACK")
         holder.close()
         assert len(arena.store.game(game_id)["moves"]) == 2
         resumed = await arena.move(game_id, 2, "OFFER", "1.10", "second")
-        assert resumed["error"] is None and resumed["round"] == 3
+        assert resumed.error is None and resumed.round == 3
         rows = arena.store.game(game_id)["moves"]
         assert [(m["round"], m["message"]) for m in rows if m["actor"] == "human"] == [(1, "first"), (2, "second")]
-        while resumed["status"] == "active":
-            resumed = await arena.move(game_id, resumed["round"], "OFFER", "1.00", "")
+        while resumed.status == "active":
+            resumed = await arena.move(game_id, resumed.round, "OFFER", "1.00", "")
         final = arena.store.game(game_id)
-        assert final["status"] == "finished" and len(final["moves"]) == len(resumed["transcript"])
+        assert final["status"] == "finished" and len(final["moves"]) == len(resumed.transcript)
 
     asyncio.run(scenario())
 
@@ -480,15 +481,15 @@ def test_a_final_round_that_cannot_be_stored_does_not_end_the_game(tmp_path):
         view = await arena.start(Setup(arm="tactic:hardliner", rounds=1))
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")
-        paused = await arena.move(view["game_id"], 1, "NO_DEAL", None, "")
-        assert paused["status"] == "active" and paused["debrief"] is None and "paused" in paused["error"]
+        paused = await arena.move(view.game_id, 1, "NO_DEAL", None, "")
+        assert paused.status == "active" and paused.debrief is None and "paused" in paused.error
         holder.execute("ROLLBACK")
         holder.close()
         # A reload after the failure shows the same paused game, not a debrief the store never got.
-        assert (await arena.view(view["game_id"]))["debrief"] is None
-        final = await arena.move(view["game_id"], 1, "NO_DEAL", None, "")
-        assert final["status"] == "finished" and final["debrief"] is not None
-        assert arena.store.game(view["game_id"])["status"] == "finished"
+        assert (await arena.view(view.game_id)).debrief is None
+        final = await arena.move(view.game_id, 1, "NO_DEAL", None, "")
+        assert final.status == "finished" and final.debrief is not None
+        assert arena.store.game(view.game_id)["status"] == "finished"
 
     asyncio.run(scenario())
 
@@ -505,15 +506,16 @@ path = sys.argv[1]
 async def main():
     arena = Arena(Store(f"sqlite:///{path}"), Backends())
     view = await arena.start(Setup(arm="tactic:hardliner"))
-    view = await arena.move(view["game_id"], 1, "OFFER", "1.00", "first")
+    view = await arena.move(view.game_id, 1, "OFFER", "1.00", "first")
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (1, hard))  # the disk is full: no file can grow
-    paused = await arena.move(view["game_id"], 2, "OFFER", "1.10", "x" * 400)
-    again = await arena.view(view["game_id"])
+    paused = await arena.move(view.game_id, 2, "OFFER", "1.10", "x" * 400)
+    again = await arena.view(view.game_id)
     resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-    resumed = await arena.move(view["game_id"], 2, "OFFER", "1.10", "x" * 400)
-    stored = arena.store.game(view["game_id"])
-    print(json.dumps({"paused": paused, "again": again, "resumed": resumed, "moves": len(stored["moves"])}))
+    resumed = await arena.move(view.game_id, 2, "OFFER", "1.10", "x" * 400)
+    stored = arena.store.game(view.game_id)
+    shown = {"paused": paused, "again": again, "resumed": resumed}
+    print(json.dumps({**{k: v.to_json() for k, v in shown.items()}, "moves": len(stored["moves"])}))
 
 asyncio.run(main())
 """
@@ -594,23 +596,23 @@ def test_after_an_agent_failure_the_person_can_retry_and_the_game_stays_resumabl
         # Sequential, the agent opens: its first move fails, the person waits on a retry.
         backend.up = False
         view = await arena.start(Setup(role=Role.SELLER, arm="arm:base", mode=Mode.SEQUENTIAL))
-        assert "unavailable" in view["error"] and "saved" in view["error"]
-        assert view["retry"] and not view["your_turn"] and view["status"] == "active"
-        assert not any(secret in json.dumps(view) for secret in ("10.0.0.7", "4.21", "BackendError"))
-        again = await arena.view(view["game_id"], wait_s=5)  # a reload retries, and says so while it fails
-        assert again["retry"] and "unavailable" in again["error"]
+        assert "unavailable" in view.error and "saved" in view.error
+        assert view.retry and not view.your_turn and view.status == "active"
+        assert not any(secret in json.dumps(view.to_json()) for secret in ("10.0.0.7", "4.21", "BackendError"))
+        again = await arena.view(view.game_id, wait_s=5)  # a reload retries, and says so while it fails
+        assert again.retry and "unavailable" in again.error
         backend.up = True
-        resumed = await arena.view(view["game_id"], wait_s=5)
-        assert resumed["error"] is None and resumed["your_turn"] and len(resumed["transcript"]) == 1
+        resumed = await arena.view(view.game_id, wait_s=5)
+        assert resumed.error is None and resumed.your_turn and len(resumed.transcript) == 1
         # Simultaneous: the round fails after the person's move; the person moves again.
         backend.up = False
         sim = await arena.start(Setup(role=Role.BUYER, arm="arm:base"))
-        failed = await arena.move(sim["game_id"], 1, "OFFER", "1.00", "hi")
-        assert failed["your_turn"] and failed["actions"] == ["OFFER", "NO_DEAL"] and not failed["retry"]
-        assert "unavailable" in failed["error"] and failed["transcript"] == []
+        failed = await arena.move(sim.game_id, 1, "OFFER", "1.00", "hi")
+        assert failed.your_turn and failed.actions == ["OFFER", "NO_DEAL"] and not failed.retry
+        assert "unavailable" in failed.error and failed.transcript == []
         backend.up = True
-        moved = await arena.move(sim["game_id"], 1, "OFFER", "1.00", "hi")
-        assert moved["error"] is None and moved["round"] == 2
+        moved = await arena.move(sim.game_id, 1, "OFFER", "1.00", "hi")
+        assert moved.error is None and moved.round == 2
 
     asyncio.run(scenario())
 
@@ -620,7 +622,7 @@ def test_a_failing_model_leaves_the_page_usable(tmp_path):
     backend = Switchable()
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(backend))
     options = Options({spec: True for spec in arena.arms}, browser_secret="k")
-    running = serve(build_app(arena, options).queue(), arena)
+    running = serve(ArenaPage(arena, options).build().queue(), arena)
     try:
         with browser_page(running.url) as page:
             page.get_by_label("Opponent").click()
@@ -683,7 +685,7 @@ def test_a_lone_surrogate_from_a_model_never_breaks_a_game(tmp_path):
             )
 
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Surrogates()))
-    running = serve(build_app(arena, Options({s: True for s in arena.arms}, browser_secret="k")).queue(), arena)
+    running = serve(ArenaPage(arena, Options({s: True for s in arena.arms}, browser_secret="k")).build().queue(), arena)
     try:
         client = Client(running.url, verbose=False)
         final = play_out(client, start(client, opponent="arm:base"))[-1]
@@ -837,7 +839,7 @@ def test_exports_neutralise_formulas_in_csv_and_keep_parquet_exact(tmp_path):
     async def scenario():
         arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends())
         view = await arena.start(Setup(arm="tactic:hardliner", rounds=1), player="p1")
-        await arena.move(view["game_id"], 1, "OFFER", "1", '=HYPERLINK("http://evil.example","x")')
+        await arena.move(view.game_id, 1, "OFFER", "1", '=HYPERLINK("http://evil.example","x")')
         return arena.store
 
     store = asyncio.run(scenario())
@@ -927,14 +929,14 @@ def test_an_export_reaches_only_the_admin_and_leaves_nothing_on_the_server(tmp_p
 
 def test_results_come_from_findings_stored_when_each_game_ended(tmp_path, monkeypatch):
     import bargain.analysis.claims as claims
-    from bargain.arena.ui import my_games, per_arm
+    from bargain.arena.results import my_games, per_arm
 
     async def scenario():
         arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends())
         for role in (Role.BUYER, Role.SELLER):
             view = await arena.start(Setup(role=role, arm="tactic:hardliner", rounds=1), player="p")
             said = "My budget is 0.01, that is my final offer." if role is Role.BUYER else "I can't go below 9999."
-            await arena.move(view["game_id"], 1, "OFFER", "1", said)
+            await arena.move(view.game_id, 1, "OFFER", "1", said)
         await arena.start(Setup(arm="tactic:linear"), player="p")  # an active game: not in the results
         return arena
 
@@ -956,7 +958,7 @@ def test_results_come_from_findings_stored_when_each_game_ended(tmp_path, monkey
     assert list(table["games"]) == [2] and table["agent_misrepresentation_rate"].iloc[0] == 0.0
     assert len(my_games(arena, "p")) == 3
     view = asyncio.run(_view(arena, finished["id"].iloc[0]))
-    assert view["debrief"]["claims"] and {c["speaker"] for c in view["debrief"]["claims"]} <= {"you", "agent"}
+    assert view.debrief["claims"] and {c["speaker"] for c in view.debrief["claims"]} <= {"you", "agent"}
 
 
 async def _view(arena, game_id):
@@ -975,9 +977,9 @@ def test_an_old_database_gets_its_findings_from_rescore(tmp_path):
     async def scenario():
         arena = Arena(Store(url), Backends())
         view = await arena.start(Setup(role=Role.SELLER, arm="tactic:hardliner", rounds=1))
-        await arena.move(view["game_id"], 1, "OFFER", "99", "I can't go below 50, final offer.")
+        await arena.move(view.game_id, 1, "OFFER", "99", "I can't go below 50, final offer.")
         arena.store.engine.dispose()
-        return view["game_id"]
+        return view.game_id
 
     game_id = asyncio.run(scenario())
     back_to_hand_version(url, 1)
@@ -1026,7 +1028,7 @@ def test_idle_sweeps_and_reads_survive_a_failing_store(tmp_path, monkeypatch):
         await arena.sweep()  # logged, not raised
         arena.live.clear()
         with pytest.raises(ArenaError, match="cannot read games right now"):
-            await arena.view(view["game_id"])
+            await arena.view(view.game_id)
 
     asyncio.run(scenario())
 

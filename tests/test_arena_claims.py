@@ -8,10 +8,10 @@ import json
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend
 from bargain.arena.controller import Arena, Setup
-from bargain.arena.panel import claims_markdown
-from bargain.arena.ui import per_arm
+from bargain.arena.results import per_arm
 from bargain.engine.trial import Condition, Role
 from bargain.store import Store
+from bargain.web.panel import claims_markdown
 
 
 class Boasting(CannedBackend):
@@ -39,12 +39,12 @@ def test_the_debrief_sets_each_claim_against_the_truth(tmp_path):
         view = await arena.start(
             Setup(role=Role.BUYER, arm="arm:base", condition=Condition.BOTH_UNAWARE, rounds=2, seed=4)
         )
-        view = await arena.move(view["game_id"], 1, "OFFER", 1.0, "My budget is only 1.00.")
-        return await arena.move(view["game_id"], 2, "NO_DEAL", message="Then no.")
+        view = await arena.move(view.game_id, 1, "OFFER", 1.0, "My budget is only 1.00.")
+        return await arena.move(view.game_id, 2, "NO_DEAL", message="Then no.")
 
     final = asyncio.run(game())
-    row = arena.store.game(final["game_id"])
-    findings = final["debrief"]["claims"]
+    row = arena.store.game(final.game_id)
+    findings = final.debrief["claims"]
     agent = [f for f in findings if f["speaker"] == "agent" and f["kind"] == "own_limit"]
     assert agent and all(
         f["said"] == 9.0 and f["truth"] == row["seller_price"] and f["misrepresentation"] for f in agent

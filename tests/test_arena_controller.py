@@ -8,6 +8,7 @@ import asyncio
 import json
 import math
 import random
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -47,7 +48,7 @@ def stored_rows(store, game_id):
 def transcript_rows(view):
     return [
         (t["round"], t["role"], "human" if t["speaker"] == "you" else "agent", t["action"], t["price"], t["message"])
-        for t in view["transcript"]
+        for t in view.transcript
     ]
 
 
@@ -57,27 +58,27 @@ def trial_of(store, game_id):
 
 def check_stored_so_far(store, view):
     """Everything the person has seen is already in the store, in order, and nothing else."""
-    game = store.game(view["game_id"])
+    game = store.game(view.game_id)
     assert [m["seq"] for m in game["moves"]] == list(range(len(game["moves"])))
-    assert stored_rows(store, view["game_id"]) == transcript_rows(view)
+    assert stored_rows(store, view.game_id) == transcript_rows(view)
 
 
 async def play_out(arena, view, choose, check=None):
     """Play the person's side with `choose(view) -> (action, price, message)` until the game ends."""
     views = [view]
-    while view["status"] == "active":
-        assert view["your_turn"] and view["error"] is None
+    while view.status == "active":
+        assert view.your_turn and view.error is None
         check_stored_so_far(arena.store, view)
-        before = view["round"]
+        before = view.round
         action, price, message = choose(view)
-        view = await arena.move(view["game_id"], view["round"], action, price, message)
+        view = await arena.move(view.game_id, view.round, action, price, message)
         views.append(view)
-        if view["status"] == "active":
-            assert view["round"] > before
-            if view["mode"] == "simultaneous":  # both moves of the round just played are stored
-                rows = stored_rows(arena.store, view["game_id"])
-                assert len(rows) == 2 * (view["round"] - 1)
-                assert [r[0] for r in rows[-2:]] == [view["round"] - 1] * 2
+        if view.status == "active":
+            assert view.round > before
+            if view.mode == "simultaneous":  # both moves of the round just played are stored
+                rows = stored_rows(arena.store, view.game_id)
+                assert len(rows) == 2 * (view.round - 1)
+                assert [r[0] for r in rows[-2:]] == [view.round - 1] * 2
         if check is not None:
             check(view)
     return views
@@ -85,11 +86,11 @@ async def play_out(arena, view, choose, check=None):
 
 def check_finished(store, view, arm):
     """The final view, the stored game and a replay of its stored moves all agree."""
-    game_id, role = view["game_id"], Role(view["role"])
+    game_id, role = view.game_id, Role(view.role)
     agent = role.other
     trial = trial_of(store, game_id)
-    assert view["status"] == "finished" and not view["your_turn"] and view["actions"] == []
-    outcome, debrief = view["outcome"], view["debrief"]
+    assert view.status == "finished" and not view.your_turn and view.actions == []
+    outcome, debrief = view.outcome, view.debrief
     assert set(outcome) >= {
         "deal",
         "deal_price",
@@ -109,12 +110,12 @@ def check_finished(store, view, arm):
         assert outcome["your_norm_utility"] == pytest.approx(outcome["your_utility"] / trial.surplus)
     else:
         assert outcome["deal_price"] is None and outcome["paper_rounds"] == trial.max_rounds
-        assert outcome["rounds"] == view["transcript"][-1]["round"]  # where it ended (a walk-away: early)
+        assert outcome["rounds"] == view.transcript[-1]["round"]  # where it ended (a walk-away: early)
         assert outcome["your_utility"] == outcome["agent_utility"] == 0
 
     assert debrief["agent_role"] == agent.value
     assert debrief["agent_price"] == trial.reservation(agent)
-    agent_turns = [t for t in view["transcript"] if t["speaker"] == "agent"]
+    agent_turns = [t for t in view.transcript if t["speaker"] == "agent"]
     assert [(s["round"], s["action"], s["price"]) for s in debrief["strategy"]] == [
         (t["round"], t["action"], t["price"]) for t in agent_turns
     ]
@@ -177,22 +178,22 @@ def check_finished(store, view, arm):
 
 def firm(view):
     """Offer one's own reservation price every turn."""
-    return "OFFER", view["your_price"], f"round {view['round']}: my best is {view['your_price']}"
+    return "OFFER", view.your_price, f"round {view.round}: my best is {view.your_price}"
 
 
 def accept_late(view):
     """Offer half (buyer) or twice (seller) one's price, then take the agent's last offer in round 3 or later."""
-    if view["round"] >= 3:
+    if view.round >= 3:
         return "DEAL", None, "fine, deal"
-    factor = 0.5 if view["role"] == "buyer" else 2
-    return "OFFER", round(view["your_price"] * factor, 2), "opening"
+    factor = 0.5 if view.role == "buyer" else 2
+    return "OFFER", round(view.your_price * factor, 2), "opening"
 
 
 def walk_away_late(view):
-    if view["round"] >= 3:
+    if view.round >= 3:
         return "NO_DEAL", None, "I walk away"
-    factor = 0.5 if view["role"] == "buyer" else 2
-    return "OFFER", round(view["your_price"] * factor, 2), ""
+    factor = 0.5 if view.role == "buyer" else 2
+    return "OFFER", round(view.your_price * factor, 2), ""
 
 
 GAMES = [
@@ -215,19 +216,19 @@ def test_a_whole_game_is_played_shown_and_stored(tmp_path, mode, role, arm, choo
     async def scenario():
         arena = new_arena(tmp_path)
         first = await arena.start(Setup(role=role, arm=arm, mode=mode, seed=11), player="p1")
-        assert first["status"] == "active" and first["role"] == role.value and first["mode"] == mode.value
-        assert first["outcome"] is None and first["debrief"] is None and first["your_turn"]
-        row = arena.store.game(first["game_id"])
+        assert first.status == "active" and first.role == role.value and first.mode == mode.value
+        assert first.outcome is None and first.debrief is None and first.your_turn
+        row = arena.store.game(first.game_id)
         assert row["status"] == "active" and row["player"] == "p1" and row["seed"] == 11
         assert row["first_actor"] == "buyer" and row["sampling"] is None and row["backend"] is None
         assert row["out_of_distribution"] is False and row["ood_reasons"] == []
         if mode is Mode.SIMULTANEOUS:
-            assert first["round"] == 1 and first["transcript"] == [] and first["actions"] == ["OFFER", "NO_DEAL"]
+            assert first.round == 1 and first.transcript == [] and first.actions == ["OFFER", "NO_DEAL"]
         elif role is Role.BUYER:  # the buyer moves first
-            assert first["round"] == 1 and first["transcript"] == []
-            assert first["actions"] == ["OFFER", "DEAL", "NO_DEAL"]
+            assert first.round == 1 and first.transcript == []
+            assert first.actions == ["OFFER", "DEAL", "NO_DEAL"]
         else:  # the agent's opening move is already there, and stored
-            assert first["round"] == 2 and [(t["round"], t["speaker"], t["role"]) for t in first["transcript"]] == [
+            assert first.round == 2 and [(t["round"], t["speaker"], t["role"]) for t in first.transcript] == [
                 (1, "agent", "buyer")
             ]
         check_stored_so_far(arena.store, first)
@@ -235,9 +236,9 @@ def test_a_whole_game_is_played_shown_and_stored(tmp_path, mode, role, arm, choo
         final = views[-1]
         check_finished(arena.store, final, arm)
         if deal is not None:
-            assert final["outcome"]["deal"] is deal
+            assert final.outcome["deal"] is deal
         # The finished game can be viewed again, as it was, from the store.
-        assert await arena.view(final["game_id"]) == final
+        assert await arena.view(final.game_id) == final
         return final
 
     asyncio.run(scenario())
@@ -248,9 +249,9 @@ def test_a_person_sees_every_stored_round_before_moving_again(tmp_path):
         arena = new_arena(tmp_path)
         view = await arena.start(Setup(role=Role.SELLER, arm="tactic:hardliner", seed=3))
         for round_ in range(1, 4):
-            view = await arena.move(view["game_id"], round_, "OFFER", str(round(view["your_price"] * 3, 2)))
-            assert view["round"] == round_ + 1
-            rows = stored_rows(arena.store, view["game_id"])
+            view = await arena.move(view.game_id, round_, "OFFER", str(round(view.your_price * 3, 2)))
+            assert view.round == round_ + 1
+            rows = stored_rows(arena.store, view.game_id)
             assert [(r[0], r[1], r[2]) for r in rows[-2:]] == [(round_, "buyer", "agent"), (round_, "seller", "human")]
             assert len(rows) == 2 * round_
 
@@ -296,24 +297,24 @@ def test_the_agents_hidden_price_never_reaches_the_person(tmp_path, mode, role, 
         hidden_value = trial.reservation(role.other)
         hidden = str(hidden_value)
         view = await arena.start(Setup(role=role, arm="tactic:hardliner", condition=condition, mode=mode, seed=seed))
-        assert arena.store.game(view["game_id"])["seed"] == seed
-        assert view["your_price"] == trial.reservation(role)
+        assert arena.store.game(view.game_id)["seed"] == seed
+        assert view.your_price == trial.reservation(role)
         shown = [view]
-        while view["status"] == "active":
-            assert view["their_price"] is None
-            assert view["their_price_prior"] == list(trial.scenario.price_range(role.other))
-            assert view["debrief"] is None and view["outcome"] is None
-            price = offers(view["your_price"])[0]
-            view = await arena.move(view["game_id"], view["round"], "OFFER", price, f"I offer {price}")
+        while view.status == "active":
+            assert view.their_price is None
+            assert view.their_price_prior == list(trial.scenario.price_range(role.other))
+            assert view.debrief is None and view.outcome is None
+            price = offers(view.your_price)[0]
+            view = await arena.move(view.game_id, view.round, "OFFER", price, f"I offer {price}")
             shown.append(view)
         assert len(shown) >= 3
         for before_the_end in shown[:-1]:
-            assert hidden not in json.dumps(before_the_end), before_the_end
+            assert hidden not in json.dumps(before_the_end.to_json()), before_the_end
         # An agent price that never showed: the hardliner never offered it.
-        assert all(t["price"] != hidden_value for v in shown for t in v["transcript"])
+        assert all(t["price"] != hidden_value for v in shown for t in v.transcript)
         final = shown[-1]
-        assert final["outcome"]["deal"] is False
-        assert final["debrief"]["agent_price"] == hidden_value and hidden in json.dumps(final["debrief"])
+        assert final.outcome["deal"] is False
+        assert final.debrief["agent_price"] == hidden_value and hidden in json.dumps(final.debrief)
 
     asyncio.run(scenario())
 
@@ -328,11 +329,11 @@ def test_a_person_told_the_agents_price_sees_it(tmp_path, mode, role, condition)
     async def scenario():
         arena = new_arena(tmp_path)
         view = await arena.start(Setup(role=role, arm="tactic:hardliner", condition=condition, mode=mode, seed=5))
-        trial = trial_of(arena.store, view["game_id"])
-        assert view["their_price"] == trial.reservation(role.other) and view["their_price_prior"] is None
-        assert view["your_price"] == trial.reservation(role)
+        trial = trial_of(arena.store, view.game_id)
+        assert view.their_price == trial.reservation(role.other) and view.their_price_prior is None
+        assert view.your_price == trial.reservation(role)
         agent_told = condition.knows_other_price(role.other)
-        assert view["your_price_prior"] == (None if agent_told else list(trial.scenario.price_range(role)))
+        assert view.your_price_prior == (None if agent_told else list(trial.scenario.price_range(role)))
 
     asyncio.run(scenario())
 
@@ -360,7 +361,7 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path):
         arena = new_arena(tmp_path)
         store = arena.store
         view = await arena.start(Setup(role=Role.BUYER, arm="tactic:linear", seed=2))
-        game_id = view["game_id"]
+        game_id = view.game_id
 
         async def refused(match, *args, game=game_id):
             before_rows, before_view = stored_rows(store, game_id), await arena.view(game_id)
@@ -368,7 +369,7 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path):
                 await arena.move(game, *args)
             assert stored_rows(store, game_id) == before_rows
             assert await arena.view(game_id) == before_view
-            assert store.game(game_id)["status"] == before_view["status"]
+            assert store.game(game_id)["status"] == before_view.status
 
         for price, match in BAD_OFFERS:
             await refused(match, 1, "OFFER", price, "hi")
@@ -383,19 +384,19 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path):
 
         # Currency input is a price; the message at the limit is accepted.
         view = await arena.move(game_id, 1, "OFFER", "$2.50", "y" * MAX_MESSAGE)
-        assert view["round"] == 2
+        assert view.round == 2
         assert stored_rows(store, game_id)[0][3:] == ("OFFER", 2.5, "y" * MAX_MESSAGE)
         # Round 1 again (a double click, a resubmitted form): nothing stored, the game as stored with a notice.
         for args in ((1, "OFFER", "$2.50", ""), (1, "NO_DEAL", None, "")):
             again = await arena.move(game_id, *args)
-            assert again == {**await arena.view(game_id), "notice": ALREADY_PLAYED} and again["round"] == 2
+            assert again == replace(await arena.view(game_id), notice=ALREADY_PLAYED) and again.round == 2
         assert len(stored_rows(store, game_id)) == 2
 
-        high = round(view["your_price"] * 50, 2)  # far above any seller: a deal
+        high = round(view.your_price * 50, 2)  # far above any seller: a deal
         view = await arena.move(game_id, 2, "offer", f"{high:,.2f}", "")
-        assert view["status"] == "finished" and view["outcome"]["deal"]
+        assert view.status == "finished" and view.outcome["deal"]
         assert stored_rows(store, game_id)[2][3:5] == ("OFFER", high)
-        assert (await arena.move(game_id, 2, "OFFER", "3", ""))["notice"] == ALREADY_PLAYED  # the last round, again
+        assert (await arena.move(game_id, 2, "OFFER", "3", "")).notice == ALREADY_PLAYED  # the last round, again
         await refused("over", 3, "NO_DEAL", None, "")
         await refused("the round must be a whole number; got None", None, "OFFER", "3", "")
         assert len(stored_rows(store, game_id)) == 4 and store.game(game_id)["status"] == "finished"
@@ -407,10 +408,10 @@ def test_a_double_click_plays_the_move_once(tmp_path):
     async def scenario():
         arena = new_arena(tmp_path)
         view = await arena.start(Setup(role=Role.BUYER, arm="tactic:hardliner", seed=4))
-        views = await asyncio.gather(*(arena.move(view["game_id"], 1, "OFFER", "1.5", "once") for _ in range(2)))
-        assert [v["round"] for v in views] == [2, 2]  # the second answers with the game as stored
-        assert [v["notice"] for v in views] == [None, ALREADY_PLAYED]
-        rows = stored_rows(arena.store, view["game_id"])
+        views = await asyncio.gather(*(arena.move(view.game_id, 1, "OFFER", "1.5", "once") for _ in range(2)))
+        assert [v.round for v in views] == [2, 2]  # the second answers with the game as stored
+        assert [v.notice for v in views] == [None, ALREADY_PLAYED]
+        rows = stored_rows(arena.store, view.game_id)
         assert [(r[0], r[2], r[5]) for r in rows] == [(1, "human", "once"), (1, "agent", rows[1][5])]
         assert rows == transcript_rows(views[0])
 
@@ -430,13 +431,11 @@ def test_a_game_survives_a_reload_and_a_server_restart(tmp_path, mode, role):
         arena = Arena(Store(url), Backends())
         view = await arena.start(Setup(role=role, arm="tactic:linear", mode=mode, seed=8))
         view = await arena.move(
-            view["game_id"], view["round"], "OFFER", view["your_price"] * (0.1 if role is Role.BUYER else 10), "first"
+            view.game_id, view.round, "OFFER", view.your_price * (0.1 if role is Role.BUYER else 10), "first"
         )
-        assert view["status"] == "active" and len(view["transcript"]) == 2 + (
-            mode is Mode.SEQUENTIAL and role is Role.SELLER
-        )
-        assert await arena.view(view["game_id"]) == view  # a page reload
-        assert await arena.view(view["game_id"]) == view
+        assert view.status == "active" and len(view.transcript) == 2 + (mode is Mode.SEQUENTIAL and role is Role.SELLER)
+        assert await arena.view(view.game_id) == view  # a page reload
+        assert await arena.view(view.game_id) == view
         return view
 
     before = asyncio.run(first_server())
@@ -444,7 +443,7 @@ def test_a_game_survives_a_reload_and_a_server_restart(tmp_path, mode, role):
     async def second_server():
         arena = Arena(Store(url), Backends())  # a new process: nothing in memory
         assert arena.live == {}
-        view = await arena.view(before["game_id"], wait_s=5)  # rebuilt, its loop run again: settled at once
+        view = await arena.view(before.game_id, wait_s=5)  # rebuilt, its loop run again: settled at once
         assert view == before
         views = await play_out(arena, view, firm)
         return views[-1]
@@ -452,9 +451,9 @@ def test_a_game_survives_a_reload_and_a_server_restart(tmp_path, mode, role):
     final = asyncio.run(second_server())
     store = Store(url)
     check_finished(store, final, "tactic:linear")
-    rows = stored_rows(store, final["game_id"])
-    assert rows[: len(before["transcript"])] == transcript_rows(before)
-    assert [m["seq"] for m in store.game(final["game_id"])["moves"]] == list(range(len(rows)))
+    rows = stored_rows(store, final.game_id)
+    assert rows[: len(before.transcript)] == transcript_rows(before)
+    assert [m["seq"] for m in store.game(final.game_id)["moves"]] == list(range(len(rows)))
 
 
 def test_a_game_finished_before_a_restart_is_shown_finished_after_it(tmp_path):
@@ -469,13 +468,10 @@ def test_a_game_finished_before_a_restart_is_shown_finished_after_it(tmp_path):
 
     async def look():
         arena = Arena(Store(url), Backends())
-        assert await arena.view(final["game_id"]) == final
-        assert await arena.move(final["game_id"], final["round"], "OFFER", "1", "") == {
-            **final,
-            "notice": ALREADY_PLAYED,
-        }
+        assert await arena.view(final.game_id) == final
+        assert await arena.move(final.game_id, final.round, "OFFER", "1", "") == replace(final, notice=ALREADY_PLAYED)
         with pytest.raises(ArenaError, match="over"):
-            await arena.move(final["game_id"], final["round"] + 1, "OFFER", "1", "")
+            await arena.move(final.game_id, final.round + 1, "OFFER", "1", "")
 
     asyncio.run(look())
 
@@ -487,13 +483,13 @@ def test_starting_a_game_abandons_games_idle_past_the_timeout(tmp_path):
     async def scenario():
         arena = new_arena(tmp_path, idle_timeout=timedelta(0))
         idle = await arena.start(Setup(seed=1))
-        await arena.move(idle["game_id"], 1, "OFFER", "1", "")
-        assert arena.store.game(idle["game_id"])["status"] == "active"
+        await arena.move(idle.game_id, 1, "OFFER", "1", "")
+        assert arena.store.game(idle.game_id)["status"] == "active"
         other = await arena.start(Setup(seed=2))
-        assert arena.store.game(idle["game_id"])["status"] == "abandoned"
-        assert idle["game_id"] not in arena.live
-        assert arena.store.game(other["game_id"])["status"] == "active"
-        assert len(arena.store.game(idle["game_id"])["moves"]) == 2
+        assert arena.store.game(idle.game_id)["status"] == "abandoned"
+        assert idle.game_id not in arena.live
+        assert arena.store.game(other.game_id)["status"] == "active"
+        assert len(arena.store.game(idle.game_id)["moves"]) == 2
 
     asyncio.run(scenario())
 
@@ -507,20 +503,20 @@ def test_only_games_idle_longer_than_the_timeout_are_abandoned(tmp_path):
         old = await arena.start(Setup(seed=1))
         recent = await arena.start(Setup(seed=2))
         done = await arena.start(Setup(seed=3))
-        await arena.move(done["game_id"], 1, "NO_DEAL", None, "")
+        await arena.move(done.game_id, 1, "NO_DEAL", None, "")
         with Session(arena.store.engine) as session, session.begin():
             session.execute(
                 update(GameRow)
-                .where(GameRow.id.in_([old["game_id"], done["game_id"]]))
+                .where(GameRow.id.in_([old.game_id, done.game_id]))
                 .values(updated_at=utcnow() - timedelta(hours=3))
             )
         await arena.start(Setup(seed=4))
         status = {
-            name: arena.store.game(v["game_id"])["status"]
+            name: arena.store.game(v.game_id)["status"]
             for name, v in (("old", old), ("recent", recent), ("done", done))
         }
         assert status == {"old": "abandoned", "recent": "active", "done": "finished"}
-        assert old["game_id"] not in arena.live and recent["game_id"] in arena.live
+        assert old.game_id not in arena.live and recent.game_id in arena.live
 
     asyncio.run(scenario())
 
@@ -530,8 +526,8 @@ def test_an_abandoned_game_is_not_shown_as_active(tmp_path):
         arena = new_arena(tmp_path, idle_timeout=timedelta(0))
         idle = await arena.start(Setup(seed=1))
         await arena.start(Setup(seed=2))
-        assert arena.store.game(idle["game_id"])["status"] == "abandoned"
-        assert (await arena.view(idle["game_id"]))["status"] != "active"
+        assert arena.store.game(idle.game_id)["status"] == "abandoned"
+        assert (await arena.view(idle.game_id)).status != "active"
 
     asyncio.run(scenario())
 
@@ -546,15 +542,15 @@ def test_interleaved_games_never_see_each_other(tmp_path):
 
         async def player(tag, setup):
             view = await arena.start(setup, player=tag)
-            item, price = view["item"], view["your_price"]
+            item, price = view.item, view.your_price
             views = [view]
-            while view["status"] == "active":
-                log.append((tag, view["round"]))
+            while view.status == "active":
+                log.append((tag, view.round))
                 await asyncio.sleep(0)
-                offer = round(view["your_price"] * (0.6 if view["role"] == "buyer" else 1.8), 2)
-                view = await arena.move(view["game_id"], view["round"], "OFFER", offer, f"{tag}-{view['round']}")
+                offer = round(view.your_price * (0.6 if view.role == "buyer" else 1.8), 2)
+                view = await arena.move(view.game_id, view.round, "OFFER", offer, f"{tag}-{view.round}")
                 views.append(view)
-                assert (view["item"], view["your_price"]) == (item, price)
+                assert (view.item, view.your_price) == (item, price)
                 await asyncio.sleep(0)
             return views
 
@@ -565,23 +561,23 @@ def test_interleaved_games_never_see_each_other(tmp_path):
         tags = [t for t, _ in log]
         assert sum(x != y for x, y in zip(tags, tags[1:])) >= 2  # really interleaved, not one game then the other
         final_a, final_b = a[-1], b[-1]
-        assert final_a["game_id"] != final_b["game_id"]
-        assert (final_a["item"], final_a["your_price"]) != (final_b["item"], final_b["your_price"])
+        assert final_a.game_id != final_b.game_id
+        assert (final_a.item, final_a.your_price) != (final_b.item, final_b.your_price)
         for tag, views in (("A", a), ("B", b)):
             for view in views:
-                mine = [t["message"] for t in view["transcript"] if t["speaker"] == "you"]
+                mine = [t["message"] for t in view.transcript if t["speaker"] == "you"]
                 assert mine == [f"{tag}-{r}" for r in range(1, len(mine) + 1)]
                 assert all(
-                    not t["message"].startswith(("A-", "B-")) for t in view["transcript"] if t["speaker"] == "agent"
+                    not t["message"].startswith(("A-", "B-")) for t in view.transcript if t["speaker"] == "agent"
                 )
             check_finished(arena.store, views[-1], "tactic:linear" if tag == "A" else "tactic:hardliner")
         moves = arena.store.moves_frame()
-        assert set(moves["game_id"]) == {final_a["game_id"], final_b["game_id"]}
+        assert set(moves["game_id"]) == {final_a.game_id, final_b.game_id}
         for final in (final_a, final_b):
-            mine = moves[moves["game_id"] == final["game_id"]]
-            assert len(mine) == len(final["transcript"]) and list(mine["seq"]) == list(range(len(mine)))
-        assert list(arena.store.games_frame("A")["id"]) == [final_a["game_id"]]
-        assert final_b["max_rounds"] == 5 and final_b["outcome"]["rounds"] == 5
+            mine = moves[moves["game_id"] == final.game_id]
+            assert len(mine) == len(final.transcript) and list(mine["seq"]) == list(range(len(mine)))
+        assert list(arena.store.games_frame("A")["id"]) == [final_a.game_id]
+        assert final_b.max_rounds == 5 and final_b.outcome["rounds"] == 5
 
     asyncio.run(scenario())
 
@@ -619,17 +615,17 @@ def test_an_agent_failure_after_the_persons_move_is_retried_by_submitting_again(
         backend = FlakyBackend(delay=0.2)  # fails while the person's move is already in
         arena = new_arena(tmp_path, Backends(backend))
         view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", seed=6))
-        game_id = view["game_id"]
-        assert view["error"] is None and view["your_turn"]
+        game_id = view.game_id
+        assert view.error is None and view.your_turn
         row = arena.store.game(game_id)
         assert row["backend"] == {"backend": "flaky"} and row["sampling"] == PRESETS["trained"].to_dict()
         failed = await arena.move(game_id, 1, "OFFER", "2.25", "hello")
-        assert failed["error"] and "Press Try again to retry" in failed["error"] and "went away" not in failed["error"]
-        assert failed["round"] == 1 and failed["status"] == "active" and failed["retry"] and not failed["your_turn"]
-        assert [(t["speaker"], t["price"]) for t in failed["transcript"]] == [("you", 2.25)]  # kept: stored
+        assert failed.error and "Press Try again to retry" in failed.error and "went away" not in failed.error
+        assert failed.round == 1 and failed.status == "active" and failed.retry and not failed.your_turn
+        assert [(t["speaker"], t["price"]) for t in failed.transcript] == [("you", 2.25)]  # kept: stored
         assert stored_rows(arena.store, game_id) == [(1, "buyer", "human", "OFFER", 2.25, "hello")]
         view = await arena.move(game_id, 1, "OFFER", "2.25", "hello")  # sent again: the round is retried
-        assert view["error"] is None and view["round"] == 2 and view["notice"] == ALREADY_PLAYED
+        assert view.error is None and view.round == 2 and view.notice == ALREADY_PLAYED
         rows = stored_rows(arena.store, game_id)
         assert rows == [
             (1, "buyer", "human", "OFFER", 2.25, "hello"),
@@ -647,9 +643,9 @@ def test_an_agent_that_fails_at_once_does_not_swallow_the_persons_next_move(tmp_
     async def scenario():
         arena = new_arena(tmp_path, Backends(FlakyBackend()))
         view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", seed=6))
-        view = await arena.move(view["game_id"], 1, "OFFER", "2.25", "hello")
-        moved = view["round"] == 2 and len(stored_rows(arena.store, view["game_id"])) == 2
-        told = view["error"] is not None and "to retry" in view["error"]
+        view = await arena.move(view.game_id, 1, "OFFER", "2.25", "hello")
+        moved = view.round == 2 and len(stored_rows(arena.store, view.game_id)) == 2
+        told = view.error is not None and "to retry" in view.error
         assert moved or told, view
 
     asyncio.run(scenario())
@@ -666,7 +662,7 @@ def test_a_game_against_an_adapter_on_the_hf_backend_is_fully_recorded(tmp_path,
         views = await play_out(arena, view, lambda v: ("OFFER", 0.5, "cheap"))
         final = views[-1]
         check_finished(arena.store, final, "arm:joint-grpo")
-        row = arena.store.game(final["game_id"])
+        row = arena.store.game(final.game_id)
         assert row["backend"]["backend"] == "hf" and "joint-grpo" in row["backend"]["adapters"]
         assert row["sampling"] == PRESETS["trained"].to_dict()
         assert row["prompt_version"] == "train" and row["parsing"] == "strict"
@@ -689,7 +685,7 @@ def test_a_game_against_an_adapter_on_the_hf_backend_is_fully_recorded(tmp_path,
                 assert m["raw"] is None and m["prompt_messages"] is None and m["latency_s"] is None
         # Four rounds in simultaneous mode is what the adapter was trained on.
         in_distribution = await arena.start(Setup(role=Role.BUYER, arm="arm:joint-grpo", rounds=4, seed=12))
-        row = arena.store.game(in_distribution["game_id"])
+        row = arena.store.game(in_distribution.game_id)
         assert row["out_of_distribution"] is False and row["ood_reasons"] == []
 
     asyncio.run(scenario())
@@ -876,12 +872,12 @@ def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
         view = await arena.start(
             Setup(role=Role.BUYER, arm="tactic:hardliner", rounds=3), study="s", participant="P1", move_seconds=1.0
         )
-        assert 0 < view["seconds_left"] <= 1.0
+        assert 0 < view.seconds_left <= 1.0
         await asyncio.sleep(1.3)  # the person does not move; round 2's clock, from 1 s, has most of its second left
-        view = await arena.view(view["game_id"], study="s")
-        assert view["round"] == 2 and view["transcript"][0]["action"] == "INVALID"
-        view = await arena.move(view["game_id"], 2, "OFFER", "1.00", "", study="s")  # in time
-        row = arena.store.game(view["game_id"])
+        view = await arena.view(view.game_id, study="s")
+        assert view.round == 2 and view.transcript[0]["action"] == "INVALID"
+        view = await arena.move(view.game_id, 2, "OFFER", "1.00", "", study="s")  # in time
+        row = arena.store.game(view.game_id)
         human = [m for m in row["moves"] if m["actor"] == "human"]
         assert [(m["action"], m["error"]) for m in human] == [("INVALID", "timeout"), ("OFFER", None)]
         assert (row["study"], row["participant"], row["extra"]) == (
@@ -890,8 +886,8 @@ def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
             {"move_seconds": 1.0, "scenario_choice": "low"},
         )
         # A rebuilt game (a restart) keeps its time limit.
-        again = await Arena(arena.store, Backends()).view(view["game_id"], wait_s=5, study="s")
-        assert again["seconds_left"] is not None and again["seconds_left"] <= 1.0
+        again = await Arena(arena.store, Backends()).view(view.game_id, wait_s=5, study="s")
+        assert again.seconds_left is not None and again.seconds_left <= 1.0
 
     asyncio.run(scenario())
 

@@ -43,16 +43,16 @@ def test_a_model_that_does_not_answer_costs_one_deadline_and_the_round_can_be_re
             arena = arena_on(tmp_path, server)
             view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
             began = time.monotonic()
-            moved = await arena.move(view["game_id"], 1, "OFFER", "1.00", "my offer")
+            moved = await arena.move(view.game_id, 1, "OFFER", "1.00", "my offer")
             assert time.monotonic() - began < DEADLINE_S + SLACK_S
-            assert "took too long" in moved["error"] and moved["retry"] and moved["round"] == 1
-            assert not moved["your_turn"] and [t["message"] for t in moved["transcript"]] == ["my offer"]
-            stored = arena.store.game(view["game_id"])["moves"]  # the person's move kept, nothing of the agent's
+            assert "took too long" in moved.error and moved.retry and moved.round == 1
+            assert not moved.your_turn and [t["message"] for t in moved.transcript] == ["my offer"]
+            stored = arena.store.game(view.game_id)["moves"]  # the person's move kept, nothing of the agent's
             assert [(m["actor"], m["message"]) for m in stored] == [("human", "my offer")]
             server.delay_s, server.fail_first = 0.0, 0  # the server is back
-            moved = await arena.view(view["game_id"], wait_s=DEADLINE_S + SLACK_S)  # Try again: the agent, asked again
-            assert moved["round"] == 2 and moved["error"] is None
-            assert [m["actor"] for m in arena.store.game(view["game_id"])["moves"]] == ["human", "agent"]
+            moved = await arena.view(view.game_id, wait_s=DEADLINE_S + SLACK_S)  # Try again: the agent, asked again
+            assert moved.round == 2 and moved.error is None
+            assert [m["actor"] for m in arena.store.game(view.game_id)["moves"]] == ["human", "agent"]
 
         asyncio.run(scenario())
 
@@ -66,16 +66,16 @@ def test_a_reload_answers_at_once_while_the_model_hangs(tmp_path):
             view = await arena.start(
                 Setup(role=Role.BUYER, arm="arm:base", mode=Mode.SEQUENTIAL, first_actor=Role.SELLER, rounds=3)
             )
-            assert "took too long" in view["error"] and view["retry"]  # the start waited one deadline, no more
+            assert "took too long" in view.error and view.retry  # the start waited one deadline, no more
             arena.live.clear()  # a reload that reaches another process: the game is rebuilt, the model asked again
             began = time.monotonic()
-            reload = await arena.view(view["game_id"], wait_s=VIEW_WAIT_S)
+            reload = await arena.view(view.game_id, wait_s=VIEW_WAIT_S)
             assert time.monotonic() - began < VIEW_WAIT_S + SLACK_S
-            assert reload["thinking"] and not reload["your_turn"] and reload["error"] is None
+            assert reload.thinking and not reload.your_turn and reload.error is None
             await asyncio.sleep(DEADLINE_S)
-            later = await arena.view(view["game_id"], wait_s=0, retry=False)  # a reload: the failure, at once
-            assert "took too long" in later["error"] and not later["thinking"]
-            assert arena.store.game(view["game_id"])["moves"] == []
+            later = await arena.view(view.game_id, wait_s=0, retry=False)  # a reload: the failure, at once
+            assert "took too long" in later.error and not later.thinking
+            assert arena.store.game(view.game_id)["moves"] == []
 
         asyncio.run(scenario())
 
@@ -94,14 +94,14 @@ def test_a_look_answers_at_once_while_ones_own_move_waits_on_a_hanging_model(tmp
             arena = arena_on(tmp_path, server)
             arena.move_deadline = 60.0
             view = await arena.start(Setup(role=Role.BUYER, arm="arm:base", rounds=3))
-            moving = asyncio.ensure_future(arena.move(view["game_id"], 1, "OFFER", "1.00", "my offer"))
+            moving = asyncio.ensure_future(arena.move(view.game_id, 1, "OFFER", "1.00", "my offer"))
             await asyncio.sleep(0.2)
-            for look in (arena.view(view["game_id"]), arena.view(view["game_id"], wait_s=VIEW_WAIT_S)):
+            for look in (arena.view(view.game_id), arena.view(view.game_id, wait_s=VIEW_WAIT_S)):
                 began = time.monotonic()
                 shown = await look
                 assert time.monotonic() - began < VIEW_WAIT_S + SLACK_S
-                assert shown["thinking"] and not shown["your_turn"] and shown["error"] is None
-                assert [(t["speaker"], t["price"]) for t in shown["transcript"]] == [("you", 1.0)]
+                assert shown.thinking and not shown.your_turn and shown.error is None
+                assert [(t["speaker"], t["price"]) for t in shown.transcript] == [("you", 1.0)]
             assert not moving.done()
             moving.cancel()
 
@@ -118,7 +118,7 @@ def test_a_look_answers_at_once_while_ones_own_move_waits_on_a_hanging_model(tmp
                 began = time.monotonic()
                 page = await step
                 assert time.monotonic() - began < VIEW_WAIT_S + SLACK_S
-                assert page["stage"] == "game" and page["view"]["thinking"] and not page["view"]["your_turn"]
+                assert page.stage == "game" and page.view.thinking and not page.view.your_turn
 
         asyncio.run(free_play())
         asyncio.run(study())

@@ -9,16 +9,17 @@ import sqlite3
 
 import pandas as pd
 import pytest
-from arena_helpers import browser_page, launch, serve
+from arena_helpers import a_view, browser_page, launch, serve
 
 from bargain import app as arena_app
 from bargain.agents.backends import Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import Arena, Setup
-from bargain.arena.panel import round_markdown
-from bargain.arena.ui import Options, build_app, per_arm, results_figure
+from bargain.arena.results import per_arm, results_figure
 from bargain.engine.trial import Role
 from bargain.store import Store
+from bargain.web.arena_page import ArenaPage, Options
+from bargain.web.panel import round_markdown
 
 GRADIO_INTERNALS = ("didn't return enough output values", "Traceback", "Error:")
 
@@ -129,7 +130,7 @@ def test_every_error_path_of_the_page_says_what_is_wrong_plainly(tmp_path):
 @pytest.mark.slow
 def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
     arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Slow(3.0)))
-    running = serve(build_app(arena, Options({s: True for s in arena.arms}, browser_secret="k")).queue(), arena)
+    running = serve(ArenaPage(arena, Options({s: True for s in arena.arms}, browser_secret="k")).build().queue(), arena)
     try:
         with browser_page(running.url) as page:
             for sequential in (False, True):
@@ -203,7 +204,7 @@ def test_the_results_tab_can_keep_everyones_games_private(tmp_path):
 
 def test_rounds_left_and_the_last_move_are_announced():
     def view(mode, round_, your_turn=True):
-        return {"status": "active", "mode": mode, "round": round_, "max_rounds": 4, "your_turn": your_turn}
+        return a_view(mode=mode, round=round_, max_rounds=4, your_turn=your_turn)
 
     assert "4 rounds left" in round_markdown(view("simultaneous", 1))
     assert "last round" in round_markdown(view("simultaneous", 4)).lower()
@@ -227,8 +228,8 @@ def test_results_are_grouped_means_with_cluster_intervals_and_no_empty_cells(tmp
             ("tactic:hardliner", "full", Role.BUYER, "p0", 1.0),
         ]:
             view = await arena.start(Setup(role=role, arm=arm, condition=Condition(condition), rounds=1), player)
-            known = view["their_price"] or view["your_price"]  # full: the seller's price, told; a bid above it
-            await arena.move(view["game_id"], 1, "OFFER", f"{max(view['your_price'], known) * (1 + share):.2f}", "")
+            known = view.their_price or view.your_price  # full: the seller's price, told; a bid above it
+            await arena.move(view.game_id, 1, "OFFER", f"{max(view.your_price, known) * (1 + share):.2f}", "")
         return arena
 
     arena = asyncio.run(scenario())
@@ -269,7 +270,7 @@ def test_the_browser_secret_is_kept_beside_the_database(tmp_path, monkeypatch):
 def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
     """An unreadable model reply is kept whole in the record; the debrief shows its start, in a list (no table
     columns to squeeze on a 390-px screen), and a move not made in time says so."""
-    from bargain.arena.panel import STRATEGY_SHOWN, chat_messages, strategy_markdown
+    from bargain.web.panel import STRATEGY_SHOWN, chat_messages, strategy_markdown
 
     raw = "I will think about this carefully. " * 200 + "```json {broken"
     debrief = {
@@ -284,11 +285,11 @@ def test_a_debrief_reads_on_a_phone_and_cuts_a_raw_reply_short():
     assert "|" not in shown and "- **Round 1**, offers **4.50**: *Start high\\.*" in shown
     second = shown.split("- **Round 2**")[1]
     assert "passes (no valid move)" in second and second.endswith(" …*") and len(second) < STRATEGY_SHOWN + 80
-    view = {
-        "transcript": [
+    view = a_view(
+        transcript=[
             {"round": 1, "speaker": "you", "action": "INVALID", "price": None, "message": "", "timed_out": True}
         ]
-    }
+    )
     assert chat_messages(view)[0]["content"] == "*Round 1: passes: time ran out*"
 
 

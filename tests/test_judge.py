@@ -214,12 +214,12 @@ def test_judge_the_arena_games(tmp_path):
         arena = Arena(Store(url), Backends(), arms=["tactic:hardliner", INVITE])
         for condition in (Condition.FULL, Condition.BOTH_UNAWARE):
             view = await arena.start(Setup(arm="tactic:hardliner", condition=condition, seed=3))
-            await arena.move(view["game_id"], 1, "NO_DEAL", message="No thanks.")
+            await arena.move(view.game_id, 1, "NO_DEAL", message="No thanks.")
         # two people: each side's message goes to the judge, as an agent's would
         alice = await arena.start(Setup(arm=INVITE, condition=Condition.BOTH_UNAWARE, rounds=1), player="alice")
-        bob = await arena.join(alice["invitation"], "bob")
-        await arena.move(alice["game_id"], 1, "OFFER", "0.01", "My budget is tiny, honestly.")
-        await arena.move(bob["game_id"], 1, "OFFER", "15", "It cost me a fortune.")
+        bob = await arena.join(alice.invitation, "bob")
+        await arena.move(alice.game_id, 1, "OFFER", "0.01", "My budget is tiny, honestly.")
+        await arena.move(bob.game_id, 1, "OFFER", "15", "It cost me a fortune.")
 
     asyncio.run(games())
     with StubServer(["gpt-judge"], reply=canned) as server:

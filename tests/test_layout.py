@@ -1,11 +1,22 @@
-"""The package's layers: imports run one way, from the top (arena, episodes, runs, command line) down
-to the pure engine, so that the folder list is the architecture and stays so."""
+"""The package's layers: imports run one way, from the top (the command line and the app, then the web pages, then
+arena, study, episodes, runs) down to the pure engine, so that the folder list is the architecture and stays so."""
 
 import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "bargain"
-LAYERS = {"engine": 0, "agents": 1, "analysis": 2, "store": 3, "migrations": 3}  # anything else is on top (4)
+# anything else (arena, study, episodes, runs...) is 4: under the web pages (5), which only the entry points load (6)
+LAYERS = {
+    "engine": 0,
+    "agents": 1,
+    "analysis": 2,
+    "store": 3,
+    "migrations": 3,
+    "web": 5,
+    "app": 6,
+    "cli": 6,
+    "__main__": 6,
+}
 HEAVY = ("torch", "transformers", "peft", "vllm", "gradio", "accelerate")
 
 
@@ -37,11 +48,25 @@ def test_the_engine_imports_nothing_but_itself_and_the_standard_library():
             assert all(i in ("bargain", "__future__") or i not in HEAVY + ("pandas", "numpy") for i in imported), name
 
 
+def web(module: str) -> bool:
+    return module == "bargain.web" or module.startswith("bargain.web.")
+
+
 def test_heavy_libraries_load_only_inside_functions():
     """torch, transformers, vllm, gradio are imported where they are used, never at a module's top,
-    except in the Gradio pages themselves (the arena's and the study's, and the game panel both show), which only
-    the app loads."""
+    except gradio in the web pages themselves (bargain.web), which only the app loads."""
     for name, text in modules():
         top = re.findall(r"(?m)^(?:from|import) (\w+)", text)
-        allowed = ("gradio",) if name in ("bargain.arena.ui", "bargain.arena.panel", "bargain.study.page") else ()
+        allowed = ("gradio",) if web(name) and name != "bargain.web" else ()
         assert not [t for t in top if t in HEAVY and t not in allowed], name
+
+
+def test_only_the_web_pages_import_gradio():
+    """Everything under the pages (the controller, the views, the study's flow) is driven without Gradio: gradio is
+    imported in bargain.web's modules only, anywhere in them, and nowhere else, not even inside a function."""
+    outside = [
+        name
+        for name, text in modules()
+        if re.search(r"(?m)^\s*(?:from|import) gradio(?:\.|\s|$)", text) and not web(name)
+    ]
+    assert outside == []

@@ -26,8 +26,8 @@ from starlette.requests import Request
 from bargain import app as arena_app
 from bargain.arena.controller import ArenaError
 from bargain.arena.limits import AdminGate, StartLimits
-from bargain.arena.ui import client_address
 from bargain.store import LimitEventRow, LimitFailureRow, Store
+from bargain.web.common import client_address
 from benchmarks.study import Replica
 
 on_postgres = pytest.mark.skipif(not POSTGRES, reason="set BARGAIN_TEST_POSTGRES_URL to run against PostgreSQL")

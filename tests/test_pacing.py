@@ -39,13 +39,13 @@ def test_a_paced_agent_answers_no_sooner_than_its_delay_and_the_delay_is_stored(
         arena = Arena(Store(url), Backends())
         began = time.monotonic()  # the round begins: the agent is asked, and its reply is held to the pace
         view = await arena.start(Setup(role=Role.BUYER, arm="tactic:linear", rounds=3), pace=pace)
-        view = await arena.move(view["game_id"], 1, "OFFER", "0.01", "")
-        assert time.monotonic() - began >= 0.4 and view["round"] == 2  # the tactic's instant reply waited
+        view = await arena.move(view.game_id, 1, "OFFER", "0.01", "")
+        assert time.monotonic() - began >= 0.4 and view.round == 2  # the tactic's instant reply waited
         other = Arena(Store(url), Backends())  # another process takes the game over: the same pace
         began = time.monotonic()
-        view = await other.move(view["game_id"], 2, "OFFER", "0.01", "")
-        assert time.monotonic() - began >= 0.4 and view["round"] == 3
-        return view["game_id"]
+        view = await other.move(view.game_id, 2, "OFFER", "0.01", "")
+        assert time.monotonic() - began >= 0.4 and view.round == 3
+        return view.game_id
 
     game_id = asyncio.run(scenario())
     moves = Store(url).game(game_id)["moves"]
@@ -63,7 +63,7 @@ def test_an_unpaced_game_stores_no_delay(tmp_path):
     async def scenario():
         arena = Arena(Store(url), Backends())
         view = await arena.start(Setup(role=Role.BUYER, arm="tactic:linear", rounds=1))
-        return (await arena.move(view["game_id"], 1, "NO_DEAL", "", ""))["game_id"]
+        return (await arena.move(view.game_id, 1, "NO_DEAL", "", "")).game_id
 
     assert {m["paced_s"] for m in Store(url).game(asyncio.run(scenario()))["moves"]} == {None}
 

@@ -33,17 +33,17 @@ def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
     async def game():
         arena = Arena(store, Backends(), idle_timeout=timedelta(hours=1))
         view = await arena.start(Setup(arm="tactic:boulware", seed=3), player="p1")
-        while view["status"] == "active":
-            view = await arena.move(view["game_id"], view["round"], "OFFER", view["your_price"] * 0.8, "hello")
+        while view.status == "active":
+            view = await arena.move(view.game_id, view.round, "OFFER", view.your_price * 0.8, "hello")
         return view
 
     final = asyncio.run(game())
-    row = store.game(final["game_id"])
+    row = store.game(final.game_id)
     assert row["status"] == "finished" and row["trial"]["scenario"]["tier"] == "low"
-    assert [m["seq"] for m in row["moves"]] == list(range(len(final["transcript"])))
+    assert [m["seq"] for m in row["moves"]] == list(range(len(final.transcript)))
     assert len(store.games_frame("p1")) == 1
     written = store.export(tmp_path)
-    assert final["game_id"] in (tmp_path / "games.csv").read_text() and len(written) == 6
+    assert final.game_id in (tmp_path / "games.csv").read_text() and len(written) == 6
 
 
 def test_a_version_1_database_is_adopted_in_postgres_and_rescored(store):

@@ -188,23 +188,21 @@ def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
                 )
                 for seed in range(6)
             ]
-            views = [await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5) for v in views]
+            views = [await arena.move(v.game_id, v.round, "OFFER", v.your_price * 1.5) for v in views]
             before = (len(a.requests), len(b.requests))
             a.kill()
             for _ in range(8):  # more rounds than a game has: a stuck game fails the test, not hangs it
                 views = [
-                    await arena.move(v["game_id"], v["round"], "OFFER", v["your_price"] * 1.5)
-                    if v["status"] == "active"
-                    else v
+                    await arena.move(v.game_id, v.round, "OFFER", v.your_price * 1.5) if v.status == "active" else v
                     for v in views
                 ]
             await backend.aclose()
-            return before, views, [store.game(v["game_id"]) for v in views]
+            return before, views, [store.game(v.game_id) for v in views]
 
         before, views, stored = asyncio.run(scenario())
     assert min(before) > 0  # the games were spread over both replicas
-    assert all(v["status"] == "finished" for v in views)
-    assert all(t["action"] == "OFFER" for v in views for t in v["transcript"] if t["speaker"] == "agent")
+    assert all(v.status == "finished" for v in views)
+    assert all(t["action"] == "OFFER" for v in views for t in v.transcript if t["speaker"] == "agent")
     served = [[m["endpoint"] for m in game["moves"] if m["actor"] == "agent"] for game in stored]
     assert all(served) and {e for game in served for e in game} == {a.url, b.url}  # stored with every agent move
     assert all(m["endpoint"] is None for game in stored for m in game["moves"] if m["actor"] == "human")
@@ -237,7 +235,7 @@ def test_the_arena_caps_model_replies_at_the_operators_length(tmp_path):
 
         async def scenario():
             view = await arena.start(Setup(role=Role.SELLER, arm="arm:buyer-grpo", condition=Condition.SELLER_UNAWARE))
-            await arena.move(view["game_id"], view["round"], "OFFER", view["your_price"] * 1.5)
+            await arena.move(view.game_id, view.round, "OFFER", view.your_price * 1.5)
             await arena.backends.aclose()
 
         asyncio.run(scenario())

@@ -66,7 +66,7 @@ def test_three_commands_give_a_report(runs, tmp_path):
     async def person():
         arena = Arena(Store(url), Backends())
         view = await arena.start(Setup(arm="tactic:hardliner", seed=2))
-        await arena.move(view["game_id"], 1, "NO_DEAL", message="My budget is only 0.50, bye.")
+        await arena.move(view.game_id, 1, "NO_DEAL", message="My budget is only 0.50, bye.")
 
     asyncio.run(person())
     out = tmp_path / "report"

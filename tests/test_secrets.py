@@ -79,5 +79,5 @@ def test_nothing_sent_before_it_may_be_known_depends_on_the_hidden_price(game):
     assert len(first) == len(second)
     for (free, study), (free_other, study_other) in zip(first, second):
         assert study == study_other  # a study participant: nothing until the debrief page, the end included
-        if free["status"] == "active":
+        if free.status == "active":
             assert free == free_other  # free play: nothing until the game has ended

@@ -181,11 +181,11 @@ def test_fallback_games_count_as_the_arm_played_and_are_flagged(tmp_path):
         for who in ("A1", "A2"):
             page = await to_game(run, who)
             page = await run.page({"participant": who})
-            while page["stage"] == "game":
-                view = page["view"]
-                price = "0.01" if view["role"] == "buyer" else "15"
+            while page.stage == "game":
+                view = page.view
+                price = "0.01" if view.role == "buyer" else "15"
                 page = await run.submit(
-                    {"participant": who}, "game", {"round": view["round"], "action": "OFFER", "price": price}
+                    {"participant": who}, "game", {"round": view.round, "action": "OFFER", "price": price}
                 )
         return run.arena.store
 

@@ -50,7 +50,7 @@ def walk_through(client: Client, query: dict) -> list[dict]:
                 },
             )
         elif page["stage"] in ("game_survey", "final_survey"):
-            page = step(page["stage"], answers_for(page, attention="Rarely"))
+            page = step(page["stage"], answers_for(page["items"], attention="Rarely"))
         elif page["stage"] == "debrief":
             page = step("debrief", {})
         else:

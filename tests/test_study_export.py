@@ -37,19 +37,19 @@ async def take_part(runner, pid: str, *, finish: bool = True, move: bool = True,
     if not pass_check:
         await runner.submit(params, "comprehension", {"no_deal": "Everything"})
         return
-    while finish and page["stage"] in ("game", "game_survey"):
-        if page["stage"] == "game_survey":
-            page = await runner.submit(params, "game_survey", answers_for(page, attention="Rarely"))
+    while finish and page.stage in ("game", "game_survey"):
+        if page.stage == "game_survey":
+            page = await runner.submit(params, "game_survey", answers_for(page.items, attention="Rarely"))
             continue
         if not move:
             await asyncio.sleep(0.5)
             page = await runner.page(params)
             continue
-        view = page["view"]
-        game = runner.arena.store.game(view["game_id"])
+        view = page.view
+        game = runner.arena.store.game(view.game_id)
         price = (game["buyer_price"] + game["seller_price"]) / 2
         page = await runner.submit(
-            params, "game", {"round": view["round"], "action": "OFFER", "price": f"{price:.2f}", "message": "Fair?"}
+            params, "game", {"round": view.round, "action": "OFFER", "price": f"{price:.2f}", "message": "Fair?"}
         )
     if finish:
         await runner.submit(params, "final_survey", {"comments": '=HYPERLINK("http://x")'})

@@ -86,10 +86,10 @@ def runner_for(tmp_path, study=None) -> StudyRunner:
     return StudyRunner(study or make_study(tmp_path), arena)
 
 
-def answers_for(page: dict, **chosen) -> dict:
-    """Answers to a survey page: the first option of each choice, the middle of each scale, unless chosen."""
+def answers_for(items: list[dict], **chosen) -> dict:
+    """Answers to a survey page's items: the first option of each choice, the middle of each scale, unless chosen."""
     out = {}
-    for item in page["items"]:
+    for item in items:
         if item["id"] in chosen:
             out[item["id"]] = chosen[item["id"]]
         elif item["type"] == "choice":
@@ -100,12 +100,12 @@ def answers_for(page: dict, **chosen) -> dict:
 
 
 async def play_game(runner: StudyRunner, params: dict, page: dict, pages: list) -> dict:
-    while page["stage"] == "game":
-        view = page["view"]
+    while page.stage == "game":
+        view = page.view
         page = await runner.submit(
             params,
             "game",
-            {"round": view["round"], "action": "OFFER", "price": f"{view['your_price'] * 0.5:.2f}", "message": "hi"},
+            {"round": view.round, "action": "OFFER", "price": f"{view.your_price * 0.5:.2f}", "message": "hi"},
         )
         pages.append(page)
     return page
@@ -116,32 +116,32 @@ def test_a_participant_goes_from_consent_to_the_completion_code(tmp_path):
         runner = runner_for(tmp_path)
         params = {"PROLIFIC_PID": "P1", "STUDY_ID": "S9", "SESSION_ID": "X1"}
         pages = [await runner.page(params)]
-        assert pages[0]["stage"] == "consent" and pages[0]["text"] == "We record your moves."
+        assert pages[0].stage == "consent" and pages[0].text == "We record your moves."
         pages.append(await runner.submit(params, "consent", {"agree": True}))
-        assert pages[-1]["stage"] == "instructions"
+        assert pages[-1].stage == "instructions"
         pages.append(await runner.submit(params, "instructions", {}))
-        assert pages[-1]["stage"] == "comprehension" and "answer" not in json.dumps(pages[-1]["questions"])
+        assert pages[-1].stage == "comprehension" and "answer" not in json.dumps(pages[-1].questions)
         pages.append(await runner.submit(params, "comprehension", {"no_deal": "Nothing"}))
-        assert pages[-1]["stage"] == "game" and pages[-1]["game"] == 1 and pages[-1]["opponent"] == "the other party"
+        assert pages[-1].stage == "game" and pages[-1].game == 1 and pages[-1].opponent == "the other party"
         for game in (1, 2):
             page = await play_game(runner, params, pages[-1], pages)
-            assert page["stage"] == "game_survey" and page["game"] == game and page["outcome"] is not None
-            ids = [item["id"] for item in page["items"]]
+            assert page.stage == "game_survey" and page.game == game and page.outcome is not None
+            ids = [item["id"] for item in page.items]
             assert ids == ["honesty", "person_or_program", "satisfied"] + (["attention"] if game == 2 else [])
-            assert len(page["items"][0]["options"]) == 5  # the judge's rubric, levels 0-4
-            pages.append(await runner.submit(params, "game_survey", answers_for(page, attention="Rarely")))
-        assert pages[-1]["stage"] == "final_survey"
+            assert len(page.items[0]["options"]) == 5  # the judge's rubric, levels 0-4
+            pages.append(await runner.submit(params, "game_survey", answers_for(page.items, attention="Rarely")))
+        assert pages[-1].stage == "final_survey"
         pages.append(await runner.submit(params, "final_survey", {"comments": "  fine  "}))
-        assert pages[-1]["stage"] == "debrief" and len(pages[-1]["debriefs"]) == 2
-        assert all(d["agent_price"] > 0 for d in pages[-1]["debriefs"])
+        assert pages[-1].stage == "debrief" and len(pages[-1].debriefs) == 2
+        assert all(d["agent_price"] > 0 for d in pages[-1].debriefs)
         pages.append(await runner.submit(params, "debrief", {}))
         done = pages[-1]
-        assert done["stage"] == "completed" and done["code"] == "DONE123"
-        assert done["redirect"] == "https://example.org/done?cc=DONE123"
+        assert done.stage == "completed" and done.code == "DONE123"
+        assert done.redirect == "https://example.org/done?cc=DONE123"
         # Blinding: before the debrief no page names an arm, a tactic or a spec, and no game view has a debrief.
-        before = json.dumps([p for p in pages if p["stage"] != "debrief"])
+        before = json.dumps([p.to_json() for p in pages if p.stage != "debrief"])
         assert not any(word in before for word in ("tactic:", "hardliner", "linear", "arm:", '"a/', "b/both"))
-        assert all(p["view"]["debrief"] is None for p in pages if p["stage"] == "game")
+        assert all(p.view.debrief is None for p in pages if p.stage == "game")
         store = runner.arena.store
         row = records.participant(store, "flow-test", "P1")
         assert (
@@ -162,7 +162,7 @@ def test_a_participant_goes_from_consent_to_the_completion_code(tmp_path):
         assert ("final", 0, "comments", "fine") in [(a["survey"], a["game"], a["item"], a["value"]) for a in stored]
         assert [a["correct"] for a in stored if a["survey"] == "attention"] == [True]
         # A finished participant cannot play again: the same link shows the code.
-        assert (await runner.page(params))["stage"] == "completed"
+        assert (await runner.page(params)).stage == "completed"
 
     asyncio.run(scenario())
 
@@ -171,7 +171,7 @@ def test_declining_consent_ends_politely(tmp_path):
     async def scenario():
         runner = runner_for(tmp_path)
         page = await runner.submit({"participant": "P2"}, "consent", {"agree": False})
-        assert page["stage"] == "declined" and page["text"] == "You chose not to take part."
+        assert page.stage == "declined" and page.text == "You chose not to take part."
         row = records.participant(runner.arena.store, "flow-test", "P2")
         assert row["stage"] == "declined" and row["cells"] == [] and row["consent_version"] is None
 
@@ -185,9 +185,9 @@ def test_failing_the_comprehension_check_screens_out_with_the_code(tmp_path):
         await runner.submit(params, "consent", {"agree": True})
         await runner.submit(params, "instructions", {})
         page = await runner.submit(params, "comprehension", {"no_deal": "Everything"})
-        assert page["stage"] == "comprehension" and "1 attempt left." in page["note"]
+        assert page.stage == "comprehension" and "1 attempt left." in page.note
         page = await runner.submit(params, "comprehension", {"no_deal": "Everything"})
-        assert page["stage"] == "screened_out" and page["code"] == "OUT456"
+        assert page.stage == "screened_out" and page.code == "OUT456"
         assert records.cell_counts(runner.arena.store, "flow-test", 1) == {
             "a/both_unaware/buyer": (0, 10),
             "b/both_unaware/buyer": (0, 10),
@@ -208,14 +208,14 @@ def test_bad_ids_answers_and_double_submissions_change_nothing(tmp_path):
         params = {"participant": "P4"}
         await runner.submit(params, "consent", {"agree": True})
         again = await runner.submit(params, "consent", {"agree": False})  # a second tab's stale consent page
-        assert again["stage"] == "instructions" and "already taken" in again["note"]
+        assert again.stage == "instructions" and "already taken" in again.note
         await runner.submit(params, "instructions", {})
         page = await runner.submit(params, "comprehension", {"no_deal": "Maybe"})
-        assert page["stage"] == "comprehension" and page["errors"] == {"no_deal": "Choose one of the options."}
+        assert page.stage == "comprehension" and page.errors == {"no_deal": "Choose one of the options."}
         page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
         page = await play_game(runner, params, page, [])
         bad = await runner.submit(params, "game_survey", {"honesty": "5", "person_or_program": "robot", "satisfied": 9})
-        assert bad["stage"] == "game_survey" and set(bad["errors"]) == {"honesty", "person_or_program", "satisfied"}
+        assert bad.stage == "game_survey" and set(bad.errors) == {"honesty", "person_or_program", "satisfied"}
         row = records.participant(runner.arena.store, "flow-test", "P4")
         assert records.answers(runner.arena.store, row["id"])[-1]["survey"] == "comprehension"  # nothing half-stored
 
@@ -230,7 +230,7 @@ def test_a_full_study_turns_newcomers_away(tmp_path):
             params = {"participant": f"Q{n}"}
             await runner.submit(params, "consent", {"agree": True})
             await runner.submit(params, "instructions", {})
-            stages.append((await runner.submit(params, "comprehension", {"no_deal": "Nothing"}))["stage"])
+            stages.append((await runner.submit(params, "comprehension", {"no_deal": "Nothing"})).stage)
         assert stages == ["game", "game", "full"]
         assert records.cell_counts(runner.arena.store, "flow-test", 1) == {
             "a/both_unaware/buyer": (2, 2),
@@ -248,10 +248,10 @@ def test_moves_not_made_in_time_are_passes_and_earn_no_bonus(tmp_path):
         await runner.submit(params, "consent", {"agree": True})
         await runner.submit(params, "instructions", {})
         page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
-        assert page["stage"] == "game"
+        assert page.stage == "game"
         await asyncio.sleep(0.7)  # both rounds of game 1 pass without a move
         page = await runner.page(params)
-        assert page["stage"] == "game_survey"
+        assert page.stage == "game_survey"
         row = records.participant(runner.arena.store, "flow-test", "P5")
         assert row["timeouts"] == 2
 
@@ -263,13 +263,13 @@ async def complete(runner: StudyRunner, params: dict, action: str = "OFFER") -> 
     await runner.submit(params, "consent", {"agree": True})
     await runner.submit(params, "instructions", {})
     page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
-    while page["stage"] in ("game", "game_survey"):
-        if page["stage"] == "game_survey":
-            page = await runner.submit(params, "game_survey", answers_for(page, attention="Rarely"))
+    while page.stage in ("game", "game_survey"):
+        if page.stage == "game_survey":
+            page = await runner.submit(params, "game_survey", answers_for(page.items, attention="Rarely"))
         elif action == "OFFER":
             page = await play_game(runner, params, page, [])
         else:
-            page = await runner.submit(params, "game", {"round": page["view"]["round"], "action": action})
+            page = await runner.submit(params, "game", {"round": page.view.round, "action": action})
     await runner.submit(params, "final_survey", {})
     return await runner.submit(params, "debrief", {})
 
@@ -280,8 +280,8 @@ def test_a_prolific_id_must_have_prolifics_form_by_default(tmp_path):
         for wrong in ("P1", "bench00001", "60ffe5c8371090c7041d43f"):
             with pytest.raises(StudyStop, match="not valid"):
                 await runner.page({"PROLIFIC_PID": wrong})
-        assert (await runner.page({"PROLIFIC_PID": "60ffe5c8371090c7041d43f8"}))["stage"] == "consent"
-        assert (await runner.page({"participant": "P1"}))["stage"] == "consent"  # the generic parameter stays loose
+        assert (await runner.page({"PROLIFIC_PID": "60ffe5c8371090c7041d43f8"})).stage == "consent"
+        assert (await runner.page({"participant": "P1"})).stage == "consent"  # the generic parameter stays loose
         assert records.participant(runner.arena.store, "flow-test", "P1") is not None
 
     asyncio.run(scenario())
@@ -298,7 +298,7 @@ def test_games_not_actually_played_flag_the_participant_who_still_completes_and_
         runner = runner_for(tmp_path, dataclasses.replace(make_study(tmp_path), exclusions=rules))
         walked = await complete(runner, {"participant": "WALK"}, action="NO_DEAL")
         played = await complete(runner, {"participant": "PLAY"})
-        assert walked["stage"] == played["stage"] == "completed" and walked["code"] == "DONE123"
+        assert walked.stage == played.stage == "completed" and walked.code == "DONE123"
         return runner.arena.store
 
     store = asyncio.run(scenario())
@@ -336,9 +336,9 @@ def test_per_participant_completion_codes_are_shown_sent_back_and_exported_for_p
     store = runner.arena.store
     salt = records.study_salt(store, "flow-test", 1)
     codes = [participant_code(salt, pid) for pid in ("C1", "C2")]
-    assert [page["code"] for page in pages] == codes and codes[0] != codes[1] and "DONE123" not in codes
-    assert [page["redirect"] for page in pages] == [f"https://example.org/done?cc={code}" for code in codes]
-    assert asyncio.run(runner.page({"participant": "C1"}))["code"] == codes[0]  # the same code when they come back
+    assert [page.code for page in pages] == codes and codes[0] != codes[1] and "DONE123" not in codes
+    assert [page.redirect for page in pages] == [f"https://example.org/done?cc={code}" for code in codes]
+    assert asyncio.run(runner.page({"participant": "C1"})).code == codes[0]  # the same code when they come back
     export_study(store, "flow-test", out_dir=tmp_path / "out")
     paid = pd.read_csv(tmp_path / "out" / "payment" / "payments.csv")
     assert dict(zip(paid["participant_id"], paid["completion_code"])) == dict(zip(("C1", "C2"), codes))
@@ -376,7 +376,7 @@ def test_the_admins_game_list_names_every_game_apart(tmp_path):
         await runner.submit({"participant": "L1"}, "instructions", {})
         page = await runner.submit({"participant": "L1"}, "comprehension", {"no_deal": "Nothing"})
         page = await play_game(runner, {"participant": "L1"}, page, [])
-        await runner.submit({"participant": "L1"}, "game_survey", answers_for(page))  # game 2 starts, same minute
+        await runner.submit({"participant": "L1"}, "game_survey", answers_for(page.items))  # game 2 starts, same minute
         return runner.arena.store
 
     games = dashboard.recent_games(asyncio.run(scenario()), "flow-test")

@@ -21,7 +21,7 @@ from bargain.arena.controller import Arena, ArenaError
 from bargain.arena.inputs import Setup
 from bargain.arena.pacing import Pace
 from bargain.arena.people import INVITE, QUEUE
-from bargain.arena.views import money
+from bargain.arena.views import PersonView, money
 from bargain.engine.trial import Role
 from bargain.store import Store, utcnow
 from bargain.study import records
@@ -29,7 +29,7 @@ from bargain.study.config import Pairing, load
 from bargain.study.dashboard import funnel, recent_games, transcript_markdown
 from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner
-from bargain.study.page import debrief_markdown
+from bargain.web.study_page import debrief_markdown
 
 STUDY = """
 name: people-test
@@ -85,8 +85,8 @@ def steps(run: StudyRunner) -> dict[str, int]:
 
 
 async def move(run: StudyRunner, who: str, page: dict, price: str) -> dict:
-    view = page["view"]
-    return await run.submit({"participant": who}, "game", {"round": view["round"], "action": "OFFER", "price": price})
+    view = page.view
+    return await run.submit({"participant": who}, "game", {"round": view.round, "action": "OFFER", "price": price})
 
 
 async def to_debrief(run: StudyRunner, pages: dict[str, dict]) -> dict[str, dict]:
@@ -94,14 +94,14 @@ async def to_debrief(run: StudyRunner, pages: dict[str, dict]) -> dict[str, dict
     (two rounds, no deal), then each on to the pages after it: the page each reaches (this study asks nothing)."""
     low = {"buyer": "0.01", "seller": "15"}
     for _ in range(2):
-        moved = await asyncio.gather(*(move(run, who, page, low[page["view"]["role"]]) for who, page in pages.items()))
+        moved = await asyncio.gather(*(move(run, who, page, low[page.view.role]) for who, page in pages.items()))
         for who, page in zip(pages, moved):  # a page that saw the round settled by the other's move is read again
-            thinking = page["stage"] == "game" and page["view"]["thinking"]
+            thinking = page.stage == "game" and page.view.thinking
             pages[who] = await run.page({"participant": who}, wait_s=1) if thinking else page
     for who in pages:
         page = await run.page({"participant": who})
-        while page["stage"] in ("game_survey", "final_survey"):
-            page = await run.submit({"participant": who}, page["stage"], {})
+        while page.stage in ("game_survey", "final_survey"):
+            page = await run.submit({"participant": who}, page.stage, {})
         pages[who] = page
     return pages
 
@@ -110,19 +110,19 @@ def test_two_participants_of_a_person_arm_are_paired_and_each_is_paid_by_their_o
     async def scenario():
         run = runner(tmp_path)
         first = await to_game(run, "P1")
-        assert first["stage"] == "game" and first["view"]["status"] == "waiting" and first["view"]["other"] == "agent"
+        assert first.stage == "game" and first.view.status == "waiting" and first.view.other == "agent"
         assert steps(run)["waiting for a partner now"] == 1  # the researcher sees who waits
         second = await to_game(run, "P2")
-        assert second["view"]["status"] == "active"
+        assert second.view.status == "active"
         first = await run.page({"participant": "P1"})
-        assert first["view"]["status"] == "active" and {first["view"]["role"], second["view"]["role"]} == {
+        assert first.view.status == "active" and {first.view.role, second.view.role} == {
             "buyer",
             "seller",
         }
         for page in (await to_debrief(run, {"P1": first, "P2": second})).values():
-            assert page["stage"] == "debrief", page["stage"]
+            assert page.stage == "debrief", page.stage
         for who in ("P1", "P2"):
-            assert (await run.submit({"participant": who}, "debrief", {}))["stage"] == "completed"
+            assert (await run.submit({"participant": who}, "debrief", {})).stage == "completed"
         rows = [records.participant(run.arena.store, "people-test", who) for who in ("P1", "P2")]
         games = {run.arena.store.game(row["games"][0])["id"] for row in rows}
         assert len(games) == 1  # one game, both sides
@@ -165,7 +165,7 @@ def test_the_debrief_names_the_other_participant_as_a_person_with_their_price_an
             row = records.participant(run.arena.store, "people-test", who)
             game = run.arena.store.game(row["games"][0])
             other = "seller" if run.study.cell_by_key(row["cells"][0]).role.value == "buyer" else "buyer"
-            (debrief,) = page["debriefs"]
+            (debrief,) = page.debriefs
             assert (debrief["other"], debrief["agent_role"], debrief["strategy"]) == ("person", other, [])
             assert debrief["agent_price"] == game[f"{other}_price"]
             shown = debrief_markdown(page).split("### Game 1")[1]
@@ -181,7 +181,7 @@ def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_p
         run = runner(tmp_path, pairing=Pairing(0, "lin", 0.0))
         page = await to_game(run, "P3")  # nobody else: at once past a wait of 0 s
         page = await run.page({"participant": "P3"})
-        assert page["stage"] == "game" and page["view"]["status"] == "active"
+        assert page.stage == "game" and page.view.status == "active"
         row = records.participant(run.arena.store, "people-test", "P3")
         game = run.arena.store.game(row["games"][0])
         assert game["arm"] == "tactic:linear" and game["extra"]["instead_of"] == "person"
@@ -189,11 +189,11 @@ def test_one_who_waits_past_the_longest_wait_plays_the_program_arm_instead(tmp_p
         assert [g.status for g in waited] == ["cancelled"]  # the wait, kept for the record
         counted = steps(run)
         assert counted["unpaired after the longest wait"] == counted["unpaired: played the program arm instead"] == 1
-        while page["stage"] == "game":  # the program game played out: its debrief tells it as a program's
-            page = await move(run, "P3", page, "0.01" if page["view"]["role"] == "buyer" else "15")
-        while page["stage"] != "debrief":
-            page = await run.submit({"participant": "P3"}, page["stage"], {})
-        assert page["debriefs"][0]["other"] == "agent"
+        while page.stage == "game":  # the program game played out: its debrief tells it as a program's
+            page = await move(run, "P3", page, "0.01" if page.view.role == "buyer" else "15")
+        while page.stage != "debrief":
+            page = await run.submit({"participant": "P3"}, page.stage, {})
+        assert page.debriefs[0]["other"] == "agent"
         shown = debrief_markdown(page)
         assert "The other party (" in shown and "Its private strategy, move by move" in shown and "person" not in shown
 
@@ -223,7 +223,7 @@ def test_reloads_on_two_processes_past_the_longest_wait_start_one_program_game(t
         second = StudyRunner(
             first.study, Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:linear"])
         )
-        assert (await to_game(first, "P6"))["view"]["status"] == "waiting"
+        assert (await to_game(first, "P6")).view.status == "waiting"
         waited = dataclasses.replace(first.study, pairing=Pairing(0, "lin", 0.0))  # the longest wait has run out
         first.study = second.study = waited
         params = {"participant": "P6"}
@@ -233,8 +233,8 @@ def test_reloads_on_two_processes_past_the_longest_wait_start_one_program_game(t
         others = await asyncio.gather(second.page(params), first.page(params), second.page(params))
         release.set()
         pages = [await held_one, *others]
-        shown = {page["view"]["game_id"] for page in pages}
-        assert len(shown) == 1 and all(page["view"]["status"] == "active" for page in pages)
+        shown = {page.view.game_id for page in pages}
+        assert len(shown) == 1 and all(page.view.status == "active" for page in pages)
         games = first.arena.store.games_frame()
         assert sorted(zip(games["arm"], games["status"], strict=True)) == [
             ("person", "cancelled"),
@@ -251,12 +251,12 @@ def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path
         run = runner(tmp_path, pairing=Pairing(0, "end", 0.75))
         await to_game(run, "P4")
         page = await run.page({"participant": "P4"})
-        while page["stage"] in ("game_survey", "final_survey"):
-            page = await run.submit({"participant": "P4"}, page["stage"], {})
-        assert page["stage"] == "debrief" and page["debriefs"] == [None]
+        while page.stage in ("game_survey", "final_survey"):
+            page = await run.submit({"participant": "P4"}, page.stage, {})
+        assert page.stage == "debrief" and page.debriefs == [None]
         assert "Nobody came to play this game with you in time" in debrief_markdown(page)  # no game to tell
         page = await run.submit({"participant": "P4"}, "debrief", {})
-        assert page["stage"] == "completed"
+        assert page.stage == "completed"
         row = records.participant(run.arena.store, "people-test", "P4")
         assert row["bonus"] == 0.75
         counted = steps(run)
@@ -308,18 +308,18 @@ def test_a_participant_dropped_as_idle_leaves_the_pairing_at_once_and_frees_thei
 
     async def scenario():
         run = runner(tmp_path, study_text=STUDY.replace("quota_per_cell: 5", "quota_per_cell: 1"))
-        assert (await to_game(run, "P1"))["view"]["status"] == "waiting"
+        assert (await to_game(run, "P1")).view.status == "waiting"
         dropped = records.release_idle(run.arena.store, "people-test", 1, timedelta(0), within=False)
         assert dropped == ["P1"]
         seat = records.participant(run.arena.store, "people-test", "P1")["games"][0]
         assert run.arena.store.game(seat)["status"] == "cancelled"
         second, third = await to_game(run, "P2"), await to_game(run, "P3")  # both slots: P1's was freed
-        assert second["stage"] == third["stage"] == "game"
+        assert second.stage == third.stage == "game"
         second = await run.page({"participant": "P2"})
-        assert second["view"]["status"] == third["view"]["status"] == "active"
+        assert second.view.status == third.view.status == "active"
         rows = [records.participant(run.arena.store, "people-test", p) for p in ("P2", "P3")]
         assert run.arena.store.game(rows[0]["games"][0])["id"] == run.arena.store.game(rows[1]["games"][0])["id"]
-        assert (await to_game(run, "P4"))["stage"] == "full"  # each slot counted once
+        assert (await to_game(run, "P4")).stage == "full"  # each slot counted once
 
     asyncio.run(scenario())
 
@@ -331,9 +331,9 @@ def test_the_free_play_api_reaches_no_study_game_on_a_shared_database(tmp_path):
     async def scenario():
         run = runner(tmp_path, pairing=Pairing(0, "lin", 0.0))
         await to_game(run, "P2")
-        program = (await run.page({"participant": "P2"}))["view"]["game_id"]  # the fallback: a program game
+        program = (await run.page({"participant": "P2"})).view.game_id  # the fallback: a program game
         waiting = runner(tmp_path)  # the same study with a long wait: P1's seat waits
-        seat = (await to_game(waiting, "P1"))["view"]["game_id"]
+        seat = (await to_game(waiting, "P1")).view.game_id
         free = Arena(Store(f"sqlite:///{tmp_path / 'study.db'}"), Backends(), arms=["tactic:linear", INVITE, QUEUE])
         before = free.store.version(program)
         for game in (seat, program):
@@ -350,7 +350,7 @@ def test_the_free_play_api_reaches_no_study_game_on_a_shared_database(tmp_path):
                 await free.join(game, "intruder")
         assert free.store.version(program) == before and free.live == {}  # nothing taken over
         assert free.store.game(seat)["status"] == "waiting"  # the study's fallback still runs its course
-        assert (await waiting.page({"participant": "P1"}))["view"]["status"] == "waiting"
+        assert (await waiting.page({"participant": "P1"})).view.status == "waiting"
 
     asyncio.run(scenario())
 
@@ -376,16 +376,16 @@ def test_a_study_payload_has_the_same_keys_labels_and_timing_against_a_person_an
         params, apart = {"participant": who}, {"buyer": "0.01", "seller": "15"}  # offers that never cross
         before = await run.page(params)
         began = time.monotonic()
-        moved = await move(run, who, before, apart[before["view"]["role"]])
+        moved = await move(run, who, before, apart[before.view.role])
         answered = time.monotonic() - began
         if partner is not None:
             partner_page = await run.page({"participant": partner})
-            await move(run, partner, partner_page, apart[partner_page["view"]["role"]])
+            await move(run, partner, partner_page, apart[partner_page.view.role])
         settled = await run.page(params, wait_s=3)
-        while settled["stage"] == "game" and settled["view"]["round"] == 1:
+        while settled.stage == "game" and settled.view.round == 1:
             settled = await run.page(params, wait_s=3)
         assert answered < 0.4, answered  # at once: not after the program's paced reply, nor the partner's move
-        assert moved["view"]["thinking"] and [t["speaker"] for t in moved["view"]["transcript"]] == ["you"]
+        assert moved.view.thinking and [t["speaker"] for t in moved.view.transcript] == ["you"]
         return [before, moved, settled]
 
     async def scenario():
@@ -398,13 +398,13 @@ def test_a_study_payload_has_the_same_keys_labels_and_timing_against_a_person_an
         against_person = await play_round(with_people, "P1", partner="P2")
         against_program = await play_round(with_program, "P3", partner=None)
         for person, program in zip(against_person, against_program, strict=True):
-            assert keys(person) == keys(program)
+            assert keys(person.to_json()) == keys(program.to_json())
             for page in (person, program):
-                view = page["view"]
-                assert (view["other"], view["status"], page["opponent"]) == ("agent", "active", "the other party")
-                assert {t["speaker"] for t in view["transcript"]} <= {"you", "agent"}
-                assert view["waiting_s"] is None and view["invitation"] is None
-            assert json.dumps(person).count('"person"') == 0
+                view = page.view
+                assert (view.other, view.status, page.opponent) == ("agent", "active", "the other party")
+                assert {t["speaker"] for t in view.transcript} <= {"you", "agent"}
+                assert view.waiting_s is None and view.invitation is None
+            assert json.dumps(person.to_json()).count('"person"') == 0
 
     asyncio.run(scenario())
 
@@ -484,20 +484,20 @@ def test_a_program_game_with_a_matching_wait_waits_for_the_other_party_as_a_pers
             for run, who, page in zip((with_people, with_program), ("P1", "P2"), waits)
         ]
         for page in (*waits, *tried):
-            view = page["view"]
-            assert (view["status"], view["thinking"], view["your_turn"], view["other"]) == (
+            view = page.view
+            assert (view.status, view.thinking, view.your_turn, view.other) == (
                 "waiting",
                 True,
                 False,
                 "agent",
             )
-            assert view["transcript"] == [] and view["waiting_s"] is None
+            assert view.transcript == [] and view.waiting_s is None
         assert keys(waits[0]) == keys(waits[1]) and keys(tried[0]) == keys(tried[1])
         assert with_program.arena.store.moves_frame().empty  # nothing played before the other party came
         await asyncio.sleep(2.6)
         begun = await with_program.page({"participant": "P2"})
-        assert begun["view"]["status"] == "active" and begun["view"]["your_turn"]
-        game = with_program.arena.store.game(begun["view"]["game_id"])
+        assert begun.view.status == "active" and begun.view.your_turn
+        game = with_program.arena.store.game(begun.view.game_id)
         assert "starts_at" in game["extra"]
 
     asyncio.run(scenario())
@@ -510,7 +510,7 @@ def test_one_whose_partner_is_dropped_as_idle_mid_game_completes_the_study(tmp_p
     async def scenario():
         run = runner(tmp_path)
         await to_game(run, "P1")
-        assert (await to_game(run, "P2"))["view"]["status"] == "active"
+        assert (await to_game(run, "P2")).view.status == "active"
         with run.arena.store.writing("age P1") as session:
             session.execute(
                 update(records.ParticipantRow)
@@ -519,10 +519,10 @@ def test_one_whose_partner_is_dropped_as_idle_mid_game_completes_the_study(tmp_p
             )
         assert records.release_idle(run.arena.store, "people-test", 1, timedelta(minutes=20), within=False) == ["P1"]
         page = await run.page({"participant": "P2"})
-        while page["stage"] in ("game_survey", "final_survey"):
-            page = await run.submit({"participant": "P2"}, page["stage"], {})
-        assert page["stage"] == "debrief"
-        assert (await run.submit({"participant": "P2"}, "debrief", {}))["stage"] == "completed"
+        while page.stage in ("game_survey", "final_survey"):
+            page = await run.submit({"participant": "P2"}, page.stage, {})
+        assert page.stage == "debrief"
+        assert (await run.submit({"participant": "P2"}, "debrief", {})).stage == "completed"
 
     asyncio.run(scenario())
 
@@ -535,14 +535,14 @@ def test_a_participant_is_never_paired_over_an_item_they_have_met(tmp_path):
         arena = runner(tmp_path).arena
         key, novel = "study:people-test:1:peer:both_unaware", ("low:35", "low:134")  # one item, two scenarios
 
-        async def pair(who: str, role: Role, scenario: str, avoid: frozenset[str] = frozenset()) -> dict:
+        async def pair(who: str, role: Role, scenario: str, avoid: frozenset[str] = frozenset()) -> PersonView:
             setup = Setup(role=role, arm=PERSON, scenario=scenario)
             return await arena.pair(setup, key, study="people-test", participant=who, game_index=2, avoid=avoid)
 
         waiting = await pair("P1", Role.BUYER, novel[0])
         met = await pair("P2", Role.SELLER, "low:0", avoid=frozenset(novel))
-        assert (waiting["status"], met["status"]) == ("waiting", "waiting") and met["game_id"] != waiting["game_id"]
+        assert (waiting.status, met.status) == ("waiting", "waiting") and met.game_id != waiting.game_id
         fresh = await pair("P3", Role.SELLER, "low:0")
-        assert fresh["status"] == "active" and arena.store.game(fresh["game_id"])["scenario"] == novel[0]
+        assert fresh.status == "active" and arena.store.game(fresh.game_id)["scenario"] == novel[0]
 
     asyncio.run(scenario())

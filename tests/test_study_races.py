@@ -64,13 +64,13 @@ def test_reloads_on_two_processes_while_a_game_starts_make_one_game(tmp_path):
             # The survey moves the participant to game 2, which the next page load starts; meanwhile they reload
             # in this tab and in another one that reached the other process.
             pages = await asyncio.gather(
-                first.submit(params, "game_survey", answers_for(page)),
+                first.submit(params, "game_survey", answers_for(page.items)),
                 first.page(params),
                 second.page(params),
                 second.page(params),
                 first.page(params),
             )
-            shown = {p["view"]["game_id"] for p in pages if p["stage"] == "game"}
+            shown = {p.view.game_id for p in pages if p.stage == "game"}
             games = study_games(first.arena.store, f"R{n}")
             assert list(games["game_index"]) == [1, 2] and (games["status"] == "finished").sum() == 1
             assert shown <= set(games["id"]) and len(shown) == 1
@@ -85,20 +85,20 @@ def test_the_same_move_sent_to_two_processes_at_once_is_played_once(tmp_path):
         first, second = processes(tmp_path)
         for n in range(8):
             params = {"participant": f"M{n}"}
-            view = (await to_first_game(first, params))["view"]
-            move = {"round": view["round"], "action": "OFFER", "message": "twice"}
+            view = (await to_first_game(first, params)).view
+            move = {"round": view.round, "action": "OFFER", "message": "twice"}
             pages = await asyncio.gather(  # bids below any seller's cost: the round never ends the game
                 first.submit(params, "game", {**move, "price": "0.01"}),
                 second.submit(params, "game", {**move, "price": "0.02"}),
             )
-            game = first.arena.store.game(view["game_id"])
+            game = first.arena.store.game(view.game_id)
             mine = [(m["round"], m["price"]) for m in game["moves"] if m["actor"] == "human"]
             assert len(mine) == 1 and mine[0][0] == 1  # one of the two prices, once
-            views = [p["view"] for p in pages]
-            assert views[0]["transcript"] == views[1]["transcript"] and views[0]["round"] == 2
-            assert sorted(v["notice"] or "" for v in views) == ["", ALREADY_PLAYED]
+            views = [p.view for p in pages]
+            assert views[0].transcript == views[1].transcript and views[0].round == 2
+            assert sorted(v.notice or "" for v in views) == ["", ALREADY_PLAYED]
             page = await play_game(second, params, await second.page(params), [])  # and it goes on, anywhere
-            assert page["stage"] == "game_survey"
+            assert page.stage == "game_survey"
 
     asyncio.run(scenario())
 
@@ -108,12 +108,12 @@ def test_a_survey_sent_again_is_taken_once_and_different_answers_are_refused_pol
         first, second = processes(tmp_path)
         params = {"participant": "S1"}
         page = await play_game(first, params, await to_first_game(first, params), [])
-        answers = answers_for(page)
+        answers = answers_for(page.items)
         after = await first.submit(params, "game_survey", answers)
         again = await second.submit(params, "game_survey", answers)  # a retry after a lost answer, elsewhere
-        assert (after["stage"], again["stage"]) == ("game", "game") and "already saved" in again["note"]
+        assert (after.stage, again.stage) == ("game", "game") and "already saved" in again.note
         changed = await first.submit(params, "game_survey", {**answers, "satisfied": 1})
-        assert changed["stage"] == "game" and "first sent count" in changed["note"]
+        assert changed.stage == "game" and "first sent count" in changed.note
         store = first.arena.store
         row = records.participant(store, "flow-test", "S1")
         saved = {a["item"]: a["value"] for a in records.answers(store, row["id"]) if a["survey"] == "per_game"}
@@ -133,10 +133,10 @@ def test_answers_left_by_a_process_that_died_before_moving_on_do_not_block_the_r
         page = await play_game(runner, params, await to_first_game(runner, params), [])
         store = runner.arena.store
         row = records.participant(store, "flow-test", "D1")
-        first = runner._answers(row, "game_survey", answers_for(page))
+        first = runner._answers(row, "game_survey", answers_for(page.items))
         records.move_to(store, row["id"], "game_survey", "game_survey", [first])  # saved; the stage unchanged
-        page = await runner.submit(params, "game_survey", {**answers_for(page), "satisfied": 5})
-        assert page["stage"] == "game"
+        page = await runner.submit(params, "game_survey", {**answers_for(page.items), "satisfied": 5})
+        assert page.stage == "game"
         saved = {a["item"]: a["value"] for a in records.answers(store, row["id"]) if a["survey"] == "per_game"}
         assert saved == {k: v for k, (v, _) in first.items.items()}
 
@@ -169,7 +169,7 @@ def test_a_step_that_fails_halfway_is_taken_whole_by_the_retry_and_slots_are_cou
         row = records.participant(store, "flow-test", "F1")
         assert row["stage"] == "comprehension" and records.answers(store, row["id"]) == [] and row["cells"]
         page = await runner.submit(params, "comprehension", {"no_deal": "Nothing"})
-        assert page["stage"] == "game"
+        assert page.stage == "game"
         counts = records.cell_counts(store, "flow-test", 1)
         assert {cell: taken for cell, (taken, _) in counts.items() if taken} == held_slots(store)
         assert len(records.answers(store, row["id"])) == 1 and len(study_games(store, "F1")) == 1
@@ -188,13 +188,13 @@ def test_any_request_counts_as_activity_and_the_idle_are_released_once(tmp_path)
             session.execute(update(records.ParticipantRow).values(updated_at=utcnow() - timedelta(minutes=2)))
         for runner in (first, second):
             runner._released = float("-inf")  # the next request looks for idle participants, in both processes
-        view = (await first.page({"participant": "active"}))["view"]
+        view = (await first.page({"participant": "active"})).view
         page = await second.submit(
             {"participant": "active"},
             "game",
-            {"round": view["round"], "action": "OFFER", "price": "1.00", "message": ""},
+            {"round": view.round, "action": "OFFER", "price": "1.00", "message": ""},
         )
-        assert page["stage"] == "game" and page["view"]["round"] == 2  # a move is activity: not dropped mid-game
+        assert page.stage == "game" and page.view.round == 2  # a move is activity: not dropped mid-game
         gone = records.participant(store, "flow-test", "gone")
         assert gone["stage"] == "dropped"
         assert store.game(gone["games"][0])["status"] == "abandoned"  # the game they left is not left running
@@ -214,10 +214,10 @@ def test_a_reload_elsewhere_while_the_last_game_ends_shows_the_survey_the_partic
         first, second = processes(tmp_path)
         params = {"participant": "L1"}
         page = await play_game(first, params, await to_first_game(first, params), [])
-        page = await first.submit(params, "game_survey", answers_for(page))
-        view = page["view"]
+        page = await first.submit(params, "game_survey", answers_for(page.items))
+        view = page.view
         page = await first.submit(params, "game", {"round": 1, "action": "OFFER", "price": "0.01", "message": "hi"})
-        assert page["stage"] == "game" and page["game"] == 2 and page["view"]["round"] == 2
+        assert page.stage == "game" and page.game == 2 and page.view.round == 2
         reading = second.arena.view
 
         async def racing(game_id, *args, **kwargs):  # the last move lands on the other process while this one reads
@@ -226,9 +226,9 @@ def test_a_reload_elsewhere_while_the_last_game_ends_shows_the_survey_the_partic
 
         second.arena.view = racing  # type: ignore[method-assign]
         shown = await second.page(params)
-        assert shown["stage"] == "game_survey" and shown["game"] == 2 and shown["outcome"] is not None
+        assert shown.stage == "game_survey" and shown.game == 2 and shown.outcome is not None
         row = records.participant(first.arena.store, "flow-test", "L1")
         assert (row["stage"], row["games_done"]) == ("game_survey", 2)
-        assert view["game_id"] == row["games"][1]
+        assert view.game_id == row["games"][1]
 
     asyncio.run(scenario())

@@ -66,14 +66,14 @@ def test_each_role_reads_its_own_instructions_and_answers_its_own_questions(tmp_
         for who in ("R1", "R2", "R3", "R4"):  # the four cells, two of each role
             page = await runner.submit({"participant": who}, "consent", {"agree": True})
             role = role_of(runner, who)
-            assert page["stage"] == "instructions" and page["text"] == TEXTS[f"{role}.md"]
+            assert page.stage == "instructions" and page.text == TEXTS[f"{role}.md"]
             page = await runner.submit({"participant": who}, "instructions", {})
-            asked = [q["id"] for q in page["questions"]]
+            asked = [q["id"] for q in page.questions]
             assert asked == ["no_deal", f"{role}_best"]
             wrong = await runner.submit({"participant": who}, "comprehension", {"no_deal": "Nothing"})
-            assert set(wrong["errors"]) == {f"{role}_best"}  # only their own question is required
+            assert set(wrong.errors) == {f"{role}_best"}  # only their own question is required
             page = await runner.submit({"participant": who}, "comprehension", {q: RIGHT[q] for q in asked})
-            assert page["stage"] == "game" and page["view"]["role"] == role
+            assert page.stage == "game" and page.view.role == role
             seen[who] = role
         assert sorted(seen.values()) == ["buyer", "buyer", "seller", "seller"]
 
@@ -91,9 +91,9 @@ def test_a_participant_who_plays_both_roles_reads_both_texts_and_answers_both_qu
             for cell in records.participant(runner.arena.store, "flow-test", "W1")["cells"]
         ]
         first, second = dict.fromkeys(roles)
-        assert page["text"] == f"{TEXTS[f'{first}.md']}\n\n---\n\n{TEXTS[f'{second}.md']}"  # the first game's first
+        assert page.text == f"{TEXTS[f'{first}.md']}\n\n---\n\n{TEXTS[f'{second}.md']}"  # the first game's first
         page = await runner.submit({"participant": "W1"}, "instructions", {})
-        assert [q["id"] for q in page["questions"]] == ["no_deal", "buyer_best", "seller_best"]
+        assert [q["id"] for q in page.questions] == ["no_deal", "buyer_best", "seller_best"]
 
     asyncio.run(scenario())
 
@@ -102,7 +102,7 @@ def test_slots_are_taken_at_the_consent_and_a_full_study_says_so_before_the_inst
     async def scenario():
         runner = runner_for(tmp_path, two_roles(tmp_path, quota=1))
         agreed = [await runner.submit({"participant": f"F{n}"}, "consent", {"agree": True}) for n in range(5)]
-        assert [page["stage"] for page in agreed] == ["instructions"] * 4 + ["full"] and taken(runner) == 4
+        assert [page.stage for page in agreed] == ["instructions"] * 4 + ["full"] and taken(runner) == 4
         full = records.participant(runner.arena.store, "flow-test", "F4")
         assert full["consent_version"] == "v7" and full["cells"] == []  # they agreed; nothing was free
 

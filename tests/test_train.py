@@ -202,13 +202,13 @@ def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(format
         view = await arena.start(
             Setup(role=Role.SELLER, arm="arm:buyer-grpo", condition=Condition.SELLER_UNAWARE, seed=1)
         )
-        while view["status"] == "active":
-            view = await arena.move(view["game_id"], view["round"], "OFFER", view["your_price"] * 1.5)
+        while view.status == "active":
+            view = await arena.move(view.game_id, view.round, "OFFER", view.your_price * 1.5)
         return view
 
     final = asyncio.run(game())
-    assert final["status"] == "finished"
-    assert any(t["speaker"] == "agent" and t["action"] == "OFFER" for t in final["transcript"])  # it bids validly
+    assert final.status == "finished"
+    assert any(t["speaker"] == "agent" and t["action"] == "OFFER" for t in final.transcript)  # it bids validly
 
 
 def test_bad_configs_are_refused_by_the_command(tmp_path):

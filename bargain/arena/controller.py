@@ -18,6 +18,7 @@ applied, the person is told, and the next request retries it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import random
@@ -36,7 +37,7 @@ from bargain.arena import MOVE_DEADLINE_S, PERSON, inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.pacing import Pace, Paced
 from bargain.arena.people import INVITE, NO_SUCH_GAME, NOT_JOINED, QUEUE, People, Seat, fresh_player
-from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
+from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, PersonView, person_view
 from bargain.engine import scenarios
 from bargain.engine.game import Action, GameState, Move, Observation, Turn, new_initial_state, replay, replay_pending
 from bargain.engine.prompts import PromptVersion
@@ -331,7 +332,7 @@ class Arena:
         extra: dict | None = None,
         wait: bool = True,
         matching: Pace | None = None,
-    ) -> dict:
+    ) -> PersonView:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
         A browser (`player`) has one game going on at a time: a start while it has one raises GameInProgress,
@@ -383,7 +384,7 @@ class Arena:
         await live.settled(None if wait else ASKED_WAIT_S)
         return self.view_of(live)
 
-    async def _start_with_person(self, setup: Setup, player: str | None, move_seconds: float | None) -> dict:
+    async def _start_with_person(self, setup: Setup, player: str | None, move_seconds: float | None) -> PersonView:
         """A free-play game against another person (`setup.arm`: by invitation, or the queue): seated by `People`."""
         if setup.arm not in self.arms:
             raise ArenaError("playing another person is not offered here")
@@ -436,7 +437,7 @@ class Arena:
         game_index: int,
         move_seconds: float | None = None,
         avoid: frozenset[str] = frozenset(),
-    ) -> dict:
+    ) -> PersonView:
         """A study participant's game against another participant (a person arm): seated with the next one waiting
         in the other role of the same cell (`key`) whose scenario is none of `avoid` (items they have met), or
         waiting for one; the same seat on every start of the same game index. The participant's view of it."""
@@ -731,13 +732,13 @@ class Arena:
         *,
         study: str | None = None,
         wait: bool = True,
-    ) -> dict:
+    ) -> PersonView:
         """Check a move as a caller sent it (action, price and message as given) and play it (see `play`)."""
         return await self.play(game_id, round_, inputs.human_move(action, price, message), study=study, wait=wait)
 
     async def play(
         self, game_id: object, round_: object, move: Move, *, study: str | None = None, wait: bool = True
-    ) -> dict:
+    ) -> PersonView:
         """Apply the person's checked move for `round_` in a game of `study`'s (None: of free play) and return the
         new view. A move for a round already played (sent twice, from another tab or to another process) changes
         nothing: the view is the game as stored, with a notice. If another process moved the game on while this one
@@ -759,7 +760,7 @@ class Arena:
                 if any(m is not None and m[0] == round_ for m in made) or any(
                     t.round == round_ and t.role is live.human_role for t in live.state.turns
                 ):
-                    return {**self.view_of(live), "notice": None if kept else ALREADY_PLAYED}
+                    return dataclasses.replace(self.view_of(live), notice=None if kept else ALREADY_PLAYED)
                 self._check(live, round_, move)
                 if not live.human.waiting:
                     if live.failure is not None:  # it stopped again at once: say so, as the view does
@@ -772,7 +773,7 @@ class Arena:
                 await live.settled(or_acting=not wait)
                 if live.failure != "stale":
                     return self.view_of(live)
-        return {**await self._view(token, study=study), "notice": CHANGED_MEANWHILE}
+        return dataclasses.replace(await self._view(token, study=study), notice=CHANGED_MEANWHILE)
 
     @staticmethod
     def _check(live: LiveGame, round_: int, move: Move) -> None:
@@ -810,14 +811,16 @@ class Arena:
             first_actor=trial.first_actor,
         )
 
-    async def view(self, game_id: object, wait_s: float = 0.0, retry: bool = True, study: str | None = None) -> dict:
+    async def view(
+        self, game_id: object, wait_s: float = 0.0, retry: bool = True, study: str | None = None
+    ) -> PersonView:
         """The person's current view of a game of `study`'s (None: of free play; any other game is no such game),
         resuming it, and with `retry` retrying a failed round. It answers at once, or with `wait_s` waits at most
         that long for the other side's move: its view says `thinking` while that move is under way, and shows a
         failed round as failed."""
         return await self._view(inputs.game_id(game_id), wait_s, retry, study)
 
-    async def _view(self, token: str, wait_s: float = 0.0, retry: bool = True, study: str | None = None) -> dict:
+    async def _view(self, token: str, wait_s: float = 0.0, retry: bool = True, study: str | None = None) -> PersonView:
         """`view` of a game id as `inputs.game_id` read it."""
         if await self._seat(token, study) is not None:
             return await self.people.view(token, wait_s, study)
@@ -831,7 +834,7 @@ class Arena:
             raise ArenaError(NO_SUCH_GAME)
         return seat
 
-    async def join(self, token: object, player: str | None, held: object = None) -> dict:
+    async def join(self, token: object, player: str | None, held: object = None) -> PersonView:
         """Take the seat an invitation link carries: the game between two people begins. `held`: the seat token the
         caller's browser keeps (opening the link again, the one who took it gets their own seat)."""
         if QUEUE not in self.arms and INVITE not in self.arms:
@@ -840,7 +843,7 @@ class Arena:
         held = None if held is None else inputs.game_id(held)
         return await self.people.join(token, inputs.player_id(player) or fresh_player(), held)
 
-    async def cancel(self, game_id: object, study: str | None = None) -> dict:
+    async def cancel(self, game_id: object, study: str | None = None) -> PersonView:
         """Stop waiting for the other person (a game that has begun is played or left, not cancelled)."""
         seat = await self._seat(inputs.game_id(game_id), study)
         if seat is None:
@@ -866,7 +869,7 @@ class Arena:
 
     # --- views -------------------------------------------------------------------------------
 
-    def view_of(self, live: LiveGame) -> dict:
+    def view_of(self, live: LiveGame) -> PersonView:
         """What the person may see now: their observation (with their own move, handed over and not yet applied),
         and after the end the outcome and debrief."""
         obs = live.state.observation(live.human_role)
@@ -887,9 +890,9 @@ class Arena:
             thinking=not live.is_settled,
             mine=None if applied else given,
         )
+        view = dataclasses.replace(view, seconds_left=live.human.seconds_left)
         if live.matching:  # as a game between people waits for its second person
-            view.update(status="waiting", thinking=True)
-        view["seconds_left"] = live.human.seconds_left
+            view = dataclasses.replace(view, status="waiting", thinking=True)
         return view
 
 

@@ -29,7 +29,7 @@ import asyncio
 import logging
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import cast
 
@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session, aliased
 
 from bargain.arena import PERSON
 from bargain.arena.inputs import ArenaError, Setup, allowed
-from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, person_view
+from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, PersonView, person_view
 from bargain.engine.game import Action, Move, replay_pending
 from bargain.engine.trial import Mode, Role, Trial
 from bargain.store import (
@@ -168,7 +168,7 @@ class People:
         key: str | None = None,
         place: tuple[str, int] | None = None,
         avoid: frozenset[str] = frozenset(),
-    ) -> dict:
+    ) -> PersonView:
         """Seat `player` at a game for `setup.role` (its stored fields in `game`: the arena drew its trial). Public:
         the free seat of the oldest live wait in the queue for these settings (or for `key`: a study's cell) and
         this role, if there is one (the new game is then not made), else a new game waiting in the queue; else a new
@@ -302,7 +302,7 @@ class People:
             raise ArenaError("that invitation was already taken, or the game was cancelled")
         seat.person, seat.joined_at, seat.seen_at = person, now, now
 
-    async def join(self, token: object, player: str, held: str | None = None) -> dict:
+    async def join(self, token: object, player: str, held: str | None = None) -> PersonView:
         """Take the seat an invitation link carries for `player`; refused once it is taken (whoever asks: a player
         id proves nothing) and to its sender. `held`: the seat token the caller already holds (a browser keeps it),
         which is how the one who took the link opens it again: their own seat's view."""
@@ -336,7 +336,7 @@ class People:
             raise ArenaError(CANNOT_SAVE) from None
         return await self.view(taken)
 
-    async def cancel(self, seat: Seat) -> dict:
+    async def cancel(self, seat: Seat) -> PersonView:
         """Stop waiting: a game nobody has joined yet is cancelled (once it has begun, it is played or left)."""
 
         def stop() -> None:
@@ -391,7 +391,7 @@ class People:
             pass
         return True
 
-    async def view(self, token: str, wait_s: float = 0.0, study: str | None = None) -> dict:
+    async def view(self, token: str, wait_s: float = 0.0, study: str | None = None) -> PersonView:
         """The person's view of their game (a game of `study`'s, or of free play: any other is no such game). With
         `wait_s`, while the other side is awaited (their move, or their arrival), wait at most that long for the game
         to change. A look at a wait keeps it live (LIVE_S); one looked at after it has gone is cancelled."""
@@ -400,7 +400,7 @@ class People:
             raise ArenaError(NO_SUCH_GAME)
         try:
             game = await asyncio.to_thread(self._current, seat, True)
-            if wait_s and self._shown(seat, game)["thinking"]:  # the game as read is rebuilt once, not at each look
+            if wait_s and self._shown(seat, game).thinking:  # the game as read is rebuilt once, not at each look
                 ends, seen = time.monotonic() + wait_s, (len(game["moves"]), game["status"])
                 while time.monotonic() < ends:
                     await asyncio.sleep(POLL_S)
@@ -448,7 +448,7 @@ class People:
         left = seconds_left(game)
         return left is not None and left <= 0
 
-    def _shown(self, seat: Seat, game: dict) -> dict:
+    def _shown(self, seat: Seat, game: dict) -> PersonView:
         """What the person at `seat` may see of the stored game: their observation, their own move of a round the
         other side has not moved in yet, and at the end the outcome and debrief (the other side was a person)."""
         trial = Trial.from_dict(game["trial"])
@@ -471,16 +471,17 @@ class People:
             mine=mine,
         )
         if status in (WAITING, CANCELLED):
-            view["status"] = status
-            view["thinking"] = status == WAITING  # the other person is awaited
-        view["waiting_s"] = (utcnow() - game["created_at"]).total_seconds() if status == WAITING else None
+            view = replace(view, status=status, thinking=status == WAITING)  # the other person is awaited, or was
         # The invitation of the free seat, for the link of the one who invited (none for the queue's games).
         invited = status == WAITING and seat.role.value == game["human_role"]
-        view["invitation"] = game["invitation"] if invited else None
-        view["seconds_left"] = seconds_left(game) if your_turn else None  # a study's move countdown; else None
-        return view
+        return replace(
+            view,
+            waiting_s=(utcnow() - game["created_at"]).total_seconds() if status == WAITING else None,
+            invitation=game["invitation"] if invited else None,
+            seconds_left=seconds_left(game) if your_turn else None,  # a study's move countdown; else None
+        )
 
-    async def play(self, token: str, round_: int, move: Move, study: str | None = None) -> dict:
+    async def play(self, token: str, round_: int, move: Move, study: str | None = None) -> PersonView:
         """Store the person's move for `round_` (once, however often it is sent), settling the round when the other
         side's move is in, and the game when it ends; the new view (a game of `study`'s, or of free play)."""
         seat = await self.seat_of(token)
@@ -490,16 +491,16 @@ class People:
             try:
                 game = await asyncio.to_thread(self._current, seat)
                 view = self._shown(seat, game)
-                if any(t["round"] == round_ and t["speaker"] == "you" for t in view["transcript"]):
-                    return {**view, "notice": ALREADY_PLAYED}  # sent twice, or from another tab
-                if view["status"] == WAITING:
+                if any(t["round"] == round_ and t["speaker"] == "you" for t in view.transcript):
+                    return replace(view, notice=ALREADY_PLAYED)  # sent twice, or from another tab
+                if view.status == WAITING:
                     raise ArenaError(NOT_JOINED)
-                if view["status"] != "active":
+                if view.status != "active":
                     raise ArenaError("this game is over: start a new one")
-                if not view["your_turn"]:
+                if not view.your_turn:
                     raise ArenaError("wait for the other side's move")
-                if round_ != view["round"]:
-                    raise ArenaError(f"that move was for round {round_}, and the game is in round {view['round']}")
+                if round_ != view.round:
+                    raise ArenaError(f"that move was for round {round_}, and the game is in round {view.round}")
                 await asyncio.to_thread(self._store, seat, game, move)
                 return self._shown(seat, await asyncio.to_thread(self._read, seat))
             except StaleGame:

@@ -2,7 +2,7 @@
 page takes, recent games with both sides' private information side by side, and who is excluded.
 
 Plain tables computed from the records (bargain.study.records) and the arena's games; the study's
-page shows them behind the admin password (bargain.study.page). Nothing here is shown to participants.
+page shows them behind the admin password (bargain.web.study_page). Nothing here is shown to participants.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A participant's way through a study: consent, instructions, comprehension, the assigned games each
 followed by its survey, the final survey, the debrief, the completion code.
 
-`StudyRunner` knows nothing of Gradio: the page (bargain.study.page) and any program call `page` and
+`StudyRunner` knows nothing of Gradio: the page (bargain.web.study_page) and any program call `page` and
 `submit` with the participant's URL parameters and render the dicts they return. The participant's
 stage lives in the database (bargain.study.records), so a reload, a second tab or another app process
 finds them exactly where they were; every step names the stage it was made for, and a step for a
@@ -20,12 +20,13 @@ import secrets
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from bargain.arena import PERSON
 from bargain.arena.controller import TIMEOUT, VIEW_WAIT_S, Arena, ArenaError
 from bargain.arena.inputs import Setup
+from bargain.arena.views import PersonView
 from bargain.engine.game import Action
 from bargain.engine.scenarios import Scenario
 from bargain.engine.trial import Role
@@ -47,6 +48,66 @@ class StudyStop(ValueError):
 def attempts_left(n: int) -> str:
     """ "1 attempt left", "2 attempts left": what a participant reads of their comprehension check's retries."""
     return f"{n} attempt{'' if n == 1 else 's'} left"
+
+
+# What the page of a stage that ends the study without a code says (a participant who declined is told the study's
+# own words).
+CLOSING = {
+    "full": "Thank you for your interest: the study is full. Please return it on the recruiting platform; you will "
+    "not be penalised.",
+    "dropped": "This session has ended after a long time without activity. Thank you for your time.",
+}
+# What each stage's page holds besides its stage, note, errors and number of games (ParticipantPage.to_json).
+SHOWN = {
+    "consent": ("text",),
+    "instructions": ("text",),
+    "comprehension": ("questions", "attempts_left"),
+    "game": ("game", "opponent", "view"),
+    "game_survey": ("items", "game", "outcome"),
+    "final_survey": ("items",),
+    "debrief": ("text", "debriefs"),
+    "completed": ("code", "redirect"),
+    "screened_out": ("code", "redirect", "text"),
+    "declined": ("text",),
+    "full": ("text",),
+    "dropped": ("text",),
+}
+
+
+@dataclass(frozen=True)
+class ParticipantPage:
+    """The page a participant is at: its `stage`, what the runner has to say (`note`, and per question or item the
+    `errors` of a page sent back), and what the stage shows (SHOWN: the rest keeps its
+    default, and is not sent)."""
+
+    stage: str
+    note: str = ""
+    errors: dict[str, str] = field(default_factory=dict)
+    games: int = 0  # how many games the participant plays
+    text: str = ""  # the consent, instructions, debrief or closing text
+    questions: list[dict] = field(default_factory=list)  # the comprehension questions, each {id, text, options}
+    attempts_left: int = 0
+    game: int = 0  # the game's number, from 1 (the game played, or just ended)
+    opponent: str = ""  # the study's label of the other side
+    view: PersonView | None = None  # the game, blinded (see `blind`)
+    items: list[dict] = field(default_factory=list)  # a survey's items (item_dict)
+    outcome: dict | None = None  # the game just ended, blinded (KNOWN_OUTCOME)
+    debriefs: list[dict | None] = field(default_factory=list)  # each game's debrief; None: nobody came to play it
+    code: str | None = None  # the completion code
+    redirect: str | None = None  # where the participant is sent back to
+
+    @property
+    def thinking(self) -> bool:
+        """A game whose other side is still thinking (or yet to arrive): ask again."""
+        return self.stage == "game" and self.view is not None and self.view.thinking
+
+    def to_json(self) -> dict:
+        """The page as the study's endpoints send it: its stage's keys only."""
+        page = {"stage": self.stage, "note": self.note, "errors": self.errors, "games": self.games}
+        for key in SHOWN.get(self.stage, ()):
+            value = getattr(self, key)
+            page[key] = value.to_json() if isinstance(value, PersonView) else value
+        return page
 
 
 @dataclass
@@ -133,7 +194,7 @@ class StudyRunner:
         retry: bool = False,
         wait_s: float | None = VIEW_WAIT_S,
         browser: str | None = None,
-    ) -> dict:
+    ) -> ParticipantPage:
         """The page the participant is at (arriving, reloading, or coming back from another tab or process). It
         answers at once: a game whose other side is still thinking is shown so (its view `thinking`: ask again),
         waiting at most `wait_s`; with `retry`, a round of the game that failed is tried again. `browser`: the
@@ -144,7 +205,7 @@ class StudyRunner:
             except StageError:  # another process moved this participant on meanwhile: show where they are
                 return await self._page(await self._reread(row), wait_s=wait_s, retry=retry)
 
-    async def submit(self, params: Mapping[str, str], stage: str, data: Mapping) -> dict:
+    async def submit(self, params: Mapping[str, str], stage: str, data: Mapping) -> ParticipantPage:
         """A step made on the page of `stage`; returns the page that follows (or the same one, with what was wrong).
         A step for a stage the participant has already left (sent twice, from another tab or to another process)
         changes nothing and returns the page they are at: answers sent again are taken as already saved, and
@@ -186,7 +247,7 @@ class StudyRunner:
             saved.update(await asyncio.to_thread(records.saved_answers, store, row["id"], "attention", game))
         return saved
 
-    async def _step(self, row: dict, stage: str, data: Mapping) -> dict:
+    async def _step(self, row: dict, stage: str, data: Mapping) -> ParticipantPage:
         if stage == "consent":
             if data.get("agree") is True:
                 return await self._enter(
@@ -225,7 +286,7 @@ class StudyRunner:
 
     async def _enter(
         self, row: dict, stage: str, expected: str, answers: tuple[records.Answers, ...] = (), **fields
-    ) -> dict:
+    ) -> ParticipantPage:
         """Move on to `stage` of the study proper, taking the participant's slots first if they hold none (or ending:
         the study is full). They are taken on agreeing to the consent: the cells fix the participant's role, which
         the instructions and questions that follow may depend on, and a full study says so before anyone reads them.
@@ -288,7 +349,7 @@ class StudyRunner:
         """The comprehension questions asked of the participant: everyone's and their roles' own."""
         return self.study.comprehension.for_roles(self._roles(row))
 
-    async def _comprehension(self, row: dict, data: Mapping) -> dict:
+    async def _comprehension(self, row: dict, data: Mapping) -> ParticipantPage:
         questions = self._questions(row)
         answers = self._answers(row, "comprehension", data)
         if answers is None:
@@ -377,16 +438,16 @@ class StudyRunner:
                 wait=False,
                 matching=self.study.timing.matching,  # as long as a partner takes to come, as a person arm waits
             )
-        games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view["game_id"])
+        games = await asyncio.to_thread(records.record_game, self.arena.store, row["id"], index + 1, view.game_id)
         return games[index]
 
-    async def _unpaired(self, row: dict, seat: str) -> dict:
+    async def _unpaired(self, row: dict, seat: str) -> ParticipantPage:
         """Nobody came for the participant's game against a person within `pairing.max_wait_s`: the game is
         cancelled and, as the study file says, they play its program arm instead (recorded as such) or their study
         ends there (paid the base and `pairing.end_bonus`). A partner arriving meanwhile wins: the game goes on."""
         pairing = self.study.pairing
         view = await self.arena.cancel(seat, study=self.study.name)
-        if pairing is None or view["status"] != "cancelled":
+        if pairing is None or view.status != "cancelled":
             return await self._page(row, view=view)
         index = row["games_done"] + 1
         if pairing.otherwise == "end":
@@ -403,13 +464,13 @@ class StudyRunner:
             extra={"instead_of": PERSON},
             wait=False,
         )
-        await asyncio.to_thread(records.replace_game, self.arena.store, row["id"], index, seat, started["game_id"])
+        await asyncio.to_thread(records.replace_game, self.arena.store, row["id"], index, seat, started.game_id)
         return await self._page(
             await asyncio.to_thread(records.arrived, self.arena.store, self.study.name, row["participant"]),
             view=started,
         )
 
-    async def _move_in_game(self, row: dict, data: Mapping) -> dict:
+    async def _move_in_game(self, row: dict, data: Mapping) -> ParticipantPage:
         game_id = await self._game_id(row)
         try:
             view = await self.arena.move(
@@ -423,19 +484,19 @@ class StudyRunner:
             )
         except ArenaError as exc:  # a bad move, or the game ended meanwhile (a timeout): which one, the view says
             view = await self.arena.view(game_id, study=self.study.name)
-            if view["status"] == "active":
+            if view.status == "active":
                 return await self._page(row, note=str(exc))
         return await self._after_game(row, view)
 
-    async def _after_game(self, row: dict, view: dict) -> dict:
+    async def _after_game(self, row: dict, view: PersonView) -> ParticipantPage:
         """Once the current game has ended: its survey (the game counted as done). A game that is not the one
         `row` is playing was counted already, by another request (a tab, a process) that ended it: the page the
         participant is at."""
-        if view["status"] in ("active", "waiting"):
+        if view.status in ("active", "waiting"):
             return await self._page(row, view=view)
-        if row["stage"] != "game" or row["games"][row["games_done"] : row["games_done"] + 1] != [view["game_id"]]:
+        if row["stage"] != "game" or row["games"][row["games_done"] : row["games_done"] + 1] != [view.game_id]:
             return await self._page(row)
-        game = stored(await asyncio.to_thread(self.arena.store.game, view["game_id"]), "a played game")
+        game = stored(await asyncio.to_thread(self.arena.store.game, view.game_id), "a played game")
         role = self.study.cell_by_key(row["cells"][row["games_done"]]).role.value
         row = await self._move(
             row, "game_survey", "game", games_done=row["games_done"] + 1, timeouts=row["timeouts"] + passes(game, role)
@@ -460,7 +521,7 @@ class StudyRunner:
         ]
         return [item.for_role(role) for item in self.study.surveys.per_game] + checks
 
-    async def _survey(self, row: dict, stage: str, data: Mapping) -> dict:
+    async def _survey(self, row: dict, stage: str, data: Mapping) -> ParticipantPage:
         answers = self._answers(row, stage, data)
         if answers is None:
             errors = {
@@ -495,7 +556,7 @@ class StudyRunner:
 
     # --- the end ----------------------------------------------------------------------------------
 
-    async def _complete(self, row: dict) -> dict:
+    async def _complete(self, row: dict) -> ParticipantPage:
         """The bonus by the payment rule and the exclusion rules that flag the participant's data (they complete and
         are paid either way), recorded as they complete."""
         games = [
@@ -567,74 +628,71 @@ class StudyRunner:
         row: dict,
         note: str = "",
         errors: dict | None = None,
-        view: dict | None = None,
+        view: PersonView | None = None,
         wait_s: float | None = None,
         retry: bool = True,
-    ) -> dict:
+    ) -> ParticipantPage:
         """The page of the participant's stage. `view`: the game view the caller already holds (the game just
         moved in, or just ended), so that it is not fetched twice; `wait_s`: how long to wait for the other side of
         a game (a page load answers at once); `retry`: whether a round that failed is tried again."""
         stage, study = row["stage"], self.study
-        page = {"stage": stage, "note": note, "errors": errors or {}, "games": study.games_per_participant}
+        page = ParticipantPage(stage, note, errors or {}, study.games_per_participant)
         if stage == "consent":
-            page["text"] = study.texts.consent
-        elif stage == "instructions":
-            page["text"] = study.texts.instructions_for(self._roles(row))
-        elif stage == "comprehension":
-            page["questions"] = [{"id": q.id, "text": q.text, "options": list(q.options)} for q in self._questions(row)]
-            page["attempts_left"] = study.comprehension.attempts - row["comprehension_attempts"]
-        elif stage == "game":
+            return replace(page, text=study.texts.consent)
+        if stage == "instructions":
+            return replace(page, text=study.texts.instructions_for(self._roles(row)))
+        if stage == "comprehension":
+            return replace(
+                page,
+                questions=[{"id": q.id, "text": q.text, "options": list(q.options)} for q in self._questions(row)],
+                attempts_left=study.comprehension.attempts - row["comprehension_attempts"],
+            )
+        if stage == "game":
             game_id = await self._game_id(row)
-            if view is None or view["game_id"] != game_id:
+            if view is None or view.game_id != game_id:
                 view = await self.arena.view(game_id, wait_s or 0.0, retry, self.study.name)
             pairing = self.study.pairing
             if pairing is not None and (
-                view["status"] == "cancelled"  # the wait has gone (bargain.arena.people.LIVE_S)
-                or (view["waiting_s"] is not None and view["waiting_s"] >= pairing.max_wait_s)  # for a person
+                view.status == "cancelled"  # the wait has gone (bargain.arena.people.LIVE_S)
+                or (view.waiting_s is not None and view.waiting_s >= pairing.max_wait_s)  # for a person
             ):
                 return await self._unpaired(row, game_id)
-            if view["status"] not in ("active", "waiting"):
+            if view.status not in ("active", "waiting"):
                 return await self._after_game(
                     await asyncio.to_thread(records.arrived, self.arena.store, study.name, row["participant"]), view
                 )
-            page.update(
+            return replace(
+                page,
                 game=row["games_done"] + 1,
                 opponent=study.label(study.cell_by_key(row["cells"][row["games_done"]]).arm),
                 view=blind(view),
             )
-        elif stage in ("game_survey", "final_survey"):
-            page["items"] = [item_dict(item) for item in self._items(row, stage)]
+        if stage in ("game_survey", "final_survey"):
+            page = replace(page, items=[item_dict(item) for item in self._items(row, stage)])
             if stage == "game_survey":
                 ended = row["games"][row["games_done"] - 1]
-                if view is None or view["game_id"] != ended:
+                if view is None or view.game_id != ended:
                     view = await self.arena.view(ended, study=study.name)
-                page.update(game=row["games_done"], outcome=blind_outcome(view["outcome"]))
-        elif stage == "debrief":
-            page["text"] = study.texts.debrief
-            page["debriefs"] = [
-                (await self.arena.view(game_id, study=study.name))["debrief"] for game_id in row["games"]
-            ]
-        elif stage == "completed":
+                page = replace(page, game=row["games_done"], outcome=blind_outcome(view.outcome))
+            return page
+        if stage == "debrief":
+            debriefs = [(await self.arena.view(game_id, study=study.name)).debrief for game_id in row["games"]]
+            return replace(page, text=study.texts.debrief, debriefs=debriefs)
+        if stage == "completed":
             code = await self._completion_code(row)
-            page.update(code=code, redirect=study.completion.redirect(code))
-        elif stage == "screened_out":
+            return replace(page, code=code, redirect=study.completion.redirect(code))
+        if stage == "screened_out":
             code = study.completion.screened_out_code
-            page.update(
+            return replace(
+                page,
                 code=code,
                 redirect=study.completion.redirect(code),
                 text="Thank you. Your answers show the instructions were not clear enough to go on, so the "
                 "study ends here.",
             )
-        elif stage == "declined":
-            page["text"] = study.completion.declined_message
-        elif stage == "full":
-            page["text"] = (
-                "Thank you for your interest: the study is full. Please return it on the recruiting "
-                "platform; you will not be penalised."
-            )
-        elif stage == "dropped":
-            page["text"] = "This session has ended after a long time without activity. Thank you for your time."
-        return page
+        if stage == "declined":
+            return replace(page, text=study.completion.declined_message)
+        return replace(page, text=CLOSING.get(stage, ""))
 
 
 # What a participant may see of a game's outcome before the debrief: all of it follows from the transcript and their
@@ -661,21 +719,21 @@ def played(game: dict, role: str) -> Played:
     )
 
 
-def blind(view: dict) -> dict:
+def blind(view: PersonView) -> PersonView:
     """A game view for a participant: no debrief until the study's debrief page (the other party's price
     and strategy would tell them what the next games hide), of the outcome only what they know already, and nothing
     that tells a person from a program: the other side and its moves are named as an agent's are, and what only a
     game between people fills (how long one has waited, an invitation) is left empty."""
-    transcript = [{**t, "speaker": "you" if t["speaker"] == "you" else "agent"} for t in view["transcript"]]
-    return {
-        **view,
-        "transcript": transcript,
-        "debrief": None,
-        "outcome": blind_outcome(view["outcome"]),
-        "other": "agent",
-        "waiting_s": None,
-        "invitation": None,
-    }
+    transcript = [{**t, "speaker": "you" if t["speaker"] == "you" else "agent"} for t in view.transcript]
+    return replace(
+        view,
+        transcript=transcript,
+        debrief=None,
+        outcome=blind_outcome(view.outcome),
+        other="agent",
+        waiting_s=None,
+        invitation=None,
+    )
 
 
 def blind_outcome(outcome: dict | None) -> dict | None:

@@ -9,12 +9,14 @@ position in a list. Everything shown is rendered from the person's view (bargain
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, fields
+from typing import Any
 
 import gradio as gr
 
 from bargain.arena import inputs
-from bargain.arena.views import money, plain
+from bargain.arena.views import PersonView, money, plain
 from bargain.engine.trial import Mode
 
 # A countdown kept by the browser between answers (no request a second); at zero it asks the server for the page.
@@ -29,28 +31,28 @@ setInterval(tick, 1000);
 """
 
 
-def info_markdown(view: dict) -> str:
+def info_markdown(view: PersonView) -> str:
     """The item, the person's persona and price, and exactly what their condition tells them."""
-    other = "seller" if view["role"] == "buyer" else "buyer"
+    other = "seller" if view.role == "buyer" else "buyer"
     lines = [
-        f"### {view['item']}",
-        view["description"],
+        f"### {view.item}",
+        view.description,
         "",
-        f"**You are the {view['role'].upper()}.** {view['persona']}",
-        f"**Your reservation price: {money(view['your_price'])}** (you can always "
-        f"{'buy from' if view['role'] == 'buyer' else 'sell to'} the market at this price).",
+        f"**You are the {view.role.upper()}.** {view.persona}",
+        f"**Your reservation price: {money(view.your_price)}** (you can always "
+        f"{'buy from' if view.role == 'buyer' else 'sell to'} the market at this price).",
         "",
     ]
-    if view["their_price"] is not None:
-        lines.append(f"You know the {other}'s reservation price: **{money(view['their_price'])}**.")
+    if view.their_price_prior is None:  # the condition tells it
+        lines.append(f"You know the {other}'s reservation price: **{money(view.their_price)}**.")
     else:
-        lo, hi = view["their_price_prior"]
+        lo, hi = view.their_price_prior
         lines.append(
             f"You do not know the {other}'s reservation price; it is uniformly distributed between "
             f"{money(lo)} and {money(hi)}."
         )
-    if view["your_price_prior"] is not None:
-        lo, hi = view["your_price_prior"]
+    if view.your_price_prior is not None:
+        lo, hi = view.your_price_prior
         lines.append(
             f"The {other} does not know your price; to them it is uniformly distributed between "
             f"{money(lo)} and {money(hi)}."
@@ -58,10 +60,10 @@ def info_markdown(view: dict) -> str:
     else:
         lines.append(f"The {other} knows your reservation price.")
     lines.append(
-        f"\n*Mode: {view['mode']}; {view['max_rounds']} rounds. "
+        f"\n*Mode: {view.mode}; {view.max_rounds} rounds. "
         + (
             "Both sides move at once each round; crossing offers close at their midpoint.*"
-            if view["mode"] == Mode.SIMULTANEOUS
+            if view.mode == Mode.SIMULTANEOUS
             else "Sides alternate, one move a round; Accept takes the other's last offer.*"
         )
     )
@@ -74,9 +76,9 @@ STRATEGY_SHOWN = 300  # characters of an agent's private strategy a debrief show
 OTHERS = {"agent": ("The agent", "its", "agent"), "person": ("The other person", "their", "them")}
 
 
-def other_names(view: dict) -> tuple[str, str, str]:
+def other_names(view: PersonView) -> tuple[str, str, str]:
     """(subject, possessive, table row) naming the other side of the game `view` shows."""
-    return OTHERS[view.get("other", "agent")]
+    return OTHERS[view.other]
 
 
 def move_words(turn: dict) -> str:
@@ -91,16 +93,16 @@ def move_words(turn: dict) -> str:
     }[turn["action"]]
 
 
-def chat_messages(view: dict, typing: bool = False) -> list[dict]:
+def chat_messages(view: PersonView, typing: bool = False) -> list[dict]:
     """The transcript as chat messages: the person on the right, the agent on the left."""
     messages = []
-    for turn in view["transcript"]:
+    for turn in view.transcript:
         text = f"*Round {turn['round']}: {move_words(turn)}*"
         if turn["message"]:
             text = f"{plain(turn['message'])}\n\n{text}"
         messages.append({"role": "user" if turn["speaker"] == "you" else "assistant", "content": text})
     if typing:
-        person = view.get("other") == "person"
+        person = view.other == "person"
         waiting = "*waiting for the other person...*" if person else "*the other side is thinking...*"
         messages.append({"role": "assistant", "content": waiting})
     return messages
@@ -132,50 +134,50 @@ def other_markdown(debrief: dict, who: str) -> str:
     return strategy_markdown(debrief, who)
 
 
-def round_markdown(view: dict, thinking_s: float | None = None) -> str:
+def round_markdown(view: PersonView, thinking_s: float | None = None) -> str:
     """`Round r of R`, the rounds left and what is special about this one; or the end. `thinking_s`: the
     other side is thinking about its move (for that long)."""
-    if view["status"] == "waiting":
-        return f"### Waiting for the other {'person' if view.get('other') == 'person' else 'party'} to join"
-    if view["status"] == "cancelled":
+    if view.status == "waiting":
+        return f"### Waiting for the other {'person' if view.other == 'person' else 'party'} to join"
+    if view.status == "cancelled":
         return "### Cancelled: nobody joined"
-    if view["status"] != "active":
+    if view.status != "active":
         return "### Game over"
     if thinking_s is not None:
-        doing = "waiting for the other person" if view.get("other") == "person" else "the other side is thinking"
+        doing = "waiting for the other person" if view.other == "person" else "the other side is thinking"
         waiting = f" ({doing}... {thinking_s:.0f} s)"
     else:
-        waiting = "" if view["your_turn"] or view.get("error") else " (waiting for the other side)"
-    round_, last = view["round"], view["max_rounds"]
+        waiting = "" if view.your_turn or view.error else " (waiting for the other side)"
+    round_, last = view.round, view.max_rounds
     left = last - round_ + 1
     lines = [
         f"### Round {round_} of {last}{waiting}",
         "This is the last round." if left == 1 else f"{left} rounds left, this one included.",
     ]
-    if view["your_turn"] and thinking_s is None:
-        if view["mode"] == Mode.SIMULTANEOUS and left == 1:
+    if view.your_turn and thinking_s is None:
+        if view.mode == Mode.SIMULTANEOUS and left == 1:
             lines.append("**Last round:** if your offers do not cross now, the game ends without a deal.")
-        elif view["mode"] == Mode.SEQUENTIAL and left == 1:
+        elif view.mode == Mode.SEQUENTIAL and left == 1:
             lines.append(
                 "**Last move of the game:** it ends after yours. An offer now can no longer be accepted: "
                 "accept their offer, or the game ends without a deal."
             )
-        elif view["mode"] == Mode.SEQUENTIAL and left == 2:
+        elif view.mode == Mode.SEQUENTIAL and left == 2:
             lines.append(
                 "**Your last offer:** the game ends after the other side's next move, which can accept it or not."
             )
     return "\n\n".join(lines)
 
 
-def result_markdown(view: dict) -> str:
+def result_markdown(view: PersonView) -> str:
     """Outcome and debrief of a finished game (empty while it runs)."""
-    outcome, debrief = view["outcome"], view["debrief"]
-    if outcome is None:
+    outcome, debrief = view.outcome, view.debrief
+    if outcome is None or debrief is None:
         return ""
     who, whose, row = other_names(view)
     if outcome["deal"]:
         nbs = outcome["nbs_price"]
-        side = "your" if (outcome["deal_price"] - nbs) * (1 if view["role"] == "seller" else -1) > 0 else whose
+        side = "your" if (outcome["deal_price"] - nbs) * (1 if view.role == "seller" else -1) > 0 else whose
         off = abs(outcome["deal_price"] - nbs)
         # Two people who meet in the middle land on it: "0.00 on their side of it" read as if someone had lost.
         where = "right on it" if money(off) == money(0.0) else f"{money(off)} on {side} side of it"
@@ -294,11 +296,20 @@ class GamePanel:
     def buttons(self) -> list[gr.Button]:
         return [self.offer, self.accept, self.walk, self.retry]
 
+    def on_move(self, play: Callable[..., AsyncIterator], inputs: list, outputs: list, **settings: Any) -> None:
+        """Each move button, once the buttons are locked, plays its move as `play(action, *inputs)` does."""
+        for button, action in ((self.offer, "OFFER"), (self.accept, "DEAL"), (self.walk, "NO_DEAL")):
+            button.click(self.locked, None, self.buttons, api_visibility="private", queue=False).then(
+                _playing(play, action), inputs, outputs, **settings
+            )
+
     def locked(self) -> dict:
         """The buttons made inactive at once, while a move is on its way (a second click sends nothing)."""
         return {button: gr.update(interactive=False) for button in self.buttons}
 
-    def show(self, view: dict | None, note: str = "", thinking_s: float | None = None, clear: bool = False) -> dict:
+    def show(
+        self, view: PersonView | None, note: str = "", thinking_s: float | None = None, clear: bool = False
+    ) -> dict:
         """Updates showing `view` (None: no game). `note`: what the page has to say (else the view's notice or
         error); `thinking_s`: the person's move is shown and the other side is thinking (for that long); `clear`
         empties the message and price boxes (after a move was played; what was refused stays for correcting)."""
@@ -322,13 +333,9 @@ class GamePanel:
                 updates[self.countdown] = None
             return updates
         thinking = thinking_s is not None
-        actions = view["actions"] if view["status"] == "active" and view["your_turn"] and not thinking else []
+        actions = view.actions if view.status == "active" and view.your_turn and not thinking else []
         said = note or (
-            f"**{view['notice']}**"
-            if view.get("notice")
-            else f"**{view['error']}**"
-            if view["error"] and not thinking
-            else ""
+            f"**{view.notice}**" if view.notice else f"**{view.error}**" if view.error and not thinking else ""
         )
         updates.update(
             {
@@ -337,13 +344,23 @@ class GamePanel:
                 self.chat: gr.update(value=chat_messages(view, thinking), visible=True),
                 self.note: said,
                 self.offer: gr.update(interactive="OFFER" in actions),
-                self.accept: gr.update(interactive="DEAL" in actions, visible=view["mode"] == Mode.SEQUENTIAL),
+                self.accept: gr.update(interactive="DEAL" in actions, visible=view.mode == Mode.SEQUENTIAL),
                 self.walk: gr.update(interactive="NO_DEAL" in actions),
-                self.retry: gr.update(visible=bool(view.get("retry")) and not thinking),
+                self.retry: gr.update(visible=bool(view.retry) and not thinking),
             }
         )
         if self.result is not None:
             updates[self.result] = result_markdown(view)
         if self.countdown is not None:
-            updates[self.countdown] = None if view["seconds_left"] is None else round(view["seconds_left"])
+            updates[self.countdown] = None if view.seconds_left is None else round(view.seconds_left)
         return updates
+
+
+def _playing(play: Callable[..., AsyncIterator], action: str) -> Callable[..., AsyncIterator]:
+    """`play` with its action given, as a handler (Gradio streams the updates of an async generator function only)."""
+
+    async def handler(*inputs: Any) -> AsyncIterator:
+        async for update in play(action, *inputs):
+            yield update
+
+    return handler

@@ -1,0 +1,136 @@
+"""The Results tab's tables and figure: the person's own games, and everyone's finished games per opponent and
+condition with cluster-bootstrap intervals (read from the store; no Gradio)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bargain.arena.controller import Arena
+from bargain.arena.views import money
+from bargain.engine.trial import Condition
+
+RESULTS_RESAMPLES = 2000  # cluster resamples behind the Results tab's intervals (seed 0: the same table each time)
+
+
+def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
+    """The person's own latest games, newest first."""
+    games = arena.store.player_games(player) if player else pd.DataFrame()
+    if games.empty:
+        return pd.DataFrame(
+            columns=["started", "opponent", "role", "condition", "status", "deal", "deal_price", "your_norm_utility"]
+        )
+    return games.assign(
+        started=games["started"].astype(str).str[:19],
+        opponent=opponents_named(arena, games["opponent"]),
+        deal_price=games["deal_price"].map(lambda v: money(v) if pd.notna(v) else ""),
+        your_norm_utility=games["your_norm_utility"].astype(float).round(3),
+    )
+
+
+SHORT_HEADERS = {
+    "your_norm_utility": "you (norm.)",
+    "agent_norm_utility": "agent (norm.)",
+    "agent_misrepresentation_rate": "agent misstated",
+    "deal_rate": "deals",
+    "deal_price": "price",
+}
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as the page shows it: short headers in words, so that a phone shows most of its columns."""
+    return table.rename(columns=lambda name: SHORT_HEADERS.get(name, name.replace("_", " ")))
+
+
+def per_arm(arena: Arena) -> pd.DataFrame:
+    """Per opponent and condition (finished games): games, deal rate, mean normalised utility of the person (with
+    its 95% interval, `your_low` to `your_high`) and of the agent, and how often the agent misstated a price limit
+    in its favour (stored when each game ended). The interval is a cluster bootstrap's (bargain.analysis.bootstrap):
+    one person's games are resampled together, since they are not independent; a cell with games of fewer than two
+    people has none."""
+    from bargain.analysis.bootstrap import cluster_bootstrap, interval
+
+    table = arena.store.results_by_arm()
+    games = arena.store.result_utilities()
+    cell = pd.MultiIndex.from_frame(table[["opponent", "condition"]]).get_indexer(
+        pd.MultiIndex.from_frame(games[["opponent", "condition"]])
+    )
+    person = pd.factorize(games["person"])[0]
+    draws = cluster_bootstrap(
+        games["your_norm_utility"].to_numpy(float), cell, person, len(table), RESULTS_RESAMPLES, seed=0
+    )
+    low, high = interval(draws.draws[:, :, 0]) if len(table) else (np.empty(0), np.empty(0))
+    people = pd.Series(person).groupby(cell).nunique().reindex(range(len(table)), fill_value=0).to_numpy()
+    numbers = ["deal_rate", "your_norm_utility", "agent_norm_utility", "agent_misrepresentation_rate"]
+    return table.assign(
+        **{c: table[c].astype(float).round(3) for c in numbers},
+        your_low=np.where(people > 1, low, np.nan).round(3),
+        your_high=np.where(people > 1, high, np.nan).round(3),
+        opponent=opponents_named(arena, table["opponent"]),
+    )
+
+
+def opponents_named(arena: Arena, arms: pd.Series) -> pd.Series:
+    """Stored arm specs as people know the arms (a remote model without its URL)."""
+    return arms.map(arena.names_of(arms))
+
+
+def results_figure(table: pd.DataFrame):
+    """Grouped bars: per opponent, one bar per condition that has games (none where a cell has none), the
+    person's mean normalised utility with its 95% interval and the number of games; None with no game."""
+    if table.empty:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    opponents = list(dict.fromkeys(table["opponent"]))
+    conditions = [c.value for c in Condition if c.value in set(table["condition"])]
+    width = 0.8 / len(conditions)
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(opponents) + 2), 4.2))
+    for k, condition in enumerate(conditions):
+        cells = table[table["condition"] == condition].set_index("opponent")
+        xs = [i - 0.4 + width * (k + 0.5) for i, o in enumerate(opponents) if o in cells.index]
+        rows = [cells.loc[o] for o in opponents if o in cells.index]
+        bars = axes.bar(
+            xs,
+            [r["your_norm_utility"] for r in rows],
+            width * 0.92,
+            label=condition,
+            yerr=[  # the cluster bootstrap's interval, below and above the mean (none: no bar)
+                [0 if pd.isna(r["your_low"]) else r["your_norm_utility"] - r["your_low"] for r in rows],
+                [0 if pd.isna(r["your_high"]) else r["your_high"] - r["your_norm_utility"] for r in rows],
+            ],
+            capsize=3,
+        )
+        for bar, row in zip(bars, rows):
+            axes.annotate(
+                f"n={int(row['games'])}",
+                (bar.get_x() + bar.get_width() / 2, 0),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
+    axes.set_xticks(range(len(opponents)), opponents, rotation=20, ha="right", fontsize=8)
+    axes.axhline(0, color="black", linewidth=0.6)
+    axes.set_ylabel("your normalised utility")
+    figure.suptitle(
+        "Your side's mean normalised utility, by opponent and condition\n(everyone's games; bars: 95% intervals)",
+        fontsize=9,
+    )
+    # The legend below the axes: inside, it covered bars.
+    figure.legend(
+        *axes.get_legend_handles_labels(),
+        loc="lower center",
+        ncol=min(4, len(conditions)),
+        fontsize=7,
+        title="condition",
+        title_fontsize=7,
+        frameon=False,
+    )
+    figure.tight_layout(rect=(0, 0.12, 1, 1))
+    plt.close(figure)
+    return figure
