@@ -309,10 +309,10 @@ def model_backends(args: argparse.Namespace, remote: list[str]) -> Backends:
 def open_store(db: str | None) -> tuple[Store, str]:
     """The arena's database (created, or upgraded, here), checked writable now rather than at the first move, with
     what the log should know of it; and the admin's warning of games a restart would lose (empty: none)."""
-    from bargain.web.common import sweep_exports
     from bargain.database import database_url
     from bargain.space import storage_warning
     from bargain.store import Store
+    from bargain.web.common import sweep_exports
 
     store = Store(database_url(db))
     store.check_writable()  # a read-only file or a full disk is found now, not at the first move
@@ -409,10 +409,10 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     args = parse_args(argv)
     from bargain.agents.arms import ArmError
-    from bargain.web import launch_settings
     from bargain.publish import PublishError
     from bargain.store import StoreError
     from bargain.study.config import StudyError
+    from bargain.web import launch_settings
 
     try:
         demo, arena = build(args)

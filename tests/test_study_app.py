@@ -87,10 +87,15 @@ def test_simulated_participants_complete_the_study_through_the_api(served):
     assert not [x for x in sent if any(abs(x - h) < 1e-9 for h in hidden)]  # (an offer may say what it says)
 
 
+# Keys whose numbers hold no price: counters, timers, scales and lengths, and the ranges the condition discloses
+# (which the disclosure tests check). A hidden price equal to one of them by chance is no leak.
+NO_PRICE = {"game", "round", "seconds_left", "scale", "max_length", "their_price_prior", "your_price_prior"}
+
+
 def numbers(payload) -> list[float]:
-    """Every number in a JSON payload."""
+    """Every number in a JSON payload that could tell a price (NO_PRICE's keys aside)."""
     if isinstance(payload, dict):
-        return [n for value in payload.values() for n in numbers(value)]
+        return [n for key, value in payload.items() if key not in NO_PRICE for n in numbers(value)]
     if isinstance(payload, list):
         return [n for value in payload for n in numbers(value)]
     return [float(payload)] if isinstance(payload, (int, float)) and not isinstance(payload, bool) else []
