@@ -1,10 +1,11 @@
-"""`benchmarks/study.py --pairs` at a small size: twelve participants of a study's person arm, and twelve people of
-free play's public queue (`--free-play`), paired on two app processes of one database, each awaiting the other's
-move through the other process. Everyone is paired and finishes, the database holds every move exactly once, and
-the study's cells are filled exactly. On one SQLite file, and on PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set
-(CI starts it). Free play's run under the chaos harness too (`--pairs --free-play --chaos`: moves sent twice at once,
-looks on the other process, a process killed every 4 s, intruders, a person who leaves their wait), on one SQLite
-process and on two of PostgreSQL; the study's person arm under it is in tests/test_study_processes.py."""
+"""`benchmarks/study.py --pairs` at a small size: twelve participants of a study's person arm paired on two app
+processes of one SQLite file, each awaiting the other's move through the other process: everyone is paired and
+finishes, the database holds every move exactly once, and the study's cells are filled exactly. Free play's public
+queue (`--pairs --free-play`) under the chaos harness (`--chaos`: moves sent twice at once, looks on the other
+process, a process killed every 4 s, intruders, a person who leaves their wait), on one SQLite process and on two of
+PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set (CI starts it): the same checks as a run without faults, and more.
+Free play's pairs on two processes of one SQLite file without faults are tests/test_people_processes.py's; the
+study's person arm under the chaos harness is in tests/test_study_processes.py."""
 
 from __future__ import annotations
 
@@ -31,17 +32,6 @@ def check(result: PairsRun) -> None:
     # every round was settled by a second move, and the first mover's long poll through the other process saw it
     assert len(result.settles_ms) + result.settled_at_once == result.moves_sent // 2
     assert result.clean
-
-
-def test_people_paired_on_two_processes_of_one_sqlite_file_lose_and_repeat_no_move(tmp_path):
-    check(run_pairs(f"sqlite:///{tmp_path / 'pairs.db'}", PEOPLE, think=0.3))
-
-
-@pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")
-def test_people_paired_on_two_processes_of_postgresql_lose_and_repeat_no_move():
-    from databases import emptied
-
-    check(run_pairs(emptied(URL), PEOPLE, think=0.3))
 
 
 @pytest.mark.parametrize(
