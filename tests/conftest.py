@@ -1,13 +1,36 @@
-"""Shared test set-up: no network, the bundled scenarios, a scratch directory per test."""
+"""Shared test set-up: no network, the bundled scenarios, a scratch directory per test, and under pytest-xdist a
+PostgreSQL database per worker."""
 
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-import pytest
 
-from bargain.engine import scenarios
+def worker_database() -> None:
+    """Under pytest-xdist (`-n`), BARGAIN_TEST_POSTGRES_URL names a database of this worker's own, the scratch
+    database's name with the worker's id after it, made here when missing: the PostgreSQL tests empty their database
+    first, and two workers on one would drop each other's tables mid-test. Set before the test modules read it."""
+    url, worker = os.environ.get("BARGAIN_TEST_POSTGRES_URL"), os.environ.get("PYTEST_XDIST_WORKER")
+    if not url or not worker:
+        return
+    from sqlalchemy import create_engine, make_url, text
+
+    scratch = make_url(url)
+    own = scratch.set(database=f"{scratch.database}_{worker}")
+    engine = create_engine(scratch, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        if not connection.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": own.database}):
+            connection.execute(text(f'CREATE DATABASE "{own.database}"'))  # the role needs CREATEDB (.ci/run)
+    engine.dispose()
+    os.environ["BARGAIN_TEST_POSTGRES_URL"] = own.render_as_string(hide_password=False)
+
+
+worker_database()
+
+import pytest  # noqa: E402
+
+from bargain.engine import scenarios  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +63,16 @@ def tiny_backend(tiny_model, tiny_adapters):
     from bargain.agents.backends.hf import HFBackend
 
     return HFBackend(str(tiny_model), adapter_paths(ADAPTERS, tiny_adapters), device="cpu")
+
+
+# Session fixtures that take minutes to build (the tiny model taught its format, tests/test_train.py): under xdist
+# each worker builds its own for the tests it is given.
+ONE_WORKER = ("format_model",)
+
+
+def pytest_collection_modifyitems(items):
+    """The tests of each fixture in ONE_WORKER go to one worker, which builds it once (`--dist loadgroup`, .ci/run)."""
+    for item in items:
+        for name in ONE_WORKER:
+            if name in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name))

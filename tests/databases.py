@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 from sqlalchemy import MetaData, create_engine, text
 
@@ -55,3 +56,11 @@ def back_to_hand_version(url: str, version: int) -> None:
                 connection.execute(text(f"ALTER TABLE {table} DROP COLUMN {column}"))
         connection.execute(text("UPDATE bargain_meta SET value = :v WHERE key = 'schema_version'"), {"v": str(version)})
     engine.dispose()
+
+
+def processes_database(tmp_path: Path) -> tuple[str, int]:
+    """The database a test of app processes runs on, and how many processes share it: the scratch PostgreSQL database,
+    emptied, and two processes where BARGAIN_TEST_POSTGRES_URL names one (CI), as a deployment of several processes
+    runs; else a SQLite file and one process. Each such test runs once, on the one or the other: the same run on both
+    would assert the same twice, the slower way."""
+    return (emptied(POSTGRES), 2) if POSTGRES else (f"sqlite:///{tmp_path / 'processes.db'}", 1)

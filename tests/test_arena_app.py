@@ -224,7 +224,15 @@ def test_the_public_api_is_the_named_endpoints(server):
 @pytest.mark.slow
 def test_games_against_a_tiny_model_arm(tmp_path, tiny_model, tiny_adapters):
     running = launch(
-        tmp_path / "arena.db", "--backend", "hf", "--model", str(tiny_model), "--adapters-dir", str(tiny_adapters)
+        tmp_path / "arena.db",
+        "--backend",
+        "hf",
+        "--model",
+        str(tiny_model),
+        "--adapters-dir",
+        str(tiny_adapters),
+        "--max-reply-tokens",
+        "16",  # a random model's reply runs to the limit: 1,024 tokens by default, some 20 s a move here
     )
     try:
         client = Client(running.url, verbose=False)

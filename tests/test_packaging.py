@@ -2,9 +2,10 @@
 the `bargain` and `bargain-arena` commands and `python -m train`, and works from outside the repository, so that the
 scenarios, the paper's cells, the study example's texts and the training presets are really in the wheel.
 
-The environment sees this machine's installed packages (`--system-site-packages`) and pip may fetch nothing
-(`--no-index`): the wheel's declared dependencies must be met by the pinned set, and nothing multi-gigabyte is
-downloaded."""
+The environment sees the packages that the interpreter running the tests sees (a `.pth` file naming its
+site-packages folders: those of the virtual environment the tests run from, which `--system-site-packages` would
+miss, since a new environment's "system" is the base interpreter's), and pip may fetch nothing (`--no-index`): the
+wheel's declared dependencies must be met by the pinned set, and nothing multi-gigabyte is downloaded."""
 
 from __future__ import annotations
 
@@ -41,7 +42,11 @@ def installed(tmp_path_factory) -> Path:
         capture_output=True,
     )
     (wheel,) = (root / "dist").glob("bargain-*.whl")
-    venv.create(root / "venv", system_site_packages=True)  # pip: the machine's own, installing here
+    venv.create(root / "venv")
+    (purelib,) = (root / "venv" / "lib").glob("python*/site-packages")
+    seen = [path for path in sys.path if Path(path).name in ("site-packages", "dist-packages")]
+    lines = [f"import site; site.addsitedir({path!r})" for path in seen]  # their own .pth files read too
+    (purelib / "running-interpreter.pth").write_text("\n".join(lines) + "\n")  # pip among them, installing here
     bin_dir = root / "venv" / "bin"
     done = subprocess.run(
         [

@@ -1,23 +1,22 @@
-"""`benchmarks/study.py --pairs` at a small size: twelve participants of a study's person arm, and twelve people of
-free play's public queue (`--free-play`), paired on two app processes of one database, each awaiting the other's
-move through the other process. Everyone is paired and finishes, the database holds every move exactly once, and
-the study's cells are filled exactly. On one SQLite file, and on PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set
-(CI starts it). Free play's run under the chaos harness too (`--pairs --free-play --chaos`: moves sent twice at once,
-looks on the other process, a process killed every 4 s, intruders, a person who leaves their wait), on one SQLite
-process and on two of PostgreSQL; the study's person arm under it is in tests/test_study_processes.py."""
+"""`benchmarks/study.py --pairs` at a small size: twelve participants of a study's person arm paired on two app
+processes of one SQLite file, each awaiting the other's move through the other process: everyone is paired and
+finishes, the database holds every move exactly once, and the study's cells are filled exactly. Free play's public
+queue (`--pairs --free-play`) under the chaos harness (`--chaos`: moves sent twice at once, looks on the other
+process, a process killed every 4 s, intruders, a person who leaves their wait), on two processes of PostgreSQL
+where BARGAIN_TEST_POSTGRES_URL is set (CI starts it), else on one SQLite process: the same checks as a run without
+faults, and more. Free play's pairs on two processes without faults are tests/test_people_processes.py's; the
+study's person arm under the chaos harness is in tests/test_study_processes.py."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from databases import processes_database
 
 from benchmarks.crowd import Faults
 from benchmarks.free_play import PairsRun, run_pairs
 from benchmarks.study import PEOPLE as PAIRED
 from benchmarks.study import run
 
-URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.slow
 PEOPLE = 12
 
@@ -33,30 +32,12 @@ def check(result: PairsRun) -> None:
     assert result.clean
 
 
-def test_people_paired_on_two_processes_of_one_sqlite_file_lose_and_repeat_no_move(tmp_path):
-    check(run_pairs(f"sqlite:///{tmp_path / 'pairs.db'}", PEOPLE, think=0.3))
-
-
-@pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")
-def test_people_paired_on_two_processes_of_postgresql_lose_and_repeat_no_move():
-    from databases import emptied
-
-    check(run_pairs(emptied(URL), PEOPLE, think=0.3))
-
-
-@pytest.mark.parametrize(
-    "processes",
-    [pytest.param(2, marks=pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")), 1],
-    ids=["postgres", "sqlite"],
-)
-def test_people_paired_by_free_play_under_faults_and_intruders_lose_nothing_and_give_no_seat_away(tmp_path, processes):
+def test_people_paired_by_free_play_under_faults_and_intruders_lose_nothing_and_give_no_seat_away(tmp_path):
     """Moves sent twice at once are played once (the second answered "already played"), a process killed every 4 s
     costs nobody their wait (they keep asking, through the other process), two intruders get no seat that is not
     theirs, and the person who left their wait is paired with nobody once LIVE_S has passed: the two who come after
     them, with their settings, are paired together."""
-    from databases import emptied
-
-    db = emptied(URL) if processes == 2 else f"sqlite:///{tmp_path / 'pairs.db'}"
+    db, processes = processes_database(tmp_path)
     result = run_pairs(db, PEOPLE, think=0.3, faults=Faults(0.3, 0.2, 4.0, intruders=2, leave=0.1), processes=processes)
     assert result.people == PEOPLE + 2 and result.left == 1  # the one who left, and the two who came after them
     check(result)

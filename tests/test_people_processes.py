@@ -1,11 +1,10 @@
 """Two people on two app processes of one database: paired by the queue, every move of every round sent by both at
 once, each looking at the game through the other process as it goes, one process killed and started again halfway.
 Each sees the other's move within a second of its being stored, and every game holds each move exactly once.
-On PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set (CI starts it), and on one SQLite file."""
+On PostgreSQL where BARGAIN_TEST_POSTGRES_URL is set (CI starts it), else on one SQLite file."""
 
 from __future__ import annotations
 
-import os
 import statistics
 import threading
 import time
@@ -13,11 +12,12 @@ from pathlib import Path
 
 import pytest
 from arena_helpers import free_port, post
+from databases import POSTGRES as URL
+from databases import emptied
 
 from bargain.store import Store
 from benchmarks.study import Replica
 
-URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.slow
 PAIRS, ROUNDS = 4, 4
 
@@ -109,12 +109,5 @@ def check(seen: list[float], store: Store) -> None:
     assert statistics.quantiles(seen, n=20)[-1] < 1.0, seen  # p95: within a second of being stored
 
 
-@pytest.mark.skipif(not URL, reason="set BARGAIN_TEST_POSTGRES_URL")
-def test_two_people_on_two_processes_of_postgresql_see_each_move_once_within_a_second(tmp_path):
-    from databases import emptied
-
-    check(*play(emptied(URL), tmp_path))
-
-
-def test_two_people_on_two_processes_of_one_sqlite_file_see_each_move_once(tmp_path):
-    check(*play(f"sqlite:///{tmp_path / 'people.db'}", tmp_path))
+def test_two_people_on_two_processes_of_one_database_see_each_move_once_within_a_second(tmp_path):
+    check(*play(emptied(URL) if URL else f"sqlite:///{tmp_path / 'people.db'}", tmp_path))

@@ -148,10 +148,15 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
             page.wait_for_selector(f"text=Game {game} of 2, against the other party", timeout=20000)
             assert "left for this move" in page.inner_text("body")  # the countdown
             shot(f"game-{game}")
-            while not page.get_by_text(f"Game {game} is over").is_visible():
+            over = f"Game {game} is over"
+            for next_ in ("Round 2 of 2", over):  # or a deal in round 1
                 page.get_by_role("textbox", name="Price").fill("0.50")
                 page.get_by_role("button", name="Offer", exact=True).click()
-                page.wait_for_timeout(700)
+                page.wait_for_function(
+                    "texts => texts.some(t => document.body.innerText.includes(t))", arg=[next_, over], timeout=20000
+                )
+                if over in page.inner_text("body"):
+                    break
             shot(f"survey-{game}")
             assert not page.get_by_label("A computer program").is_checked()  # each survey starts empty
             page.get_by_label("A computer program").check()

@@ -4,8 +4,8 @@ once (moves with different prices), reloads on the other process while a move is
 stuck, nothing is written twice or lost, no participant got an error page, every slot is counted once and no
 game is left running; participants of a person arm pair up through it all, nobody is paired with a participant
 dropped as idle, and no intruder takes a seat. On PostgreSQL with two processes where
-BARGAIN_TEST_POSTGRES_URL is set (CI starts it), and on SQLite with one process everywhere. `benchmarks/study.py
---chaos` is the same run at full size."""
+BARGAIN_TEST_POSTGRES_URL is set (CI starts it), else on SQLite with one process (tests/databases.py).
+`benchmarks/study.py --chaos` is the same run at full size."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import time
 
 import pytest
 from arena_helpers import free_port, post
+from databases import processes_database
 from test_study_flow import make_study
 
 from bargain.agents.stub_server import StubServer
@@ -47,23 +48,19 @@ def assert_clean(result, participants: int) -> None:
     assert result.kills >= 1 and result.trips_ms["move"]
 
 
-@on_postgres
-def test_a_study_on_two_processes_under_faults_loses_nothing_and_doubles_nothing():
-    assert_clean(run(fresh_postgres(), participants=30, think=0.3, faults=FAULTS, processes=2), 30)
+def test_a_study_under_faults_loses_nothing_and_doubles_nothing(tmp_path):
+    db, processes = processes_database(tmp_path)
+    participants = 30 if processes == 2 else 16
+    assert_clean(run(db, participants=participants, think=0.3, faults=FAULTS, processes=processes), participants)
 
 
-def test_a_study_on_one_sqlite_process_under_faults_loses_nothing_and_doubles_nothing(tmp_path):
-    assert_clean(run(f"sqlite:///{tmp_path / 'study.db'}", participants=16, think=0.3, faults=FAULTS, processes=1), 16)
-
-
-@pytest.mark.parametrize("processes", [pytest.param(2, marks=on_postgres), 1], ids=["postgres", "sqlite"])
-def test_participants_paired_by_a_person_arm_under_faults_are_all_paired_once_and_lose_nothing(tmp_path, processes):
+def test_participants_paired_by_a_person_arm_under_faults_are_all_paired_once_and_lose_nothing(tmp_path):
     """A study of one person arm: buyers and sellers arrive over a few seconds and wait to be paired, while steps
     are sent twice at once, pages reloaded on the other process, a process killed every 4 s, some participants
     leave while they wait (and are dropped as idle), and intruders try the participants' seats through free play.
     Everyone is paired (nobody falls back to the program arm), every pair's game finishes with each move stored
     once, and each cell holds exactly its quota: a pair counts once in the buyers' cell and once in the sellers'."""
-    db = fresh_postgres() if processes == 2 else f"sqlite:///{tmp_path / 'study.db'}"
+    db, processes = processes_database(tmp_path)
     faults = Faults(0.3, 0.2, 4.0, intruders=2, leave=0.1)
     result = run(db, participants=20, think=0.4, faults=faults, processes=processes, design=PEOPLE)
     assert_clean(result, 20)
@@ -77,14 +74,13 @@ def test_participants_paired_by_a_person_arm_under_faults_are_all_paired_once_an
     assert len(result.waits_ms) == 20 and out.settles_ms
 
 
-@pytest.mark.parametrize("processes", [pytest.param(2, marks=on_postgres), 1], ids=["postgres", "sqlite"])
-def test_a_model_server_that_never_answers_costs_a_participant_one_deadline(tmp_path, processes):
+def test_a_model_server_that_never_answers_costs_a_participant_one_deadline(tmp_path):
     make_study(tmp_path)
     yaml = tmp_path / "study.yaml"
     yaml.write_text(
         yaml.read_text().replace('"tactic:hardliner"', '"arm:base"').replace('"tactic:linear"', '"arm:base"')
     )
-    db = fresh_postgres() if processes == 2 else f"sqlite:///{tmp_path / 'study.db'}"
+    db, processes = processes_database(tmp_path)
     deadline = 2.0
     with StubServer(["Qwen/Qwen3-8B"]) as model:
         replicas = [
