@@ -27,8 +27,8 @@ from bargain.space import on_space as running_on_space  # noqa: E402
 if TYPE_CHECKING:
     from bargain.agents.backends import Backends
     from bargain.arena.controller import Arena
-    from bargain.publish import HubSync
-    from bargain.store import Store
+    from bargain.records.publish import HubSync
+    from bargain.records.store import Store
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -194,7 +194,7 @@ def browser_secret(given: str | None, db_url: str) -> str:
         folder = Path(db_url.removeprefix("sqlite:///")).parent
     else:
         folder = Path(os.environ.get("BARGAIN_DATA_DIR") or ("/data" if Path("/data").is_dir() else "data"))
-    from bargain.store import private_file
+    from bargain.records.store import private_file
 
     path = folder / ".browser_secret"
     if not path.exists() or not path.read_text().strip():
@@ -207,7 +207,7 @@ def hub_sync(args: argparse.Namespace, store: Store, study) -> HubSync | None:
     files) in study mode, the games and moves in free play."""
     if not args.sync_to_hub:
         return None
-    from bargain.publish import HubSync
+    from bargain.records.publish import HubSync
 
     if study is None:
         return HubSync(args.sync_to_hub, store.export, args.sync_minutes, ["*.csv", "*.parquet"])
@@ -309,9 +309,9 @@ def model_backends(args: argparse.Namespace, remote: list[str]) -> Backends:
 def open_store(db: str | None) -> tuple[Store, str]:
     """The arena's database (created, or upgraded, here), checked writable now rather than at the first move, with
     what the log should know of it; and the admin's warning of games a restart would lose (empty: none)."""
-    from bargain.database import database_url
+    from bargain.records.database import database_url
+    from bargain.records.store import Store
     from bargain.space import storage_warning
-    from bargain.store import Store
     from bargain.web.common import sweep_exports
 
     store = Store(database_url(db))
@@ -400,7 +400,7 @@ def free_play_app(args: argparse.Namespace, arena: Arena, marks: dict[str, bool]
 def configure_logging() -> None:
     """The console's log: the program's lines from INFO. Alembic's lines at INFO (its plugins, its context, each
     revision it runs) are not the console's: each revision applied is said in one line of the program's own
-    (bargain.migrations.applied)."""
+    (bargain.records.migrations.applied)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
@@ -409,8 +409,8 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     args = parse_args(argv)
     from bargain.agents.arms import ArmError
-    from bargain.publish import PublishError
-    from bargain.store import StoreError
+    from bargain.records.publish import PublishError
+    from bargain.records.store import StoreError
     from bargain.study.config import StudyError
     from bargain.web import launch_settings
 

@@ -33,11 +33,11 @@ if TYPE_CHECKING:  # the agents load only in the commands that play (a light com
 
 # Errors of modules that only some commands load (pandas, SQLAlchemy), reported like those above.
 LOADED_LATER_ERRORS = (
-    ("bargain.runs", "RunError"),
-    ("bargain.store", "StoreError"),
+    ("bargain.runs.batch", "RunError"),
+    ("bargain.records.store", "StoreError"),
     ("bargain.analysis.metrics", "MetricsError"),
     ("bargain.study.export", "ExportError"),
-    ("bargain.publish", "PublishError"),
+    ("bargain.records.publish", "PublishError"),
     ("bargain.study.analyse.exported", "AnalysisError"),
     ("bargain.study.plan", "PlanError"),
     ("bargain.study.simulate", "SimulationError"),
@@ -538,14 +538,14 @@ def cmd_play(args: argparse.Namespace, local: Backend | None = None) -> int:
     backend the flags describe (benchmarks.agents plays through here with an instant one)."""
     import asyncio
 
-    from bargain.agents.agent import arm_factory
-    from bargain.runs import RunSetup, run
+    from bargain.agents.factory import arm_factory
+    from bargain.runs.batch import RunSetup, run
 
     spec = grid_from(args)
     source = scenarios.load(args.scenarios)
     trials = scenarios.make_trials(spec, source, args.seed)
     if args.shard:
-        from bargain.runs import shard_of
+        from bargain.runs.batch import shard_of
 
         trials = shard_of(trials, *args.shard)
     # The paper's grids were evaluated with the paper's wording, also when a flag changes a field.
@@ -752,8 +752,8 @@ def _reader_backend(args: argparse.Namespace, spec: str):
 
 def cmd_judge(args: argparse.Namespace) -> int:
     """Judge a run directory (or the arena's database) and report the token usage."""
-    from bargain.database import database_url
-    from bargain.judging import judge_db, judge_run, judge_sampling
+    from bargain.records.database import database_url
+    from bargain.runs.judging import judge_db, judge_run, judge_sampling
 
     if bool(args.run_dir) == bool(args.db):
         raise ArmError("give either a run directory or --db URL")
@@ -783,7 +783,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join shards into one run directory, as an unsharded run writes it."""
-    from bargain.runs import merge
+    from bargain.runs.batch import merge
 
     frame = merge(args.run_dirs, args.out)
     print(f"{len(frame)} trials from {len(args.run_dirs)} shards in {args.out}")
@@ -792,8 +792,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the HTML report and its tables."""
-    from bargain.database import database_url
-    from bargain.report import build
+    from bargain.records.database import database_url
+    from bargain.runs.report import build
 
     if not args.run_dirs and not args.db:
         raise ArmError("give at least one run directory or --db URL")
@@ -811,8 +811,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a study's export, and push it to the Hub when asked."""
-    from bargain.database import database_url, existing_store
-    from bargain.publish import push_to_hub
+    from bargain.records.database import database_url, existing_store
+    from bargain.records.publish import push_to_hub
     from bargain.study.export import PUBLISHED, export_study
 
     written = export_study(
@@ -867,8 +867,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_db(args: argparse.Namespace) -> int:
     """Upgrade the database's schema, or say where it is."""
-    from bargain.database import database_url, schema_state
-    from bargain.store import Store
+    from bargain.records.database import database_url, schema_state
+    from bargain.records.store import Store
 
     url = database_url(args.db)
     if args.action == "current":
@@ -888,7 +888,7 @@ def cmd_db(args: argparse.Namespace) -> int:
 def cmd_rescore(args: argparse.Namespace) -> int:
     """Remake the claim findings of finished games and say how many."""
     from bargain.analysis.claims import CHECKER_VERSION
-    from bargain.database import database_url, existing_store
+    from bargain.records.database import database_url, existing_store
 
     count = existing_store(database_url(args.db)).rescore(args.every)
     print(f"{count} finished games scored by claim checker version {CHECKER_VERSION}")

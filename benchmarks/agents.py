@@ -54,7 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.agents", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    import bargain.runs  # noqa: F401  (imports are not part of a run: load them before the first)
+    import bargain.runs.batch  # noqa: F401  (imports are not part of a run: load them before the first)
 
     print(
         "paper-rl-test (1,280 four-round trials), LLM agents on both sides, instant canned backend, "

@@ -40,7 +40,7 @@ from gradio_client import Client
 from bargain import app as arena_app
 from bargain.arena.controller import Arena
 from bargain.arena.results import my_games, per_arm
-from bargain.store import GameRow, Store
+from bargain.records.store import GameRow, Store
 from bargain.web import launch_settings
 
 GOAL_MS = 100.0

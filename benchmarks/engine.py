@@ -2,7 +2,7 @@
 
     python -m benchmarks.engine [--repeats 7] [--buyer tactic:boulware] [--seller tactic:linear]
 
-Plays the whole grid through the same loop every caller uses (`bargain.episodes.play_many`,
+Plays the whole grid through the same loop every caller uses (`bargain.runs.episodes.play_many`,
 asyncio, the progress bar off) with two scripted tactics, so no model time is involved: the
 figure is what the engine itself costs (trial set-up, observations, rules, the agents'
 arithmetic, the loop). Runs on one core (asyncio is single-threaded). Prints episodes per
@@ -17,9 +17,9 @@ import gc
 import statistics
 import time
 
-from bargain.agents.agent import agent_factory
+from bargain.agents.factory import agent_factory
 from bargain.engine import scenarios
-from bargain.episodes import play_many
+from bargain.runs.episodes import play_many
 
 GOAL = 20_000
 

@@ -242,7 +242,7 @@ def check_pairs(db: str, result: PairsRun, log: dict, exact: bool) -> None:
     from sqlalchemy import select
 
     from bargain.arena.people import LIVE_S
-    from bargain.store import GameRow, MoveRow, SeatRow, Store
+    from bargain.records.store import GameRow, MoveRow, SeatRow, Store
 
     store = Store(db)
     left = {who for who, _, _ in log["left"]}

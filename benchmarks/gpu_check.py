@@ -240,7 +240,7 @@ def part_arena(figures: dict, backend, sizes: Sizes) -> None:
     from bargain.arena.inputs import Setup
     from bargain.engine.game import Condition
     from bargain.engine.trial import Mode, Role
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     arms = ("arm:joint-grpo", "arm:joint-cispo", "arm:base")  # each plays either role
     times: list[float] = []

@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 
 from bargain.agents import tiny
-from bargain.agents.agent import Side, agent_factory
+from bargain.agents.agent import Side
 from bargain.agents.arms import ADAPTERS
 from bargain.agents.backends import Backend, Backends, Sampling
 from bargain.agents.backends.hf import HFBackend
+from bargain.agents.factory import agent_factory
 from bargain.engine import scenarios
-from bargain.episodes import play_many
+from bargain.runs.episodes import play_many
 
 
 def build(shape: str, root: Path) -> tuple[Path, Path]:

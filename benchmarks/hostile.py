@@ -137,7 +137,7 @@ def taken_by_others(store, log: dict) -> tuple[int, int]:
     the log knows were given to someone whose stored person is not the id that someone sent."""
     from sqlalchemy import select
 
-    from bargain.store import SeatRow
+    from bargain.records.store import SeatRow
 
     takers: dict[object, set[str]] = {}
     for who, _, token, print_ in log["takes"]:
@@ -186,7 +186,7 @@ def paired_after_gone(store, log: dict, live_s: float) -> tuple[int, list[str]]:
     the chance) or whose wait was not cancelled."""
     from sqlalchemy import select
 
-    from bargain.store import GameRow, SeatRow
+    from bargain.records.store import GameRow, SeatRow
 
     after, odd = 0, []
     with store.reading() as session:
@@ -221,7 +221,7 @@ class IdleSweep:
 
     @functools.cached_property
     def store(self):
-        from bargain.store import Store
+        from bargain.records.store import Store
 
         return Store(self.db)
 
@@ -231,7 +231,7 @@ class IdleSweep:
         partner cancelled, in one transaction."""
         from sqlalchemy import update
 
-        from bargain.store import utcnow
+        from bargain.records.store import utcnow
         from bargain.study import records
 
         with self.store.writing("set back a participant's activity in") as session:

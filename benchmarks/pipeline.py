@@ -37,13 +37,14 @@ from pathlib import Path
 
 import orjson
 
-from bargain.agents.agent import Side, agent_factory
+from bargain.agents.agent import Side
 from bargain.agents.arms import ADAPTERS, BASE_MODEL
 from bargain.agents.backends import PRESETS, Backends
 from bargain.agents.backends.build import build_backend
 from bargain.agents.backends.canned import REPLIES, SELLER_PRICE, reply_text
+from bargain.agents.factory import agent_factory
 from bargain.engine import scenarios
-from bargain.runs import RunSetup, run
+from bargain.runs.batch import RunSetup, run
 
 GOAL = 0.90
 REQUESTS_PER_ROUND = 2  # simultaneous rounds: both sides ask at once

@@ -520,7 +520,7 @@ def check(db: str, name: str, participants: int, games_each: int, log: dict, exa
     from sqlalchemy import func, select
 
     from bargain.arena import PERSON
-    from bargain.store import MoveRow, SeatRow, Store
+    from bargain.records.store import MoveRow, SeatRow, Store
     from bargain.study import records
 
     store = Store(db)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena
-from bargain.store import Store
+from bargain.records.store import Store
 from bargain.study.config import load
 from bargain.study.export import export_study
 from bargain.study.flow import StudyRunner

@@ -16,7 +16,7 @@ from gradio_client import Client
 
 from bargain import app as arena_app
 from bargain.arena.views import PersonView
-from bargain.store import Store
+from bargain.records.store import Store
 from bargain.web import launch_settings
 
 CHROMIUM = "/usr/bin/chromium"

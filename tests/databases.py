@@ -9,11 +9,11 @@ from pathlib import Path
 
 from sqlalchemy import MetaData, create_engine, text
 
-from bargain.migrations import legacy
+from bargain.records.migrations import legacy
 
 POSTGRES = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 
-# The columns each hand version added (bargain.migrations.legacy.STEPS), and the unique indexes version 4 made.
+# The columns each hand version added (bargain.records.migrations.legacy.STEPS), and the unique indexes version 4 made.
 ADDED = {
     reached: [re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", statement).groups() for statement in statements]
     for reached, statements, _ in legacy.STEPS

@@ -34,7 +34,7 @@ from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits
 from bargain.arena.views import plain
 from bargain.engine.trial import Mode, Role
-from bargain.store import Store, StoreError
+from bargain.records.store import Store, StoreError
 from bargain.web.arena_page import ArenaPage, Options
 from bargain.web.common import keep, kept
 
@@ -498,7 +498,7 @@ FULL_DISK = r"""
 import asyncio, json, resource, signal, sys
 from bargain.arena.controller import Arena, Setup
 from bargain.agents.backends import Backends
-from bargain.store import Store
+from bargain.records.store import Store
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing us
 path = sys.argv[1]

@@ -28,7 +28,7 @@ from gradio_client import Client
 from bargain.arena.controller import ALREADY_PLAYED
 from bargain.engine.game import Action, Turn, replay
 from bargain.engine.trial import Role, Trial
-from bargain.store import Store
+from bargain.records.store import Store
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from bargain.agents.backends.canned import CannedBackend
 from bargain.arena.controller import Arena, Setup
 from bargain.arena.results import per_arm
 from bargain.engine.trial import Condition, Role
-from bargain.store import Store
+from bargain.records.store import Store
 from bargain.web.panel import claims_markdown
 
 

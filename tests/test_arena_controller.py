@@ -22,7 +22,7 @@ from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.inputs import MAX_MESSAGE, human_move, parse_price
 from bargain.engine.game import Action, Move, Turn, replay
 from bargain.engine.trial import Condition, Mode, Role, Trial
-from bargain.store import GameRow, Store, utcnow
+from bargain.records.store import GameRow, Store, utcnow
 
 UNAWARE = {
     Role.BUYER: (Condition.BUYER_UNAWARE, Condition.BOTH_UNAWARE),

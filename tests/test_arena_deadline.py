@@ -15,7 +15,7 @@ from bargain.agents.backends.openai_server import OpenAIServer
 from bargain.agents.stub_server import StubServer
 from bargain.arena.controller import VIEW_WAIT_S, Arena, Setup
 from bargain.engine.trial import Mode, Role
-from bargain.store import Store
+from bargain.records.store import Store
 
 DEADLINE_S = 1.5
 SLACK_S = 1.0  # scheduling and the database, on a busy two-core machine

@@ -16,7 +16,7 @@ from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import Arena, Setup
 from bargain.arena.results import per_arm, results_figure
 from bargain.engine.trial import Role
-from bargain.store import Store
+from bargain.records.store import Store
 from bargain.web.arena_page import ArenaPage, Options
 from bargain.web.panel import round_markdown
 

@@ -14,7 +14,7 @@ from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.controller import ALREADY_PLAYED, Arena, GameInProgress, Setup
 from bargain.arena.views import PersonView
 from bargain.engine.trial import Role
-from bargain.store import Store
+from bargain.records.store import Store
 
 
 def two_processes(tmp_path, backend=None) -> tuple[Arena, Arena]:

@@ -25,7 +25,7 @@ import pytest
 from cli_runner import run_main
 
 from bargain.agents.adapters import adapter_paths
-from bargain.agents.agent import Side, agent_factory
+from bargain.agents.agent import Side
 from bargain.agents.arms import (
     ADAPTER_REPO,
     ADAPTERS,
@@ -38,6 +38,7 @@ from bargain.agents.arms import (
 )
 from bargain.agents.backends import PRESETS, Backends
 from bargain.agents.backends.canned import CannedBackend
+from bargain.agents.factory import agent_factory
 from bargain.agents.serve import MAX_LORA_RANK, vllm_command
 from bargain.agents.stub_server import StubServer
 from bargain.agents.tactics import TACTICS
@@ -47,7 +48,7 @@ from bargain.engine import scenarios
 from bargain.engine.game import new_initial_state
 from bargain.engine.prompts import PromptVersion, system_prompt
 from bargain.engine.trial import Condition, Mode, Role, Trial
-from bargain.runs import RunSetup, run
+from bargain.runs.batch import RunSetup, run
 
 CONDITIONS = [c.value for c in Condition]
 SERVED = [BASE_MODEL, *ADAPTERS]

@@ -36,7 +36,7 @@ def test_the_agents_benchmark_plays_exactly_what_evaluate_plays(tmp_path):
     from bargain.agents.arms import ADAPTERS, BASE_MODEL
     from bargain.agents.stub_server import StubServer
     from bargain.cli import main
-    from bargain.gamelog import read_games
+    from bargain.runs.gamelog import read_games
     from benchmarks.agents import WORKLOAD, whole_run
 
     cut = ("--trials", "1")

@@ -5,11 +5,11 @@ from dataclasses import replace
 
 import pytest
 
-from bargain.agents.agent import make_agent
+from bargain.agents.factory import make_agent
 from bargain.engine import scenarios
 from bargain.engine.game import Action, Move, new_initial_state
 from bargain.engine.trial import Mode, Role
-from bargain.episodes import play, play_many
+from bargain.runs.episodes import play, play_many
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ async def _move(delay: float, log: list, name: str, fail: bool = False) -> Move:
 @pytest.mark.parametrize("failing", ["first", "second"])
 def test_when_one_side_fails_the_others_pending_move_is_cancelled_at_once(failing):
     """A person's turn (either side) is not left waiting in a round that will never be applied."""
-    from bargain.episodes import both
+    from bargain.runs.episodes import both
 
     async def scenario():
         log = []
@@ -145,7 +145,7 @@ def test_when_one_side_fails_the_others_pending_move_is_cancelled_at_once(failin
 
 
 def test_both_moves_come_back_in_order_and_a_late_failure_cancels_nothing_afterwards():
-    from bargain.episodes import both
+    from bargain.runs.episodes import both
 
     async def scenario():
         log = []
@@ -162,7 +162,7 @@ def test_both_moves_come_back_in_order_and_a_late_failure_cancels_nothing_afterw
 
 
 def test_cancelling_the_game_cancels_both_sides():
-    from bargain.episodes import both
+    from bargain.runs.episodes import both
 
     async def scenario():
         log = []

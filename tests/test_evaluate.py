@@ -7,14 +7,15 @@ import pandas as pd
 import pytest
 from cli_runner import run_main
 
-from bargain.agents.agent import Side, agent_factory
+from bargain.agents.agent import Side
 from bargain.agents.arms import ADAPTERS, BASE_MODEL
 from bargain.agents.backends import Backends, Sampling
+from bargain.agents.factory import agent_factory
 from bargain.agents.stub_server import StubServer
 from bargain.cli import main
 from bargain.engine import scenarios
 from bargain.engine.trial import Condition
-from bargain.runs import RunSetup, run
+from bargain.runs.batch import RunSetup, run
 
 MODEL_ARMS = ["arm:base", *(f"arm:{name}" for name in ADAPTERS)]
 SHORT = Side(Sampling(max_tokens=12))

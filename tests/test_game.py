@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import pytest
 
-from bargain.check import check_game
 from bargain.engine.game import (
     Action,
     GameError,
@@ -18,6 +17,7 @@ from bargain.engine.game import (
     replay,
 )
 from bargain.engine.trial import Condition, Mode, Role, Trial, TrialError
+from bargain.runs.check import check_game
 
 B, S = Role.BUYER, Role.SELLER
 

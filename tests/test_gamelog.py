@@ -8,12 +8,13 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bargain.agents.agent import Side, agent_factory
+from bargain.agents.agent import Side
 from bargain.agents.backends import Backends
 from bargain.agents.backends.canned import CannedBackend
+from bargain.agents.factory import agent_factory
 from bargain.engine import scenarios
-from bargain.gamelog import pack_records, read_games, unpack_records
-from bargain.runs import RunSetup, game_record, run
+from bargain.runs.batch import RunSetup, game_record, run
+from bargain.runs.gamelog import pack_records, read_games, unpack_records
 
 GRID = scenarios.GridSpec(tier="low", start=1508, stop=1510, trials_per_cell=2, max_rounds=4)
 

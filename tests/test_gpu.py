@@ -96,7 +96,7 @@ def test_the_served_adapters_change_what_vllm_generates(server, small):
 @vllm_only
 def test_evaluate_plays_every_game_through_vllm(server, small, tmp_path):
     from bargain.cli import main
-    from bargain.gamelog import read_games
+    from bargain.runs.gamelog import read_games
 
     out = tmp_path / "run"
     assert (

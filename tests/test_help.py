@@ -123,14 +123,14 @@ def test_no_command_warns_as_it_starts_as_a_program():
 
 
 def test_the_app_starting_on_a_new_database_logs_one_line_per_revision_and_none_of_alembics(tmp_path):
-    from bargain.migrations import SCRIPTS
+    from bargain.records.migrations import SCRIPTS
 
     script = textwrap.dedent(
         """
         import sys
         from bargain.app import configure_logging
         configure_logging()
-        from bargain.store import Store
+        from bargain.records.store import Store
         Store(sys.argv[1])
         """
     )
@@ -146,4 +146,4 @@ def test_the_app_starting_on_a_new_database_logs_one_line_per_revision_and_none_
     revisions = sorted(p.name.partition("_")[0] for p in (SCRIPTS / "versions").glob("[0-9]*.py"))
     assert ran.returncode == 0 and not [line for line in lines if "alembic" in line], ran.stderr
     assert [line.split("revision ")[1].split()[0] for line in lines] == revisions, ran.stderr
-    assert all(" INFO bargain.migrations: database schema upgraded to revision " in line for line in lines)
+    assert all(" INFO bargain.records.migrations: database schema upgraded to revision " in line for line in lines)

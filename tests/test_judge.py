@@ -206,7 +206,7 @@ def test_judge_a_run_directory_end_to_end(tmp_path):
 def test_judge_the_arena_games(tmp_path):
     from bargain.agents.backends import Backends
     from bargain.arena.controller import Arena, Setup
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
 
@@ -240,7 +240,7 @@ def test_judge_needs_a_run_or_a_database():
 
 
 def test_judge_takes_a_database_file_path_as_the_arena_does(tmp_path):
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     db = tmp_path / "arena.db"
     Store(f"sqlite:///{db}").engine.dispose()  # an arena database with no game yet

@@ -1,6 +1,7 @@
 """The package's layers: imports run one way, from the top (the command line and the app, then the web pages, then
 arena, study, episodes, runs) down to the pure engine, so that the folder list is the architecture and stays so."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -10,8 +11,7 @@ LAYERS = {
     "engine": 0,
     "agents": 1,
     "analysis": 2,
-    "store": 3,
-    "migrations": 3,
+    "records": 3,
     "web": 5,
     "app": 6,
     "cli": 6,
@@ -70,3 +70,28 @@ def test_only_the_web_pages_import_gradio():
         if re.search(r"(?m)^\s*(?:from|import) gradio(?:\.|\s|$)", text) and not web(name)
     ]
     assert outside == []
+
+
+def test_the_layout_page_names_every_module():
+    """docs/layout.md is where a newcomer finds their way: a module it does not name is one they cannot find."""
+    text = (PACKAGE.parent / "docs" / "layout.md").read_text(encoding="utf-8")
+    unnamed = [
+        str(path.relative_to(PACKAGE.parent))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" and "versions" not in path.parts
+        if not re.search(rf"\b{re.escape(path.stem)}(\.py)?\b", text)
+    ]
+    assert unnamed == []
+
+
+def test_no_function_runs_over_80_lines_but_the_argument_parsers():
+    """A function longer than a screen is several things at once; the argument parsers are lists of flags."""
+    parsers = {"build_parser", "parse_args", "add_backend_flags"}
+    long = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name not in parsers
+        if node.end_lineno is not None and node.end_lineno - node.lineno + 1 > 80
+    ]
+    assert long == []

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from bargain import app as arena_app
 from bargain.arena.controller import ArenaError
 from bargain.arena.limits import AdminGate, StartLimits
-from bargain.store import LimitEventRow, LimitFailureRow, Store
+from bargain.records.store import LimitEventRow, LimitFailureRow, Store
 from bargain.web.common import client_address
 from benchmarks.study import Replica
 

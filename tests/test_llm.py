@@ -14,7 +14,7 @@ from bargain.agents.llm import MAX_CHARS_PER_TOKEN, LLMAgent
 from bargain.engine.game import Action, Move, Observation, new_initial_state
 from bargain.engine.prompts import chat_messages
 from bargain.engine.trial import Condition, Mode, Role, Trial
-from bargain.episodes import play
+from bargain.runs.episodes import play
 
 LONGEST = 100 * MAX_CHARS_PER_TOKEN  # the longest reply 100 tokens can be
 # A valid reply, then ten megabytes that a parser searching every fence start would choke on.

@@ -1,7 +1,7 @@
-"""The schema under Alembic (bargain.migrations): a new database, the adoption of one versioned by hand (versions 1
-to 4) with every row kept, processes upgrading one database at the same time, revisions after head, rescoring the
-claim findings, and the `db` and `rescore` commands. On SQLite, and on PostgreSQL when BARGAIN_TEST_POSTGRES_URL
-names a scratch database."""
+"""The schema under Alembic (bargain.records.migrations): a new database, the adoption of one versioned by hand
+(versions 1 to 4) with every row kept, processes upgrading one database at the same time, revisions after head,
+rescoring the claim findings, and the `db` and `rescore` commands. On SQLite, and on PostgreSQL when
+BARGAIN_TEST_POSTGRES_URL names a scratch database."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from cli_runner import run_main
 from databases import POSTGRES, back_to_hand_version, emptied
 from sqlalchemy import MetaData, create_engine, select, text
 
-from bargain import cli, migrations
-from bargain.migrations import legacy
-from bargain.store import Base, Store, StoreError
+from bargain import cli
+from bargain.records import migrations
+from bargain.records.migrations import legacy
+from bargain.records.store import Base, Store, StoreError
 from bargain.study import records
 
 HEAD = migrations.head()
@@ -289,7 +290,7 @@ def test_a_program_from_before_alembic_is_told_to_upgrade(url):
 # --- processes starting together upgrade a database once -----------------------------------------------------------
 
 OPEN_AT = """import sys, time
-from bargain.store import Store
+from bargain.records.store import Store
 time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
 print(Store(sys.argv[1]).upgraded)
 """
@@ -398,7 +399,7 @@ def test_rescore_remakes_findings_that_no_known_checker_made_and_records_it(url)
 def test_two_rescores_at_once_score_each_game_once(url, monkeypatch):
     """Two `bargain rescore` at the same moment (two stores, as two processes would have): the first holds its
     transaction open, scoring, while the second starts; between them each game is scored once and counted once."""
-    from bargain import store as store_module
+    from bargain.records import store as store_module
 
     played(url)
     back_to_hand_version(url, 1)

@@ -31,7 +31,7 @@ from bargain.engine.game import Action, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion, chat_messages, system_prompt
 from bargain.engine.replies import parse_reply
 from bargain.engine.trial import Condition, Role, Trial
-from bargain.episodes import play
+from bargain.runs.episodes import play
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVED = [BASE_MODEL, *ADAPTERS]

@@ -16,7 +16,7 @@ from bargain.arena.controller import Arena, Setup
 from bargain.arena.pacing import Pace, Paced
 from bargain.engine.game import Action, Move, new_initial_state
 from bargain.engine.trial import Condition, Mode, Role, Trial
-from bargain.store import Store
+from bargain.records.store import Store
 
 
 @given(

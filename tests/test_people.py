@@ -17,7 +17,7 @@ from bargain.arena.people import INVITE, MAX_OPEN, QUEUE
 from bargain.arena.views import ALREADY_PLAYED
 from bargain.engine.game import Condition
 from bargain.engine.trial import Mode, Role
-from bargain.store import Store
+from bargain.records.store import Store
 
 OFFERED = ["tactic:linear", INVITE, QUEUE]
 
@@ -199,7 +199,7 @@ def test_hostile_requests_about_people_are_refused_in_words(tmp_path):
 
 
 def test_the_report_sets_games_between_people_beside_games_against_agents(tmp_path):
-    from bargain.report import arena_tables
+    from bargain.runs.report import arena_tables
 
     async def scenario():
         a, b = arenas(tmp_path)

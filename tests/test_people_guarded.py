@@ -22,7 +22,7 @@ from test_study_people import STUDY as PEOPLE_STUDY
 from test_study_people import keys
 
 from bargain.arena.people import GONE, LIVE_S, MAX_OPEN
-from bargain.store import Store
+from bargain.records.store import Store
 from bargain.study import records
 from benchmarks.study import Replica
 

@@ -15,7 +15,7 @@ import pytest
 from arena_helpers import BROWSER_ARGS, CHROMIUM, launch, need_browser
 
 from bargain.arena.views import money
-from bargain.store import Store
+from bargain.records.store import Store
 
 DESKTOP = {"width": 1200, "height": 900}
 PHONE = {"width": 390, "height": 844}

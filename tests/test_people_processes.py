@@ -15,7 +15,7 @@ from arena_helpers import free_port, post
 from databases import POSTGRES as URL
 from databases import emptied
 
-from bargain.store import Store
+from bargain.records.store import Store
 from benchmarks.study import Replica
 
 pytestmark = pytest.mark.slow

@@ -18,15 +18,15 @@ def store():
     """A fresh schema in the scratch database: whatever an earlier run of any version left is dropped."""
     from databases import emptied
 
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     return Store(emptied(URL))
 
 
 def test_a_whole_game_is_stored_in_postgres(store, tmp_path):
-    from bargain import migrations
     from bargain.agents.backends import Backends
     from bargain.arena.controller import Arena, Setup
+    from bargain.records import migrations
 
     assert store.revision() == migrations.head()
 
@@ -50,8 +50,8 @@ def test_a_version_1_database_is_adopted_in_postgres_and_rescored(store):
     from databases import back_to_hand_version
     from sqlalchemy import text
 
-    from bargain import migrations
-    from bargain.store import Store
+    from bargain.records import migrations
+    from bargain.records.store import Store
 
     game = {
         "id": "g1",
@@ -107,7 +107,7 @@ def test_processes_starting_together_on_an_empty_database_all_open_it_and_regist
     from databases import emptied
     from sqlalchemy import create_engine, func, select
 
-    from bargain.store import Store
+    from bargain.records.store import Store
     from bargain.study import records
 
     engine = create_engine(emptied(URL))

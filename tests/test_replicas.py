@@ -174,7 +174,7 @@ def test_arena_games_go_on_when_one_of_two_replicas_dies(tmp_path):
     from bargain.agents.backends import Backends
     from bargain.arena.controller import Arena, Setup
     from bargain.engine.trial import Condition, Role
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     with StubServer(MODELS) as a, StubServer(MODELS) as b:
         backend = build_backend("vllm", base_url=f"{a.url},{b.url}", sticky=True)

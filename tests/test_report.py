@@ -15,7 +15,7 @@ from cli_runner import run_main
 from bargain.agents.stub_server import StubServer
 from bargain.analysis import metrics
 from bargain.cli import main
-from bargain.report import RunData, bootstrap_interval, paired
+from bargain.runs.report import RunData, bootstrap_interval, paired
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def runs(tmp_path_factory):
 def test_three_commands_give_a_report(runs, tmp_path):
     from bargain.agents.backends import Backends
     from bargain.arena.controller import Arena, Setup
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
 
@@ -165,7 +165,7 @@ def test_report_needs_something_to_report(tmp_path):
 
 def arena_db(path: Path, games: int) -> Path:
     """A bargain database at `path` holding `games` games that are still being played (one move each)."""
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     store = Store(f"sqlite:///{path}")
     for n in range(games):
@@ -227,8 +227,8 @@ def test_a_database_file_path_is_taken_as_the_arena_takes_it(tmp_path):
 
 
 def test_database_url():
-    from bargain.database import database_url
-    from bargain.store import default_url
+    from bargain.records.database import database_url
+    from bargain.records.store import default_url
 
     assert database_url("postgresql+psycopg://u:p@host/bargain") == "postgresql+psycopg://u:p@host/bargain"
     assert database_url("sqlite:///data/x.db") == "sqlite:///data/x.db"
@@ -310,6 +310,6 @@ def test_the_claim_tables_with_a_model_give_both_counts(runs, tmp_path):
     assert (table["model_added_per_game"] == 0).all() and (table["model_refused_per_game"] > 0).all()
     assert (table["claims_per_game"] == table["rule_claims_per_game"]).all()
     assert (table["model_failures"] == 0).all()
-    from bargain.report import load_run, messages_of
+    from bargain.runs.report import load_run, messages_of
 
     assert calls == len(messages_of(load_run(runs / "boulware").games)) > 0

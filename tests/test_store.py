@@ -1,4 +1,4 @@
-"""The arena's records (bargain.store): schema, games and moves, idle games, exports."""
+"""The arena's records (bargain.records.store): schema, games and moves, idle games, exports."""
 
 import json
 from datetime import timedelta
@@ -9,9 +9,9 @@ from databases import back_to_hand_version
 from sqlalchemy import inspect, text, update
 from sqlalchemy.orm import Session
 
-import bargain.store as store_module
-from bargain import migrations
-from bargain.store import GameRow, MoveRow, Store, StoreError, default_url, utcnow
+import bargain.records.store as store_module
+from bargain.records import migrations
+from bargain.records.store import GameRow, MoveRow, Store, StoreError, default_url, utcnow
 
 TRIAL = {"trial_id": 1, "scenario": {"tier": "low", "index": 3, "product_name": "mug"}, "condition": "full"}
 

@@ -237,7 +237,7 @@ def test_refusals_and_database_errors_answer_in_the_projects_words_and_log_one_l
 
     import httpx
 
-    from bargain.store import StoreError
+    from bargain.records.store import StoreError
 
     def post(*data) -> tuple[int, dict]:
         answer = httpx.post(f"{served.url}gradio_api/run/study_step", json={"data": list(data)}, timeout=30)

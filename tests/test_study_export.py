@@ -20,7 +20,7 @@ from test_study_flow import answers_for, make_study, runner_for
 
 from bargain.cli import main
 from bargain.engine.trial import Role
-from bargain.publish import HubSync, PublishError, push_to_hub
+from bargain.records.publish import HubSync, PublishError, push_to_hub
 from bargain.study import records
 from bargain.study.config import Timing
 from bargain.study.export import PAYMENT_DIR, PUBLISHED, TABLES, UNDESCRIBED, WITHHELD_TEXT, export_study
@@ -199,12 +199,12 @@ def test_pushing_uploads_no_payment_file_and_fails_offline_in_one_line(study_db,
     _, store = study_db
     export_study(store, "flow-test", out_dir=tmp_path / "out")
     hub = RecordingHub()
-    monkeypatch.setattr("bargain.publish.get_token", lambda: "hf_test")
-    monkeypatch.setattr("bargain.publish.HfApi", lambda: hub)
+    monkeypatch.setattr("bargain.records.publish.get_token", lambda: "hf_test")
+    monkeypatch.setattr("bargain.records.publish.HfApi", lambda: hub)
     assert push_to_hub(tmp_path / "out", "lab/study", PUBLISHED).endswith("datasets/lab/study")
     assert hub.repos[0][1]["private"] is True and hub.repos[0][1]["repo_type"] == "dataset"
     assert hub.commits == [sorted(PUBLISHED)] and not {"bonuses.csv", "payments.csv"} & set(hub.commits[0])
-    monkeypatch.setattr("bargain.publish.get_token", lambda: None)
+    monkeypatch.setattr("bargain.records.publish.get_token", lambda: None)
     with pytest.raises(PublishError, match="no Hugging Face token"):
         push_to_hub(tmp_path / "out", "lab/study", PUBLISHED)
     monkeypatch.undo()

@@ -16,7 +16,7 @@ import pytest
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena
-from bargain.store import Store
+from bargain.records.store import Store
 from bargain.study import records
 from bargain.study.config import (
     EXAMPLE,

@@ -23,7 +23,7 @@ from bargain.arena.pacing import Pace
 from bargain.arena.people import INVITE, QUEUE
 from bargain.arena.views import PersonView, money
 from bargain.engine.trial import Role
-from bargain.store import Store, utcnow
+from bargain.records.store import Store, utcnow
 from bargain.study import records
 from bargain.study.config import Pairing, load
 from bargain.study.dashboard import funnel, recent_games, transcript_markdown

@@ -19,7 +19,7 @@ from databases import processes_database
 from test_study_flow import make_study
 
 from bargain.agents.stub_server import StubServer
-from bargain.store import Store
+from bargain.records.store import Store
 from benchmarks.study import PEOPLE, Faults, Replica, run
 
 URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
@@ -138,7 +138,7 @@ def test_a_model_server_that_never_answers_costs_a_participant_one_deadline(tmp_
 
 @on_postgres
 def test_free_play_moves_sent_to_two_processes_at_once_are_played_once(tmp_path):
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     db = fresh_postgres()
     replicas = [Replica(["--db", db, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(2)]

@@ -14,7 +14,7 @@ from test_study_flow import answers_for, make_study, play_game
 
 from bargain.agents.backends import Backends
 from bargain.arena.controller import ALREADY_PLAYED, Arena
-from bargain.store import Store, StoreError, utcnow
+from bargain.records.store import Store, StoreError, utcnow
 from bargain.study import records
 from bargain.study.config import Timing
 from bargain.study.flow import StudyRunner

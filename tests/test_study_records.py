@@ -12,7 +12,7 @@ import pytest
 from databases import emptied
 from sqlalchemy import update
 
-from bargain.store import Store, StoreError, utcnow
+from bargain.records.store import Store, StoreError, utcnow
 from bargain.study import records
 from bargain.study.records import ParticipantRow, StageError, StudyConflict
 

@@ -13,7 +13,7 @@ import yaml
 from sqlalchemy import update
 from test_study_flow import make_study, runner_for
 
-from bargain.store import utcnow
+from bargain.records.store import utcnow
 from bargain.study import records
 from bargain.study.config import Assignment, Design, load
 from bargain.study.flow import StudyRunner

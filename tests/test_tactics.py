@@ -5,12 +5,12 @@ from dataclasses import replace
 
 import pytest
 
-from bargain.agents.agent import make_agent
 from bargain.agents.arms import ArmError
+from bargain.agents.factory import make_agent
 from bargain.agents.tactics import TACTICS, anchor
 from bargain.engine.game import Action, Move, new_initial_state
 from bargain.engine.trial import Condition, Mode, Role, Trial
-from bargain.episodes import play
+from bargain.runs.episodes import play
 
 B, S = Role.BUYER, Role.SELLER
 

@@ -15,16 +15,16 @@ import pandas as pd
 import pytest
 import torch
 
-from bargain.agents.agent import agent_factory
 from bargain.agents.arms import Arm
 from bargain.agents.backends import Sampling
 from bargain.agents.backends.hf import HFBackend
+from bargain.agents.factory import agent_factory
 from bargain.agents.llm import LLMAgent
 from bargain.agents.stub_server import StubServer
 from bargain.agents.tiny import templated_reply
 from bargain.engine import scenarios
 from bargain.engine.trial import Condition
-from bargain.episodes import play_many
+from bargain.runs.episodes import play_many
 from train import config as configuration
 from train.best import best
 from train.trainer import STATE_FILE, run
@@ -192,7 +192,7 @@ def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(format
     from bargain.agents.backends.build import build_backend
     from bargain.arena.controller import Arena, Setup
     from bargain.engine.trial import Role
-    from bargain.store import Store
+    from bargain.records.store import Store
 
     backend = build_backend("hf", model=str(format_model), adapters_dir=str(out / "checkpoints" / "step_3"))
     assert backend.adapters == {"buyer-grpo"}

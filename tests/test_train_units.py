@@ -19,15 +19,15 @@ import numpy as np
 import pytest
 import torch
 
-from bargain.agents.agent import make_agent
 from bargain.agents.arms import BASE
 from bargain.agents.backends import Sampling
 from bargain.agents.backends.canned import CannedBackend
+from bargain.agents.factory import make_agent
 from bargain.agents.llm import LLMAgent
 from bargain.engine import scenarios
 from bargain.engine.game import new_initial_state
 from bargain.engine.trial import Condition, Trial
-from bargain.episodes import Episode, play
+from bargain.runs.episodes import Episode, play
 from train import config as configuration
 from train.advantages import group_advantages, rank_transform
 from train.config import TrainConfig, batch_layout

@@ -18,7 +18,7 @@ from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.views import PersonView
 from bargain.engine.game import Action, Move
 from bargain.engine.trial import Role
-from bargain.store import StoreError
+from bargain.records.store import StoreError
 from bargain.study.flow import ParticipantPage, StudyStop
 from bargain.web import study_page
 from bargain.web.arena_page import ArenaPage, Options

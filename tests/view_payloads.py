@@ -24,7 +24,7 @@ from bargain.arena.inputs import Setup  # noqa: E402
 from bargain.arena.people import INVITE  # noqa: E402
 from bargain.arena.views import PersonView  # noqa: E402
 from bargain.engine.trial import Role  # noqa: E402
-from bargain.store import Store  # noqa: E402
+from bargain.records.store import Store  # noqa: E402
 from bargain.study.flow import ParticipantPage, StudyRunner  # noqa: E402
 
 RECORDED = HERE / "data" / "views"

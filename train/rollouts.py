@@ -19,14 +19,15 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from bargain.agents.agent import Side, agent_factory
+from bargain.agents.agent import Side
 from bargain.agents.arms import BASE, Arm
 from bargain.agents.backends import Backends, Sampling
+from bargain.agents.factory import agent_factory
 from bargain.agents.llm import LLMAgent
 from bargain.engine import scenarios
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role, Scenario, Trial
-from bargain.episodes import Episode, play_many
+from bargain.runs.episodes import Episode, play_many
 from train.advantages import group_advantages
 from train.config import TrainConfig
 

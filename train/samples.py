@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from bargain.episodes import Episode
+from bargain.runs.episodes import Episode
 
 
 @dataclass

@@ -2,21 +2,15 @@
 
 A tactic computes its move, a model agent asks a backend, a person's move arrives from the UI:
 the episode loop cannot tell them apart. Agents are named by a spec string (`tactic:boulware`,
-`arm:buyer-grpo`, `openai:MODEL@URL`; see bargain.agents.arms); `agent_factory` resolves a spec once
-and builds a fresh agent per game, so an agent with its own random generator plays the same
-moves whatever order concurrent games run in.
+`arm:buyer-grpo`, `openai:MODEL@URL`; see bargain.agents.arms); bargain.agents.factory builds them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from bargain.agents.arms import Arm, resolve
-from bargain.agents.backends import PRESETS, Backends, Sampling
-from bargain.agents.llm import LLMAgent
-from bargain.agents.tactics import TACTICS
+from bargain.agents.backends import PRESETS, Sampling
 from bargain.engine.game import Move, Observation
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.replies import Parsing
@@ -42,7 +36,7 @@ class Side:
 
     `opponent_is_person` is the arena's: its agents play a person, whose messages their prompts
     quote (docs/PROTOCOL.md §5). Batch runs and training play models and keep the paper's bytes,
-    so the field is not in `to_dict`: a run's key (bargain.runs) stays what it was and runs begun
+    so the field is not in `to_dict`: a run's key (bargain.runs.batch) stays what it was and runs begun
     before it existed still resume.
     """
 
@@ -67,32 +61,3 @@ class Side:
         return cls(
             Sampling(**data["sampling"]), Parsing(data["parsing"]), PromptVersion(data["prompt_version"]), data["reask"]
         )
-
-
-def agent_factory(spec: str, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
-    """Resolve a spec once; the result builds a fresh agent per game from the game's seed (see `arm_factory`)."""
-    return arm_factory(resolve(spec), backends, side)
-
-
-def arm_factory(arm: Arm, backends: Backends | None = None, side: Side = Side()) -> Callable[[int], Agent]:
-    """What builds a fresh agent of `arm` per game from the game's seed.
-
-    Tactics need nothing else; model arms get their backend from `backends`.
-    """
-    if arm.kind == "tactic":
-        return TACTICS[arm.name]
-    backend = (backends or Backends()).for_arm(arm)
-    return lambda seed: LLMAgent(
-        arm,
-        backend,
-        side.sampling,
-        side.parsing,
-        side.prompt_version,
-        side.reask,
-        opponent_is_person=side.opponent_is_person,
-    )
-
-
-def make_agent(spec: str, seed: int) -> Agent:
-    """A fresh scripted agent for one game (model arms need `agent_factory` with backends)."""
-    return agent_factory(spec)(seed)

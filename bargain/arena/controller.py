@@ -1,7 +1,7 @@
 """The arena's game controller: people play arms through the one episode loop, every move stored.
 
 A person is an agent whose move arrives from the UI (`HumanAgent`): each live game runs
-`bargain.episodes.play` as a task on the server's event loop, so in simultaneous mode the model
+`bargain.runs.episodes.play` as a task on the server's event loop, so in simultaneous mode the model
 starts on its move for the round while the person is still typing, and the wait after they
 submit is close to nothing. Each round's moves are committed to the store before the game goes
 on. A game survives a page reload (its id) and a server restart (rebuilt from its stored
@@ -30,9 +30,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bargain.agents.agent import Agent, Side, arm_factory
+from bargain.agents.agent import Agent, Side
 from bargain.agents.arms import Arm, catalogue, public_names, resolve
 from bargain.agents.backends import PRESETS, BackendError, Backends, Sampling
+from bargain.agents.factory import arm_factory
 from bargain.arena import MOVE_DEADLINE_S, PERSON, inputs
 from bargain.arena.inputs import ArenaError, Setup
 from bargain.arena.pacing import Pace, Paced
@@ -42,8 +43,8 @@ from bargain.engine import scenarios
 from bargain.engine.game import Action, GameState, Move, Observation, Turn, new_initial_state, replay, replay_pending
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Mode, Role, Trial
-from bargain.episodes import play
-from bargain.store import AlreadyStarted, StaleGame, Store, StoreError, outcome_fields, turns_of, utcnow
+from bargain.records.store import AlreadyStarted, StaleGame, Store, StoreError, outcome_fields, turns_of, utcnow
+from bargain.runs.episodes import play
 
 # Words by which an agent could give away that it is a program (blinding in studies): flagged in its move record.
 MENTIONS_AI = re.compile(
@@ -194,7 +195,7 @@ class GameSetup:
     arm: Arm
     side: Side
     seed: int
-    generation: int  # as stored when this process took the game over (bargain.store.Store.take_over)
+    generation: int  # as stored when this process took the game over (bargain.records.store.Store.take_over)
     player: str | None = None  # the browser playing it (free play)
     move_seconds: float | None = None  # the time limit of the person's moves (a study's), if any
     spent_s: float = 0.0  # of the person's move under way, the time spent before this process took the game over
@@ -218,7 +219,7 @@ class LiveGame:
     failure: str | None = None  # why the loop stopped before the end: "agent", "slow", "storage" or "stale"
     status: str = "active"  # as stored: active, finished, abandoned
     findings: list[dict] = field(default_factory=list)  # the claim checker's, once the game has ended
-    generation: int = 0  # as stored when this process took the game over (bargain.store.Store.take_over)
+    generation: int = 0  # as stored when this process took the game over (bargain.records.store.Store.take_over)
     player: str | None = None  # the browser playing it (free play)
     study: str | None = None  # the study whose game it is (None: free play's); nobody else reaches it
     starts_at: datetime | None = None  # a study's program game: it waits for "the other party" until then

@@ -35,7 +35,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bargain.arena.inputs import ArenaError
-from bargain.store import LimitEventRow, LimitFailureRow, Store, StoreError, advisory_lock
+from bargain.records.store import LimitEventRow, LimitFailureRow, Store, StoreError, advisory_lock
 
 HOUR_S = 3600
 EVERYONE = "*"  # the key of a limit over all callers

@@ -41,7 +41,7 @@ from bargain.arena.inputs import ArenaError, Setup, allowed
 from bargain.arena.views import ALREADY_PLAYED, TIMEOUT, PersonView, person_view
 from bargain.engine.game import Action, Move, replay_pending
 from bargain.engine.trial import Mode, Role, Trial
-from bargain.store import (
+from bargain.records.store import (
     ACTIVE,
     GameRow,
     SeatRow,

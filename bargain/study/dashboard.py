@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from bargain.arena import PERSON
 from bargain.arena.views import plain
-from bargain.store import GameRow, SeatRow, Store
+from bargain.records.store import GameRow, SeatRow, Store
 from bargain.study.records import cell_counts, participants, shared_browsers
 
 # The funnel's steps: how many participants reached each (a stage reached implies the ones before it).

@@ -3,7 +3,7 @@
 `export_study` writes, for one study (one version, or all of them told apart by a `version` column):
 
 - `participants`, `games`, `moves`, `surveys_long` and `surveys_wide`, each as CSV and Parquet, written as
-  `Store.export` writes the arena's tables (`bargain.store.write_table`): Parquet holds every value exactly; CSV
+  `Store.export` writes the arena's tables (`bargain.records.store.write_table`): Parquet holds every value exactly; CSV
   shows numbers to 10 significant digits and quotes any text cell a spreadsheet would run as a formula; JSON
   columns (a game's trial, a move's flags) are JSON text in both;
 - `study.json`: the study's settings as its records hold them for each version exported (`Study.to_dict()`:
@@ -51,7 +51,7 @@ from sqlalchemy import JSON, select
 
 from bargain.arena import PERSON
 from bargain.engine.trial import Role
-from bargain.store import GameRow, MoveRow, SeatRow, Store, _inert, write_table
+from bargain.records.store import GameRow, MoveRow, SeatRow, Store, _inert, write_table
 from bargain.study import records
 from bargain.study.config import SETTINGS_FILE, Completion
 from bargain.study.records import AnswerRow, ParticipantRow, StudyRow

@@ -30,7 +30,7 @@ from bargain.arena.views import PersonView
 from bargain.engine.game import Action
 from bargain.engine.scenarios import Scenario
 from bargain.engine.trial import Role
-from bargain.store import StoreError, utcnow
+from bargain.records.store import StoreError, utcnow
 from bargain.study import records
 from bargain.study.config import Assignment, Conduct, Order, Played, Study
 from bargain.study.records import StageError

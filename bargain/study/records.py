@@ -1,7 +1,7 @@
 """Study mode's records: the study as served, its cells and their quotas, participants, their answers.
 
 They live in the arena's database beside games and moves (the same declarative base; the schema's revisions,
-bargain.migrations, create and upgrade them with the rest), so one transaction can assign a participant and one
+bargain.records.migrations, create and upgrade them with the rest), so one transaction can assign a participant and one
 export can join a participant's games, answers and payment. Every operation is a named function taking the store:
 each is one committed transaction, and the ones that must be exact under concurrency (taking a slot in a cell,
 saving a page and moving on) lock the participant's row at their start and say which stage they were based on: a
@@ -38,7 +38,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bargain.arena.people import CANCELLED
-from bargain.store import Base, GameRow, SeatRow, Store, StoreError, columns_of, utcnow
+from bargain.records.store import Base, GameRow, SeatRow, Store, StoreError, columns_of, utcnow
 
 # Where a participant is: the stages in order, then the ways out.
 STAGES = ("consent", "instructions", "comprehension", "game", "game_survey", "final_survey", "debrief", "completed")

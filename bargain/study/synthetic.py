@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bargain.store import GameRow, MoveRow, write_table
+from bargain.records.store import GameRow, MoveRow, write_table
 from bargain.study.config import Study
 from bargain.study.export import DESCRIPTIONS, LONG_COLUMNS, NUMERIC_BUILTINS
 

@@ -31,7 +31,7 @@ from bargain.arena.results import my_games, per_arm, readable, results_figure
 from bargain.arena.views import PersonView
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role
-from bargain.store import StoreError
+from bargain.records.store import StoreError
 from bargain.web.common import UNEXPECTED, admin_only, client_address, export_link, keep, kept, private_export, refusal
 from bargain.web.panel import GamePanel, chat_messages
 

@@ -26,7 +26,7 @@ import gradio as gr
 
 from bargain.arena.limits import AdminGate
 from bargain.arena.views import PersonView, money
-from bargain.store import StoreError
+from bargain.records.store import StoreError
 from bargain.study import records
 from bargain.study.config import TimeoutRule
 from bargain.study.flow import ParticipantPage, StudyRunner, StudyStop

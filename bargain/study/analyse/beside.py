@@ -77,7 +77,7 @@ def read_runs(paths: Sequence[Path]) -> list[Run]:
     """The runs at `paths`, each a `simulate` or `evaluate` directory (trials.parquet); an AnalysisError names one
     that is not."""
     from bargain.analysis.claims import findings  # the claim checker and the game log load only for runs
-    from bargain.gamelog import read_games
+    from bargain.runs.gamelog import read_games
 
     runs = []
     for path in paths:

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 
 from bargain.engine.game import GameState
-from bargain.episodes import Episode
+from bargain.runs.episodes import Episode
 
 
 def encode(record: dict) -> bytes:

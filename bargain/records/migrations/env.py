@@ -1,4 +1,4 @@
-"""Alembic's environment: runs the revisions on the connection that `bargain.migrations.upgrade` passes in.
+"""Alembic's environment: runs the revisions on the connection that `bargain.records.migrations.upgrade` passes in.
 
 That connection is already inside the transaction that holds the upgrade lock, so Alembic starts none of its own:
 the whole upgrade commits, or rolls back, as one.
@@ -6,7 +6,7 @@ the whole upgrade commits, or rolls back, as one.
 
 from alembic import context
 
-from bargain.migrations import applied
+from bargain.records.migrations import applied
 
 connection = context.config.attributes.get("connection")
 if connection is None:

@@ -2,7 +2,7 @@
 
 DIR/games.jsonl: one object per trial with every move and the model agents' per-move records
 (a game state rebuilds from it with `GameState.from_dict`); it grows as games finish, so an
-interrupted run continues where it stopped (its encoding: `bargain.gamelog`). DIR/trials.parquet and
+interrupted run continues where it stopped (its encoding: `bargain.runs.gamelog`). DIR/trials.parquet and
 DIR/trials.csv: one row per
 finished trial, the paper's columns first; DIR/summary.md: the per-cell table and the agents'
 token usage; DIR/config.json: what ran and how to run it again. `evaluate` adds PNG figures and,
@@ -31,8 +31,8 @@ from bargain.engine.game import Action
 from bargain.engine.outcome import trial_record
 from bargain.engine.scenarios import GridSpec
 from bargain.engine.trial import ROLES, Role, Trial
-from bargain.episodes import AgentsFor, Episode, play_many
-from bargain.gamelog import encode, pack_records, read_games
+from bargain.runs.episodes import AgentsFor, Episode, play_many
+from bargain.runs.gamelog import encode, pack_records, read_games
 
 
 class RunError(ValueError):

@@ -22,7 +22,7 @@ from bargain.agents.backends import Backend, Request, Sampling
 from bargain.analysis.judge import SCORES, judge_messages, parse_judgment
 from bargain.engine.game import GameState
 from bargain.engine.trial import Condition
-from bargain.gamelog import read_games
+from bargain.runs.gamelog import read_games
 
 JUDGMENTS = "judgments.jsonl"
 
@@ -150,8 +150,8 @@ def judge_db(
 ) -> tuple[int, dict]:
     """Judge the arena's finished games not judged yet; each judgment goes into the game's `extra`
     record under "judge". Returns how many were judged and the token usage."""
-    from bargain.database import existing_store
-    from bargain.store import game_state
+    from bargain.records.database import existing_store
+    from bargain.records.store import game_state
 
     store = existing_store(url)  # a mistyped URL is an error, not a new empty database with nothing to judge
     games = store.games_frame()

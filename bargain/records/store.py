@@ -6,7 +6,7 @@ sampling, the out-of-distribution flag, timestamps, status, outcome); a move row
 side's move with the agent's raw reply, thought, prompt messages, latency and tokens. Each
 round's moves (and, at the end, the outcome and the claim checker's findings) are committed in one
 transaction before the game goes on. `participant`, `study` and `extra` leave room for study
-mode (consent, recruitment ids, surveys) without a rewrite. Alembic keeps the schema (bargain.migrations):
+mode (consent, recruitment ids, surveys) without a rewrite. Alembic keeps the schema (bargain.records.migrations):
 opening a database creates it, or upgrades it to this program's revision, once however many processes open it.
 
 Several app processes may write one game (a person's requests reach any of them, twice at times), so
@@ -58,7 +58,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
-from bargain import migrations
+from bargain.records import migrations
 
 if TYPE_CHECKING:
     from bargain.engine.game import GameState, Turn
@@ -81,7 +81,7 @@ class Base(DeclarativeBase):
 
 class Meta(Base):
     """One row, from the time the program versioned its schema by hand: schema_version, now past those versions
-    (bargain.migrations.legacy.RETIRED), so that a program from before Alembic refuses the database."""
+    (bargain.records.migrations.legacy.RETIRED), so that a program from before Alembic refuses the database."""
 
     __tablename__ = "bargain_meta"
     key: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -323,7 +323,7 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
             event.listen(self.engine, "begin", _sqlite_begin)
         with self._failing_as_store_error("open"):
-            # the revisions before and after; each one applied is logged (bargain.migrations.applied)
+            # the revisions before and after; each one applied is logged (bargain.records.migrations.applied)
             self.upgraded: tuple[str | None, str] = migrations.upgrade(self.engine)
 
     @contextmanager

@@ -2,7 +2,7 @@
 
 Each revision changes the schema one step and is never edited once released, so a database of any age reaches
 the schema of this program the same way. The first one (0001) creates the whole schema on an empty database, and
-adopts a database that the program versioned by hand before (bargain.migrations.legacy). Opening the store runs
+adopts a database that the program versioned by hand before (bargain.records.migrations.legacy). Opening the store runs
 `upgrade`, as does `python -m bargain db upgrade`.
 
 Processes starting together on one database upgrade it once: the upgrade is one transaction that first takes a

@@ -1,7 +1,7 @@
 """Every table of the arena and of study mode, as the program made them by hand up to its schema version 4.
 
 An empty database gets them all; a database the program versioned by hand (versions 1 to 4 in bargain_meta) is
-adopted in place, nothing lost (bargain.migrations.legacy).
+adopted in place, nothing lost (bargain.records.migrations.legacy).
 
 Revision ID: 0001
 Revises:
@@ -10,7 +10,7 @@ Create Date: 2026-12-04
 
 from alembic import op
 
-from bargain.migrations import legacy
+from bargain.records.migrations import legacy
 
 revision = "0001"
 down_revision = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bargain.store import Store, StoreError, default_url
+from bargain.records.store import Store, StoreError, default_url
 
 
 def database_url(value: str | None) -> str:
@@ -41,8 +41,8 @@ def schema_state(url: str) -> str:
     empty. A revision this program does not know is a StoreError saying to upgrade bargain (a newer one made it)."""
     from sqlalchemy import create_engine
 
-    from bargain import migrations
-    from bargain.migrations import legacy
+    from bargain.records import migrations
+    from bargain.records.migrations import legacy
 
     shown, _ = _existing_tables(url)
     engine = create_engine(url)

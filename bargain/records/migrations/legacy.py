@@ -42,7 +42,7 @@ from sqlalchemy import (
     text,
 )
 
-from bargain.migrations import SchemaError
+from bargain.records.migrations import SchemaError
 
 HAND_VERSION = 4  # the last version numbered by hand
 RETIRED = HAND_VERSION + 1  # bargain_meta's version once Alembic keeps the schema: old programs refuse it

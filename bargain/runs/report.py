@@ -29,7 +29,7 @@ from bargain.analysis import metrics, reference
 from bargain.analysis.claims import check_turns
 from bargain.engine.game import GameState
 from bargain.engine.scenarios import GridSpec
-from bargain.gamelog import read_games
+from bargain.runs.gamelog import read_games
 
 ARENA_COLUMNS = [
     "opponent",
@@ -298,7 +298,7 @@ def arena_tables(url: str) -> dict[str, pd.DataFrame]:
     finished). A game between two people is its own row (opponent `person`): its "agent" is the person who was
     invited or came from the queue, its "person" the one who started it, so that people set beside people are read
     as people set beside models."""
-    from bargain.database import existing_store
+    from bargain.records.database import existing_store
 
     store = existing_store(url)
     games = store.games_frame()
