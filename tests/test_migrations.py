@@ -5,6 +5,7 @@ BARGAIN_TEST_POSTGRES_URL names a scratch database."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -460,3 +461,12 @@ def test_every_database_command_tells_to_upgrade_bargain_for_a_database_from_a_n
             "schema revision 0099, which this program does not know (a newer bargain made it): upgrade bargain\n"
         ), command
         assert "db upgrade" not in result.stderr
+
+
+def test_the_database_page_names_the_newest_revision_and_the_next():
+    """docs/database.md says which revision is the newest and which number a new one takes: from the code's head,
+    so that a revision added without the page is caught here."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "database.md").read_text(encoding="utf-8")
+    head = migrations.head()
+    assert re.findall(r"The newest revision is `(\d{4})`", text) == [head]
+    assert re.findall(r"--rev-id (\d{4})", text) == [f"{int(head) + 1:04d}"]
