@@ -27,7 +27,19 @@ LAUNCH_DEFAULTS = {
 
 
 def launch_settings(demo) -> dict:
-    """LAUNCH_DEFAULTS for one app: the footer links to the API documentation only when the app documents an API
-    (free play's endpoints for programs); a study's page links to none, and documents none."""
+    """LAUNCH_DEFAULTS for one app, and its theme: the footer links to the API documentation only when the app
+    documents an API (free play's endpoints for programs); a study's page links to none, and documents none."""
     documented = any(fn.api_visibility == "public" for fn in demo.fns.values())
-    return {**LAUNCH_DEFAULTS, "footer_links": LAUNCH_DEFAULTS["footer_links"] if documented else []}
+    return {**LAUNCH_DEFAULTS, "theme": theme(), "footer_links": LAUNCH_DEFAULTS["footer_links"] if documented else []}
+
+
+def theme():
+    """Gradio's default theme with its text face in the weights whose files hold every letter. The default asks for
+    Source Sans Pro at 400 and 600, but the 600 file Gradio serves holds a handful of glyphs (A, B, a space), so
+    bold text took those letters from it and the rest from the system's sans: "Bargaining" and "BUYER" were set in
+    two faces. At 400 and 700 (a complete file), bold text is set in one face, and still nothing is fetched from
+    another host."""
+    import gradio as gr
+
+    face = gr.themes.LocalFont("Source Sans Pro", weights=(400, 700))
+    return gr.themes.Default(font=[face, "ui-sans-serif", "system-ui", "sans-serif"])
