@@ -40,8 +40,9 @@ from gradio_client import Client
 from bargain import app as arena_app
 from bargain.arena.controller import Arena
 from bargain.arena.results import my_games, per_arm
-from bargain.records.store import GameRow, Store
+from bargain.records.store import Store
 from bargain.web import launch_settings
+from benchmarks.results import write_finished_games
 
 GOAL_MS = 100.0
 RESULTS_GOAL_MS = 50.0
@@ -137,41 +138,7 @@ def results_at_scale(games: int, repeats: int = 30) -> list[float]:
     """Seconds per Results refresh over a database of `games` finished games (written in bulk)."""
     with tempfile.TemporaryDirectory() as root:
         store = Store(f"sqlite:///{Path(root) / 'results.db'}")
-        rng = random.Random(0)
-        arms = ["tactic:linear", "tactic:boulware", "arm:base", "arm:buyer-grpo", "arm:seller-grpo"]
-        conditions = ["full", "buyer_unaware", "seller_unaware", "both_unaware"]
-        rows = []
-        for i in range(games):
-            deal = rng.random() < 0.7
-            rows.append(
-                dict(
-                    id=f"{i:032x}",
-                    status="finished",
-                    player=f"p{i % 500}",
-                    human_role=rng.choice(["buyer", "seller"]),
-                    arm=rng.choice(arms),
-                    scenario="low:0",
-                    seed=i,
-                    condition=rng.choice(conditions),
-                    mode="simultaneous",
-                    max_rounds=4,
-                    first_actor="buyer",
-                    buyer_price=5.0,
-                    seller_price=3.0,
-                    trial={},
-                    prompt_version="train",
-                    parsing="strict",
-                    deal=deal,
-                    deal_price=4.0 if deal else None,
-                    rounds=4,
-                    buyer_norm_utility=rng.random() if deal else 0.0,
-                    seller_norm_utility=rng.random() if deal else 0.0,
-                    claims=[],
-                    agent_misstated=rng.random() < 0.1,
-                )
-            )
-        with store.engine.begin() as connection:
-            connection.execute(GameRow.__table__.insert(), rows)
+        write_finished_games(store, games, players=500)
         arena = Arena(store, None)
         times = []
         for _ in range(repeats):

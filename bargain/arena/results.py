@@ -11,6 +11,14 @@ from bargain.arena.views import money
 from bargain.engine.trial import Condition
 
 RESULTS_RESAMPLES = 2000  # cluster resamples behind the Results tab's intervals (seed 0: the same table each time)
+NO_GAMES = pd.DataFrame({"results": ["No games yet"]})  # what a table without a game shows instead
+# Each condition's colour in the figure, whichever conditions have games (colour-blind-safe, Okabe-Ito).
+CONDITION_COLOURS = {
+    Condition.FULL: "#0072B2",
+    Condition.BUYER_UNAWARE: "#E69F00",
+    Condition.SELLER_UNAWARE: "#009E73",
+    Condition.BOTH_UNAWARE: "#CC79A7",
+}
 
 
 def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
@@ -23,22 +31,27 @@ def my_games(arena: Arena, player: str | None) -> pd.DataFrame:
     return games.assign(
         started=games["started"].astype(str).str[:19],
         opponent=opponents_named(arena, games["opponent"]),
+        deal=games["deal"].map(lambda v: "" if pd.isna(v) else "yes" if v else "no"),  # a game under way: blank
         deal_price=games["deal_price"].map(lambda v: money(v) if pd.notna(v) else ""),
         your_norm_utility=games["your_norm_utility"].astype(float).round(3),
     )
 
 
+# The other side is an agent or, where the opponent is "person", another person: the headers name neither.
 SHORT_HEADERS = {
     "your_norm_utility": "you (norm.)",
-    "agent_norm_utility": "agent (norm.)",
-    "agent_misrepresentation_rate": "agent misstated",
-    "deal_rate": "deals",
+    "agent_norm_utility": "other side (norm.)",
+    "agent_misrepresentation_rate": "other side misstated (rate)",
+    "deal_rate": "deal rate",
     "deal_price": "price",
 }
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
-    """A table as the page shows it: short headers in words, so that a phone shows most of its columns."""
+    """A table as the page shows it: short headers in words, so that a phone shows most of its columns; a table
+    without a row says "No games yet" rather than showing bare headers."""
+    if table.empty:
+        return NO_GAMES.copy()
     return table.rename(columns=lambda name: SHORT_HEADERS.get(name, name.replace("_", " ")))
 
 
@@ -51,6 +64,8 @@ def per_arm(arena: Arena) -> pd.DataFrame:
     from bargain.analysis.bootstrap import cluster_bootstrap, interval
 
     table = arena.store.results_by_arm()
+    if table.empty:  # no finished game: nothing to resample
+        return table.assign(your_low=pd.Series(dtype=float), your_high=pd.Series(dtype=float))
     games = arena.store.result_utilities()
     cell = pd.MultiIndex.from_frame(table[["opponent", "condition"]]).get_indexer(
         pd.MultiIndex.from_frame(games[["opponent", "condition"]])
@@ -59,7 +74,7 @@ def per_arm(arena: Arena) -> pd.DataFrame:
     draws = cluster_bootstrap(
         games["your_norm_utility"].to_numpy(float), cell, person, len(table), RESULTS_RESAMPLES, seed=0
     )
-    low, high = interval(draws.draws[:, :, 0]) if len(table) else (np.empty(0), np.empty(0))
+    low, high = interval(draws.draws[:, :, 0])
     people = pd.Series(person).groupby(cell).nunique().reindex(range(len(table)), fill_value=0).to_numpy()
     numbers = ["deal_rate", "your_norm_utility", "agent_norm_utility", "agent_misrepresentation_rate"]
     return table.assign(
@@ -75,9 +90,28 @@ def opponents_named(arena: Arena, arms: pd.Series) -> pd.Series:
     return arms.map(arena.names_of(arms))
 
 
+def _intervals(axes, xs: list[float], rows: list[pd.Series]) -> None:
+    """The cluster bootstrap's 95% intervals of the bars at `xs`: only where a cell has one (games of two people or
+    more), so that a cell without one shows no error bar at all rather than one of length zero."""
+    shown = [(x, r) for x, r in zip(xs, rows) if pd.notna(r["your_low"]) and pd.notna(r["your_high"])]
+    if shown:
+        axes.errorbar(
+            [x for x, _ in shown],
+            [r["your_norm_utility"] for _, r in shown],
+            yerr=[
+                [r["your_norm_utility"] - r["your_low"] for _, r in shown],
+                [r["your_high"] - r["your_norm_utility"] for _, r in shown],
+            ],
+            fmt="none",
+            ecolor="black",
+            capsize=3,
+        )
+
+
 def results_figure(table: pd.DataFrame):
-    """Grouped bars: per opponent, one bar per condition that has games (none where a cell has none), the
-    person's mean normalised utility with its 95% interval and the number of games; None with no game."""
+    """Grouped bars: per opponent, one bar per condition that has games (none where a cell has none), in that
+    condition's own colour (CONDITION_COLOURS), the person's mean normalised utility with its 95% interval (where
+    the cell has one) and the number of games; None with no game."""
     if table.empty:
         return None
     import matplotlib
@@ -93,17 +127,9 @@ def results_figure(table: pd.DataFrame):
         cells = table[table["condition"] == condition].set_index("opponent")
         xs = [i - 0.4 + width * (k + 0.5) for i, o in enumerate(opponents) if o in cells.index]
         rows = [cells.loc[o] for o in opponents if o in cells.index]
-        bars = axes.bar(
-            xs,
-            [r["your_norm_utility"] for r in rows],
-            width * 0.92,
-            label=condition,
-            yerr=[  # the cluster bootstrap's interval, below and above the mean (none: no bar)
-                [0 if pd.isna(r["your_low"]) else r["your_norm_utility"] - r["your_low"] for r in rows],
-                [0 if pd.isna(r["your_high"]) else r["your_high"] - r["your_norm_utility"] for r in rows],
-            ],
-            capsize=3,
-        )
+        means = [r["your_norm_utility"] for r in rows]
+        bars = axes.bar(xs, means, width * 0.92, label=condition, color=CONDITION_COLOURS[Condition(condition)])
+        _intervals(axes, xs, rows)
         for bar, row in zip(bars, rows):
             axes.annotate(
                 f"n={int(row['games'])}",
