@@ -402,3 +402,15 @@ def test_every_refusal_people_read_starts_with_a_capital():
         texts.append(common.told(refused.value).strip("*"))
         texts.append(common.refusal(str(refused.value)).message)
     assert texts and not any(text[:1].islower() for text in texts), texts
+
+
+def test_a_likert_scale_keeps_its_one_line_class_when_marked_unanswered(study):
+    from bargain.web import LAUNCH_DEFAULTS
+
+    scale = study.fields["game_survey"]["satisfied"]
+    assert "likert" in scale.elem_classes and ".likert .wrap { flex-wrap: nowrap" in LAUNCH_DEFAULTS["css"]
+    items = [{"id": "satisfied", "type": "likert", "text": "Satisfied?", "options": ["1", "2", "3", "4", "5"]}]
+    page = ParticipantPage("game_survey", games=2, game=1, items=items, errors={"satisfied": "Answer this question."})
+    study.runner.pages = [page]
+    [update] = run(study.current({"PROLIFIC_PID": "P1"}))
+    assert shown(study, update)[scale]["elem_classes"] == ["likert", "needs-answer"]

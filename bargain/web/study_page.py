@@ -61,11 +61,16 @@ def _query(params: Any) -> dict[str, str]:
     return {str(k)[:64]: v[:MAX_VALUE] for k, v in list(params.items())[:MAX_PARAMETERS] if isinstance(v, str)}
 
 
+def _classes(item: SurveyItem, unanswered: bool = False) -> list[str]:
+    """An item's CSS classes: a Likert scale's (one line on a phone), and the mark of one left wrongly answered."""
+    return (["likert"] if item.type is ItemType.LIKERT else []) + (["needs-answer"] if unanswered else [])
+
+
 def _component(item: SurveyItem) -> gr.components.Component:
     if item.type is ItemType.LIKERT and item.scale is not None:  # a Likert item always has its scale
         low, high = item.scale
         label = f"{item.text} ({low}: {item.anchors[0]}; {high}: {item.anchors[1]})" if item.anchors else item.text
-        return gr.Radio([str(v) for v in range(low, high + 1)], label=label)
+        return gr.Radio([str(v) for v in range(low, high + 1)], label=label, elem_classes=_classes(item))
     if item.type is ItemType.CHOICE:
         return gr.Radio(list(item.options), label=item.text)
     return gr.Textbox(
@@ -123,6 +128,7 @@ class StudyPage:
                 for c in self.study.attention_checks
             ),
         ]
+        self.items = {item.id: item for item in (*self.per_game, *self.study.surveys.final)}
 
     # --- the layout -------------------------------------------------------------------------------
 
@@ -387,7 +393,7 @@ class StudyPage:
             item = asked.get(item_id)
             values[component] = gr.update(
                 visible=item is not None,
-                elem_classes=["needs-answer"] if item_id in errors else [],
+                elem_classes=_classes(self.items[item_id], item_id in errors),
                 **fresh,
                 **({"choices": item["options"]} if item and item["type"] == "choice" else {}),
             )
