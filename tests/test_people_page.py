@@ -175,7 +175,7 @@ def test_two_people_play_a_whole_game_each_page_following_the_other(server, brow
         wait_text(page, "Debrief")
         text = body(page)
         assert "Game over" in text and "the deal is right on it" in text  # they met in the middle
-        assert f"The other person ({role}), a person, had a reservation price of {money(price)}" in text
+        assert f"The other person ({role}) had a reservation price of {money(price)}" in text
         assert "The agent" not in text and "its private strategy" not in text.lower()
         heads = page.locator("th").filter(has_text="normalised")
         assert heads.evaluate("e => e.getBoundingClientRect().height < 50"), "the table's heading breaks on a phone"

@@ -140,7 +140,7 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
         page.wait_for_selector("text=Before you start", timeout=20000)
         page.get_by_label("Everything").check()
         page.get_by_role("button", name="Check my answers").click()
-        page.wait_for_selector("text=1 attempt(s) left", timeout=20000)
+        page.wait_for_selector("text=1 attempt left", timeout=20000)
         shot("comprehension-retry")
         page.get_by_label("Nothing").check()
         page.get_by_role("button", name="Check my answers").click()

@@ -170,7 +170,7 @@ def test_the_debrief_names_the_other_participant_as_a_person_with_their_price_an
             assert debrief["agent_price"] == game[f"{other}_price"]
             shown = debrief_markdown(page).split("### Game 1")[1]
             price = money(game[f"{other}_price"])
-            assert f"The other participant ({other}), a person, had a reservation price of **{price}**." in shown
+            assert f"The other participant ({other}) had a reservation price of **{price}**." in shown
             assert "strategy" not in shown.lower() and "program" not in shown
 
     asyncio.run(scenario())
@@ -461,7 +461,7 @@ def test_in_two_browsers_a_buyer_and_a_seller_read_their_own_instructions_and_a_
                 other = "seller" if roles[who] == "buyer" else "buyer"
                 shown = page.locator("body").inner_text()
                 price = money(game[f"{other}_price"])
-                assert f"The other participant ({other}), a person, had a reservation price of {price}." in shown
+                assert f"The other participant ({other}) had a reservation price of {price}." in shown
                 assert "strategy" not in shown.lower() and "program" not in shown
             browser.close()
     finally:

@@ -181,11 +181,11 @@ def test_a_refused_start_says_why_beside_the_button_and_changes_nothing_else(are
     arena_page.arena.refuse = ArenaError("rounds must be at most 12")
     [shown] = run(arena_page.start(form(arena_page), request()))
     assert shown == {
-        arena_page.start_note: "**rounds must be at most 12**",
+        arena_page.start_note: "**Rounds must be at most 12**",
         arena_page.confirm_box: gr.update(visible=False),
     }
     [shown] = run(arena_page.start(form(arena_page, opponent="nobody"), request()))
-    assert "unknown opponent" in shown[arena_page.start_note]
+    assert "Unknown opponent" in shown[arena_page.start_note]
 
 
 def test_a_move_shows_at_once_as_played_then_the_game_as_it_stands(arena_page):
@@ -241,7 +241,7 @@ def test_the_api_answers_json_views_and_the_projects_own_refusals(arena_page):
     view = asyncio.run(arena_page.start_game(opponent="tactic:linear", request=request(host="10.0.0.9")))
     assert view == a_view().to_json() and arena_page.limits.counted == [("api:10.0.0.9", "10.0.0.9")]
     assert asyncio.run(arena_page.play_move("g1", 1, "OFFER", "2", "hi"))["round"] == 2
-    with pytest.raises(gr.Error, match="no such game"):
+    with pytest.raises(gr.Error, match="No such game"):
         asyncio.run(arena_page.get_game("nope"))
     arena_page.arena.refuse = RuntimeError("SELECT * FROM secrets")
     with pytest.raises(gr.Error, match="Something went wrong") as refused:
@@ -347,3 +347,70 @@ def test_the_study_endpoints_answer_json_pages_and_the_dashboard_only_the_admin(
     for handler, values in ((study.dashboard, ()), (study.show_game, ("g1",)), (study.export, ()), (study.analyse, ())):
         with pytest.raises(gr.Error, match="Wrong admin password"):
             handler("guess", request(), *values)
+
+
+def test_a_move_played_empties_the_message_and_price_and_a_refused_one_keeps_them(study):
+    panel = study.panel
+    study.runner.pages = [ParticipantPage("game", games=2, game=1, opponent="them", view=a_view(round=2))]
+    [update] = run(study.move("OFFER", {"PROLIFIC_PID": "P1"}, a_view(), "hi", "1.50"))
+    values = shown(study, update)
+    assert values[panel.message] == "" and values[panel.price] == ""
+    # the game's last move leads to its survey: the next game's first round opens with the boxes empty too
+    study.runner.pages = [ParticipantPage("game_survey", games=2, game=1, outcome=OUTCOME)]
+    [update] = run(study.move("OFFER", {"PROLIFIC_PID": "P1"}, a_view(), "deal?", "2.00"))
+    assert shown(study, update)[panel.message] == "" and shown(study, update)[panel.price] == ""
+    refused = ParticipantPage("game", games=2, game=1, opponent="them", view=a_view(), note="enter a price")
+    study.runner.pages = [refused]
+    [update] = run(study.move("OFFER", {"PROLIFIC_PID": "P1"}, a_view(), "hi", ""))
+    values = shown(study, update)
+    assert values[panel.message] == gr.update() and values[panel.price] == gr.update()
+    # said once, beside the buttons, as a sentence
+    assert values[panel.note] == "**Enter a price**" and values[study.note] == ""
+
+
+OUTCOME = {"deal": True, "deal_price": 2.4, "rounds": 3, "paper_rounds": 3, "your_utility": 0.6}
+
+
+def test_a_games_survey_says_its_outcome_in_money_utility_and_round(study):
+    study.runner.pages = [ParticipantPage("game_survey", games=2, game=1, outcome=OUTCOME)]
+    [update] = run(study.current({"PROLIFIC_PID": "P1"}))
+    head = shown(study, update)[study.survey_head]
+    assert "Deal at 2.40 in round 3" in head and "Your utility: **0.60**" in head
+    no_deal = {**OUTCOME, "deal": False, "deal_price": None, "rounds": 4, "your_utility": 0.0}
+    study.runner.pages = [ParticipantPage("game_survey", games=2, game=2, outcome=no_deal)]
+    [update] = run(study.current({"PROLIFIC_PID": "P1"}))
+    head = shown(study, update)[study.survey_head]
+    assert "No deal after 4 rounds" in head and "Your utility: **0.00**" in head
+
+
+def test_the_comprehension_check_counts_its_attempts_in_words(study):
+    questions = [{"id": "no_deal", "text": "What if nobody agrees?", "options": ["Nothing"]}]
+    for left, words in ((1, "1 attempt left"), (2, "2 attempts left")):
+        study.runner.pages = [ParticipantPage("comprehension", games=2, questions=questions, attempts_left=left)]
+        [update] = run(study.current({"PROLIFIC_PID": "P1"}))
+        assert f"({words})" in shown(study, update)[study.comprehension_head]
+
+
+def test_every_refusal_people_read_starts_with_a_capital():
+    from bargain.arena import inputs
+    from bargain.web import common
+
+    texts = [common.UNEXPECTED, study_page.CANNOT_REACH, study_page.CANNOT_SAVE]
+    for refuse in (lambda: inputs.human_move("OFFER", "", ""), lambda: inputs.human_move("OFFER", "x", "")):
+        with pytest.raises(ArenaError) as refused:
+            refuse()
+        texts.append(common.told(refused.value).strip("*"))
+        texts.append(common.refusal(str(refused.value)).message)
+    assert texts and not any(text[:1].islower() for text in texts), texts
+
+
+def test_a_likert_scale_keeps_its_one_line_class_when_marked_unanswered(study):
+    from bargain.web import LAUNCH_DEFAULTS
+
+    scale = study.fields["game_survey"]["satisfied"]
+    assert "likert" in scale.elem_classes and ".likert .wrap { flex-wrap: nowrap" in LAUNCH_DEFAULTS["css"]
+    items = [{"id": "satisfied", "type": "likert", "text": "Satisfied?", "options": ["1", "2", "3", "4", "5"]}]
+    page = ParticipantPage("game_survey", games=2, game=1, items=items, errors={"satisfied": "Answer this question."})
+    study.runner.pages = [page]
+    [update] = run(study.current({"PROLIFIC_PID": "P1"}))
+    assert shown(study, update)[scale]["elem_classes"] == ["likert", "needs-answer"]

@@ -23,6 +23,10 @@ LAUNCH_DEFAULTS = {
     # a results table wider than the screen (a phone's) scrolls sideways inside its own box, never cut off;
     # on a phone, in a smaller type, so that most of their columns fit
     ".results-table { max-width: 100%; overflow-x: auto; }"
+    # a 1-7 scale on one line on a phone (390 px): its choices share the line, with little padding
+    ".likert .wrap { flex-wrap: nowrap !important; gap: 4px !important; }"
+    ".likert .wrap label { flex: 1 1 0; min-width: 0; justify-content: center; padding: 6px 2px !important; }"
+    ".likert .wrap label input { margin: 0 2px 0 0 !important; }"
     "@media (max-width: 640px) { .results-table table { font-size: 11px; }"
     " .results-table th, .results-table td { padding: 3px 4px !important; } }",
 }

@@ -32,7 +32,17 @@ from bargain.arena.views import PersonView
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role
 from bargain.records.store import StoreError
-from bargain.web.common import UNEXPECTED, admin_only, client_address, export_link, keep, kept, private_export, refusal
+from bargain.web.common import (
+    UNEXPECTED,
+    admin_only,
+    client_address,
+    export_link,
+    keep,
+    kept,
+    private_export,
+    refusal,
+    told,
+)
 from bargain.web.panel import GamePanel, chat_messages
 
 CONDITION_LABELS = {
@@ -427,11 +437,11 @@ class ArenaPage:
             yield {self.confirm_box: gr.update(visible=True)}
             return
         except ArenaError as exc:  # nothing changes: a game in progress goes on
-            yield {self.start_note: f"**{exc}**", self.confirm_box: gr.update(visible=False)}
+            yield {self.start_note: told(exc), self.confirm_box: gr.update(visible=False)}
             return
         except Exception:
             log.exception("starting a game")
-            yield {self.start_note: f"**{UNEXPECTED}**", self.confirm_box: gr.update(visible=False)}
+            yield {self.start_note: told(UNEXPECTED), self.confirm_box: gr.update(visible=False)}
             return
         yield self.render(new, ids, clear=True, setup=setup)
         async for update in self.following(new, ids):  # a game between people: waiting for the other one
@@ -473,7 +483,7 @@ class ArenaPage:
         try:
             move = inputs.human_move(action, price, message)  # read once, here
         except ArenaError as exc:  # refused at once: nothing sent, what was typed stays
-            yield self.render(view, ids, note=f"**{exc}**")
+            yield self.render(view, ids, note=told(exc))
             return
         pending = view.playing(move)
         began = time.monotonic()
@@ -484,11 +494,11 @@ class ArenaPage:
         try:
             new = work.result()
         except ArenaError as exc:  # refused: nothing stored, what was typed stays
-            yield self.render(view, ids, note=f"**{exc}**")
+            yield self.render(view, ids, note=told(exc))
             return
         except Exception:
             log.exception("a move in game %s", view.game_id)
-            yield self.render(view, ids, note=f"**{UNEXPECTED}**")
+            yield self.render(view, ids, note=told(UNEXPECTED))
             return
         # After a round that could not be played, what was typed stays for the retry.
         yield self.render(new, ids, clear=new.error is None)
@@ -520,10 +530,10 @@ class ArenaPage:
             async for update in self.following(view, ids, setup):
                 yield update
         except ArenaError as exc:
-            yield self.render(None, ids, note=f"**{exc}**" if "no such game" not in str(exc) else "")
+            yield self.render(None, ids, note=told(exc) if "no such game" not in str(exc) else "")
         except Exception:
             log.exception("resuming game %s", ids["game"])
-            yield self.render(None, ids, note=f"**{UNEXPECTED}**")
+            yield self.render(None, ids, note=told(UNEXPECTED))
 
     async def resume(self, saved: object, request: gr.Request | None) -> AsyncIterator[Updates]:
         """A reload: the kept game as it stands; or, opened by an invitation link (?join=TOKEN), the game the
@@ -537,11 +547,11 @@ class ArenaPage:
         try:
             view = await self.arena.join(token, ids["player"], held=ids["game"])
         except ArenaError as exc:
-            yield self.render(None, ids, note=f"**{exc}**")
+            yield self.render(None, ids, note=told(exc))
             return
         except Exception:
             log.exception("joining a game")
-            yield self.render(None, ids, note=f"**{UNEXPECTED}**")
+            yield self.render(None, ids, note=told(UNEXPECTED))
             return
         setup = await self.arena.setup_of(view.game_id)
         yield self.render(view, ids, clear=True, setup=setup)
@@ -556,7 +566,7 @@ class ArenaPage:
         try:
             return self.render(await self.arena.cancel(view.game_id), ids)
         except ArenaError as exc:
-            return self.render(view, ids, note=f"**{exc}**")
+            return self.render(view, ids, note=told(exc))
 
     async def try_again(self, saved: object) -> AsyncIterator[Updates]:
         """Try again, after a round that failed."""

@@ -44,11 +44,23 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+def sentence(text: object) -> str:
+    """A refusal or notice as people read it: a sentence that starts with a capital (the controller words its
+    refusals to follow a field's name, "the price must be a number", and a page shows them on their own)."""
+    words = str(text)
+    return words[:1].upper() + words[1:]
+
+
+def told(text: object) -> str:
+    """What the page has to say, in bold, as one sentence (`sentence`): the one place a refusal is shown."""
+    return f"**{sentence(text)}**" if str(text) else ""
+
+
 def refusal(text: str) -> gr.Error:
     """A refused request, as the person or program is told it: the project's own sentence, logged in one line (Gradio
     would print a traceback for each, and a flood of bad requests would fill the disk)."""
     log.info("refused: %s", text)
-    return gr.Error(text, print_exception=False)
+    return gr.Error(sentence(text), print_exception=False)
 
 
 def client_address(request: gr.Request | None, trusted_proxies: int) -> str:

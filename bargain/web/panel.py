@@ -18,6 +18,7 @@ import gradio as gr
 from bargain.arena import inputs
 from bargain.arena.views import PersonView, money, plain
 from bargain.engine.trial import Mode
+from bargain.web.common import told
 
 # A countdown kept by the browser between answers (no request a second); at zero it asks the server for the page.
 COUNTDOWN_JS = """
@@ -126,11 +127,11 @@ def strategy_markdown(debrief: dict, who: str) -> str:
 
 
 def other_markdown(debrief: dict, who: str) -> str:
-    """Who played the other side of a finished game (`who`, as the page names it) and their reservation price: a
-    person, said to be one; an agent, with its private strategy (strategy_markdown)."""
+    """Who played the other side of a finished game (`who`, as the page names it: "The other person") and their
+    reservation price; an agent's, with its private strategy (strategy_markdown)."""
     if debrief["other"] == "person":
         price = money(debrief["agent_price"])
-        return f"{who} ({debrief['agent_role']}), a person, had a reservation price of **{price}**."
+        return f"{who} ({debrief['agent_role']}) had a reservation price of **{price}**."
     return strategy_markdown(debrief, who)
 
 
@@ -177,10 +178,11 @@ def result_markdown(view: PersonView) -> str:
     who, whose, row = other_names(view)
     if outcome["deal"]:
         nbs = outcome["nbs_price"]
-        side = "your" if (outcome["deal_price"] - nbs) * (1 if view.role == "seller" else -1) > 0 else whose
+        yours = (outcome["deal_price"] - nbs) * (1 if view.role == "seller" else -1) > 0
+        side = "your" if yours else f"{who.lower()}'s"
         off = abs(outcome["deal_price"] - nbs)
-        # Two people who meet in the middle land on it: "0.00 on their side of it" read as if someone had lost.
-        where = "right on it" if money(off) == money(0.0) else f"{money(off)} on {side} side of it"
+        # Two people who meet in the middle land on it: "0.00 in their favour" would read as if someone had lost.
+        where = "right on it" if money(off) == money(0.0) else f"{money(off)} in {side} favour"
         head = (
             f"## Deal at {money(outcome['deal_price'])} in round {outcome['rounds']}\n\n"
             f"The Nash bargaining price (splitting the surplus evenly) was {money(nbs)}: the deal is {where}."
@@ -307,13 +309,18 @@ class GamePanel:
         """The buttons made inactive at once, while a move is on its way (a second click sends nothing)."""
         return {button: gr.update(interactive=False) for button in self.buttons}
 
+    def cleared(self) -> dict:
+        """The message and price boxes emptied: a move was played, so the next one starts from nothing (what was
+        refused stays for correcting)."""
+        return {self.message: "", self.price: ""}
+
     def show(
         self, view: PersonView | None, note: str = "", thinking_s: float | None = None, clear: bool = False
     ) -> dict:
         """Updates showing `view` (None: no game). `note`: what the page has to say (else the view's notice or
         error); `thinking_s`: the person's move is shown and the other side is thinking (for that long); `clear`
         empties the message and price boxes (after a move was played; what was refused stays for correcting)."""
-        updates: dict = {self.message: "", self.price: ""} if clear else {}
+        updates: dict = self.cleared() if clear else {}
         if view is None:
             updates.update(
                 {
@@ -334,9 +341,7 @@ class GamePanel:
             return updates
         thinking = thinking_s is not None
         actions = view.actions if view.status == "active" and view.your_turn and not thinking else []
-        said = note or (
-            f"**{view.notice}**" if view.notice else f"**{view.error}**" if view.error and not thinking else ""
-        )
+        said = note or (told(view.notice) if view.notice else told(view.error) if view.error and not thinking else "")
         updates.update(
             {
                 self.info: info_markdown(view),

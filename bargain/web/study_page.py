@@ -29,9 +29,9 @@ from bargain.arena.views import PersonView, money
 from bargain.records.store import StoreError
 from bargain.study import records
 from bargain.study.config import TimeoutRule
-from bargain.study.flow import ParticipantPage, StudyRunner, StudyStop
+from bargain.study.flow import ParticipantPage, StudyRunner, StudyStop, attempts_left
 from bargain.study.survey import ItemType, SurveyItem
-from bargain.web.common import UNEXPECTED, admin_only, export_link, private_export, refusal
+from bargain.web.common import UNEXPECTED, admin_only, export_link, private_export, refusal, told
 from bargain.web.panel import GamePanel, claims_markdown, other_markdown
 
 log = logging.getLogger(__name__)
@@ -61,16 +61,34 @@ def _query(params: Any) -> dict[str, str]:
     return {str(k)[:64]: v[:MAX_VALUE] for k, v in list(params.items())[:MAX_PARAMETERS] if isinstance(v, str)}
 
 
+def _classes(item: SurveyItem, unanswered: bool = False) -> list[str]:
+    """An item's CSS classes: a Likert scale's (one line on a phone), and the mark of one left wrongly answered."""
+    return (["likert"] if item.type is ItemType.LIKERT else []) + (["needs-answer"] if unanswered else [])
+
+
 def _component(item: SurveyItem) -> gr.components.Component:
     if item.type is ItemType.LIKERT and item.scale is not None:  # a Likert item always has its scale
         low, high = item.scale
         label = f"{item.text} ({low}: {item.anchors[0]}; {high}: {item.anchors[1]})" if item.anchors else item.text
-        return gr.Radio([str(v) for v in range(low, high + 1)], label=label)
+        return gr.Radio([str(v) for v in range(low, high + 1)], label=label, elem_classes=_classes(item))
     if item.type is ItemType.CHOICE:
         return gr.Radio(list(item.options), label=item.text)
     return gr.Textbox(
         label=item.text + ("" if item.required else " (optional)"), max_length=item.max_length or 500, lines=3
     )
+
+
+def outcome_markdown(outcome: dict) -> str:
+    """A finished game's outcome as the participant may see it before the debrief (flow.KNOWN_OUTCOME): the deal's
+    price and round, or no deal, and their own utility. Normalised utilities are the debrief's: they would give the
+    other side's price away."""
+    rounds = outcome["rounds"]
+    if outcome["deal"]:
+        head = f"**Deal at {money(outcome['deal_price'])} in round {rounds}.**"
+    else:
+        head = f"**No deal after {rounds} round{'' if rounds == 1 else 's'}.**"
+    gained = "what the deal gained you over the market price" if outcome["deal"] else "no deal gains nothing"
+    return f"{head} Your utility: **{outcome['your_utility']:.2f}** ({gained})."
 
 
 # How the debrief names the other side of a game, by who played it (the view's `other`): a program, or another
@@ -110,6 +128,7 @@ class StudyPage:
                 for c in self.study.attention_checks
             ),
         ]
+        self.items = {item.id: item for item in (*self.per_game, *self.study.surveys.final)}
 
     # --- the layout -------------------------------------------------------------------------------
 
@@ -308,12 +327,15 @@ class StudyPage:
 
     # --- rendering --------------------------------------------------------------------------------
 
-    def render(self, query: dict, page: ParticipantPage) -> list:
-        """Every output for a page, so that no path returns fewer."""
+    def render(self, query: dict, page: ParticipantPage, clear: bool = False) -> list:
+        """Every output for a page, so that no path returns fewer. `clear`: a move was played, so the message and
+        price boxes are emptied (the next game's first round opens with them empty too)."""
         stage = page.stage
         section = stage if stage in SECTIONS else "end"
         errors = page.errors or {}
-        note = f"**{page.note}**" if page.note else ""
+        # A game's note is said beside its buttons (game_values), where the move it is about was made.
+        in_game = stage == "game" and page.view is not None
+        note = told(page.note) if page.note and not in_game else ""
         if errors:  # each question named, and marked where it stands
             asked = {q["id"]: q["text"] for q in page.questions or page.items or ()}
             note = "**Please check your answers:**\n" + "\n".join(
@@ -321,6 +343,8 @@ class StudyPage:
             )
         values: dict[Any, Any] = {self.params: query, self.shown: stage, self.note: note, self.view: page.view}
         values.update({box: gr.update(visible=name == section) for name, box in self.boxes.items()})
+        if clear:
+            values.update(self.panel.cleared())
         values[self.consent_text] = page.text if stage == "consent" else gr.update()
         values[self.instructions_text] = page.text if stage == "instructions" else gr.update()
         if stage == "comprehension":
@@ -342,9 +366,8 @@ class StudyPage:
             question: gr.update(visible=key in asked, elem_classes=["needs-answer"] if key in errors else [])
             for key, question in self.questions.items()
         }
-        left = page.attempts_left
         values[self.comprehension_head] = (
-            f"### Before you start\nAnswer these questions on the instructions ({left} attempt(s) left)."
+            f"### Before you start\nAnswer these questions on the instructions ({attempts_left(page.attempts_left)})."
         )
         return values
 
@@ -353,7 +376,9 @@ class StudyPage:
         if any(t["speaker"] == "you" and t["timed_out"] for t in game.transcript):
             said.append(TIMED_OUT[self.study.payment.timeout_rule])
         if game.notice or game.error:
-            said.insert(0, f"**{game.notice or game.error}**")
+            said.insert(0, told(game.notice or game.error))
+        if page.note:
+            said.insert(0, told(page.note))
         values: dict[Any, Any] = {self.game_head: f"## Game {page.game} of {page.games}, against {page.opponent}"}
         values.update(self.panel.show(game, note="\n\n".join(said)))
         return values
@@ -368,14 +393,14 @@ class StudyPage:
             item = asked.get(item_id)
             values[component] = gr.update(
                 visible=item is not None,
-                elem_classes=["needs-answer"] if item_id in errors else [],
+                elem_classes=_classes(self.items[item_id], item_id in errors),
                 **fresh,
                 **({"choices": item["options"]} if item and item["type"] == "choice" else {}),
             )
         if stage == "game_survey" and page.outcome is not None:
-            outcome = page.outcome
-            result = f"a deal at {money(outcome['deal_price'])}" if outcome["deal"] else "no deal"
-            values[self.survey_head] = f"### Game {page.game} is over: {result}\nA few questions about it."
+            values[self.survey_head] = f"### Game {page.game} is over\n\n{outcome_markdown(page.outcome)}\n\n" + (
+                "A few questions about it."
+            )
         return values
 
     def end_values(self, stage: str, page: ParticipantPage) -> dict:
@@ -434,7 +459,9 @@ class StudyPage:
         a game is awaited (a model's move, or another participant's move or arrival)."""
         try:
             page = await self.runner.submit(query, stage, data)
-            yield self.render(query, page)
+            # A move refused (a note) or a round that could not be played leaves what was typed for correcting.
+            played = stage == "game" and not page.note and (page.view is None or page.view.error is None)
+            yield self.render(query, page, clear=played)
             while page.thinking:
                 page = await self.runner.page(query)
                 yield self.render(query, page)
