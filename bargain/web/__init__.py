@@ -20,13 +20,13 @@ LAUNCH_DEFAULTS = {
     ".needs-answer { box-shadow: inset 4px 0 0 #dc2626; background: #fef2f2 !important; }"
     # a long choice (a condition's description) ends in an ellipsis before the dropdown's arrow
     ".long-choice input { text-overflow: ellipsis; padding-right: 1.5em; }"
-    # a results table wider than the screen (a phone's) scrolls sideways inside its own box, never cut off;
-    # on a phone, in a smaller type, so that most of their columns fit
+    # a results table wider than the screen (a phone's) scrolls sideways inside its own box, never cut off
     ".results-table { max-width: 100%; overflow-x: auto; }"
     # a 1-7 scale on one line on a phone (390 px): its choices share the line, with little padding
     ".likert .wrap { flex-wrap: nowrap !important; gap: 4px !important; }"
     ".likert .wrap label { flex: 1 1 0; min-width: 0; justify-content: center; padding: 6px 2px !important; }"
     ".likert .wrap label input { margin: 0 2px 0 0 !important; }"
+    # on a phone, the results tables in a smaller type, so that most of their columns fit
     "@media (max-width: 640px) { .results-table table { font-size: 11px; }"
     " .results-table th, .results-table td { padding: 3px 4px !important; } }",
 }
