@@ -78,12 +78,17 @@ async def study_move(folder: Path) -> dict[str, PersonView | ParticipantPage]:
 
 
 def payloads() -> dict[str, str]:
-    """Every recorded scenario, by name, as JSON text (seeds fixed, the scenario drawn from them)."""
+    """Every recorded scenario, by name, as JSON text (seeds fixed, the scenario drawn from them; a study's scenario,
+    drawn among the items its participant has not met, the first of them)."""
 
     async def all_of(folder: Path) -> dict[str, PersonView | ParticipantPage]:
         return {**await free_play(folder), **await people(folder), **await study_move(folder)}
 
-    with tempfile.TemporaryDirectory() as folder, mock.patch("secrets.randbits", return_value=7):
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        mock.patch("secrets.randbits", return_value=7),
+        mock.patch("secrets.choice", lambda options: options[0]),
+    ):
         views = asyncio.run(all_of(Path(folder)))
     return {name: as_json(view) for name, view in views.items()}
 
