@@ -470,7 +470,7 @@ def test_a_participant_never_bargains_over_the_same_item_twice(tmp_path):
             page = await run.submit(params, "comprehension", {"no_deal": "Nothing"})
             for _ in (1, 2):
                 page = await play_game(run, params, page, [])
-                page = await run.submit(params, "game_survey", answers_for(page, attention="Rarely"))
+                page = await run.submit(params, "game_survey", answers_for(page.items, attention="Rarely"))
             games = [run.arena.store.game(g) for g in records.participant(run.arena.store, "flow-test", who)["games"]]
             items = [run.arena.source.get(g["scenario"]).product_name for g in games]
             assert len(set(items)) == 2, items
