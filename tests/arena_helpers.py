@@ -182,3 +182,9 @@ def a_view(**changes) -> PersonView:
         invitation=None,
     )
     return dataclasses.replace(view, **changes)
+
+
+def says(error: str, words: str) -> bool:
+    """Whether a refusal people are shown says `words` (as the controller words them, lower-case where they lead a
+    sentence), and starts as a sentence does: never with a lower-case letter."""
+    return not error[:1].islower() and (words in error or words[:1].upper() + words[1:] in error)

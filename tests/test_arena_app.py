@@ -83,12 +83,12 @@ def test_bad_input_is_refused_and_changes_nothing(server):
         assert "price" in str(refused.value).lower()
     with pytest.raises(Exception, match="500"):
         play(client, view, price=2.0, message="x" * 501)
-    with pytest.raises(Exception, match="not possible"):
+    with pytest.raises(Exception, match="(?i)not possible"):
         play(client, view, action="DEAL")
     after = play(client, view)
     again = play(client, view)  # a second click on the same move: the game as stored, said so
     assert again["notice"] == ALREADY_PLAYED and again["transcript"] == after["transcript"]
-    with pytest.raises(Exception, match="no such game"):
+    with pytest.raises(Exception, match="(?i)no such game"):
         client.predict(game_id="nope", api_name="/get_game")
     assert len(stored(server.db, view["game_id"])["moves"]) == 2 and after["round"] == 2
 
