@@ -17,6 +17,8 @@ def worker_database() -> None:
     from sqlalchemy import create_engine, make_url, text
 
     scratch = make_url(url)
+    if scratch.database.endswith(f"_{worker}"):  # a pytest started by a test (the GPU check's) inherits it made
+        return
     own = scratch.set(database=f"{scratch.database}_{worker}")
     engine = create_engine(scratch, isolation_level="AUTOCOMMIT")
     with engine.connect() as connection:
@@ -27,6 +29,10 @@ def worker_database() -> None:
 
 
 worker_database()
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Torch's threads, one per worker (and per process a test starts): two workers of two threads each on two cores
+    # spin against each other, and a training test took ten times as long.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
@@ -70,6 +76,7 @@ def tiny_backend(tiny_model, tiny_adapters):
 ONE_WORKER = ("format_model",)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items):
     """The tests of each fixture in ONE_WORKER go to one worker, which builds it once (`--dist loadgroup`, .ci/run)."""
     for item in items:
