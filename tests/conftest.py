@@ -69,17 +69,3 @@ def tiny_backend(tiny_model, tiny_adapters):
     from bargain.agents.backends.hf import HFBackend
 
     return HFBackend(str(tiny_model), adapter_paths(ADAPTERS, tiny_adapters), device="cpu")
-
-
-# Session fixtures that take minutes to build (the tiny model taught its format, tests/test_train.py): under xdist
-# each worker builds its own for the tests it is given.
-ONE_WORKER = ("format_model",)
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items):
-    """The tests of each fixture in ONE_WORKER go to one worker, which builds it once (`--dist loadgroup`, .ci/run)."""
-    for item in items:
-        for name in ONE_WORKER:
-            if name in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(name))
