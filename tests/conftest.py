@@ -17,6 +17,8 @@ def worker_database() -> None:
     from sqlalchemy import create_engine, make_url, text
 
     scratch = make_url(url)
+    if scratch.database.endswith(f"_{worker}"):  # a pytest started by a test (the GPU check's) inherits it made
+        return
     own = scratch.set(database=f"{scratch.database}_{worker}")
     engine = create_engine(scratch, isolation_level="AUTOCOMMIT")
     with engine.connect() as connection:
@@ -27,6 +29,10 @@ def worker_database() -> None:
 
 
 worker_database()
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Torch's threads, one per worker (and per process a test starts): two workers of two threads each on two cores
+    # spin against each other, and a training test took ten times as long.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
@@ -63,16 +69,3 @@ def tiny_backend(tiny_model, tiny_adapters):
     from bargain.agents.backends.hf import HFBackend
 
     return HFBackend(str(tiny_model), adapter_paths(ADAPTERS, tiny_adapters), device="cpu")
-
-
-# Session fixtures that take minutes to build (the tiny model taught its format, tests/test_train.py): under xdist
-# each worker builds its own for the tests it is given.
-ONE_WORKER = ("format_model",)
-
-
-def pytest_collection_modifyitems(items):
-    """The tests of each fixture in ONE_WORKER go to one worker, which builds it once (`--dist loadgroup`, .ci/run)."""
-    for item in items:
-        for name in ONE_WORKER:
-            if name in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(name))
