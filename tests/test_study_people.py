@@ -527,9 +527,9 @@ def test_one_whose_partner_is_dropped_as_idle_mid_game_completes_the_study(tmp_p
     asyncio.run(scenario())
 
 
-def test_a_participant_is_never_paired_over_an_item_they_have_met(tmp_path):
-    """A wait over a scenario whose item the newcomer has met is passed over: they wait for a game of their own, and
-    the wait is taken by the next one of their role who has not met it."""
+def test_a_participant_is_paired_over_an_item_they_have_not_met_first(tmp_path):
+    """Of the waits open, one over an item the newcomer has not met is taken first, older ones over an item they
+    have met after it; and when only those remain, the newcomer is paired rather than kept waiting."""
 
     async def scenario():
         arena = runner(tmp_path).arena
@@ -539,10 +539,12 @@ def test_a_participant_is_never_paired_over_an_item_they_have_met(tmp_path):
             setup = Setup(role=role, arm=PERSON, scenario=scenario)
             return await arena.pair(setup, key, study="people-test", participant=who, game_index=2, avoid=avoid)
 
-        waiting = await pair("P1", Role.BUYER, novel[0])
-        met = await pair("P2", Role.SELLER, "low:0", avoid=frozenset(novel))
-        assert (waiting.status, met.status) == ("waiting", "waiting") and met.game_id != waiting.game_id
-        fresh = await pair("P3", Role.SELLER, "low:0")
-        assert fresh.status == "active" and arena.store.game(fresh.game_id)["scenario"] == novel[0]
+        old = await pair("P1", Role.BUYER, novel[0])
+        new = await pair("P4", Role.BUYER, "low:0")
+        met = await pair("P2", Role.SELLER, "low:1", avoid=frozenset(novel))
+        assert (old.status, new.status, met.status) == ("waiting", "waiting", "active") and met.game_id != old.game_id
+        assert arena.store.game(met.game_id)["scenario"] == "low:0"
+        only = await pair("P3", Role.SELLER, "low:1", avoid=frozenset(novel))
+        assert only.status == "active" and arena.store.game(only.game_id)["scenario"] == novel[0]
 
     asyncio.run(scenario())

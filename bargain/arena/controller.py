@@ -440,7 +440,7 @@ class Arena:
         avoid: frozenset[str] = frozenset(),
     ) -> PersonView:
         """A study participant's game against another participant (a person arm): seated with the next one waiting
-        in the other role of the same cell (`key`) whose scenario is none of `avoid` (items they have met), or
+        in the other role of the same cell (`key`), over an item they have not met (none of `avoid`) if one is, or
         waiting for one; the same seat on every start of the same game index. The participant's view of it."""
         seed, trial = self._trial(setup)
         game = people_game(setup, seed, trial, "study", move_seconds, study)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import cast
 
-from sqlalchemy import CursorResult, Update, and_, func, or_, select, update
+from sqlalchemy import CursorResult, Update, and_, case, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from bargain.arena import PERSON
@@ -174,7 +174,7 @@ class People:
         this role, if there is one (the new game is then not made), else a new game waiting in the queue; else a new
         game whose other seat is taken by invitation. With `place` (a study's name and the participant's game
         index), the seat is that game of the participant's, once: starting it again gives the seat taken first;
-        waits over a scenario in `avoid` (one whose item the participant has met) are passed over.
+        waits over a scenario in `avoid` (one whose item the participant has met) are taken only when no other is.
         Outside a study, a player has at most MAX_OPEN games with people waiting or going on. The person's view."""
         key = (key or queue_key(setup)) if public else None
         study = place[0] if place is not None else None
@@ -199,8 +199,8 @@ class People:
         place: tuple[str, int] | None,
         avoid: frozenset[str],
     ) -> str:
-        """`start`'s transaction: the free seat of the oldest live wait in the queue `key` (if any, and not over a
-        scenario in `avoid`) taken, or the new game stored with its two seats; the token of `player`'s seat."""
+        """`start`'s transaction: the free seat of the oldest live wait in the queue `key` (if any; those over a
+        scenario in `avoid` last) taken, or the new game stored with its two seats; the token of `player`'s seat."""
         study, index = place if place is not None else (None, None)
         with self.store.writing("seat a person in") as session:
             # A player's open games are counted, and a queue paired, by one transaction at a time.
@@ -242,8 +242,8 @@ class People:
 
     @staticmethod
     def _free_seat(session: Session, key: str, role: Role, player: str, avoid: frozenset[str]) -> SeatRow | None:
-        """The free seat for `role` of the oldest wait in the queue `key` (not `player`'s own, nor over a scenario in
-        `avoid`), locked; the waits whose people have gone are cancelled first, never paired."""
+        """The free seat for `role` of the oldest wait in the queue `key` (not `player`'s own; those over a scenario in
+        `avoid` last), locked; the waits whose people have gone are cancelled first, never paired."""
         _cancel_gone(session, key)
         query = (
             select(SeatRow)
@@ -253,10 +253,11 @@ class People:
                 SeatRow.role == role.value,
                 SeatRow.person.is_(None),
                 GameRow.status == WAITING,
-                GameRow.scenario.not_in(avoid),
                 GameRow.id.not_in(select(SeatRow.game_id).where(SeatRow.person == player)),  # not oneself
             )
-            .order_by(GameRow.created_at, GameRow.id)
+            # a wait over an item the newcomer has not met first; one over an item they have met only when no other
+            # is open, since a partner left waiting for a pool that fits them both might wait the study out
+            .order_by(case((GameRow.scenario.in_(avoid), 1), else_=0), GameRow.created_at, GameRow.id)
             .limit(1)
             .with_for_update()
         )
