@@ -238,7 +238,7 @@ def test_database_url():
 
 def test_reports_are_not_committed():
     """`report --out reports/NAME` is the README's layout: its output is ignored like runs/."""
-    assert "reports/" in (ROOT / ".gitignore").read_text().splitlines()
+    assert "/reports/" in (ROOT / ".gitignore").read_text().splitlines()
 
 
 def test_a_read_only_database_is_reported(tmp_path):
