@@ -381,9 +381,9 @@ class StudyRunner:
 
     # --- games ------------------------------------------------------------------------------------
 
-    def _setup(self, cell_key: str, arm_key: str, met: frozenset[str]) -> Setup:
+    def _setup(self, cell_key: str, arm_key: str, unmet: list[str]) -> Setup:
         """A game's setup for the participant in `cell_key`, against the arm `arm_key`, over an item they have not
-        met (`met`: the scenarios of their games so far, `_met`)."""
+        met (`unmet`: the pool's scenarios left them, `_unmet`)."""
         cell = self.study.cell_by_key(cell_key)
         return Setup(
             role=cell.role,
@@ -391,7 +391,7 @@ class StudyRunner:
             condition=cell.condition,
             mode=self.study.mode,
             rounds=self.study.rounds,
-            scenario=secrets.choice(self._unmet(met) or [s.ref for s in self._pool]),
+            scenario=secrets.choice(unmet or [s.ref for s in self._pool]),
             prompt_version=self.study.prompt_version,
             first_actor=self.study.first_actor,
         )
@@ -407,9 +407,11 @@ class StudyRunner:
         items = {self.arena.source.get(ref).product_name for ref in met}
         return [s.ref for s in self._pool if s.product_name not in items]
 
-    async def _met(self, row: dict) -> frozenset[str]:
-        """The scenarios of the participant's games so far (cancelled waits for a person aside)."""
-        return await asyncio.to_thread(records.met_scenarios, self.arena.store, self.study.name, row["participant"])
+    async def _unmet_of(self, row: dict) -> list[str]:
+        """The pool's scenarios over items the participant has not met in their games so far (cancelled waits for a
+        person aside)."""
+        store, name = self.arena.store, self.study.name
+        return self._unmet(await asyncio.to_thread(records.met_scenarios, store, name, row["participant"]))
 
     async def _game_id(self, row: dict) -> str:
         """The id of the participant's current game, started (and recorded, once) if it has not been: the database
@@ -420,15 +422,13 @@ class StudyRunner:
         if len(row["games"]) > index:
             return row["games"][index]
         cell = self.study.cell_by_key(row["cells"][index])
-        met = await self._met(row)
-        setup = self._setup(row["cells"][index], cell.arm, met)
+        unmet = await self._unmet_of(row)
+        setup = self._setup(row["cells"][index], cell.arm, unmet)
         where = {"study": self.study.name, "participant": row["participant"], "game_index": index + 1}
         if setup.arm == PERSON:  # another participant: of the other role, in the same arm and condition
             key = f"study:{self.study.name}:{self.study.version}:{cell.arm}:{cell.condition.value}"
-            met_items = frozenset(s.ref for s in self._pool) - frozenset(self._unmet(met))
-            view = await self.arena.pair(
-                setup, key, **where, move_seconds=self.study.timing.move_seconds, avoid=met_items
-            )
+            met = frozenset(s.ref for s in self._pool) - frozenset(unmet)  # the pool's scenarios of items met
+            view = await self.arena.pair(setup, key, **where, move_seconds=self.study.timing.move_seconds, avoid=met)
         else:
             view = await self.arena.start(
                 setup,
@@ -453,7 +453,7 @@ class StudyRunner:
         if pairing.otherwise == "end":
             following = "final_survey" if self.study.surveys.final else "debrief"
             return await self._page(await self._move(row, following, "game"))
-        setup = self._setup(row["cells"][index - 1], pairing.otherwise, await self._met(row))
+        setup = self._setup(row["cells"][index - 1], pairing.otherwise, await self._unmet_of(row))
         started = await self.arena.start(
             setup,
             study=self.study.name,
