@@ -18,6 +18,7 @@ from bargain import app as arena_app
 from bargain.arena.views import PersonView
 from bargain.records.store import Store
 from bargain.web import launch_settings
+from bargain.web.common import sentence
 
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = [
@@ -187,4 +188,4 @@ def a_view(**changes) -> PersonView:
 def says(error: str, words: str) -> bool:
     """Whether a refusal people are shown says `words` (as the controller words them, lower-case where they lead a
     sentence), and starts as a sentence does: never with a lower-case letter."""
-    return not error[:1].islower() and (words in error or words[:1].upper() + words[1:] in error)
+    return not error[:1].islower() and (words in error or sentence(words) in error)
