@@ -2,6 +2,7 @@
 PostgreSQL database per worker."""
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -37,6 +38,24 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 import pytest  # noqa: E402
 
 from bargain.engine import scenarios  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` (.ci/run), the tests that use a module's own module- or session-scoped fixture
+    (an export, a run, a taught model: seconds each) run on one worker, which builds it once; spread over both
+    workers, each would build it (tests/test_suite.py)."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        for name in info.names_closure if info else ():
+            definitions = info.name2fixturedefs.get(name)
+            if (
+                definitions
+                and definitions[-1].scope in ("module", "session")
+                and definitions[-1].baseid.endswith(".py")
+            ):
+                item.add_marker(pytest.mark.xdist_group(Path(definitions[-1].baseid).stem))
+                break
 
 
 @pytest.fixture(scope="session")

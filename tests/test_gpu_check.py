@@ -3,9 +3,11 @@ server in vLLM's place), a failing part is reported without hiding the others, a
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from bargain.agents.serve import stop_session, vllm_missing
-from benchmarks import gpu_check
+from benchmarks import gpu_bundle, gpu_check
 
 PARTS = ["hf", "arena", "train", "serve", "hotload", "pytest"]  # most valuable first
+ROOT = Path(gpu_check.__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
@@ -163,33 +166,95 @@ def test_serving_without_vllm_fails_at_once_with_the_reason(tmp_path):
     assert "vLLM is not installed" in (tmp_path / "serve.log").read_text()
 
 
+# Found first on the path (PYTHONPATH) by the script and the pytest it starts: every import statement of the
+# project's own code (bargain/, train/, benchmarks/, tests/) is noted, cached or not, and at exit the top-level
+# names, one file per process.
+IMPORT_LOG = """
+import atexit, builtins, os, sys
+
+_root = os.environ["BARGAIN_IMPORT_ROOT"]
+_ours = tuple(os.path.join(_root, d) + os.sep for d in ("bargain", "train", "benchmarks", "tests"))
+_seen = set()
+_import = builtins.__import__
+
+def _noted(name, globals=None, locals=None, fromlist=(), level=0):
+    caller = sys._getframe().f_back  # None when the interpreter itself imports
+    if level == 0 and caller is not None and caller.f_code.co_filename.startswith(_ours):
+        _seen.add(name.partition(".")[0])
+    return _import(name, globals, locals, fromlist, level)
+
+def _log():
+    with open(os.path.join(os.environ["BARGAIN_IMPORT_LOG"], f"{os.getpid()}.txt"), "w") as log:
+        log.write("\\n".join(sorted(_seen)))
+
+builtins.__import__ = _noted
+atexit.register(_log)
+"""
+
+
 @pytest.mark.slow
-def test_run_as_a_script_it_finds_the_train_package(tmp_path, tiny_model, tiny_adapters):
-    """`python benchmarks/gpu_check.py` (as the README names it): run as a script, benchmarks/ comes first on the
-    path, where benchmarks/train.py would hide the train package from the train part."""
-    root = Path(gpu_check.__file__).resolve().parents[1]
+def test_run_as_a_script_the_rehearsals_parts_pass_importing_only_the_gpu_machines_packages(
+    tmp_path, tiny_model, tiny_adapters
+):
+    """`python benchmarks/gpu_check.py` (as the README names it), with the parts the rehearsal runs. As a script,
+    benchmarks/ comes first on the path, where benchmarks/train.py would hide the train package from the train
+    part. Every package the project's code imports there is one of that machine's, or carried there
+    (gpu_bundle.NEEDED and what they need): the rehearsal's question, asked of this environment in seconds. The
+    rehearsal itself (its test in test_gpu_bundle.py, 5 GB and minutes) also tries that machine's versions."""
+    out, imports, path = (tmp_path / name for name in ("out", "imports", "path"))
+    for folder in (out, imports, path):
+        folder.mkdir()
+    (path / "sitecustomize.py").write_text(IMPORT_LOG)
     done = subprocess.run(
-        [
-            "python",
-            "benchmarks/gpu_check.py",
-            "--dry-run",
-            "--parts",
-            "train",
-            "--out",
-            str(tmp_path),
-            "--model",
-            str(tiny_model),
-            "--adapters-dir",
-            str(tiny_adapters),
-        ],
-        cwd=root,
+        [sys.executable, "benchmarks/gpu_check.py", "--dry-run", "--parts", "hf,arena,train,pytest"]
+        + ["--out", str(out), "--model", str(tiny_model), "--adapters-dir", str(tiny_adapters)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""},
+        env={
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "PYTHONPATH": str(path),
+            "BARGAIN_IMPORT_LOG": str(imports),
+            "BARGAIN_IMPORT_ROOT": str(ROOT),
+        },
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert json.loads((tmp_path / "gpu_check.json").read_text())["parts"]["train"]["status"] == "passed"
+    parts = json.loads((out / "gpu_check.json").read_text())["parts"]
+    assert {name: p["status"] for name, p in parts.items()} == dict.fromkeys(
+        ["hf", "arena", "train", "pytest"], "passed"
+    )
+    logs = list(imports.glob("*.txt"))
+    assert len(logs) >= 2  # the script and its pytest part at least
+    imported = {name for log in logs for name in log.read_text().split()}
+    providers = importlib.metadata.packages_distributions()
+    distributions = {gpu_bundle.canonical(d) for name in imported for d in providers.get(name, ())}
+    assert {"torch", "transformers", "peft", "sqlalchemy", "alembic"} <= distributions  # the log read them
+    foreign = distributions - gpu_machines_packages() - {"bargain"}
+    assert not foreign, f"imported, and the GPU machine lacks them: {sorted(foreign)}"
+
+
+def gpu_machines_packages() -> set[str]:
+    """The GPU machine's packages (gpu_bundle.MACHINE_HAS) and the carried ones (NEEDED), with every package they
+    depend on as installed here, transitively (their extras left out)."""
+    from packaging.requirements import Requirement
+
+    found, queue = set(), [*gpu_bundle.MACHINE_HAS, *gpu_bundle.NEEDED]
+    while queue:
+        name = gpu_bundle.canonical(queue.pop())
+        if name in found:
+            continue
+        found.add(name)
+        try:
+            requires = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                queue.append(requirement.name)
+    return found
 
 
 def test_the_pytest_part_collects_every_gpu_test_and_nothing_else():

@@ -91,7 +91,6 @@ def mean_reward(model_dir: Path, checkpoint: Path | None, games: int = 64) -> tu
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("format_model")  # one worker builds it, once (--dist loadgroup, .ci/run)
 def test_grpo_measurably_improves_the_policy(format_model, tmp_path):
     """A buyer that bids 1-5 at random against a random seller in rice games (v_B in [2.1, 3.0]):
     bids of 4 and 5 lose money. Eight GRPO steps must raise its mean reward clearly."""
@@ -141,7 +140,6 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("format_model")
 def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(format_model, tmp_path, capsys):
     """The real command trains (a process of its own); the resumed run and `best` run in this process, through
     the same entry point, without paying for a second interpreter and its imports (the CISPO loss and every
