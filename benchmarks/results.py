@@ -4,7 +4,7 @@
 
 A temporary SQLite store is filled with `--games` finished games (written in bulk, as the store keeps them) of
 `--players` players against five arms and another person, in every condition; then the handler's work
-(`per_arm`, `results_figure`, `my_games`, both tables made readable) is timed `--repeats` times. Goal: the
+(`per_arm`, `results_figure`, `my_games`, both tables in HTML) is timed `--repeats` times. Goal: the
 median under 1 s.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bargain.arena import PERSON
 from bargain.arena.controller import Arena
-from bargain.arena.results import my_games, per_arm, readable, results_figure
+from bargain.arena.results import as_html, my_games, per_arm, results_figure
 from bargain.engine.trial import Condition
 from bargain.records.store import GameRow, Store
 
@@ -84,8 +84,8 @@ def results_work(arena: Arena, player: str) -> None:
     """What the Results handler computes for one refresh (bargain.web.arena_page's `results`)."""
     table = per_arm(arena)
     results_figure(table)
-    readable(my_games(arena, player))
-    readable(table)
+    as_html(my_games(arena, player), "mine")
+    as_html(table, "everyone")
 
 
 def time_results(games: int, players: int, repeats: int) -> list[float]:

@@ -170,9 +170,20 @@ def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(ser
         page.wait_for_selector("text=Debrief", timeout=20000)  # the outcome and debrief are still shown
         body = page.inner_text("body")
         assert "Game over" in body and "No deal" in body and "had a reservation price of" in body
-        # The Results tab is filled when it opens.
+        # The Results tab is filled when it opens; on a phone its tables are cards, nothing cut off or sideways.
         page.get_by_role("tab", name="Results").click()
         page.locator("table").filter(has_text="tactic:hardliner").first.wait_for(timeout=20000)
+        page.set_viewport_size({"width": 390, "height": 900})
+        cell = page.locator(".results-table td[data-label='opponent']").filter(has_text="tactic:hardliner").first
+        assert cell.evaluate("e => getComputedStyle(e, '::before').content") == '"opponent"'  # its column's name
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert (
+            page.evaluate(
+                "() => [...document.querySelectorAll('.results-table td')].filter("
+                "e => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > 390).length"
+            )
+            == 0
+        )
 
 
 @pytest.mark.slow

@@ -3,6 +3,8 @@ condition with cluster-bootstrap intervals (read from the store; no Gradio)."""
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import pandas as pd
 
@@ -53,6 +55,27 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
     if table.empty:
         return NO_GAMES.copy()
     return table.rename(columns=lambda name: SHORT_HEADERS.get(name, name.replace("_", " ")))
+
+
+def as_html(table: pd.DataFrame, caption: str) -> str:
+    """A table as the page shows it (`readable`'s headers), in HTML under its caption: each cell carries its
+    column's name (`data-label`), so that on a phone the page's style (bargain.web) stacks each row into a card of
+    "name value" lines instead of cutting columns off; a blank for a missing number; every text escaped."""
+    shown = readable(table)
+    if table.empty:
+        return f"<p class='results-caption'>{escape(caption)}</p><p>{escape(shown.iloc[0, 0])}</p>"
+    labels = [escape(str(column)) for column in shown.columns]
+    head = "".join(f"<th>{label}</th>" for label in labels)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td data-label="{label}">{"" if pd.isna(value) else escape(str(value))}</td>'
+            for label, value in zip(labels, row)
+        )
+        + "</tr>"
+        for row in shown.itertuples(index=False)
+    )
+    return f"<table><caption>{escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def per_arm(arena: Arena) -> pd.DataFrame:

@@ -20,15 +20,24 @@ LAUNCH_DEFAULTS = {
     ".needs-answer { box-shadow: inset 4px 0 0 #dc2626; background: #fef2f2 !important; }"
     # a long choice (a condition's description) ends in an ellipsis before the dropdown's arrow
     ".long-choice input { text-overflow: ellipsis; padding-right: 1.5em; }"
-    # a results table wider than the screen (a phone's) scrolls sideways inside its own box, never cut off
-    ".results-table { max-width: 100%; overflow-x: auto; }"
+    # the Results tab's tables (arena.results.as_html): captioned like a component's label, rows ruled
+    ".results-table table { width: 100%; border-collapse: collapse; font-size: var(--text-md); }"
+    ".results-table caption, .results-caption { text-align: left; color: var(--block-label-text-color);"
+    " font-size: var(--block-label-text-size); padding: 0 0 6px; }"
+    ".results-table th { text-align: left; font-weight: 700; }"
+    ".results-table th, .results-table td { padding: 6px 10px; border-bottom: 1px solid var(--border-color-primary); }"
     # a 1-7 scale on one line on a phone (390 px): its choices share the line, with little padding
     ".likert .wrap { flex-wrap: nowrap !important; gap: 4px !important; }"
     ".likert .wrap label { flex: 1 1 0; min-width: 0; justify-content: center; padding: 6px 2px !important; }"
     ".likert .wrap label input { margin: 0 2px 0 0 !important; }"
-    # on a phone, the results tables in a smaller type, so that most of their columns fit
-    "@media (max-width: 640px) { .results-table table { font-size: 11px; }"
-    " .results-table th, .results-table td { padding: 3px 4px !important; } }",
+    # on a phone (under 640 px) each row of a results table is a card of "column value" lines: nothing is cut off
+    # and nothing scrolls sideways, whatever the columns
+    "@media (max-width: 640px) { .results-table thead { display: none; }"
+    " .results-table tr { display: block; margin: 0 0 8px; border: 1px solid var(--border-color-primary);"
+    " border-radius: 6px; padding: 4px 10px; }"
+    " .results-table td { display: flex; justify-content: space-between; gap: 12px; padding: 3px 0;"
+    " border: none; text-align: right; overflow-wrap: anywhere; }"
+    " .results-table td::before { content: attr(data-label); font-weight: 700; text-align: left; } }",
 }
 
 

@@ -27,7 +27,7 @@ from bargain.arena.controller import VIEW_WAIT_S, Arena, ArenaError, GameInProgr
 from bargain.arena.inputs import SOURCES, Setup
 from bargain.arena.limits import AdminGate, StartLimits
 from bargain.arena.people import INVITE, QUEUE
-from bargain.arena.results import my_games, per_arm, readable, results_figure
+from bargain.arena.results import as_html, my_games, per_arm, results_figure
 from bargain.arena.views import PersonView
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role
@@ -66,6 +66,8 @@ PEOPLE = {
 # The invitation link, written in the browser from the page's own address (the server does not know the one people
 # reach it by) and the free seat's token (32 hex digits, checked by the server). It may break anywhere: one word of
 # 37 characters or more, it ran past the edge of a phone.
+MINE = "Your games (newest first)"
+EVERYONE = "Everyone's finished games on this server, per opponent and condition"
 INVITATION_HTML = (
     "${value ? '<b>Send this link to the person you want to play</b> (it works once, for the other role): '"
     " + '<code style=\"overflow-wrap: anywhere\">' + window.location.origin + window.location.pathname"
@@ -231,13 +233,8 @@ class ArenaPage:
 
     def _results_box(self) -> None:
         self.refresh = gr.Button("Refresh")
-        self.mine = gr.Dataframe(label="Your games (newest first)", interactive=False, elem_classes=["results-table"])
-        self.table = gr.Dataframe(
-            label="Everyone's finished games on this server, per opponent and condition",
-            interactive=False,
-            visible=self.options.public_results,
-            elem_classes=["results-table"],
-        )
+        self.mine = gr.HTML(elem_classes=["results-table"])  # tables of text (arena.results.as_html)
+        self.table = gr.HTML(visible=self.options.public_results, elem_classes=["results-table"])
         self.plot = gr.Plot(show_label=False, visible=False)  # its title is in the figure: a label would cover it
         with gr.Accordion("Export all games and moves (admin)", open=False):
             if self.options.storage_warning:
@@ -583,13 +580,14 @@ class ArenaPage:
         """The person's own games, and (where results are public) everyone's, as a table and a figure."""
         player = kept(self.secret, saved)["player"]
         try:
+            mine = as_html(my_games(self.arena, player), MINE)
             if not self.options.public_results:
-                return [readable(my_games(self.arena, player)), gr.update(), gr.update(visible=False)]
+                return [mine, gr.update(), gr.update(visible=False)]
             table = per_arm(self.arena)
             figure = results_figure(table)
             return [
-                readable(my_games(self.arena, player)),
-                readable(table.drop(columns=["your_low", "your_high"])),
+                mine,
+                as_html(table.drop(columns=["your_low", "your_high"]), EVERYONE),
                 gr.update(value=figure, visible=figure is not None),
             ]
         except StoreError as exc:
