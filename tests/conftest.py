@@ -31,7 +31,7 @@ def worker_database() -> None:
 
 worker_database()
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # Torch's threads, one per worker (and per process a test starts): two workers of two threads each on two cores
+    # Torch's threads, one per worker (and per process a test starts): workers of two threads each on two cores
     # spin against each other, and a training test took ten times as long.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 

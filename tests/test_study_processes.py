@@ -50,7 +50,7 @@ def assert_clean(result, participants: int) -> None:
 
 def test_a_study_under_faults_loses_nothing_and_doubles_nothing(tmp_path):
     db, processes = processes_database(tmp_path)
-    participants = 30 if processes == 2 else 16
+    participants = 20 if processes == 2 else 16
     assert_clean(run(db, participants=participants, think=0.3, faults=FAULTS, processes=processes), participants)
 
 
