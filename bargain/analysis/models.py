@@ -323,7 +323,10 @@ def _arena_scores(
 
 
 def _quietly(fit: Callable[[], T]) -> tuple[T | None, tuple[str, ...]]:
-    """Run a fit with its warnings kept, not printed; a failure becomes None and its message."""
+    """Run a fit with its warnings kept, not printed; a failure becomes None and its message. A
+    ResourceWarning is not the fit's: it is the garbage collector finalising something else (an
+    event loop left by other code) while the fit runs, and would make one fit's warnings depend on
+    what ran before it."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with np.errstate(all="warn"):
@@ -335,7 +338,7 @@ def _quietly(fit: Callable[[], T]) -> tuple[T | None, tuple[str, ...]]:
                     None,
                     f"the model could not be fitted: {type(error).__name__}: {error}",
                 )
-    messages = [str(w.message) for w in caught]
+    messages = [str(w.message) for w in caught if not issubclass(w.category, ResourceWarning)]
     if failure:
         messages.append(failure)
     return value, tuple(dict.fromkeys(messages))
