@@ -44,9 +44,7 @@ from bargain.engine import scenarios  # noqa: E402
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under `--dist loadgroup` (.ci/run), the tests that use a module's own module- or session-scoped fixture
     (an export, a run, a taught model: seconds each) run on one worker, which builds it once; spread over both
-    workers, each would build it (tests/test_suite.py). And the slow tests (with their groups) go first: the
-    workers share out the ones of half a minute and more at the start and finish on the many short ones together,
-    where in file order one worker met a two-minute test when the other had little left."""
+    workers, each would build it (tests/test_suite.py)."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         for name in info.names_closure if info else ():
@@ -58,13 +56,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             ):
                 item.add_marker(pytest.mark.xdist_group(Path(definitions[-1].baseid).stem))
                 break
-
-    def unit(item: pytest.Item) -> str:
-        group = item.get_closest_marker("xdist_group")
-        return str(group.args[0]) if group else item.nodeid
-
-    slow = {unit(item) for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: unit(item) not in slow)  # stable: file order within each part
 
 
 @pytest.fixture(scope="session")

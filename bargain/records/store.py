@@ -294,7 +294,13 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     # SQLAlchemy's pysqlite notes) so that a failed schema upgrade rolls back as a whole.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    # Readers do not block the writer under WAL. Turning a new file to WAL takes its exclusive lock, which another
+    # process creating the schema in it holds for as long as its upgrade takes: wait as long as an upgrade may
+    # (under load a process failed here with "database is locked" past the store's usual busy timeout).
+    usual = cursor.execute("PRAGMA busy_timeout").fetchone()[0]
+    cursor.execute(f"PRAGMA busy_timeout = {migrations.UPGRADE_WAIT_S * 1000}")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout = {usual}")
     cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe from corruption, no fsync per commit
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
