@@ -288,6 +288,28 @@ def test_a_program_from_before_alembic_is_told_to_upgrade(url):
     assert rows(url)["bargain_meta"][("schema_version",)]["value"] == str(legacy.RETIRED) == "5"
 
 
+def test_a_store_opening_a_new_file_another_process_holds_waits_for_it(tmp_path):
+    """Turning a new file to WAL needs it alone, and SQLite refuses at once, busy timeout or not, while another
+    process creates the schema in it: the store tries again as long as an upgrade may wait (under load, one of
+    three processes opening a new file together gave up)."""
+    import sqlite3
+
+    path = tmp_path / "new.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("CREATE TABLE held (x INTEGER)")
+    release = threading.Timer(1.5, holder.execute, ["COMMIT"])
+    release.start()
+    began = time.monotonic()
+    store = Store(f"sqlite:///{path}", busy_timeout_s=0.3)  # a write's wait, far shorter than the hold
+    release.join()
+    assert time.monotonic() - began >= 1.0 and store.upgraded[1] == migrations.head()
+    with store.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    store.engine.dispose()
+    holder.close()
+
+
 # --- processes starting together upgrade a database once -----------------------------------------------------------
 
 OPEN_AT = """import sys, time

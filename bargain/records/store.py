@@ -27,7 +27,9 @@ import hashlib
 import json
 import logging
 import os
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
@@ -289,18 +291,28 @@ class AlreadyStarted(StoreError):
         self.game_id = game_id
 
 
+def _to_wal(cursor: Any) -> None:
+    """WAL, where readers do not block the writer. Turning a new file to WAL needs the file to itself, and SQLite
+    does not wait for that through its busy timeout: it answers "database is locked" at once while another process
+    creates the schema in the file (a process opening it beside two others failed so, under load). So the switch
+    is tried again until it is made, for as long as an upgrade may wait."""
+    deadline = time.monotonic() + migrations.UPGRADE_WAIT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     # The driver's own transaction handling runs DDL outside transactions; take it over (see
     # SQLAlchemy's pysqlite notes) so that a failed schema upgrade rolls back as a whole.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    # Readers do not block the writer under WAL. Turning a new file to WAL takes its exclusive lock, which another
-    # process creating the schema in it holds for as long as its upgrade takes: wait as long as an upgrade may
-    # (under load a process failed here with "database is locked" past the store's usual busy timeout).
-    usual = cursor.execute("PRAGMA busy_timeout").fetchone()[0]
-    cursor.execute(f"PRAGMA busy_timeout = {migrations.UPGRADE_WAIT_S * 1000}")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout = {usual}")
+    _to_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe from corruption, no fsync per commit
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
