@@ -187,7 +187,7 @@ def test_anything_else_is_a_price_or_a_price_error_at_once(text):
         assert str(refused).endswith(".")
     else:
         assert type(value) is float and math.isfinite(value) and value >= 0
-    assert time.perf_counter() - start < 0.005
+    assert time.perf_counter() - start < 0.25  # no backtracking blow-up (seconds); a loaded machine adds milliseconds
 
 
 @pytest.mark.parametrize(
