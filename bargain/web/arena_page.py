@@ -63,11 +63,12 @@ PEOPLE = {
         "You wait for the next person who chooses the same settings and the other role; the game begins when they do.",
     ),
 }
+# The Results tab's tables' captions
+MINE = "Your games (newest first)"
+EVERYONE = "Everyone's finished games on this server, per opponent and condition"
 # The invitation link, written in the browser from the page's own address (the server does not know the one people
 # reach it by) and the free seat's token (32 hex digits, checked by the server). It may break anywhere: one word of
 # 37 characters or more, it ran past the edge of a phone.
-MINE = "Your games (newest first)"
-EVERYONE = "Everyone's finished games on this server, per opponent and condition"
 INVITATION_HTML = (
     "${value ? '<b>Send this link to the person you want to play</b> (it works once, for the other role): '"
     " + '<code style=\"overflow-wrap: anywhere\">' + window.location.origin + window.location.pathname"
