@@ -28,7 +28,7 @@ from bargain.arena.controller import ArenaError
 from bargain.arena.limits import AdminGate, StartLimits
 from bargain.records.store import LimitEventRow, LimitFailureRow, Store
 from bargain.web.common import client_address
-from benchmarks.study import Replica
+from benchmarks.study import Replica, start_all
 
 on_postgres = pytest.mark.skipif(not POSTGRES, reason="set BARGAIN_TEST_POSTGRES_URL to run against PostgreSQL")
 BOTH = ["sqlite", pytest.param("postgresql", marks=on_postgres)]
@@ -309,8 +309,7 @@ def test_an_address_starts_its_games_per_hour_in_all_across_two_app_processes(ki
     db = database(kind, tmp_path)
     flags = ["--db", db, "--games-per-hour-per-address", "3"]
     replicas = [Replica([*flags, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(2)]
-    for replica in replicas:
-        replica.start()
+    start_all(replicas)
     try:
         urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
         for n in range(3):

@@ -16,7 +16,7 @@ from databases import POSTGRES as URL
 from databases import emptied
 
 from bargain.records.store import Store
-from benchmarks.study import Replica
+from benchmarks.study import Replica, start_all
 
 pytestmark = pytest.mark.slow
 PAIRS, ROUNDS = 4, 4
@@ -25,8 +25,7 @@ PAIRS, ROUNDS = 4, 4
 def play(db: str, tmp_path: Path) -> tuple[list[float], Store]:
     """Run the pairs through two processes; the seconds from a round being stored to the partner seeing it."""
     replicas = [Replica(["--db", db, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(2)]
-    for replica in replicas:
-        replica.start()
+    start_all(replicas)
     urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
     seen: list[float] = []
     errors: list[str] = []

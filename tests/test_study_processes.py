@@ -20,7 +20,7 @@ from test_study_flow import make_study
 
 from bargain.agents.stub_server import StubServer
 from bargain.records.store import Store
-from benchmarks.study import PEOPLE, Faults, Replica, run
+from benchmarks.study import PEOPLE, Faults, Replica, run, start_all
 
 URL = os.environ.get("BARGAIN_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.slow
@@ -104,8 +104,7 @@ def test_a_model_server_that_never_answers_costs_a_participant_one_deadline(tmp_
             for i in range(processes)
         ]
         try:
-            for replica in replicas:
-                replica.start()
+            start_all(replicas)
             here, there = [f"http://127.0.0.1:{r.port}/" for r in (replicas[0], replicas[-1])]
             query = {"PROLIFIC_PID": "HANG1"}
             post(here, "study_step", query, "consent", {"agree": True})
@@ -143,8 +142,7 @@ def test_free_play_moves_sent_to_two_processes_at_once_are_played_once(tmp_path)
     db = fresh_postgres()
     replicas = [Replica(["--db", db, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(2)]
     try:
-        for replica in replicas:
-            replica.start()
+        start_all(replicas)
         urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
         games = []
         for n in range(10):

@@ -23,6 +23,7 @@ did not converge.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -215,7 +216,14 @@ def _read_on(fit: Fit):
     and with G - 1 they stay near their level (Stata's practice)."""
     if isinstance(fit, MixedFit):
         return stats.norm
-    return stats.t(max(1, fit.df if isinstance(fit, RobustFit) else fit.n_clusters - 1))
+    return _student(max(1, fit.df if isinstance(fit, RobustFit) else fit.n_clusters - 1))
+
+
+@functools.cache
+def _student(df: int):
+    """Student's t with `df` degrees of freedom, frozen once per df (freezing a scipy distribution
+    takes about a millisecond, as long as a simulated study's fit in `bargain plan`)."""
+    return stats.t(df)
 
 
 def _linear(fit: Fit) -> bool:
