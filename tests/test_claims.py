@@ -126,10 +126,15 @@ def _well_formed(name: str, size: int) -> list[dict]:
 
 @functools.cache
 def _set_counts(name: str, size: int) -> dict[str, dict[str, int]]:
-    """One set's counts, read once for its own test and for the test of all sets together."""
+    """One set's counts, read once for its own test and for the test of all sets together (one worker runs
+    both: DEVELOPMENT_GROUP)."""
     return count_claims(_well_formed(name, size))
 
 
+DEVELOPMENT_GROUP = pytest.mark.xdist_group("claims_development")
+
+
+@DEVELOPMENT_GROUP
 @pytest.mark.parametrize("name, size", DEVELOPMENT)
 def test_precision_and_recall_on_the_development_sets(name, size):
     result = _rates(_set_counts(name, size))
@@ -138,6 +143,7 @@ def test_precision_and_recall_on_the_development_sets(name, size):
     assert result["own_limit"][1] >= 0.75
 
 
+@DEVELOPMENT_GROUP
 def test_precision_and_recall_on_all_development_sets_together():
     per_set = [_set_counts(name, size) for name, size in DEVELOPMENT]
     result = _rates({kind: {key: sum(c[kind][key] for c in per_set) for key in ("tp", "fp", "fn")} for kind in KINDS})
