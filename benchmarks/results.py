@@ -4,7 +4,7 @@
 
 A temporary SQLite store is filled with `--games` finished games (written in bulk, as the store keeps them) of
 `--players` players against five arms and another person, in every condition; then the handler's work
-(`per_arm`, `results_figure`, `my_games`, both tables in HTML) is timed `--repeats` times. Goal: the
+(`bargain.arena.results.shown`: both tables in HTML and the figure) is timed `--repeats` times. Goal: the
 median under 1 s.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bargain.arena import PERSON
 from bargain.arena.controller import Arena
-from bargain.arena.results import as_html, my_games, per_arm, results_figure
+from bargain.arena.results import shown
 from bargain.engine.trial import Condition
 from bargain.records.store import GameRow, Store
 
@@ -80,14 +80,6 @@ def write_finished_games(store: Store, games: int, players: int, seed: int = 0) 
     write_rows(store, rows)
 
 
-def results_work(arena: Arena, player: str) -> None:
-    """What the Results handler computes for one refresh (bargain.web.arena_page's `results`)."""
-    table = per_arm(arena)
-    results_figure(table)
-    as_html(my_games(arena, player), "mine")
-    as_html(table, "everyone")
-
-
 def time_results(games: int, players: int, repeats: int) -> list[float]:
     """Seconds per Results refresh over a fresh store of `games` finished games, `repeats` times."""
     with tempfile.TemporaryDirectory() as root:
@@ -97,7 +89,7 @@ def time_results(games: int, players: int, repeats: int) -> list[float]:
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            results_work(arena, "p7")
+            shown(arena, "p7", public=True)
             times.append(time.perf_counter() - start)
         store.engine.dispose()
     return times

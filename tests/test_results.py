@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import escape
+
 import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
@@ -9,7 +11,17 @@ from matplotlib.container import ErrorbarContainer
 
 from bargain.arena import PERSON
 from bargain.arena.controller import Arena
-from bargain.arena.results import CONDITION_COLOURS, as_html, my_games, per_arm, readable, results_figure
+from bargain.arena.results import (
+    CONDITION_COLOURS,
+    EVERYONE,
+    MINE,
+    as_html,
+    my_games,
+    per_arm,
+    readable,
+    results_figure,
+    shown,
+)
 from bargain.engine.trial import Condition
 from bargain.records.store import Store
 from benchmarks.results import finished_row, write_rows
@@ -94,12 +106,21 @@ def test_no_games_yet_rather_than_empty_tables_and_no_figure(store):
 def test_a_table_in_html_labels_every_cell_with_its_column_and_escapes_every_text(store):
     """On a phone each row is a card of "column value" lines, made from each cell's data-label (bargain.web)."""
     arena = games(store, ("p0", "tactic:linear", "full", True), ("p1", "tactic:linear", "full", False))
-    shown = as_html(per_arm(arena).drop(columns=["your_low", "your_high"]), "Everyone's <games>")
-    assert shown.count("<tr>") == 2 and "<caption>Everyone&#x27;s &lt;games&gt;</caption>" in shown  # head, one row
-    assert '<td data-label="deal rate">0.5</td>' in shown and '<td data-label="opponent">tactic:linear</td>' in shown
+    html = as_html(per_arm(arena).drop(columns=["your_low", "your_high"]), "Everyone's <games>")
+    assert html.count("<tr>") == 2 and "<caption>Everyone&#x27;s &lt;games&gt;</caption>" in html  # head, one row
+    assert '<td data-label="deal rate">0.5</td>' in html and '<td data-label="opponent">tactic:linear</td>' in html
     hostile = pd.DataFrame({"opponent": ['<img src=x onerror="alert(1)">'], "deal_rate": [float("nan")]})
-    shown = as_html(hostile, "t")
-    assert "<img" not in shown and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in shown
-    assert '<td data-label="deal rate"></td>' in shown  # a missing number is a blank
+    html = as_html(hostile, "t")
+    assert "<img" not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    assert '<td data-label="deal rate"></td>' in html  # a missing number is a blank
     empty = as_html(my_games(arena, "nobody"), "Your games")
     assert "<table" not in empty and "No games yet" in empty
+
+
+def test_a_refresh_shows_everyones_table_without_ones_own_interval_and_only_where_results_are_public(store):
+    arena = games(store, ("p0", "tactic:linear", "full", True), ("p1", "tactic:linear", "full", False))
+    private = shown(arena, "p0", public=False)
+    assert (private.everyone, private.figure) == (None, None) and escape(MINE) in private.mine
+    public = shown(arena, "p0", public=True)
+    assert public.mine == private.mine and escape(EVERYONE) in public.everyone and public.figure is not None
+    assert 'data-label="your low"' not in public.everyone and 'data-label="deal rate"' in public.everyone

@@ -230,9 +230,11 @@ def test_reloads_on_two_processes_past_the_longest_wait_start_one_program_game(t
         held_one = asyncio.ensure_future(first.page(params))
         while not held.is_set():
             await asyncio.sleep(0.01)
-        others = await asyncio.gather(second.page(params), first.page(params), second.page(params))
+        others = [asyncio.ensure_future(second.page(params)) for _ in range(2)]  # the other process's two tabs
+        queued = asyncio.ensure_future(first.page(params))  # this process's other tab, behind the held request
+        await asyncio.gather(*others)
         release.set()
-        pages = [await held_one, *others]
+        pages = [await held_one, await queued, *[await other for other in others]]
         shown = {page.view.game_id for page in pages}
         assert len(shown) == 1 and all(page.view.status == "active" for page in pages)
         games = first.arena.store.games_frame()

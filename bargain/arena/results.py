@@ -3,7 +3,9 @@ condition with cluster-bootstrap intervals (read from the store; no Gradio)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,8 @@ from bargain.arena.controller import Arena
 from bargain.arena.views import money
 from bargain.engine.trial import Condition
 
+MINE = "Your games (newest first)"  # the tables' captions
+EVERYONE = "Everyone's finished games on this server, per opponent and condition"
 RESULTS_RESAMPLES = 2000  # cluster resamples behind the Results tab's intervals (seed 0: the same table each time)
 NO_GAMES = pd.DataFrame({"results": ["No games yet"]})  # what a table without a game shows instead
 # Each condition's colour in the figure, whichever conditions have games (colour-blind-safe, Okabe-Ito).
@@ -183,3 +187,23 @@ def results_figure(table: pd.DataFrame):
     figure.tight_layout(rect=(0, 0.12, 1, 1))
     plt.close(figure)
     return figure
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the Results tab shows after one refresh: the person's own games (HTML), and where results are public,
+    everyone's per opponent and condition (HTML) and their figure (None: not public, or no game)."""
+
+    mine: str
+    everyone: str | None = None
+    figure: Any = None  # a matplotlib Figure
+
+
+def shown(arena: Arena, player: str | None, public: bool) -> Shown:
+    """The Results tab's refresh (bargain.web.arena_page, and its benchmark: benchmarks/results.py): everyone's table
+    leaves out the columns that are one person's own."""
+    mine = as_html(my_games(arena, player), MINE)
+    if not public:
+        return Shown(mine)
+    table = per_arm(arena)
+    return Shown(mine, as_html(table.drop(columns=["your_low", "your_high"]), EVERYONE), results_figure(table))

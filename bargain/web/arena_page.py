@@ -23,11 +23,11 @@ import gradio as gr
 
 from bargain.agents.arms import resolve
 from bargain.arena import inputs
+from bargain.arena import results as results_tab
 from bargain.arena.controller import VIEW_WAIT_S, Arena, ArenaError, GameInProgress
 from bargain.arena.inputs import SOURCES, Setup
 from bargain.arena.limits import AdminGate, StartLimits
 from bargain.arena.people import INVITE, QUEUE
-from bargain.arena.results import as_html, my_games, per_arm, results_figure
 from bargain.arena.views import PersonView
 from bargain.engine.prompts import PromptVersion
 from bargain.engine.trial import Condition, Mode, Role
@@ -63,9 +63,6 @@ PEOPLE = {
         "You wait for the next person who chooses the same settings and the other role; the game begins when they do.",
     ),
 }
-# The Results tab's tables' captions
-MINE = "Your games (newest first)"
-EVERYONE = "Everyone's finished games on this server, per opponent and condition"
 # The invitation link, written in the browser from the page's own address (the server does not know the one people
 # reach it by) and the free seat's token (32 hex digits, checked by the server). It may break anywhere: one word of
 # 37 characters or more, it ran past the edge of a phone.
@@ -581,16 +578,10 @@ class ArenaPage:
         """The person's own games, and (where results are public) everyone's, as a table and a figure."""
         player = kept(self.secret, saved)["player"]
         try:
-            mine = as_html(my_games(self.arena, player), MINE)
-            if not self.options.public_results:
-                return [mine, gr.update(), gr.update(visible=False)]
-            table = per_arm(self.arena)
-            figure = results_figure(table)
-            return [
-                mine,
-                as_html(table.drop(columns=["your_low", "your_high"]), EVERYONE),
-                gr.update(value=figure, visible=figure is not None),
-            ]
+            shown = results_tab.shown(self.arena, player, self.options.public_results)
+            if shown.everyone is None:
+                return [shown.mine, gr.update(), gr.update(visible=False)]
+            return [shown.mine, shown.everyone, gr.update(value=shown.figure, visible=shown.figure is not None)]
         except StoreError as exc:
             log.error("reading the results: %s", exc)
             raise refusal("The results cannot be read right now: try again in a minute.") from None
