@@ -30,14 +30,15 @@ def plan(*args: str):
 
 @pytest.mark.slow
 def test_power_for_two_arms_without_participant_effects_is_the_t_tests(tmp_path):
-    """Within 3 points of TTestIndPower where it is low, middling and high (20, 60, 100 participants: about 0.18,
-    0.48, 0.70), 1500 studies a size: Monte Carlo error <= 1.3 points."""
+    """Within 3 points of TTestIndPower where it is low and where it is high (20 and 100 participants: about 0.18
+    and 0.70; the t on participants - 1 degrees of freedom matters most at 20), 1500 studies a size: Monte Carlo
+    error <= 1.2 points."""
     study = load(two_arms(tmp_path))
     outcomes = outcomes_for(
         Assumptions(participant_sd=0.0, utility_sd=0.3), parse_effects(["utility=0.15"], study, "a")
     )
-    results = power(study, outcomes, (20, 60, 100), 1500, 0, "a")
-    assert [(r.arm, r.condition) for r in results] == [("b", "full")] * 3
+    results = power(study, outcomes, (20, 100), 1500, 0, "a")
+    assert [(r.arm, r.condition) for r in results] == [("b", "full")] * 2
     for r in results:
         expected = TTestIndPower().power(effect_size=0.5, nobs1=r.participants / 2, alpha=0.05)
         assert abs(r.power - expected) < 0.03, (r, expected)
