@@ -57,7 +57,7 @@ Use a scratch database: the benchmark's study stays in it under a fresh name (`b
 The participants' clients run in a process of their own; on a two-core machine the servers, the database and the
 clients share the cores. The app processes are forked from a server that has imported Gradio and the app once
 (multiprocessing's forkserver): each is a process of its own, killed as one, but a start, and a restart after a
-kill, takes the app's build and launch (about 2 s of CPU) without the 3.5 s of CPU of a fresh interpreter's
+kill, takes the app's build and launch (about 1 s of CPU) without the 4-5 s of CPU of a fresh interpreter's
 imports. Its output goes to a file beside its timings (`*.log`).
 """
 
@@ -168,9 +168,20 @@ PEOPLE = Design(AGAINST_PEOPLE, games=1, cells=2, arrivals=ARRIVALS)
 # --- the app processes ------------------------------------------------------------------------------------------
 
 
-# Forked app processes start from these modules imported (Gradio's import alone is about 3.5 s of CPU).
+# Forked app processes start from these modules imported: Gradio's import alone is about 3.5 s of CPU, and the
+# pages' modules (and what they import: matplotlib, the claims' patterns) halve what is left of a start.
 FORKS = multiprocessing.get_context("forkserver")
-FORKS.set_forkserver_preload(["gradio", "bargain.app", "bargain.study.flow", "bargain.web"])
+FORKS.set_forkserver_preload(
+    [
+        "gradio",
+        "matplotlib.pyplot",
+        "bargain.app",
+        "bargain.web.arena_page",
+        "bargain.web.study_page",
+        "bargain.analysis.claims",
+        "bargain.records.migrations.legacy",
+    ]
+)
 STARTUP_S = 120.0  # an app process not serving by then did not start
 
 
