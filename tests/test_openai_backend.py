@@ -268,7 +268,7 @@ class ModelListing:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def __enter__(self) -> ModelListing:
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.025}, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
