@@ -91,7 +91,6 @@ from benchmarks.hostile import IdleSweep, fingerprint, intruder, intrusions, pai
 
 GOAL_MS = 100.0
 CHAOS_GOAL_MS = 500.0  # p95 of a move's round trip under faults
-ROOT = Path(__file__).resolve().parents[1]
 GAMES, ROUNDS = 2, 4
 STUDY = """
 name: {name}
@@ -232,6 +231,7 @@ def forked(argv: list[str], timings: Path, told: Connection, env: dict[str, str]
     log = os.open(timings.with_suffix(".log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     for stream in (1, 2):
         os.dup2(log, stream)
+    os.close(log)
     serve(argv, timings, told)
 
 

@@ -16,7 +16,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +29,7 @@ from gradio_client import Client
 from bargain.agents.arms import resolve
 from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
+from bargain.agents.stub_server import serve_in_thread
 from bargain.arena.controller import ALREADY_PLAYED, Arena, ArenaError, Setup
 from bargain.arena.limits import AdminGate, RateLimit, StartLimits
 from bargain.arena.views import plain
@@ -65,7 +65,7 @@ class Recorder:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.025}, daemon=True).start()
+        serve_in_thread(self.httpd)
 
     def close(self):
         self.httpd.shutdown()

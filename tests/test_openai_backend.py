@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,7 +25,7 @@ from bargain.agents.backends import BackendError, Backends, Request, Sampling, g
 from bargain.agents.backends.canned import REPLIES, canned_reply
 from bargain.agents.backends.openai_server import OpenAIServer
 from bargain.agents.llm import REASK, LLMAgent
-from bargain.agents.stub_server import StubServer
+from bargain.agents.stub_server import StubServer, serve_in_thread
 from bargain.engine.game import Action, new_initial_state, replay
 from bargain.engine.prompts import PromptVersion, chat_messages, system_prompt
 from bargain.engine.replies import parse_reply
@@ -268,7 +267,7 @@ class ModelListing:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def __enter__(self) -> ModelListing:
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.025}, daemon=True).start()
+        serve_in_thread(self.httpd)
         return self
 
     def __exit__(self, *exc) -> None:

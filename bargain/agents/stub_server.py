@@ -20,6 +20,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from bargain.agents.backends.canned import canned_reply
 
 
+def serve_in_thread(httpd: ThreadingHTTPServer) -> None:
+    """Serve `httpd` from a daemon thread. A shutdown waits for the serving loop's next look (every 0.5 s by
+    default): a twentieth of that keeps a stopped or killed server from holding up its caller."""
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.025}, daemon=True).start()
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024  # the default backlog of 5 drops connections under a burst of clients
@@ -58,9 +64,7 @@ class StubServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def __enter__(self) -> StubServer:
-        # A shutdown waits for the serving loop's next look (every 0.5 s by default): a twentieth of that
-        # keeps a stopped or killed server from holding up its caller.
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.025}, daemon=True).start()
+        serve_in_thread(self.httpd)
         return self
 
     def __exit__(self, *exc) -> None:
