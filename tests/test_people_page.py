@@ -95,9 +95,12 @@ def body(page) -> str:
 
 def hidden_price(page, price: float, own: float) -> None:
     """The other side's reservation price is not on the page (unless it reads the same as a figure the page has
-    reason to show: the person's own price, or a bound of what they are told of the other's)."""
+    reason to show: the person's own price, or a bound of any range they are told, of the other's price or of what
+    the other believes of theirs)."""
     text = body(page)
-    shown = {money(own), *re.findall(r"between ([\d,.]+) and ([\d,.]+)", text)[0]}
+    bounds = re.findall(r"between ([\d,.]+) and ([\d,.]+)", text)
+    assert bounds, text
+    shown = {money(own), *(bound for pair in bounds for bound in pair)}
     assert "had a reservation price of" not in text
     if money(price) not in shown:
         assert money(price) not in text
