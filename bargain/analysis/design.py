@@ -18,6 +18,7 @@ matrix.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,30 +105,40 @@ class Design:
 def game_rows(games: pd.DataFrame, *outcomes: str) -> pd.DataFrame:
     """The rows with every one of the outcomes, factors as text, in one canonical order (the same
     input in any row order gives the same fit, to the last digit); several outcomes share the rows
-    and so one design."""
+    and so one design.
+
+    The order is by cluster (as text), game, arm, condition, role, then the outcomes: one stable
+    sort of numpy arrays (`bargain plan` calls this for every simulated study, and pandas' own sort
+    of text columns took longer than the fit)."""
     missing = [c for c in ("cluster", *FACTORS, *outcomes) if c not in games.columns]
     if missing:
         raise ValueError(f"game rows lack the column(s) {', '.join(missing)}")
-    rows = games.loc[
-        games[list(outcomes)].notna().all(axis=1), ["cluster", *FACTORS, *outcomes]
-    ].copy()
-    if rows.empty:
+    present = games[list(outcomes)].notna().all(axis=1).to_numpy()
+    if not present.any():
         raise ValueError(f"no game has an outcome {' and '.join(map(repr, outcomes))}")
-    rows["game_index"] = rows["game_index"].astype(int)
-    rows = rows.sort_values(
-        ["cluster", "game_index", "arm", "condition", "human_role", *outcomes], kind="mergesort"
+    picked = games.loc[present]
+    game = picked["game_index"].to_numpy().astype(int)
+    text = {
+        c: picked[c].astype(str).to_numpy() for c in ("cluster", "arm", "condition", "human_role")
+    }
+    values = {outcome: picked[outcome].to_numpy(dtype=float) for outcome in outcomes}
+    keys = (
+        text["cluster"],
+        game,
+        text["arm"],
+        text["condition"],
+        text["human_role"],
+        *values.values(),
     )
-    for column in ("cluster", *FACTORS):
-        rows[column] = rows[column].astype(str)
-    for outcome in outcomes:
-        rows[outcome] = rows[outcome].astype(float)
-    return rows.reset_index(drop=True)
+    order = np.lexsort(keys[::-1])  # the last key given sorts first
+    columns = {**text, "game_index": game.astype(str), **values}
+    return pd.DataFrame({c: columns[c][order] for c in ("cluster", *FACTORS, *outcomes)})
 
 
 def factor_levels(rows: pd.DataFrame, factor: str, reference: str | None = None) -> tuple[str, ...]:
     """A factor's levels in the data, reference first: the given one, else the first in sorted order
     (games numerically)."""
-    present = sorted(set(rows[factor]), key=int if factor == "game_index" else str)
+    present = sorted(set(rows[factor].to_numpy()), key=int if factor == "game_index" else str)
     if reference is None:
         return tuple(present)
     return (reference, *[level for level in present if level != reference])
@@ -221,10 +232,7 @@ def build_design(
         _, singular, vt = np.linalg.svd(full, full_matrices=True)
         rank = int(np.sum(singular > NULL_TOLERANCE * singular[0])) if singular.size else 0
         null_space = vt[rank:]
-    cells = tuple(
-        Cell(str(a), str(c), len(group), group["cluster"].nunique())
-        for (a, c), group in rows.groupby(["arm", "condition"], sort=True)
-    )
+    cells = _cells(rows)
     design = Design(
         reference_arm=reference_arm,
         levels=tuple((f, levels[f]) for f in FACTORS),
@@ -235,3 +243,12 @@ def build_design(
         cells=cells,
     )
     return design, full[:, kept]
+
+
+def _cells(rows: pd.DataFrame) -> tuple[Cell, ...]:
+    """The (arm, condition) cells of the rows, sorted, with their games and clusters (counted from
+    numpy arrays: a pandas group-by of text columns took as long as a simulated study's fit)."""
+    arm, condition, cluster = (rows[c].to_numpy() for c in ("arm", "condition", "cluster"))
+    games = Counter(zip(arm, condition))
+    clusters = Counter((a, c) for a, c, _ in set(zip(arm, condition, cluster)))
+    return tuple(Cell(str(a), str(c), games[a, c], clusters[a, c]) for a, c in sorted(games))
