@@ -24,6 +24,7 @@ from bargain.agents.backends import Sampling
 from bargain.agents.backends.canned import CannedBackend
 from bargain.agents.factory import make_agent
 from bargain.agents.llm import LLMAgent
+from bargain.agents.logprobs import completion_logprobs
 from bargain.engine import scenarios
 from bargain.engine.game import new_initial_state
 from bargain.engine.trial import Condition, Trial
@@ -32,7 +33,7 @@ from train import config as configuration
 from train.advantages import group_advantages, rank_transform
 from train.config import TrainConfig, batch_layout
 from train.losses import k3_kl, policy_loss, token_mean
-from train.samples import Sample, check_prefix, completion_logprobs, prompt_text, turn_samples
+from train.samples import Sample, check_prefix, prompt_text, turn_samples
 from train.trainer import fill_logprobs, load_model, optimise, pad_right_aligned, pool_of
 
 CONFIGS = Path(__file__).resolve().parents[1] / "train" / "configs"

@@ -1,4 +1,5 @@
-"""Training samples from played episodes, and their token log-probabilities (docs/TRAINING.md step 4).
+"""Training samples from played episodes (docs/TRAINING.md step 4; bargain.agents.logprobs reads their
+token log-probabilities).
 
 Every turn of the trained role is one sample: the prompt is that agent's chat up to the turn,
 rendered with the chat template exactly as at sampling time (`enable_thinking=False`,
@@ -15,15 +16,15 @@ from dataclasses import dataclass
 
 import torch
 
+from bargain.agents.logprobs import Tokens
 from bargain.runs.episodes import Episode
 
 
 @dataclass
-class Sample:
-    """One trained turn: token ids and the episode's advantage (weight 0: padding for equal shards)."""
+class Sample(Tokens):
+    """One trained turn: token ids (bargain.agents.logprobs reads their log-probabilities) and the episode's
+    advantage (weight 0: padding for equal shards)."""
 
-    prompt_ids: list[int]
-    completion_ids: list[int]
     advantage: float
     weight: float = 1.0
     old_logp: torch.Tensor | None = None  # (T_c,), filled before the epochs or on first visit
@@ -64,39 +65,3 @@ def turn_samples(
                 Sample(prompt[max(0, len(prompt) + len(completion) - max_sequence) :], completion, advantage)
             )
     return samples
-
-
-def completion_logprobs(model, samples: list[Sample], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probabilities of each sample's completion tokens under `model`: (B, T) and the mask (B, T).
-
-    Sequences are left-padded so that every completion ends at the last position; only the
-    logits of the last T + 1 positions are computed (T = the longest completion), which keeps
-    memory to what the loss needs.
-    """
-    device = next(model.parameters()).device
-    sequences = [s.prompt_ids + s.completion_ids for s in samples]
-    length = max(len(x) for x in sequences)
-    width = max(len(s.completion_ids) for s in samples)
-    input_ids = torch.full((len(samples), length), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(samples), length), dtype=torch.long)
-    mask = torch.zeros((len(samples), width), dtype=torch.float32)
-    for row, (sequence, sample) in enumerate(zip(sequences, samples)):
-        input_ids[row, length - len(sequence) :] = torch.tensor(sequence)
-        attention[row, length - len(sequence) :] = 1
-        mask[row, width - len(sample.completion_ids) :] = 1.0
-    input_ids, attention, mask = input_ids.to(device), attention.to(device), mask.to(device)
-    positions = (attention.cumsum(dim=1) - 1).clamp(min=0)  # (B, L): left padding shifts positions
-    logits = (
-        model(
-            input_ids=input_ids,
-            attention_mask=attention,
-            position_ids=positions,
-            logits_to_keep=width + 1,
-            use_cache=False,
-        )
-        .logits[:, :-1]
-        .float()
-    )  # (B, T, V): position j predicts token j + 1
-    targets = input_ids[:, length - width :]  # (B, T)
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)  # (B, T)
-    return logp * mask, mask

@@ -29,12 +29,13 @@ from tqdm import tqdm
 
 from bargain.agents.arms import Arm
 from bargain.agents.backends import BackendError, Backends
+from bargain.agents.logprobs import completion_logprobs
 from bargain.engine import scenarios
 from bargain.engine.trial import Role
 from train import rollouts
 from train.config import BatchLayout, TrainConfig, batch_layout
 from train.losses import policy_loss
-from train.samples import Sample, completion_logprobs, turn_samples
+from train.samples import Sample, turn_samples
 
 STATE_FILE = "trainer_state.pt"
 SERVER_WAIT_S = 1800  # how long a run waits for its vLLM server to answer (it may be downloading the model)

@@ -273,6 +273,7 @@ def teach_format(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from bargain.agents.logprobs import Tokens, completion_logprobs
     from bargain.engine import scenarios
     from bargain.engine.game import new_initial_state
     from bargain.engine.prompts import chat_messages
@@ -294,20 +295,12 @@ def teach_format(
         )
         prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         reply_ids = tokenizer(templated_reply(rng.choice(prices)), add_special_tokens=False)["input_ids"]
-        examples.append((prompt_ids, reply_ids + [tokenizer.eos_token_id]))
+        examples.append(Tokens(prompt_ids, reply_ids + [tokenizer.eos_token_id]))
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     model.train()
     for _ in range(steps):
-        chosen = rng.sample(examples, batch)
-        length = max(len(p) + len(c) for p, c in chosen)
-        ids = torch.full((batch, length), tokenizer.pad_token_id)
-        labels = torch.full((batch, length), -100)
-        attention = torch.zeros((batch, length), dtype=torch.long)
-        for row, (p, c) in enumerate(chosen):
-            ids[row, : len(p) + len(c)] = torch.tensor(p + c)
-            labels[row, len(p) : len(p) + len(c)] = torch.tensor(c)
-            attention[row, : len(p) + len(c)] = 1
-        loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
+        logp, mask = completion_logprobs(model, rng.sample(examples, batch), tokenizer.pad_token_id)
+        loss = -logp.sum() / mask.sum()  # the replies' mean token cross-entropy
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -335,8 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--teach-format",
         action="store_true",
-        help="then fine-tune it to answer in the game's reply format with random prices (about a "
-        "minute on a CPU): a random model's replies are all invalid, so training it has no "
+        help="then fine-tune it to answer in the game's reply format with random prices (about 20 "
+        "seconds on a CPU): a random model's replies are all invalid, so training it has no "
         "reward to learn from",
     )
     parser.add_argument(
