@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +17,8 @@ import pytest
 from gradio_client import Client
 
 from bargain import app as arena_app
+from bargain.agents.backends import Completion
+from bargain.agents.backends.canned import CannedBackend, canned_reply
 from bargain.arena.views import PersonView
 from bargain.records.store import Store
 from bargain.web import launch_settings
@@ -30,6 +34,29 @@ BROWSER_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+class Slow(CannedBackend):
+    """Canned replies after `delay` seconds, and not before `gate` (when given) is set: a model that thinks, for a
+    fixed time (a round in flight long enough to be overtaken) or until a test has seen what it shows meanwhile."""
+
+    name, instant = "slow", False
+
+    def __init__(self, delay: float = 0.0, gate: threading.Event | None = None):
+        self.delay, self.gate = delay, gate
+
+    async def complete(self, request):
+        await asyncio.sleep(self.delay)
+        while self.gate is not None and not self.gate.is_set():
+            await asyncio.sleep(0.02)
+        return Completion(
+            text=canned_reply(request.messages),
+            prompt_tokens=1,
+            completion_tokens=1,
+            latency_s=self.delay,
+            model=request.model,
+            finish_reason="stop",
+        )
 
 
 def free_port() -> int:

@@ -5,14 +5,14 @@ prices with two decimals, the last round announced, and the Results tab."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pandas as pd
 import pytest
-from arena_helpers import a_view, browser_page, launch, serve
+from arena_helpers import Slow, a_view, browser_page, launch, serve
 
 from bargain import app as arena_app
-from bargain.agents.backends import Backends, Completion
-from bargain.agents.backends.canned import CannedBackend, canned_reply
+from bargain.agents.backends import Backends
 from bargain.arena.controller import Arena, Setup
 from bargain.arena.results import per_arm, results_figure
 from bargain.engine.trial import Role
@@ -21,27 +21,6 @@ from bargain.web.arena_page import ArenaPage, Options
 from bargain.web.panel import round_markdown
 
 GRADIO_INTERNALS = ("didn't return enough output values", "Traceback", "Error:")
-
-
-class Slow(CannedBackend):
-    """Canned replies after `delay` seconds (a model that thinks)."""
-
-    name = "slow"
-    instant = False
-
-    def __init__(self, delay: float):
-        self.delay = delay
-
-    async def complete(self, request):
-        await asyncio.sleep(self.delay)
-        return Completion(
-            text=canned_reply(request.messages),
-            prompt_tokens=1,
-            completion_tokens=1,
-            latency_s=self.delay,
-            model=request.model,
-            finish_reason="stop",
-        )
 
 
 def open_setup(page):
@@ -117,17 +96,20 @@ def test_every_error_path_of_the_page_says_what_is_wrong_plainly(tmp_path):
 
 @pytest.mark.slow
 def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
-    arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Slow(3.0)))
+    answer = threading.Event()  # the model thinks until the test has seen the page meanwhile
+    arena = Arena(Store(f"sqlite:///{tmp_path / 'a.db'}"), Backends(Slow(gate=answer)))
     running = serve(ArenaPage(arena, Options({s: True for s in arena.arms}, browser_secret="k")).build().queue(), arena)
     try:
         with browser_page(running.url) as page:
             for sequential in (False, True):
+                answer.clear()
                 start_game(page, "arm:base", sequential=sequential)
                 offer(page, "1.00", f"my move {sequential}")
                 page.wait_for_selector("text=the other side is thinking", timeout=10000)
                 body = page.inner_text("body")
                 assert f"my move {sequential}" in body and "offers 1.00" in body  # shown before the agent answers
                 assert not page.locator(".pending, .generating").is_visible()  # the page is not greyed out
+                answer.set()
                 page.wait_for_selector(f"text=Round {3 if sequential else 2} of 4", timeout=20000)  # the agent moved
                 page.wait_for_timeout(300)
                 assert "thinking" not in page.inner_text("body")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from arena_helpers import Slow
 
-from bargain.agents.backends import Backends, Completion
-from bargain.agents.backends.canned import CannedBackend, canned_reply
+from bargain.agents.backends import Backends
 from bargain.arena.controller import ALREADY_PLAYED, Arena, GameInProgress, Setup
 from bargain.arena.views import PersonView
 from bargain.engine.trial import Role
@@ -44,25 +44,6 @@ def test_a_person_moving_between_processes_goes_on_where_they_were(tmp_path):
         assert b.store.game(game_id)["driver"] == b.process
 
     asyncio.run(scenario())
-
-
-class Slow(CannedBackend):
-    """Canned replies after a delay: a round in flight for long enough to be overtaken."""
-
-    name, instant = "slow", False
-
-    def __init__(self, delay: float):
-        self.delay = delay
-
-    async def complete(self, request):
-        await asyncio.sleep(self.delay)
-        return Completion(
-            text=canned_reply(request.messages),
-            prompt_tokens=1,
-            completion_tokens=1,
-            latency_s=0.0,
-            model=request.model,
-        )
 
 
 def test_a_round_sent_to_two_processes_at_once_is_played_once(tmp_path):
