@@ -163,12 +163,12 @@ def browser_page(url: str, height: int = 1600) -> Iterator:
 
 def admin(page, button: str, password: str = "s3cret") -> None:
     """Press `button` first with a wrong admin password (refused, in the project's own sentence), then with the
-    right one."""
+    right one, at once: the refusal's toast over the button lets the click through (it stays ten seconds)."""
     page.get_by_label("Admin password").fill("wrong")
     page.get_by_role("button", name=button).click()
     page.wait_for_selector("text=Wrong admin password", timeout=20000)
     page.get_by_label("Admin password").fill(password)
-    page.get_by_role("button", name=button).click()
+    page.get_by_role("button", name=button).click(timeout=5000)
 
 
 def refused(url: str, api: str, *data) -> str:
