@@ -5,6 +5,7 @@ prices with two decimals, the last round announced, and the Results tab."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 
 import pandas as pd
@@ -24,10 +25,11 @@ GRADIO_INTERNALS = ("didn't return enough output values", "Traceback", "Error:")
 
 
 def open_setup(page):
-    """Open the setup (open on a fresh page, closed while a game is shown) unless it is open."""
-    try:
-        page.get_by_role("button", name="Start game").wait_for(timeout=3000)
-    except Exception:
+    """Open the setup (open on a fresh page, closed while a game is shown) unless it is open: once the page shows
+    its Start button or a game, it is settled."""
+    start = page.get_by_role("button", name="Start game")
+    start.or_(page.get_by_text(re.compile(r"Round \d+ of \d+|Game over"))).first.wait_for(timeout=20000)
+    if not start.is_visible():
         page.get_by_text("Game setup").click()
 
 
