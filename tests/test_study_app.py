@@ -15,6 +15,7 @@ from arena_helpers import admin, browser_page, launch
 from gradio_client import Client
 from test_study_flow import answers_for, make_study
 
+from bargain import app as arena_app
 from bargain.study import records
 
 
@@ -103,20 +104,13 @@ def numbers(payload) -> list[float]:
 
 @pytest.mark.slow
 def test_a_changed_study_file_under_the_same_version_is_refused(tmp_path):
-    import subprocess
-    import sys
+    from cli_runner import run_main
 
     make_study(tmp_path)
     first = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))
     first.demo.close()
     (tmp_path / "consent.md").write_text("A changed consent text.")
-    result = subprocess.run(
-        [sys.executable, "app.py", "--db", str(tmp_path / "arena.db"), "--study", str(tmp_path / "study.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
-    )
+    result = run_main(arena_app.main, "--db", str(tmp_path / "arena.db"), "--study", str(tmp_path / "study.yaml"))
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "new version number" in result.stderr
 
