@@ -24,8 +24,10 @@ from pathlib import Path
 import httpx
 import pytest
 from arena_helpers import browser_page, launch, play_out, says, serve, start, stored
+from cli_runner import run_main
 from gradio_client import Client
 
+from bargain import app as arena_app
 from bargain.agents.arms import resolve
 from bargain.agents.backends import BackendError, Backends, Completion
 from bargain.agents.backends.canned import CannedBackend, canned_reply
@@ -553,13 +555,7 @@ def test_a_game_that_cannot_be_created_is_not_started(tmp_path):
 def test_a_read_only_database_stops_the_app_with_one_line(tmp_path):
     path = tmp_path / "a.db"
     Store(f"sqlite:///{path}").engine.dispose()
-    result = subprocess.run(
-        [sys.executable, "app.py", "--db", f"sqlite:///file:{path}?mode=ro&uri=true"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    result = run_main(arena_app.main, "--db", f"sqlite:///file:{path}?mode=ro&uri=true")
     assert result.returncode != 0
     assert "Traceback" not in result.stderr and "error:" in result.stderr and "read" in result.stderr.lower()
 
