@@ -225,6 +225,12 @@ def bundle(folder: Path, budget_mib: float = BUDGET_MIB, inside_repository: bool
             f"{folder} must be a folder of the repository that git ignores (it travels as a carried "
             f"path): e.g. --out .gpu_bundle"
         )
+    repository = repository_bytes() if inside_repository else 0
+    if repository / 2**20 > budget_mib:  # said before any download
+        raise BundleError(
+            f"the repository alone ({repository / 2**20:.1f} MiB) is over the {budget_mib:.0f} MiB budget of what "
+            "travels to the GPU machine"
+        )
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -244,7 +250,7 @@ def bundle(folder: Path, budget_mib: float = BUDGET_MIB, inside_repository: bool
     names = [canonical(w.name.split("-")[0]) for w in wheels]
     if len(set(names)) != len(names):
         raise BundleError(f"two wheels of one package in {folder}: {sorted(names)}")
-    made = Bundle(folder, tuple(wheels), tuple(sorted(left_out)), repository_bytes() if inside_repository else 0)
+    made = Bundle(folder, tuple(wheels), tuple(sorted(left_out)), repository)
     total = (made.bytes + made.repository_bytes) / 2**20
     if total > budget_mib:
         raise BundleError(
