@@ -93,7 +93,8 @@ def mean_reward(model_dir: Path, checkpoint: Path | None, games: int = 64) -> tu
 @pytest.mark.slow
 def test_grpo_measurably_improves_the_policy(format_model, tmp_path):
     """A buyer that bids 1-5 at random against a random seller in rice games (v_B in [2.1, 3.0]):
-    bids of 4 and 5 lose money. Eight GRPO steps must raise its mean reward clearly."""
+    bids of 4 and 5 lose money. Four GRPO steps must raise its mean reward clearly (by about 0.2: it learns to bid
+    low within them; eight steps gain no more)."""
     before, valid_before = mean_reward(format_model, None)
     cfg = configuration.TrainConfig(
         variant="learn",
@@ -112,13 +113,13 @@ def test_grpo_measurably_improves_the_policy(format_model, tmp_path):
         learning_rate=0.005,
         lora_rank=8,
         lora_alpha=16,
-        steps=8,
+        steps=4,
         max_completion_tokens=40,
         val_interval=0,
         output_dir=str(tmp_path),
     )
     result = run(cfg, progress=False)
-    after, valid_after = mean_reward(format_model, tmp_path / "checkpoints" / "step_8")
+    after, valid_after = mean_reward(format_model, tmp_path / "checkpoints" / "step_4")
     print(f"mean reward before {before:.3f}, after {after:.3f}; valid offers {valid_before:.2f} -> {valid_after:.2f}")
     assert after > before + 0.1, (before, after, [round(m["reward"], 3) for m in result.metrics])
     assert valid_after >= 0.9  # it bargains better, not by breaking the format to avoid deals
