@@ -134,9 +134,13 @@ def _outcomes(games: pd.DataFrame, export: Export) -> pd.DataFrame:
     # No deal is a utility of 0: what the export stores for such a game (a missing value is read so too).
     person, agent = (games[f"{side}_norm_utility"].astype(float) for side in ("person", "agent"))
     person, agent = (u.where(u.notna() | (deal == 1), 0.0) for u in (person, agent))
+    unread = games.loc[[claims is None for claims in games["claims"]], "id"]
+    moves_of = dict(tuple(export.moves[export.moves["game_id"].isin(unread)].groupby("game_id")))
     found = [
-        claims if claims is not None else _claims_from_moves(games.loc[i], export.moves)
-        for i, claims in games["claims"].items()
+        claims if claims is not None else _claims_from_moves(moves_of.get(game_id), buyer, seller)
+        for game_id, claims, buyer, seller in zip(
+            games["id"], games["claims"], games["buyer_price"], games["seller_price"]
+        )
     ]
     roles = games["human_role"].astype(str)
     out = pd.DataFrame(
@@ -166,17 +170,19 @@ def _misstated(found: list[dict] | None, role: str) -> float:
     return float(any(f["role"] == role and f["misrepresentation"] is True for f in found))
 
 
-def _claims_from_moves(game: pd.Series, moves: pd.DataFrame) -> list[dict] | None:
-    """The claim checker's findings of a game stored without them, from its moves as played (duplicates left
-    out); None when the export has no moves of it."""
+def _claims_from_moves(moves: pd.DataFrame | None, buyer_price: float, seller_price: float) -> list[dict] | None:
+    """The claim checker's findings of a game stored without them, from its moves as played (`moves`: the export's
+    rows of that game, duplicates left out here); None when the export has no moves of it."""
     from bargain.analysis.claims import findings  # the claim checker loads only for a game without findings
 
-    played = moves[(moves["game_id"] == game["id"]) & ~moves["duplicate"].fillna(False).astype(bool)]
+    if moves is None:
+        return None
+    played = moves[~moves["duplicate"].fillna(False).astype(bool)]
     if played.empty:
         return None
     turns = played.sort_values("seq").drop_duplicates("seq")[["round", "role", "action", "price", "message"]]
     turns = turns.astype(object).where(turns.notna(), None)
-    return findings(turns.to_dict("records"), game["buyer_price"], game["seller_price"])
+    return findings(turns.to_dict("records"), buyer_price, seller_price)
 
 
 def _answers(games: pd.DataFrame, surveys: pd.DataFrame, item: str) -> pd.Series:
