@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -89,7 +90,13 @@ class Design:
     def kept(self, row: np.ndarray) -> np.ndarray:
         """A candidate row restricted to the fitted columns (the dropped coefficients are 0, as in
         R)."""
-        return row[[self.candidates.index(c) for c in self.columns]]
+        return row[self._kept_at]
+
+    @cached_property
+    def _kept_at(self) -> list[int]:
+        """The fitted columns' places among the candidates (found once: `bargain plan` asks for
+        every grid point of every simulated study)."""
+        return [self.candidates.index(c) for c in self.columns]
 
     def estimable(self, row: np.ndarray) -> bool:
         """Whether the data determine `row`'s value whatever the dropped columns' coefficients
