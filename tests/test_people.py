@@ -252,20 +252,23 @@ def test_each_person_is_told_exactly_what_their_condition_reveals_to_their_role(
 
 def test_under_a_move_countdown_a_person_who_does_not_move_passes_once_and_the_game_ends_by_the_rules(tmp_path):
     """A study's move countdown (`move_seconds`): the side whose time runs out passes, written once by whichever
-    request sees it first (here: a look from the other process), and the game goes on by the protocol."""
+    request sees it first (here: a look from the other process), and the game goes on by the protocol. The countdown
+    is long enough for the start, the join and Alice's move to be made within it on a busy machine (at 0.6 s they
+    were not, once: round 1 had passed before her move was stored)."""
+    countdown = 1.5
 
     async def scenario():
         a, b = arenas(tmp_path)
-        alice = await a.start(Setup(arm=INVITE, role=Role.BUYER, rounds=2), player="alice", move_seconds=0.6)
+        alice = await a.start(Setup(arm=INVITE, role=Role.BUYER, rounds=2), player="alice", move_seconds=countdown)
         bob = await b.join(alice.invitation, "bob")
-        assert 0 < bob.seconds_left <= 0.6
+        assert 0 < bob.seconds_left <= countdown
         alice = await a.move(alice.game_id, 1, "OFFER", "1.00", "")
         assert alice.seconds_left is None  # she has moved: no clock of hers runs
-        await asyncio.sleep(0.8)
+        await asyncio.sleep(countdown + 0.2)
         bob, again = await asyncio.gather(b.view(bob.game_id), a.view(alice.game_id))  # both see it late
         assert bob.round == again.round == 2
         assert [t["timed_out"] for t in bob.transcript if t["speaker"] == "you"] == [True]
-        await asyncio.sleep(0.8)  # nobody moves in round 2: both pass, and the last round ends the game
+        await asyncio.sleep(countdown + 0.2)  # nobody moves in round 2: both pass, and the last round ends the game
         alice = await a.view(alice.game_id)
         assert alice.status == "finished" and not alice.outcome["deal"]
         moves = a.store.game(a.store.games_frame()["id"].iloc[0])["moves"]
