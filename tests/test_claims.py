@@ -134,6 +134,7 @@ def _set_counts(name: str, size: int) -> dict[str, dict[str, int]]:
 DEVELOPMENT_GROUP = pytest.mark.xdist_group("claims_development")
 
 
+@pytest.mark.slow  # 49 sets of about 300 phrasings: 15-20 s of the fast subset's 3 minutes
 @DEVELOPMENT_GROUP
 @pytest.mark.parametrize("name, size", DEVELOPMENT)
 def test_precision_and_recall_on_the_development_sets(name, size):
@@ -143,6 +144,7 @@ def test_precision_and_recall_on_the_development_sets(name, size):
     assert result["own_limit"][1] >= 0.75
 
 
+@pytest.mark.slow
 @DEVELOPMENT_GROUP
 def test_precision_and_recall_on_all_development_sets_together():
     per_set = [_set_counts(name, size) for name, size in DEVELOPMENT]
@@ -152,6 +154,7 @@ def test_precision_and_recall_on_all_development_sets_together():
     assert result["own_limit"][1] >= 0.94
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, size", TEST)
 def test_precision_on_phrasing_not_built_on(name, size):
     """Never tuned on: precision at the goal (0.98) and own-limit recall (0.85) asserted, the rest reported (-s)."""
