@@ -125,12 +125,6 @@ def test_grpo_measurably_improves_the_policy(format_model, tmp_path):
     assert valid_after >= 0.9  # it bargains better, not by breaking the format to avoid deals
 
 
-def program(*args: str) -> subprocess.CompletedProcess:
-    """`python -m train` as a process of its own (for the one end-to-end run of the real command)."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "train", *args], cwd=ROOT, env=env, capture_output=True, text=True)
-
-
 def cli(*args: str) -> subprocess.CompletedProcess:
     """`python -m train` run in this process (tests/cli_runner.py)."""
     from cli_runner import run_main
@@ -142,9 +136,9 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(format_model, tmp_path, capsys):
-    """The real command trains (a process of its own); the resumed run and `best` run in this process, through
-    the same entry point, without paying for a second interpreter and its imports (the CISPO loss and every
-    preset are run by the tests above)."""
+    """The command trains, resumes and picks its best step through its entry point, in this process: a fresh
+    interpreter would add only its imports (the command as a process of its own is the two-process test's, under
+    accelerate launch; the CISPO loss and every preset are run by the tests above)."""
     from train.__main__ import main
 
     out = tmp_path / "run"
@@ -171,7 +165,7 @@ def test_the_command_trains_resumes_and_its_checkpoint_plays_in_the_arena(format
         str(out),
         "--quiet",
     ]
-    first = program(*common, "--steps", "2")
+    first = cli(*common, "--steps", "2")
     assert first.returncode == 0, first.stderr
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_1", "step_2"]
     states = lambda: [c.name for c in sorted((out / "checkpoints").iterdir()) if (c / STATE_FILE).exists()]  # noqa: E731
