@@ -163,7 +163,7 @@ def browser_page(url: str, height: int = 1600) -> Iterator:
 
 def admin(page, button: str, password: str = "s3cret") -> None:
     """Press `button` first with a wrong admin password (refused, in the project's own sentence), then with the
-    right one, at once: the refusal's toast over the button lets the click through (it stays ten seconds)."""
+    right one, at once: nothing waits under the refusal's toast (it stays ten seconds, at the top right)."""
     page.get_by_label("Admin password").fill("wrong")
     page.get_by_role("button", name=button).click()
     page.wait_for_selector("text=Wrong admin password", timeout=20000)

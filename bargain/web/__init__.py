@@ -16,8 +16,8 @@ LAUNCH_DEFAULTS = {
     # The chat's toolbar offers "Clear", which would wipe the transcript from view mid-game: hide it (the
     # page also redraws the transcript if it is ever cleared).
     "css": '#negotiation button[aria-label="Clear"], #negotiation button[title="Clear"] { display: none !important; }'
-    # a refusal's toast (top right, ten seconds) lets clicks through to what it covers, its close button aside: after
-    # a wrong admin password the button to try again is under it, and a click there did nothing until it faded
+    # a refusal's toast (top right, ten seconds) lets clicks through to what it covers, its close button aside: a
+    # field or button under it is never out of reach until it fades
     " .toast-wrap, .toast-wrap * { pointer-events: none !important; }"
     " .toast-wrap .toast-close { pointer-events: auto !important; }"
     # a question left unanswered (or answered wrongly) on a submitted page

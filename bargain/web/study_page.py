@@ -202,9 +202,9 @@ class StudyPage:
     def _admin_section(self) -> None:
         with gr.Column(visible=False) as self.admin_box:
             gr.Markdown(f"## {self.study.name}, version {self.study.version}: the researcher's view")
-            with gr.Row():
-                self.password = gr.Textbox(label="Admin password", type="password", max_length=200, scale=3)
-                self.open_dashboard = gr.Button("Open / refresh", variant="primary", scale=1)
+            # The button under the field, as on the arena's admin tab: at the top right a refusal's toast covers it.
+            self.password = gr.Textbox(label="Admin password", type="password", max_length=200)
+            self.open_dashboard = gr.Button("Open / refresh", variant="primary")
             with gr.Column(visible=False) as self.dashboard_box:
                 self._dashboard_tables()
                 with gr.Accordion("Export the study's data", open=False):
