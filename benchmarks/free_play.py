@@ -121,7 +121,11 @@ def attend(
                 ends = time.monotonic() + 2 * WAIT_FOR_S
                 while not settled(view, round_):
                     if time.monotonic() > ends:
-                        raise RuntimeError(f"the other side did not move for {2 * WAIT_FOR_S:.0f} s")
+                        raise RuntimeError(
+                            f"the other side did not move for {2 * WAIT_FOR_S:.0f} s: game {token}, shown "
+                            f"{view['status']} in round {view['round']} with {len(view['transcript'])} turns; "
+                            f"this person's move of round {round_} was sent"
+                        )
                     polled = time.monotonic()
                     view = caller.call((which + 1) % len(urls), "get_game", [token, WAIT_S], "get_game")
                 log["seen"].append((token, round_, time.monotonic(), polled))
