@@ -34,9 +34,9 @@ def check(result: PairsRun) -> None:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="known defect, seen in 2 of 6 runs: a start_game that a killed process committed but never answered is "
-    "made again on the other process, so the player may hold two seats; the first (in a partner's wait) is never "
-    "played, and that partner waits forever ('the other side did not move for 240 s'). Starts must be idempotent.",
+    reason="a defect seen in 2 of 6 runs, most likely this: a start_game that a killed process committed but never "
+    "answered is made again on the other process, so the player may hold two seats; the first (in a partner's wait) is "
+    "never played, and that partner waits forever ('the other side did not move for 240 s'); starts must be idempotent",
 )
 def test_people_paired_by_free_play_under_faults_and_intruders_lose_nothing_and_give_no_seat_away(tmp_path):
     """Moves sent twice at once are played once (the second answered "already played"), a process killed every 4 s
