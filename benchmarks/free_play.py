@@ -10,21 +10,21 @@ through a process chosen at random and awaits the other's move through the other
 paired (start_game to an active view) and the time from a round's second move being stored to the partner's long poll
 showing it, at p50 and p95; from the database, the finished pairs, lost moves (sent, not stored), duplicated moves (a
 round and side stored more than once, or a move nobody sent), people left waiting (who gave up, or whose wait was
-cancelled while they kept asking) and games left unfinished (goal: 0 of each).
+cancelled while they kept asking), games left unfinished and people seated twice (goal: 0 of each).
 
-With `--chaos`, the study's faults (benchmarks/crowd.py), as free play's API meets them: a share of moves also sent to
-the other process at the same moment with another price (one is played, the other answered "already played"), a
-share followed 2 ms later by a look (`get_game`) on the other process, a process killed every `--kill-every` seconds
-and started again, every request no process answers made again on the next one (a start too: the API cannot tell a
-start made again from a second game). A wait is live only while its person keeps asking for it (LIVE_S,
-bargain/arena/people.py): a waiting person asks again at once after each long poll of WAIT_S, through the next process
-while theirs is down. Intruders try seats that are not theirs (benchmarks/hostile.py). People who leave (`--leave`,
-the share of people added as such): each chooses settings of their own (one scenario of the tier, a queue nobody else
-is in), looks at their wait twice, and leaves; LIVE_S + 1 s after their last look someone chooses those settings with
-the other role, then someone with the leaver's role, and the two must be paired together. (A person who has just left
-is live for LIVE_S: the queue cannot know sooner, and may pair someone with them in that time; a queue of their own
-keeps the run to the case the rule is for.) Reported: people who left and were paired after LIVE_S since their last
-look (goal 0).
+With `--chaos`, the study's faults (benchmarks/crowd.py), as free play's API meets them: a share of starts also sent to
+the other process at the same moment, and of moves, with another price (one is played, the other answered "already
+played"), a share of moves followed 2 ms later by a look (`get_game`) on the other process, a process killed every
+`--kill-every` seconds and started again, every request no process answers made again on the next one (a start with its
+start id, so that its person is given the seat the first one took, never a second). A wait is live only while its person
+keeps asking for it (LIVE_S, bargain/arena/people.py): a waiting person asks again at once after each long poll of
+WAIT_S, through the next process while theirs is down. Intruders try seats that are not theirs (benchmarks/hostile.py).
+People who leave (`--leave`, the share of people added as such): each chooses settings of their own (one scenario of the
+tier, a queue nobody else is in), looks at their wait twice, and leaves; LIVE_S + 1 s after their last look someone
+chooses those settings with the other role, then someone with the leaver's role, and the two must be paired together. (A
+person who has just left is live for LIVE_S: the queue cannot know sooner, and may pair someone with them in that time;
+a queue of their own keeps the run to the case the rule is for.) Reported: people who left and were paired after LIVE_S
+since their last look (goal 0).
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def attend(
         try:
             time.sleep(delay)
             asked = time.monotonic()
-            view = caller.call(home, "start_game", [role, *settings, player, "buyer"], "start_game")
+            start = [role, *settings, player, "buyer", secrets.token_urlsafe(16)]  # sent again: the same start
+            view = caller.send(home, "start_game", start, "start_game", twin=start)
             token = view["game_id"]
             log["takes"].append((player, player, token, fingerprint(view)))
             while view["status"] == "waiting":
@@ -169,7 +170,8 @@ def leaver(run_id: str, urls: list[str], i: int, think: float, faults: Faults, l
         caller = Caller(http, urls, player, log, faults, rng)
         try:
             time.sleep(rng.uniform(0, ARRIVALS * think))
-            view = caller.call(0, "start_game", [role, *settings, player, "buyer"], "start_game")
+            start = [role, *settings, player, "buyer", secrets.token_urlsafe(16)]
+            view = caller.send(0, "start_game", start, "start_game", twin=start)
             log["takes"].append((player, player, view["game_id"], fingerprint(view)))
             for _ in range(LOOKS):
                 time.sleep(think)
@@ -201,7 +203,7 @@ class PairsRun:
     moves_ms: list[float]  # play_move's round trip
     kills: int = 0
     retries: int = 0  # requests made again after no answer
-    twins: int = 0  # moves also sent to the other process at the same moment
+    twins: int = 0  # starts and moves also sent to the other process at the same moment
     notices: int = 0  # answers saying that round was already played
     settled_at_once: int = 0  # rounds whose two moves both came back settled: nobody was waiting
     pairs: int = 0  # games of the run's people that finished
@@ -218,6 +220,7 @@ class PairsRun:
     intrusions: int = 0  # intruders' calls answered
     taken_views: int = 0  # intruders' calls answered with a view not theirs
     misheld_seats: int = 0  # seats whose stored person is not the one who took them
+    seated_twice: int = 0  # people holding more than the one seat they asked for (a start made twice)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -232,6 +235,7 @@ class PairsRun:
             or self.paired_after_gone
             or self.taken_views
             or self.misheld_seats
+            or self.seated_twice
             or self.errors
             or self.problems
         )
@@ -288,8 +292,29 @@ def check_pairs(db: str, result: PairsRun, log: dict, exact: bool) -> None:
     result.problems.extend(odd)
     result.intrusions = len(log["intruded"])
     result.taken_views, result.misheld_seats = taken_by_others(store, log)
+    result.seated_twice = seated_twice(store, log)
     result.problems = result.problems[:10]
     store.engine.dispose()
+
+
+def seated_twice(store, log: dict) -> int:
+    """How many of the run's people hold more than one seat over the run's items: each started one game, once,
+    however often the start was sent (intruders who borrow their ids start games over another tier's)."""
+    from sqlalchemy import func, select
+
+    from bargain.records.store import GameRow, SeatRow
+
+    people = {who for who, _, _, _ in log["takes"] if not who.startswith("intruder")}
+    with store.reading() as session:
+        return len(
+            session.execute(
+                select(SeatRow.person)
+                .join(GameRow, GameRow.id == SeatRow.game_id)
+                .where(SeatRow.person.in_(people), GameRow.scenario.startswith(f"{PAIRED[4]}:"))
+                .group_by(SeatRow.person)
+                .having(func.count() > 1)
+            ).all()
+        )
 
 
 def run_pairs(db: str, people: int, think: float, faults: Faults = Faults(), processes: int = 2) -> PairsRun:
@@ -341,10 +366,10 @@ def report_pairs(result: PairsRun, db: str, think: float, faults: Faults) -> Non
     )
     if faults.any:
         print(
-            f"faults: {faults.duplicate:.0%} of moves sent twice at once ({result.twins}; {result.notices} answers "
-            f"'already played'), {faults.reload:.0%} of moves followed by a look on the other process, "
-            f"{result.kills} kill(s) -9 of a process (every {faults.kill_every or 0:g} s), {result.retries} "
-            "request(s) made again after no answer"
+            f"faults: {faults.duplicate:.0%} of starts and moves sent twice at once ({result.twins}; "
+            f"{result.notices} answers 'already played'), {faults.reload:.0%} of moves followed by a look on the "
+            f"other process, {result.kills} kill(s) -9 of a process (every {faults.kill_every or 0:g} s), "
+            f"{result.retries} request(s) made again after no answer"
         )
     print(f"wait to be paired (start_game to an active view): {spread(result.waits_ms)}")
     print(
@@ -362,7 +387,7 @@ def report_pairs(result: PairsRun, db: str, think: float, faults: Faults) -> Non
         f"completed pairs {result.pairs} of {result.people // 2} ({result.deals} deals); moves sent "
         f"{result.moves_sent}, stored {result.moves_stored}; lost {result.lost_moves}; duplicated "
         f"{result.duplicated_moves}; left waiting {result.waiting}; waits lost {result.waits_lost}; unfinished "
-        f"{result.unfinished}; errors {len(result.errors)}"
+        f"{result.unfinished}; seated twice {result.seated_twice}; errors {len(result.errors)}"
     )
     if faults.leave:
         print(

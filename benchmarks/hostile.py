@@ -109,7 +109,9 @@ def intruder(urls: list[str], seats: bool, n: int, think: float, stop: threading
                     attempt(attack, *call, refuse=True)
                 elif attack == "borrow":
                     player = rng.choice([victim, "guest", None])
-                    view = took(player, attempt(attack, "start_game", ["buyer", *OWN_QUEUE, player, "buyer"], False))
+                    view = took(
+                        player, attempt(attack, "start_game", ["buyer", *OWN_QUEUE, player, "buyer", None], False)
+                    )
                     if view is not None:
                         caller.post(rng.randrange(len(urls)), "cancel_game", [view["game_id"]])
                 elif attack == "seat" and people:
@@ -125,7 +127,9 @@ def intruder(urls: list[str], seats: bool, n: int, think: float, stop: threading
                     attempt(attack, *call, refuse=True)
                 else:  # host (or nothing yet to attack otherwise)
                     player = next(fresh)
-                    view = took(player, attempt("host", "start_game", ["buyer", *INVITING, player, "buyer"], False))
+                    view = took(
+                        player, attempt("host", "start_game", ["buyer", *INVITING, player, "buyer", None], False)
+                    )
                     if view is not None:
                         log["links"].append((view["invitation"], player))
             except Exception as exc:  # an intruder's own failure (a cancel refused, a process gone): reported

@@ -303,6 +303,7 @@ START = {
     "prompt_version": "train",
     "player": None,
     "first_actor": "buyer",
+    "start_id": None,
 }
 MOVE = ["game_id", "round", "action", "price", "message"]
 
@@ -348,6 +349,10 @@ BAD_STARTS = [
     ({"player": 12}, "the player id must be"),
     ({"player": "ab\ud800"}, "the player id must be"),
     ({"first_actor": "nobody"}, "first_actor must be one of"),
+    ({"start_id": "short"}, "the start id must be 16 to 64"),
+    ({"start_id": "x" * 100_000}, "the start id must be 16 to 64"),
+    ({"start_id": "<script>alert(1)</script>"}, "the start id must be"),
+    ({"start_id": 12}, "the start id must be"),
 ]
 
 

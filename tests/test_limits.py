@@ -33,7 +33,7 @@ from benchmarks.study import Replica, start_all
 on_postgres = pytest.mark.skipif(not POSTGRES, reason="set BARGAIN_TEST_POSTGRES_URL to run against PostgreSQL")
 BOTH = ["sqlite", pytest.param("postgresql", marks=on_postgres)]
 
-START = ["buyer", "tactic:linear", "both_unaware", "simultaneous", 4, "low", "train", None, "buyer"]
+START = ["buyer", "tactic:linear", "both_unaware", "simultaneous", 4, "low", "train", None, "buyer", None]
 
 
 class Clock:

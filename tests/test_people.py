@@ -400,3 +400,44 @@ def test_a_wait_looked_at_after_it_has_gone_is_cancelled_and_the_sweep_cancels_t
         assert (await a.view(invited_.game_id)).status == "waiting"
 
     run(scenario())
+
+
+def test_a_start_sent_again_with_its_start_id_gives_the_seat_it_took_and_never_a_second(tmp_path):
+    """A free-play start whose answer was lost (a dropped connection, a process stopped after it stored the seat) is
+    sent again, to either process, with the same start id: the caller is given the seat the first one took, even
+    with a full quota of open games or other settings, never a second seat whose partner would wait for ever. The
+    same id with another player id, or none, is another start; an id that is no such id is refused."""
+
+    async def scenario():
+        a, b = arenas(tmp_path)
+        carol = await a.start(Setup(arm=QUEUE, role=Role.SELLER, rounds=3), player="carol")
+        once = "dave-start-0001-xyz"
+        dave = await a.start(Setup(arm=QUEUE, role=Role.BUYER, rounds=3), player="dave", start_id=once)
+        assert dave.status == "active" and (await a.view(carol.game_id)).status == "active"
+        again = await b.start(Setup(arm=QUEUE, role=Role.SELLER, rounds=5), player="dave", start_id=once)
+        assert (again.game_id, again.status, again.role) == (dave.game_id, "active", "buyer")
+
+        # sent twice at once, to both processes: one seat, the same for both answers
+        twice = await asyncio.gather(
+            *(arena.start(Setup(arm=QUEUE, role=Role.BUYER), player="erin", start_id="e" * 16) for arena in (a, b))
+        )
+        assert twice[0].game_id == twice[1].game_id and twice[0].status == "waiting"
+
+        # a player at their bound of open games is given the seat their last start took, not refused
+        opened = [await a.start(Setup(arm=INVITE), player="pat", start_id=f"pat-start-{i:06d}") for i in range(3)]
+        last = await b.start(Setup(arm=INVITE), player="pat", start_id="pat-start-000002")
+        assert last.game_id == opened[2].game_id
+
+        # the same id with another player id is another person's start; without one, the same anonymous caller's
+        assert (await a.start(Setup(arm=QUEUE), player="mallory", start_id=once)).game_id != dave.game_id
+        anonymous = [await arena.start(Setup(arm=INVITE), start_id="a" * 64) for arena in (a, b)]
+        assert anonymous[0].game_id == anonymous[1].game_id
+        for bad in ("short", "x" * 65, "has space in it!!", 12):
+            with pytest.raises(ArenaError, match="start id must be 16 to 64"):
+                await a.start(Setup(arm=QUEUE), player="dave", start_id=bad)
+
+        held = a.store.seats_frame().dropna(subset=["person"]).groupby("person").size().to_dict()
+        anon = people.fresh_player("a" * 64)
+        assert held == {"carol": 1, "dave": 1, "erin": 1, "pat": 3, "mallory": 1, anon: 1}
+
+    run(scenario())

@@ -79,7 +79,7 @@ def backdate(store: Store, rows, column: str, seconds: float) -> None:
 
 
 def start(url: str, role: str, opponent: str = "person:invite", player: str | None = None) -> dict:
-    return post(url, "start_game", role, opponent, *QUEUE[1:], player, "buyer")
+    return post(url, "start_game", role, opponent, *QUEUE[1:], player, "buyer", None)
 
 
 def test_a_seat_opens_to_its_token_only_and_a_players_open_games_are_bounded_on_two_processes(processes):
@@ -105,7 +105,7 @@ def test_a_seat_opens_to_its_token_only_and_a_players_open_games_are_bounded_on_
         start((a, b)[i % 2], "seller", player="pat")
     for url in (a, b):
         assert f"already have {MAX_OPEN} games" in refused(
-            url, "start_game", "seller", "person:invite", *QUEUE[1:], "pat", "buyer"
+            url, "start_game", "seller", "person:invite", *QUEUE[1:], "pat", "buyer", None
         )
 
 

@@ -31,7 +31,7 @@ def play(db: str, tmp_path: Path) -> tuple[list[float], Store]:
     errors: list[str] = []
 
     def start(which: int, role: str, player: str) -> dict:
-        settings = (role, "person:queue", "both_unaware", "simultaneous", ROUNDS, "low", "train", player, "buyer")
+        settings = (role, "person:queue", "both_unaware", "simultaneous", ROUNDS, "low", "train", player, "buyer", None)
         return post(urls[which], "start_game", *settings)
 
     try:

@@ -158,6 +158,7 @@ def test_free_play_moves_sent_to_two_processes_at_once_are_played_once(tmp_path)
                 "train",
                 f"browser{n}",
                 "buyer",
+                None,
             )
             while view["status"] == "active":
                 answers: list[dict] = [{}, {}]

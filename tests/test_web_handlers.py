@@ -82,7 +82,9 @@ class FakeArena:
         if self.refuse is not None:
             raise self.refuse
 
-    async def start(self, setup: Setup, player: str | None = None, replace: bool = False) -> PersonView:
+    async def start(
+        self, setup: Setup, player: str | None = None, replace: bool = False, start_id: str | None = None
+    ) -> PersonView:
         self.calls.append(("start", setup, player, replace))
         self._refused()
         return a_view()

@@ -333,6 +333,7 @@ class Arena:
         extra: dict | None = None,
         wait: bool = True,
         matching: Pace | None = None,
+        start_id: object = None,
     ) -> PersonView:
         """Create, store and begin a game; returns the person's first view. The seed is drawn here
         (cryptographically) unless the setup carries one: only the server's own callers can replay a seed.
@@ -344,11 +345,12 @@ class Arena:
         comes as soon as the person is asked to move (at most ASKED_WAIT_S), an agent's opening move still under way
         (`thinking`), as a game between people answers. With `matching`, the game first waits for "the other party"
         to join for a time drawn from the game's seed, shown as a game between people waits (`waiting`).
-        `extra` is what the caller notes of the game (a study's: played instead of...)."""
+        `extra` is what the caller notes of the game (a study's: played instead of...). `start_id`: the caller's id
+        of this start, which makes a start of a game with a person, sent again, give the seat it took (People.start)."""
         await self.sweep()
-        player = inputs.player_id(player)
+        player, once = inputs.player_id(player), inputs.start_id(start_id)
         if setup.arm in (INVITE, QUEUE):
-            return await self._start_with_person(setup, player, move_seconds)
+            return await self._start_with_person(setup, player, move_seconds, once)
         arm = await self._playable(setup.arm)
         seed, trial = self._trial(setup)
         starts_at = None  # with `matching`: when "the other party" joins
@@ -385,13 +387,17 @@ class Arena:
         await live.settled(None if wait else ASKED_WAIT_S)
         return self.view_of(live)
 
-    async def _start_with_person(self, setup: Setup, player: str | None, move_seconds: float | None) -> PersonView:
+    async def _start_with_person(
+        self, setup: Setup, player: str | None, move_seconds: float | None, start_id: str | None
+    ) -> PersonView:
         """A free-play game against another person (`setup.arm`: by invitation, or the queue): seated by `People`."""
         if setup.arm not in self.arms:
             raise ArenaError("playing another person is not offered here")
         seed, trial = self._trial(setup)
         game = people_game(setup, seed, trial, setup.arm, move_seconds)
-        return await self.people.start(setup, game, player or fresh_player(), public=setup.arm == QUEUE)
+        return await self.people.start(
+            setup, game, player or fresh_player(start_id), public=setup.arm == QUEUE, start_id=start_id
+        )
 
     def _stored_fields(
         self, setup: Setup, begun: GameSetup, participant: str | None, game_index: int | None, extra: dict

@@ -30,6 +30,7 @@ SOURCES = ("low", "medium", "high", "very_high", "train", "val", "test")
 _SCENARIO_REF = re.compile(r"(?:low|medium|high|very_high):[0-9]{1,7}", re.ASCII)
 _GAME_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
 _PLAYER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}", re.ASCII)  # no = + - @ first: inert in spreadsheets
+_START_ID = re.compile(r"[A-Za-z0-9_-]{16,64}", re.ASCII)
 # Text a person may send: no control characters but line breaks and tabs (PostgreSQL refuses NUL;
 # the others only hide text), and no lone surrogates (they cannot be stored or sent as UTF-8).
 _UNSAFE_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -117,6 +118,18 @@ def player_id(value: object) -> str | None:
         raise ArenaError(
             f"the player id must be 1 to 64 letters, digits or . _ : @ + - , starting with a letter or "
             f"digit; got {shown(value)}"
+        )
+    return value
+
+
+def start_id(value: object) -> str | None:
+    """An optional start id: 16-64 ASCII letters, digits, _ or -, drawn at random by the caller for one start, and
+    sent again with that start when its answer was lost (so that it is not made twice)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not _START_ID.fullmatch(value):
+        raise ArenaError(
+            f"the start id must be 16 to 64 letters, digits, _ or -, drawn at random for each start; got {shown(value)}"
         )
     return value
 

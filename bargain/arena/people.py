@@ -26,6 +26,7 @@ second.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import secrets
 import time
@@ -84,9 +85,12 @@ class Seat:
         return cls(row.token, row.game_id, Role(row.role), row.person, row.queue, row.study, row.seen_at)
 
 
-def fresh_player() -> str:
-    """The player id of a caller who gave none: their own, never shared with another caller."""
-    return f"anon-{secrets.token_hex(8)}"
+def fresh_player(start_id: str | None = None) -> str:
+    """The player id of a caller who gave none: their own, never shared with another caller; with a start id (drawn
+    at random by the caller), one derived from it, so that the start sent again is the same player's."""
+    if start_id is None:
+        return f"anon-{secrets.token_hex(8)}"
+    return f"anon-{hashlib.sha256(start_id.encode()).hexdigest()[:16]}"
 
 
 def queue_key(setup: Setup) -> str:
@@ -168,6 +172,7 @@ class People:
         key: str | None = None,
         place: tuple[str, int] | None = None,
         avoid: frozenset[str] = frozenset(),
+        start_id: str | None = None,
     ) -> PersonView:
         """Seat `player` at a game for `setup.role` (its stored fields in `game`: the arena drew its trial). Public:
         the free seat of the oldest live wait in the queue for these settings (or for `key`: a study's cell) and
@@ -175,16 +180,20 @@ class People:
         game whose other seat is taken by invitation. With `place` (a study's name and the participant's game
         index), the seat is that game of the participant's, once: starting it again gives the seat taken first;
         waits over a scenario in `avoid` (one whose item the participant has met) are taken only when no other is.
-        Outside a study, a player has at most MAX_OPEN games with people waiting or going on. The person's view."""
+        So is a free-play start with a `start_id` (the caller's, drawn for this start): sent again, by the same
+        player, after its answer was lost, it gives the seat the first one took, whatever the settings, not a second
+        seat whose partner would wait for a person playing elsewhere. Outside a study, a player has at most MAX_OPEN
+        games with people waiting or going on. The person's view."""
         key = (key or queue_key(setup)) if public else None
         study = place[0] if place is not None else None
-        if place is not None and (taken := await asyncio.to_thread(self._placed, place, player)) is not None:
+        once = place is not None or start_id is not None
+        if once and (taken := await asyncio.to_thread(self._taken, player, place, start_id)) is not None:
             return await self.view(taken, study=study)
         try:
-            token = await asyncio.to_thread(self._seated, setup, game, player, key, place, avoid)
+            token = await asyncio.to_thread(self._seated, setup, game, player, key, place, avoid, start_id)
         except StoreError as exc:
-            taken = await asyncio.to_thread(self._placed, place, player) if place is not None else None
-            if taken is None:  # not the same game of a participant's, started twice at once: a failure
+            taken = await asyncio.to_thread(self._taken, player, place, start_id) if once else None
+            if taken is None:  # not the same start, made twice at once: a failure
                 log.error("a game between people could not be stored: %s", exc)
                 raise ArenaError(CANNOT_SAVE) from None
             token = taken
@@ -198,6 +207,7 @@ class People:
         key: str | None,
         place: tuple[str, int] | None,
         avoid: frozenset[str],
+        start_id: str | None,
     ) -> str:
         """`start`'s transaction: the free seat of the oldest live wait in the queue `key` (if any; those over a
         scenario in `avoid` last) taken, or the new game stored with its two seats; the token of `player`'s seat."""
@@ -210,7 +220,7 @@ class People:
             free = self._free_seat(session, key, setup.role, player, avoid) if key is not None else None
             if free is not None:
                 self._claim(session, free, player)
-                free.study, free.game_index = study, index
+                free.study, free.game_index, free.start_id = study, index, start_id
                 return free.token
             mine = secrets.token_hex(16)
             session.add(GameRow(**game, status=WAITING))
@@ -226,6 +236,7 @@ class People:
                     seen_at=now,
                     study=study,
                     game_index=index,
+                    start_id=start_id,
                 )
             )
             session.add(
@@ -263,15 +274,15 @@ class People:
         )
         return session.scalars(query).first()
 
-    def _placed(self, place: tuple[str, int], player: str) -> str | None:
-        """The seat already taken for a study participant's game (None: none yet)."""
-        study, index = place
+    def _taken(self, player: str, place: tuple[str, int] | None, start_id: str | None) -> str | None:
+        """The seat `player` already took for a study's game (`place`) or by a start (`start_id`); None: none yet."""
         with self.store.reading() as session:
-            return session.scalars(
-                select(SeatRow.token).where(
-                    SeatRow.study == study, SeatRow.person == player, SeatRow.game_index == index
-                )
-            ).first()
+            query = select(SeatRow.token).where(SeatRow.person == player)
+            if place is not None:
+                query = query.where(SeatRow.study == place[0], SeatRow.game_index == place[1])
+            else:
+                query = query.where(SeatRow.start_id == start_id)
+            return session.scalars(query).first()
 
     @staticmethod
     def _bound(session: Session, player: str) -> None:

@@ -215,6 +215,15 @@ class SeatRow(Base):
             sqlite_where=text("study IS NOT NULL"),
             postgresql_where=text("study IS NOT NULL"),
         ),
+        # A start sent twice (its answer lost) takes one seat: the caller's start id, per player.
+        Index(
+            "one_seat_per_start",
+            "person",
+            "start_id",
+            unique=True,
+            sqlite_where=text("start_id IS NOT NULL"),
+            postgresql_where=text("start_id IS NOT NULL"),
+        ),
     )
 
     token: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -228,6 +237,7 @@ class SeatRow(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     joined_at: Mapped[datetime | None]
     seen_at: Mapped[datetime | None]  # when its person last asked for the game: a wait is live while they ask
+    start_id: Mapped[str | None] = mapped_column(String(64))  # the free-play start that took it, if its caller named it
 
 
 class LimitEventRow(Base):

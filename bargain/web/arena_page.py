@@ -618,9 +618,13 @@ class ArenaPage:
         prompt_version: str = "train",
         player: str | None = None,
         first_actor: str = "buyer",
+        start_id: str | None = None,
         request: gr.Request | None = None,
     ) -> dict:
-        """Start a game against one of the offered opponents and return your view of it (keep `game_id`)."""
+        """Start a game against one of the offered opponents and return your view of it (keep `game_id`). With a
+        person: send a `start_id` drawn at random (16-64 letters, digits, _ or -), and the same one with the same
+        player id when you send this start again after its answer was lost: you are given the game it started, not
+        a second one, whose partner would wait for you."""
 
         async def work() -> PersonView:
             setup = self.chosen(
@@ -629,7 +633,7 @@ class ArenaPage:
             who = inputs.player_id(player)
             where = client_address(request, self.trusted_proxies)  # no signed browser id here, and the session hash
             await asyncio.to_thread(self.limits.check, f"api:{where}", where)  # is the caller's choice
-            return await self.arena.start(setup, player=who)
+            return await self.arena.start(setup, player=who, start_id=start_id)
 
         return await self.answer(work())
 
