@@ -15,6 +15,7 @@ from arena_helpers import a_view
 from test_study_flow import make_study
 
 from bargain.arena.inputs import ArenaError, Setup
+from bargain.arena.people import QUEUE
 from bargain.arena.views import PersonView
 from bargain.engine.game import Action, Move
 from bargain.engine.trial import Role
@@ -64,6 +65,7 @@ class FakeArena:
         self.calls: list[tuple] = []
         self.views: dict[str, PersonView] = {}  # what `view` answers, by game
         self.refuse: Exception | None = None  # what the next start or move raises
+        self.start_ids: list[str | None] = []  # each start's start id
 
     def export(self, out: str) -> list[Path]:
         path = Path(out) / "games.csv"
@@ -86,6 +88,7 @@ class FakeArena:
         self, setup: Setup, player: str | None = None, replace: bool = False, start_id: str | None = None
     ) -> PersonView:
         self.calls.append(("start", setup, player, replace))
+        self.start_ids.append(start_id)
         self._refused()
         return a_view()
 
@@ -177,6 +180,26 @@ def test_a_start_over_a_game_going_on_asks_first_and_leaving_replaces_it(arena_p
     assert arena_page.arena.calls == []
     run(arena_page.start_leaving(going, request()))
     assert [call[3] for call in arena_page.arena.calls] == [True]
+
+
+def test_a_start_with_a_person_is_sent_again_with_the_start_id_kept_until_it_is_answered(arena_page):
+    """The browser keeps a start with a person's id before the start is made: if its answer is lost (a process
+    stopped after the seat was stored), a reload keeps it, and the next Start sends it again (so is given that seat,
+    tests/test_people.py); an answered start leaves none pending, and a start against an agent sends none."""
+    arena_page.arena.names[QUEUE] = QUEUE
+    queue = form(arena_page, saved=keep(SECRET, "p1", None), opponent=QUEUE)
+    pending = asyncio.run(anext(arena_page.start(queue, request())))[arena_page.saved]  # then its process is gone
+    assert kept(SECRET, pending)["player"] == "p1" and len(kept(SECRET, pending)["starting"]) >= 16
+    assert arena_page.arena.start_ids == []
+    [reloaded] = run(arena_page.resume(pending, request()))
+    assert kept(SECRET, reloaded[arena_page.saved]) == kept(SECRET, pending)  # nothing started: still pending
+    [again, shown] = run(arena_page.start({**queue, arena_page.saved: reloaded[arena_page.saved]}, request()))
+    assert arena_page.arena.start_ids == [kept(SECRET, pending)["starting"]]  # the lost start's, sent again
+    assert kept(SECRET, shown[arena_page.saved]) == {"player": "p1", "game": "g1"}  # answered: none pending
+    [fresh, _] = run(arena_page.start(form(arena_page, saved=shown[arena_page.saved], opponent=QUEUE), request()))
+    assert kept(SECRET, fresh[arena_page.saved])["starting"] != kept(SECRET, pending)["starting"]
+    run(arena_page.start(form(arena_page, saved=shown[arena_page.saved]), request()))
+    assert arena_page.arena.start_ids[-1] is None  # against an agent
 
 
 def test_a_refused_start_says_why_beside_the_button_and_changes_nothing_else(arena_page):

@@ -318,11 +318,12 @@ class ArenaPage:
         """The page for a view (or for no game): the panel, what the browser keeps, and with `setup` the form
         showing the game's settings (a resumed game, or one started again)."""
         updates = self.panel.show(view, note, thinking_s, clear)
-        # A finished game stays kept (and shown after a reload) until the person starts another.
+        # A finished game stays kept (and shown after a reload) until the person starts another; so does the id of a
+        # start with a person that was sent and never answered, until a start is answered.
         updates.update(
             {
                 self.current: view,
-                self.saved: keep(self.secret, ids["player"], view.game_id if view else None),
+                self.saved: keep(self.secret, ids["player"], view.game_id if view else None, ids.get("starting")),
                 self.again: gr.update(visible=view is not None and view.status not in ("active", "waiting")),
                 self.invitation: view.invitation if view else None,
                 self.stop_waiting: gr.update(visible=view is not None and view.status == "waiting"),
@@ -427,7 +428,11 @@ class ArenaPage:
             else:
                 setup = self.chosen(self.setup_given(given))
             await asyncio.to_thread(self.limits.check, ids["player"], client_address(request, self.trusted_proxies))
-            new = await self.arena.start(setup, player=ids["player"], replace=leaving)
+            starting = None
+            if setup.arm in (INVITE, QUEUE):  # kept until answered: a start made again after a lost answer is the same
+                starting = ids.get("starting") or secrets.token_urlsafe(16)
+                yield {self.saved: keep(self.secret, ids["player"], ids["game"], starting)}
+            new = await self.arena.start(setup, player=ids["player"], replace=leaving, start_id=starting)
         except GameInProgress:  # going on in another tab (or sent twice): ask, as for the game shown
             yield {self.confirm_box: gr.update(visible=True)}
             return
@@ -438,6 +443,7 @@ class ArenaPage:
             log.exception("starting a game")
             yield {self.start_note: told(UNEXPECTED), self.confirm_box: gr.update(visible=False)}
             return
+        ids = {"player": ids["player"], "game": new.game_id}  # answered: no start is pending
         yield self.render(new, ids, clear=True, setup=setup)
         async for update in self.following(new, ids):  # a game between people: waiting for the other one
             yield update

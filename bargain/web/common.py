@@ -92,17 +92,26 @@ def _signature(secret: str, player: str, game: str | None) -> str:
 
 
 def kept(secret: str, saved: object) -> dict:
-    """The player id and game id a browser kept, if the server signed them; else a new player and no game."""
+    """The player id and game id a browser kept, if the server signed them; else a new player and no game. With them,
+    the id of a start with a person that was sent and not yet answered (`starting`), if any: unsigned, since it
+    reaches only that player's own seats."""
     if isinstance(saved, dict) and isinstance(saved.get("player"), str) and isinstance(saved.get("sig"), str):
         player, game = saved["player"], saved.get("game") if isinstance(saved.get("game"), str) else None
         if hmac.compare_digest(saved["sig"], _signature(secret, player, game)):
-            return {"player": player, "game": game}
+            starting = saved.get("starting")
+            return {"player": player, "game": game, **({"starting": starting} if isinstance(starting, str) else {})}
     return {"player": secrets.token_hex(8), "game": None}
 
 
-def keep(secret: str, player: str, game: str | None) -> dict:
-    """What the browser keeps: the ids and the server's signature of them (the key never leaves the server)."""
-    return {"player": player, "game": game, "sig": _signature(secret, player, game)}
+def keep(secret: str, player: str, game: str | None, starting: str | None = None) -> dict:
+    """What the browser keeps: the ids and the server's signature of them (the key never leaves the server); while a
+    start with a person is sent and not answered, its start id, so that the start made again takes no second seat."""
+    return {
+        "player": player,
+        "game": game,
+        "sig": _signature(secret, player, game),
+        **({"starting": starting} if starting else {}),
+    }
 
 
 # --- the admin's side ---------------------------------------------------------------------------
