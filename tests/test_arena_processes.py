@@ -31,10 +31,12 @@ def test_a_person_moving_between_processes_goes_on_where_they_were(tmp_path):
         a, b = two_processes(tmp_path)
         view = await a.start(Setup(role=Role.BUYER, arm="tactic:hardliner", rounds=5))
         game_id = view.game_id
-        view = await a.move(game_id, 1, "OFFER", "1.00", "on a")
-        view = await b.move(game_id, 2, "OFFER", "1.10", "on b")  # reconnected to the other process
+        # offers below any seller's own (the item is drawn at random): the hardliner never takes one, so no round ends
+        # the game
+        view = await a.move(game_id, 1, "OFFER", "0.01", "on a")
+        view = await b.move(game_id, 2, "OFFER", "0.02", "on b")  # reconnected to the other process
         assert view.round == 3 and b.live[game_id].generation == 2  # b took it over
-        view = await a.move(game_id, 3, "OFFER", "1.20", "on a again")  # and back: a sees it is out of date
+        view = await a.move(game_id, 3, "OFFER", "0.03", "on a again")  # and back: a sees it is out of date
         assert view.round == 4
         assert [t["message"] for t in view.transcript if t["speaker"] == "you"] == ["on a", "on b", "on a again"]
         view = await b.view(game_id)
