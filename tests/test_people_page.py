@@ -93,14 +93,14 @@ def body(page) -> str:
     return text
 
 
-def hidden_price(page, price: float, own: float) -> None:
+def hidden_price(page, price: float, own: float, offered: tuple[str, ...] = ()) -> None:
     """The other side's reservation price is not on the page (unless it reads the same as a figure the page has
-    reason to show: the person's own price, or a bound of any range they are told, of the other's price or of what
-    the other believes of theirs)."""
+    reason to show: the person's own price, a bound of any range they are told, of the other's price or of what
+    the other believes of theirs, or a price offered so far, `offered`)."""
     text = body(page)
     bounds = re.findall(r"between ([\d,.]+) and ([\d,.]+)", text)
     assert bounds, text
-    shown = {money(own), *(bound for pair in bounds for bound in pair)}
+    shown = {money(own), *offered, *(bound for pair in bounds for bound in pair)}
     assert "had a reservation price of" not in text
     if money(price) not in shown:
         assert money(price) not in text
@@ -168,8 +168,9 @@ def test_two_people_play_a_whole_game_each_page_following_the_other(server, brow
     assert "You are the BUYER." in body(alice)
     assert not alice.get_by_role("button", name="Offer", exact=True).is_enabled()  # her move is in
     assert "meet in the middle" not in chat(bob)
-    hidden_price(alice, seller, buyer)
-    hidden_price(bob, buyer, seller)
+    offered = (money(buyer * 0.5), money(seller * 2), bid)  # alice's bid may read as either price
+    hidden_price(alice, seller, buyer, offered)
+    hidden_price(bob, buyer, seller, offered)
     offer(bob, ask, "fine")
 
     # The end: the reloaded page followed it too, and each person reads the outcome and the other's price.

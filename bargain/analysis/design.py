@@ -120,15 +120,16 @@ def game_rows(games: pd.DataFrame, *outcomes: str) -> pd.DataFrame:
     missing = [c for c in ("cluster", *FACTORS, *outcomes) if c not in games.columns]
     if missing:
         raise ValueError(f"game rows lack the column(s) {', '.join(missing)}")
-    present = games[list(outcomes)].notna().all(axis=1).to_numpy()
+    present = np.logical_and.reduce([games[o].notna().to_numpy() for o in outcomes])
     if not present.any():
         raise ValueError(f"no game has an outcome {' and '.join(map(repr, outcomes))}")
-    picked = games.loc[present]
-    game = picked["game_index"].to_numpy().astype(int)
-    text = {
-        c: picked[c].astype(str).to_numpy() for c in ("cluster", "arm", "condition", "human_role")
-    }
-    values = {outcome: picked[outcome].to_numpy(dtype=float) for outcome in outcomes}
+
+    def picked(column: str) -> np.ndarray:  # a column's values in the games with every outcome
+        return games[column].to_numpy()[present]
+
+    game = picked("game_index").astype(int)
+    text = {c: picked(c).astype(str) for c in ("cluster", "arm", "condition", "human_role")}
+    values = {outcome: picked(outcome).astype(float) for outcome in outcomes}
     keys = (
         text["cluster"],
         game,
