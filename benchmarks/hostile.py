@@ -97,12 +97,12 @@ def intruder(urls: list[str], seats: bool, n: int, think: float, stop: threading
                 attack = rng.choice(ATTACKS + (("seat",) if seats else ()))
                 if attack == "take" and open_links:
                     link, player = rng.choice(open_links), next(fresh)
-                    if took(player, attempt(attack, "join_game", [link, player], refuse=False)) is not None:
+                    if took(player, attempt(attack, "join_game", [link, player, None], refuse=False)) is not None:
                         log["linked"].append((link, player))
                 elif attack == "rejoin" and taken:
                     link, host = rng.choice([(link, host) for link, host in log["links"] if link in taken])
                     player = rng.choice([host, taken[link], victim, "guest", None, next(fresh)])
-                    attempt(attack, "join_game", [link, player], refuse=True)
+                    attempt(attack, "join_game", [link, player, None], refuse=True)
                 elif attack == "link" and log["links"]:
                     link = rng.choice(log["links"])[0]
                     call = rng.choice([("get_game", [link, 0]), ("play_move", [link, 1, "OFFER", "1.00", "mine"])])
@@ -121,7 +121,7 @@ def intruder(urls: list[str], seats: bool, n: int, think: float, stop: threading
                             ("get_game", [token, 0]),
                             ("play_move", [token, 1, "OFFER", "1.00", "mine"]),
                             ("cancel_game", [token]),
-                            ("join_game", [token, victim]),
+                            ("join_game", [token, victim, None]),
                         ]
                     )
                     attempt(attack, *call, refuse=True)

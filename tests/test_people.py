@@ -441,3 +441,24 @@ def test_a_start_sent_again_with_its_start_id_gives_the_seat_it_took_and_never_a
         assert held == {"carol": 1, "dave": 1, "erin": 1, "pat": 3, "mallory": 1, anon: 1}
 
     run(scenario())
+
+
+def test_a_join_sent_again_with_its_start_id_gives_the_seat_it_took_and_the_link_stays_closed_to_others(tmp_path):
+    async def scenario():
+        a, b = arenas(tmp_path)
+        alice = await a.start(Setup(arm=INVITE), player="alice")
+        once = "bob-join-0001-abcdef"
+        bob = await b.join(alice.invitation, "bob", start_id=once)
+        again = await a.join(alice.invitation, "bob", start_id=once)  # its answer lost: sent again, elsewhere
+        assert again.game_id == bob.game_id and again.status == "active" and again.role != alice.role
+        for who, start_id in (("bob", None), ("bob", "bob-join-0002-abcdef"), ("mallory", once)):
+            with pytest.raises(ArenaError, match="already taken"):
+                await b.join(alice.invitation, who, start_id=start_id)
+
+        carol = await a.start(Setup(arm=INVITE), player="carol")
+        twice = await asyncio.gather(*(arena.join(carol.invitation, None, start_id="d" * 20) for arena in (a, b)))
+        assert twice[0].game_id == twice[1].game_id  # at once, on both processes: one seat, an anonymous caller's
+        with pytest.raises(ArenaError, match="start id must be 16 to 64"):
+            await a.join(carol.invitation, "dave", start_id="short")
+
+    run(scenario())

@@ -86,13 +86,13 @@ def test_a_seat_opens_to_its_token_only_and_a_players_open_games_are_bounded_on_
     a, b = processes.start((), ())
     alice = start(a, "buyer")
     link = alice["invitation"]
-    bob = post(b, "join_game", link, None)  # no player id
+    bob = post(b, "join_game", link, None, None)  # no player id
     store = Store(processes.db)
     stored = store.seats_frame().set_index("role")["person"]["seller"]
     assert stored.startswith("anon-")
     for url in (a, b):
         for who in (None, "guest", stored, "bob"):
-            assert "already taken" in refused(url, "join_game", link, who)
+            assert "already taken" in refused(url, "join_game", link, who, None)
     assert post(a, "get_game", bob["game_id"], 0)["your_price"] == bob["your_price"]  # the token, on either process
 
     # Two anonymous callers of the queue, on two processes: two people, paired.
@@ -150,7 +150,7 @@ def test_a_studys_games_are_out_of_free_plays_reach_the_idle_leave_the_pairing_a
         ("get_game", [seat, 2.0]),
         ("play_move", [seat, 1, "OFFER", "1.00", ""]),
         ("cancel_game", [seat]),
-        ("join_game", [seat, "intruder"]),
+        ("join_game", [seat, "intruder", None]),
     ):
         error = refused(free, api, *data)
         assert says(error, "no such game") or says(error, "not valid"), error

@@ -841,14 +841,16 @@ class Arena:
             raise ArenaError(NO_SUCH_GAME)
         return seat
 
-    async def join(self, token: object, player: str | None, held: object = None) -> PersonView:
+    async def join(self, token: object, player: str | None, held: object = None, start_id: object = None) -> PersonView:
         """Take the seat an invitation link carries: the game between two people begins. `held`: the seat token the
-        caller's browser keeps (opening the link again, the one who took it gets their own seat)."""
+        caller's browser keeps (opening the link again, the one who took it gets their own seat); `start_id`: the
+        caller's id of this join, which makes the join sent again give the seat it took (People.join)."""
         if QUEUE not in self.arms and INVITE not in self.arms:
             raise ArenaError("playing another person is not offered here")
         token = inputs.game_id(token)
         held = None if held is None else inputs.game_id(held)
-        return await self.people.join(token, inputs.player_id(player) or fresh_player(), held)
+        once = inputs.start_id(start_id)
+        return await self.people.join(token, inputs.player_id(player) or fresh_player(once), held, once)
 
     async def cancel(self, game_id: object, study: str | None = None) -> PersonView:
         """Stop waiting for the other person (a game that has begun is played or left, not cancelled)."""

@@ -314,10 +314,13 @@ class People:
             raise ArenaError("that invitation was already taken, or the game was cancelled")
         seat.person, seat.joined_at, seat.seen_at = person, now, now
 
-    async def join(self, token: object, player: str, held: str | None = None) -> PersonView:
+    async def join(
+        self, token: object, player: str, held: str | None = None, start_id: str | None = None
+    ) -> PersonView:
         """Take the seat an invitation link carries for `player`; refused once it is taken (whoever asks: a player
         id proves nothing) and to its sender. `held`: the seat token the caller already holds (a browser keeps it),
-        which is how the one who took the link opens it again: their own seat's view."""
+        which is how the one who took the link opens it again: their own seat's view. `start_id`: the caller's id of
+        this join, as of a start (`start`): the join sent again by the same player gives the seat it took."""
         if not isinstance(token, str):
             raise ArenaError("that invitation link is not valid")
 
@@ -329,6 +332,8 @@ class People:
                     raise ArenaError("that invitation link is not valid")
                 if held is not None and seat.person is not None and secrets.compare_digest(held, seat.token):
                     return seat.token  # the link opened again by the one who took it
+                if start_id is not None and seat.person == player and seat.start_id == start_id:
+                    return seat.token  # the join sent again, its answer lost
                 game = session.get(GameRow, seat.game_id)
                 if game is None or game.status != WAITING or seat.person is not None:
                     raise ArenaError("that invitation was already taken, or the game was cancelled")
@@ -339,6 +344,7 @@ class People:
                     raise ArenaError("that is your own invitation: send the link to the person you want to play")
                 self._bound(session, player)
                 self._claim(session, seat, player)
+                seat.start_id = start_id
                 return seat.token
 
         try:

@@ -658,11 +658,12 @@ class ArenaPage:
 
         return await self.answer(work())
 
-    async def join_game(self, token: str, player: str | None = None) -> dict:
+    async def join_game(self, token: str, player: str | None = None, start_id: str | None = None) -> dict:
         """Take the seat an invitation carries (the `invitation` of a game against person:invite): your view
         of the game, which begins. Its `game_id` is your seat's token, the only handle on it: the link opens
-        nothing once taken."""
-        return await self.answer(self.arena.join(token, player))
+        nothing once taken, but to the same player id with the same `start_id` (drawn at random, as for
+        `start_game`), so that a join sent again after its answer was lost is given the seat it took."""
+        return await self.answer(self.arena.join(token, player, start_id=start_id))
 
     async def cancel_game(self, game_id: str) -> dict:
         """Stop waiting for the other person of a game nobody has joined yet."""
