@@ -219,8 +219,8 @@ class People:
                 self._bound(session, player)
             free = self._free_seat(session, key, setup.role, player, avoid) if key is not None else None
             if free is not None:
-                self._claim(session, free, player)
-                free.study, free.game_index, free.start_id = study, index, start_id
+                self._claim(session, free, player, start_id)
+                free.study, free.game_index = study, index
                 return free.token
             mine = secrets.token_hex(16)
             session.add(GameRow(**game, status=WAITING))
@@ -300,9 +300,10 @@ class People:
             )
 
     @staticmethod
-    def _claim(session: Session, seat: SeatRow, person: str) -> None:
-        """Take a free seat for `person`; its game begins. The game must still be waiting as this transaction writes
-        (not cancelled meanwhile by the one who waited), or nothing is taken."""
+    def _claim(session: Session, seat: SeatRow, person: str, start_id: str | None) -> None:
+        """Take a free seat for `person` (by the start or join `start_id`, if its caller named one); its game begins.
+        The game must still be waiting as this transaction writes (not cancelled meanwhile by the one who waited), or
+        nothing is taken."""
         now = utcnow()
         begun = _changed(
             session,
@@ -312,7 +313,7 @@ class People:
         )
         if begun != 1:
             raise ArenaError("that invitation was already taken, or the game was cancelled")
-        seat.person, seat.joined_at, seat.seen_at = person, now, now
+        seat.person, seat.joined_at, seat.seen_at, seat.start_id = person, now, now, start_id
 
     async def join(
         self, token: object, player: str, held: str | None = None, start_id: str | None = None
@@ -343,8 +344,7 @@ class People:
                 if sender == player:
                     raise ArenaError("that is your own invitation: send the link to the person you want to play")
                 self._bound(session, player)
-                self._claim(session, seat, player)
-                seat.start_id = start_id
+                self._claim(session, seat, player, start_id)
                 return seat.token
 
         try:
