@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+from cpu_launch import accelerate_on_cpu
 
 from bargain.agents.arms import Arm
 from bargain.agents.backends import Sampling
@@ -294,19 +294,8 @@ def test_every_process_waits_for_the_server_and_plays_only_the_newest_adapter(ti
         f"--{key.replace('_', '-')}={value}"
         for key, value in {**TINY_RUN, "groups_per_step": 4, "steps": 2, "batch_size": 4}.items()
     ]
-    command = [
-        sys.executable,
-        "-m",
-        "accelerate.commands.launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
+    command, env = accelerate_on_cpu(
+        2,
         "-m",
         "train",
         "--config",
@@ -323,14 +312,7 @@ def test_every_process_waits_for_the_server_and_plays_only_the_newest_adapter(ti
         "--output-dir",
         str(tmp_path / "run"),
         "--quiet",
-    ]
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "HF_HUB_OFFLINE": "1",
-        "OMP_NUM_THREADS": "1",
-        "ACCELERATE_USE_CPU": "true",
-    }  # two processes on CPU (gloo); without it each would run alone
+    )
     trainer = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(2.0)  # the server comes up after the trainer has started

@@ -4,12 +4,11 @@ however many processes share it, and a world size that cannot share it is refuse
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cpu_launch import accelerate_on_cpu
 
 from train import config as configuration
 
@@ -45,32 +44,14 @@ def test_a_world_size_that_cannot_share_the_batch_is_refused_with_the_sizes_that
 
 
 def phase(tiny_model: Path, out: Path, processes: int) -> dict:
-    """One optimisation phase (tests/optimise_phase.py) on `processes` CPU processes (accelerate's --multi_gpu
-    on a machine without GPUs runs them on the CPU and joins them with gloo); one process is this one, whose
-    interpreter has torch and the model's code loaded already."""
+    """One optimisation phase (tests/optimise_phase.py) on `processes` CPU processes (tests/cpu_launch.py); one
+    process is this one, whose interpreter has torch and the model's code loaded already."""
     if processes == 1:
         from optimise_phase import main
 
         main(str(tiny_model), str(out))
         return json.loads(out.read_text())
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    command = [
-        sys.executable,
-        "-m",
-        "accelerate.commands.launch",
-        "--multi_gpu",
-        "--num_processes",
-        str(processes),
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        str(ROOT / "tests" / "optimise_phase.py"),
-        str(tiny_model),
-        str(out),
-    ]
+    command, env = accelerate_on_cpu(processes, str(ROOT / "tests" / "optimise_phase.py"), str(tiny_model), str(out))
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
