@@ -46,10 +46,12 @@ TINY_RUN = dict(
 
 @pytest.fixture(scope="session")
 def format_model(tiny_model, tmp_path_factory):
-    """The tiny model taught to bid valid prices at random (1 to 5) in rice games (low:0)."""
+    """The tiny model taught to bid valid prices at random (1 to 5) in rice games (low:0). 60 steps at 0.008 teach
+    it as 150 at 0.003 did, in 40% of the time: taught from seeds 0, 1 and 2, all its moves were valid offers and the
+    GRPO test's four steps gained 0.30-0.32 (0.21 after 150 steps); 40 steps left most moves invalid."""
     from bargain.agents.tiny import teach_format
 
-    return teach_format(tiny_model, tmp_path_factory.mktemp("format-model"), steps=150)
+    return teach_format(tiny_model, tmp_path_factory.mktemp("format-model"), steps=60, learning_rate=0.008)
 
 
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "train" / "configs").glob("*.yaml")))
