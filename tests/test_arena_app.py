@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
-import zipfile
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from arena_helpers import (
     BROWSER_ARGS,
     CHROMIUM,
-    admin,
     browser_page,
     free_port,
     launch,
@@ -173,44 +168,6 @@ def test_a_person_plays_a_game_in_the_browser(server, page):
     player_games = Store(f"sqlite:///{server.db}").games_frame()
     assert len(player_games) == 1 and player_games.iloc[0]["status"] == "finished"
     assert player_games.iloc[0]["human_role"] == "seller"
-
-
-@pytest.mark.slow
-def test_the_debrief_and_the_screenshot(server, page, tmp_path):
-    page.get_by_role("button", name="Start game").click()
-    page.wait_for_selector("text=Round 1 of 4", timeout=20000)
-    page.get_by_role("button", name="Walk away").click()
-    page.wait_for_selector("text=Debrief", timeout=20000)
-    text = page.inner_text("body")
-    shot = tmp_path / "arena.png"
-    page.screenshot(path=str(shot), full_page=True)
-    page.get_by_role("tab", name="Results").click()
-    page.get_by_role("button", name="Refresh").click()
-    page.locator("table").filter(has_text="finished").first.wait_for(timeout=20000)
-    results = page.inner_text("body")
-    page.get_by_text("Export all games and moves (admin)").click()
-    admin(page, "Export CSV and Parquet")
-    page.wait_for_selector("text=Download bargain-games.zip", timeout=20000)
-    with page.expect_download() as download:
-        page.get_by_text("Download bargain-games.zip").click()
-    download.value.save_as(tmp_path / "export.zip")
-    assert "No deal" in text and "had a reservation price of" in text and "Play again" in text
-    assert shot.stat().st_size > 10_000
-    assert "finished" in results and "both_unaware" in results
-    with zipfile.ZipFile(tmp_path / "export.zip") as archive:
-        assert sorted(archive.namelist()) == [
-            "games.csv",
-            "games.parquet",
-            "moves.csv",
-            "moves.parquet",
-            "seats.csv",
-            "seats.parquet",
-        ]
-    game_id = Store(f"sqlite:///{server.db}").games_frame()["id"].iloc[0]
-    written = server.arena.store.export(tmp_path / "export")
-    assert game_id in (tmp_path / "export" / "games.csv").read_text() and len(written) == 6
-    if os.environ.get("BARGAIN_SCREENSHOTS"):
-        shutil.copy(shot, Path(os.environ["BARGAIN_SCREENSHOTS"]) / "arena.png")
 
 
 def test_the_public_api_is_the_named_endpoints(server):

@@ -5,8 +5,11 @@ prices with two decimals, the last round announced, and the Results tab."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import shutil
 import threading
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -135,7 +138,7 @@ def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(server):
+def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(server, tmp_path):
     with browser_page(server.url) as page:
         start_game(page, "tactic:hardliner")
         offer(page, "0.50")
@@ -167,6 +170,12 @@ def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(ser
         page.wait_for_selector("text=Debrief", timeout=20000)  # the outcome and debrief are still shown
         body = page.inner_text("body")
         assert "Game over" in body and "No deal" in body and "had a reservation price of" in body
+        assert "Play again" in body
+        shot = tmp_path / "arena.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        if os.environ.get("BARGAIN_SCREENSHOTS"):
+            shutil.copy(shot, Path(os.environ["BARGAIN_SCREENSHOTS"]) / "arena.png")
         # The Results tab is filled when it opens; on a phone its tables are cards, nothing cut off or sideways.
         page.get_by_role("tab", name="Results").click()
         page.locator("table").filter(has_text="tactic:hardliner").first.wait_for(timeout=20000)
