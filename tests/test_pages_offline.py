@@ -1,12 +1,12 @@
-"""The pages people meet load nothing from another host (no font, script or tracker: a study's participant is seen
-by the researcher's server alone), and their bold text is set in one face (Gradio's default theme asks for a weight
-whose file holds a handful of letters, so "Bargaining" and "BUYER" were set in two)."""
+"""The arena's page loads nothing from another host (no font, script or tracker), and its bold text is set in one
+face (Gradio's default theme asks for a weight whose file holds a handful of letters, so "Bargaining" and "BUYER" were
+set in two). A study's pages, from the link to the completion code, are held to the same in tests/test_study_app.py
+(a participant is seen by the researcher's server alone)."""
 
 from __future__ import annotations
 
 import pytest
 from arena_helpers import browser_page, launch
-from test_study_flow import make_study
 
 
 def faces(page, selector: str) -> list[str]:
@@ -41,26 +41,5 @@ def test_the_arena_loads_nothing_from_another_host_and_sets_its_title_in_one_fac
             bold.evaluate("node => node.setAttribute('data-probe', '1')")
             assert len(faces(page, "[data-probe]")) == 1
             page.screenshot(path=str(tmp_path / "arena.png"))
-    finally:
-        app.demo.close()
-
-
-@pytest.mark.slow
-def test_a_study_page_loads_nothing_from_another_host(tmp_path):
-    make_study(tmp_path)
-    app = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))
-    try:
-        with browser_page(f"{app.url}?PROLIFIC_PID=P1&STUDY_ID=S1") as page:
-            requests: list[str] = []
-            page.on("request", lambda request: requests.append(request.url))
-            page.reload()
-            page.get_by_role("button", name="I agree to take part").click()
-            page.get_by_role("button", name="I have read the instructions").click()
-            page.get_by_label("Nothing").check()
-            page.get_by_role("button", name="Check my answers").click()
-            page.wait_for_selector("text=Game 1 of 2, against the other party", timeout=20000)
-            page.evaluate("() => document.fonts.ready.then(() => true)")  # every face the page uses fetched
-            assert len(requests) > 20 and foreign(requests, app.url) == []
-            page.screenshot(path=str(tmp_path / "study.png"))
     finally:
         app.demo.close()

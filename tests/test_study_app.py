@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from arena_helpers import admin, browser_page, launch
 from gradio_client import Client
+from test_pages_offline import foreign
 from test_study_flow import answers_for, make_study
 
 from bargain import app as arena_app
@@ -117,7 +118,10 @@ def test_a_changed_study_file_under_the_same_version_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
-    shots = []
+    """From the link to the completion code, with a screenshot of each page; every request the pages make, their
+    first load's too, goes to the app's own address (no font, script or tracker from another host: a participant is
+    seen by the researcher's server alone)."""
+    shots, requests = [], []
     with browser_page(served.url + "?PROLIFIC_PID=B1&STUDY_ID=S1") as page:
 
         def shot(name: str) -> None:
@@ -125,6 +129,8 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
             page.screenshot(path=str(path), full_page=True)
             shots.append(path)
 
+        page.on("request", lambda request: requests.append(request.url))
+        page.reload()
         page.wait_for_selector("text=We record your moves.", timeout=20000)
         shot("consent")
         page.get_by_role("button", name="I agree to take part").click()
@@ -170,6 +176,7 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
         page.wait_for_selector("text=DONE123", timeout=20000)
         shot("completed")
     assert all(p.stat().st_size > 10_000 for p in shots)
+    assert len(requests) > 20 and foreign(requests, served.url) == []
     if os.environ.get("BARGAIN_SCREENSHOTS"):
         for path in shots:
             shutil.copy(path, Path(os.environ["BARGAIN_SCREENSHOTS"]) / path.name)
