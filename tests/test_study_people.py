@@ -269,38 +269,6 @@ def test_one_who_waits_past_the_longest_wait_ends_paid_the_stated_bonus(tmp_path
 
 
 @pytest.mark.slow
-def test_in_two_browsers_one_waits_for_the_other_party_and_both_pages_go_on_when_the_other_comes(tmp_path):
-    """The app serves a study with a person arm; the first participant's page says they wait for the other party
-    (never a person), and follows by itself into the game when the second arrives."""
-    from arena_helpers import BROWSER_ARGS, CHROMIUM, launch, need_browser
-
-    for name in ("consent.md", "instructions.md", "debrief.md"):
-        (tmp_path / name).write_text(f"The {name[:-3]} text.")
-    (tmp_path / "study.yaml").write_text(textwrap.dedent(STUDY))
-    running = launch(tmp_path / "arena.db", "--study", str(tmp_path / "study.yaml"))  # a person arm starts
-    need_browser()
-    from playwright.sync_api import sync_playwright
-
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-            pages = []
-            for who in ("W1", "W2"):
-                page = browser.new_context(viewport={"width": 1000, "height": 1200}).new_page()
-                page.goto(f"{running.url}?PROLIFIC_PID={who}")
-                page.get_by_role("button", name="I agree to take part").click(timeout=20000)
-                page.get_by_role("button", name="I have read the instructions").click(timeout=20000)
-                pages.append(page)
-                if who == "W1":
-                    page.wait_for_selector("text=Waiting for the other party to join", timeout=20000)
-                    assert "other person" not in page.locator("body").inner_text()  # blinded: the other party
-            for page in pages:  # the first page followed the arrival by itself
-                page.wait_for_selector("text=Round 1 of 2", timeout=20000)
-            browser.close()
-    finally:
-        running.demo.close()
-
-
 # --- who may reach a study's game between people, and what it tells -------------------------------------------------
 
 
@@ -414,8 +382,9 @@ def test_a_study_payload_has_the_same_keys_labels_and_timing_against_a_person_an
 @pytest.mark.slow
 def test_in_two_browsers_a_buyer_and_a_seller_read_their_own_instructions_and_a_debrief_naming_a_person(tmp_path):
     """A study of one person arm with instructions per role: the two participants, each in a page of their own, read
-    their own role's instructions, are paired, play their game to its end and reach the debrief, which names the
-    other as a person, with their reservation price and no strategy (screenshots of both debriefs in tmp_path)."""
+    their own role's instructions; the first waits for "the other party" and their page follows by itself into the
+    game when the second arrives; they play it to its end and reach the debrief, which names the other as a person,
+    with their reservation price and no strategy (screenshots of both debriefs in tmp_path)."""
     from arena_helpers import BROWSER_ARGS, CHROMIUM, launch, need_browser
 
     told = {"buyer": "You are the buyer: the lower the price", "seller": "You are the seller: the higher the price"}
@@ -448,6 +417,9 @@ def test_in_two_browsers_a_buyer_and_a_seller_read_their_own_instructions_and_a_
                 assert told["seller" if role == "buyer" else "buyer"] not in page.locator("body").inner_text()
                 page.get_by_role("button", name="I have read the instructions").click()
                 pages[who] = page
+                if who == "W1":  # the first waits, told of "the other party" (never a person)
+                    page.wait_for_selector("text=Waiting for the other party to join", timeout=20000)
+                    assert "other person" not in page.locator("body").inner_text()
             assert sorted(roles.values()) == ["buyer", "seller"]
             for round_ in (1, 2):  # offers that never cross: two rounds, no deal
                 for who, page in pages.items():
