@@ -2,7 +2,7 @@
 only as far as the configured proxies, and an admin password that wrong guesses slow down but never lock out. The
 counts are kept in the database, so they hold across the app processes that share it: two stores on one database
 stand for two processes (one SQLite file, and PostgreSQL where BARGAIN_TEST_POSTGRES_URL names a scratch database),
-and a slow test starts games through two real processes.
+and a slow test starts games through real app processes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import gradio as gr
 import httpx
 import pytest
 from arena_helpers import free_port, launch
-from databases import POSTGRES, emptied
+from databases import POSTGRES, emptied, processes_database
 from sqlalchemy import select, text
 from starlette.requests import Request
 
@@ -304,16 +304,17 @@ def test_a_database_that_fails_refuses_in_a_sentence_and_logs_why(store, caplog)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", BOTH)
-def test_an_address_starts_its_games_per_hour_in_all_across_two_app_processes(kind, tmp_path):
-    db = database(kind, tmp_path)
+def test_an_address_starts_its_games_per_hour_in_all_across_app_processes(tmp_path):
+    """Through real app processes: two on PostgreSQL where the tests have one, else one on SQLite
+    (databases.processes_database); the count across two processes on each kind is the two-store tests' above."""
+    db, count = processes_database(tmp_path)
     flags = ["--db", db, "--games-per-hour-per-address", "3"]
-    replicas = [Replica([*flags, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(2)]
+    replicas = [Replica([*flags, "--port", str(free_port())], tmp_path / f"t{i}.json") for i in range(count)]
     start_all(replicas)
     try:
         urls = [f"http://127.0.0.1:{r.port}/" for r in replicas]
         for n in range(3):
-            assert not refused(start_game(urls[n % 2]))
+            assert not refused(start_game(urls[n % len(urls)]))
         assert all(refused(start_game(url)) for url in urls)
     finally:
         for replica in replicas:
