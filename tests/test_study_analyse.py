@@ -52,6 +52,7 @@ def report(exported, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow  # the whole command: its bootstrap, and figures drawn (seconds)
 def test_every_table_and_figure_is_written_and_contrasts_have_the_agreed_columns(report, exported):
     outcomes = [o.name for o in planned_outcomes(read_export(exported).settings) if not o.present_only]
     for name in (*TABLES, *(f"models_{o}" for o in outcomes), "contrasts_all_participants"):
@@ -74,6 +75,7 @@ def test_every_table_and_figure_is_written_and_contrasts_have_the_agreed_columns
     assert 'name="viewport"' in html and "overflow-x:auto" in html
 
 
+@pytest.mark.slow  # the whole command: its bootstrap, and figures drawn (seconds)
 def test_every_number_in_the_markdown_report_is_in_analysis_json(report):
     numbers = json.loads((report / "analysis.json").read_text())
     known: set[str] = set()
@@ -96,6 +98,7 @@ def test_every_number_in_the_markdown_report_is_in_analysis_json(report):
     assert sorted(set(said) - known) == []
 
 
+@pytest.mark.slow  # the whole command: its bootstrap, and figures drawn (seconds)
 def test_the_same_export_and_seed_give_byte_identical_numbers_and_tables(exported, report, tmp_path):
     again = tmp_path / "again"
     write_report(analysis_of(read_export(exported), all_participants=True), again, latex=True)
@@ -195,6 +198,7 @@ def test_fallback_games_count_as_the_arm_played_and_are_flagged(tmp_path):
     assert sample.fallback_games == 2 and set(sample.rows["arm"]) == {"lin"} and sample.rows["fallback"].all()
 
 
+@pytest.mark.slow  # the whole command: its bootstrap, and figures drawn (seconds)
 def test_a_zip_gives_the_same_analysis_and_an_older_export_reads_its_games(exported, tmp_path):
     archive = tmp_path / "study.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
@@ -235,6 +239,7 @@ def test_an_export_with_no_finished_game_gives_a_report_that_says_so(tmp_path):
     assert (tmp_path / "out" / "report.html").exists()
 
 
+@pytest.mark.slow  # the whole command: its bootstrap, and figures drawn (seconds)
 def test_the_plan_is_written_from_the_study_file_and_a_deviation_from_it_is_listed(exported, tmp_path):
     study = write_study(tmp_path, 24)
     run = run_main(main, "analyse", "--plan-only", str(study), "--out", str(tmp_path / "plan"))

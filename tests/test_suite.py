@@ -7,7 +7,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 
+
+@pytest.mark.slow  # a pytest of its own, with two workers: three interpreters started (seconds)
 def test_loadgroup_runs_a_groups_tests_on_one_worker(tmp_path):
     """pytest-xdist marks a group by its tests' node ids, which pytest 9.2 ignores: nothing fails, the groups are
     simply spread over the workers and the suite takes minutes longer. requirements.txt pins a pytest that keeps
