@@ -88,6 +88,7 @@ def test_bad_input_is_refused_and_changes_nothing(server):
     assert len(stored(server.db, view["game_id"])["moves"]) == 2 and after["round"] == 2
 
 
+@pytest.mark.slow  # a second app server started (seconds)
 def test_reload_and_server_restart_resume_the_game(tmp_path):
     db = tmp_path / "arena.db"
     first = launch(db)

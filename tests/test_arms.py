@@ -757,6 +757,7 @@ def test_paper_comparison_when_the_grid_keeps_its_name(tmp_path, scenario_set):
     assert row["ours_deal_rate"] == 0
 
 
+@pytest.mark.slow  # an evaluation run twice through the command (seconds)
 def test_resume_after_failed_games(tmp_path, scenario_set):
     out = tmp_path / "run"
     # 400 is not retried: the first requests fail and take their games down with them.

@@ -250,6 +250,7 @@ def test_each_person_is_told_exactly_what_their_condition_reveals_to_their_role(
     run(scenario())
 
 
+@pytest.mark.slow  # a move countdown waited out (seconds)
 def test_under_a_move_countdown_a_person_who_does_not_move_passes_once_and_the_game_ends_by_the_rules(tmp_path):
     """A study's move countdown (`move_seconds`): the side whose time runs out passes, written once by whichever
     request sees it first (here: a look from the other process), and the game goes on by the protocol. The countdown

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 from cli_runner import run_main
 
 from bargain.cli import main
@@ -26,6 +27,7 @@ def cli(*args: str):
     return run_main(main, *args, env={"HF_HUB_OFFLINE": "1"})
 
 
+@pytest.mark.slow  # shards of an evaluation, each run, then merged (seconds)
 def test_four_shards_merged_are_one_run(tmp_path):
     whole = tmp_path / "whole"
     assert cli("evaluate", *GRID, "--out", str(whole)).returncode == 0
@@ -78,6 +80,7 @@ def test_merge_refuses_what_is_not_one_whole_run(tmp_path):
     assert bad.returncode == 2 and "1 <= I <= N" in bad.stderr
 
 
+@pytest.mark.slow  # shards of an evaluation, each run, then merged (seconds)
 def test_shards_of_model_arms_merge_to_the_same_paper_comparison(tmp_path):
     """With model arms (a canned OpenAI-compatible server: the same reply to the same chat), the merged run has
     the unsharded run's outcomes and its comparison with the paper; only latencies and such differ."""

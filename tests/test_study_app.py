@@ -60,6 +60,7 @@ def walk_through(client: Client, query: dict) -> list[dict]:
     return pages
 
 
+@pytest.mark.slow  # participants through the whole study, over HTTP (seconds)
 def test_simulated_participants_complete_the_study_through_the_api(served):
     client = Client(served.url, verbose=False)
     info = client.view_api(print_info=False, return_format="dict")

@@ -442,6 +442,7 @@ def test_in_two_browsers_a_buyer_and_a_seller_read_their_own_instructions_and_a_
         running.demo.close()
 
 
+@pytest.mark.slow  # a drawn wait for the other party waited out (seconds)
 def test_a_program_game_with_a_matching_wait_waits_for_the_other_party_as_a_person_arm_does(tmp_path):
     """Blinding of the wait: with `timing.matching`, a program game first waits for "the other party" for a drawn
     time, its page the same as a wait for a partner (keys, labels, a move refused alike), then begins."""

@@ -44,6 +44,7 @@ def test_power_for_two_arms_without_participant_effects_is_the_t_tests(tmp_path)
         assert abs(r.power - expected) < 0.03, (r, expected)
 
 
+@pytest.mark.slow  # hundreds of simulated studies (seconds)
 def test_the_same_seed_prints_the_same_plan_and_a_size_the_same_whatever_else_is_asked(tmp_path):
     study_file = write_study(tmp_path)
     args = dict(pilot=None, assume=(), effects=["utility=0.1", "deal=0.15"], sims=30, seed=3)
