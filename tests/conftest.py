@@ -4,6 +4,7 @@ PostgreSQL database per worker."""
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -77,14 +78,16 @@ def scenario_set():
     return scenarios.bundled()
 
 
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:
+def built_once(
+    config: pytest.Config, tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]
+) -> Path:
     """The folder `name`, filled by `build(folder)` once in the whole run: under pytest-xdist the workers share it,
     the first to need it building it while a file lock holds the others (pytest-xdist's recipe for a session
     fixture each worker would otherwise make: the tiny model and its adapters took 7.5 s a worker)."""
     from filelock import FileLock
 
     root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if hasattr(config, "workerinput"):  # an xdist worker (not a pytest that a test started, which inherits its env)
         root = root.parent  # the run's folder, which holds each worker's
     folder = root / name
     with FileLock(f"{folder}.lock"):
@@ -95,19 +98,19 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory):
+def tiny_model(pytestconfig, tmp_path_factory):
     """A random two-layer Qwen3 with a tokenizer trained here (bargain.agents.tiny); nothing is downloaded."""
     from bargain.agents import tiny
 
-    return built_once(tmp_path_factory, "tiny-qwen3", tiny.build_model)
+    return built_once(pytestconfig, tmp_path_factory, "tiny-qwen3", tiny.build_model)
 
 
 @pytest.fixture(scope="session")
-def tiny_adapters(tiny_model, tmp_path_factory):
+def tiny_adapters(tiny_model, pytestconfig, tmp_path_factory):
     """All eight arms as random LoRA adapters on the tiny model, laid out like the released repository."""
     from bargain.agents import tiny
 
-    return built_once(tmp_path_factory, "tiny-adapters", lambda folder: tiny.build_adapters(tiny_model, folder))
+    return built_once(pytestconfig, tmp_path_factory, "tiny-adapters", partial(tiny.build_adapters, tiny_model))
 
 
 @pytest.fixture(scope="session")
