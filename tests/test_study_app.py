@@ -176,6 +176,7 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
         page.get_by_role("button", name="Finish and get my completion code").click()
         page.wait_for_selector("text=DONE123", timeout=20000)
         shot("completed")
+        page.evaluate("() => document.fonts.ready.then(() => true)")  # every face the pages use fetched
     assert all(p.stat().st_size > 10_000 for p in shots)
     assert len(requests) > 20 and foreign(requests, served.url) == []
     if os.environ.get("BARGAIN_SCREENSHOTS"):
