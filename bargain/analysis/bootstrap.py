@@ -11,8 +11,9 @@ its games.
 Why this is fast: a resample is the vector of how many times each cluster was drawn, so every cell's
 resampled sum and count are that vector times the clusters' per-cell sums and counts. B resamples
 are two matrix products, (B, clusters) @ (clusters, cells x quantities), done in blocks of `BLOCK`
-resamples (2,000 resamples of 3,000 games in 1,000 clusters take about 0.1 s). The draws depend only
-on the seed and the number of clusters, not on the block size.
+resamples (2,000 resamples of 3,000 games in 1,000 clusters take about 0.1 s). The clusters drawn
+depend only on the seed and the number of clusters, not on the block size (the means may differ in
+their last bit, as BLAS orders a product's sums by its shape).
 
 A cell with no value in a resample (none of its clusters drawn) is NaN there; summaries ignore NaN
 draws and say how many they used. Percentile intervals are the plain percentile method (no bias
