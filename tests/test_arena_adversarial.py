@@ -454,11 +454,11 @@ def test_a_locked_database_pauses_the_game_and_the_same_move_works_once_it_is_fr
         arena = Arena(Store(f"sqlite:///{path}", busy_timeout_s=0.3), Backends())
         view = await arena.start(Setup(arm="tactic:hardliner"))
         game_id = view.game_id
-        view = await arena.move(game_id, 1, "OFFER", "1.00", "first")
+        view = await arena.move(game_id, 1, "OFFER", "0.01", "first")
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")  # another writer holds the database
         began = time.perf_counter()
-        paused = await arena.move(game_id, 2, "OFFER", "1.10", "second")
+        paused = await arena.move(game_id, 2, "OFFER", "0.02", "second")
         waited = time.perf_counter() - began
         assert waited >= 0.25  # the busy timeout was honoured before giving up
         assert "paused" in paused.error and "cannot save" in paused.error
@@ -468,7 +468,7 @@ def test_a_locked_database_pauses_the_game_and_the_same_move_works_once_it_is_fr
         holder.execute("ROLLBACK")
         holder.close()
         assert len(arena.store.game(game_id)["moves"]) == 2
-        resumed = await arena.move(game_id, 2, "OFFER", "1.10", "second")
+        resumed = await arena.move(game_id, 2, "OFFER", "0.02", "second")
         assert resumed.error is None and resumed.round == 3
         rows = arena.store.game(game_id)["moves"]
         assert [(m["round"], m["message"]) for m in rows if m["actor"] == "human"] == [(1, "first"), (2, "second")]
@@ -513,13 +513,13 @@ path = sys.argv[1]
 async def main():
     arena = Arena(Store(f"sqlite:///{path}"), Backends())
     view = await arena.start(Setup(arm="tactic:hardliner"))
-    view = await arena.move(view.game_id, 1, "OFFER", "1.00", "first")
+    view = await arena.move(view.game_id, 1, "OFFER", "0.01", "first")
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (1, hard))  # the disk is full: no file can grow
-    paused = await arena.move(view.game_id, 2, "OFFER", "1.10", "x" * 400)
+    paused = await arena.move(view.game_id, 2, "OFFER", "0.02", "x" * 400)
     again = await arena.view(view.game_id)
     resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-    resumed = await arena.move(view.game_id, 2, "OFFER", "1.10", "x" * 400)
+    resumed = await arena.move(view.game_id, 2, "OFFER", "0.02", "x" * 400)
     stored = arena.store.game(view.game_id)
     shown = {"paused": paused, "again": again, "resumed": resumed}
     print(json.dumps({**{k: v.to_json() for k, v in shown.items()}, "moves": len(stored["moves"])}))
@@ -820,7 +820,7 @@ def test_messages_render_as_text_and_load_nothing_remote(tmp_path):
             page.get_by_role("button", name="Start game").click()
             page.wait_for_selector("text=Round 1 of 4", timeout=20000)
             page.get_by_role("textbox", name="Your message (optional)").fill(HOSTILE)
-            page.get_by_role("textbox", name="Price").fill("0.50")
+            page.get_by_role("textbox", name="Price").fill("0.01")
             page.get_by_role("button", name="Offer", exact=True).click()
             page.wait_for_selector("text=Round 2 of 4", timeout=20000)
             page.wait_for_timeout(500)

@@ -876,7 +876,7 @@ def test_a_move_not_made_in_time_is_a_pass_recorded_as_a_timeout(tmp_path):
         await asyncio.sleep(1.3)  # the person does not move; round 2's clock, from 1 s, has most of its second left
         view = await arena.view(view.game_id, study="s")
         assert view.round == 2 and view.transcript[0]["action"] == "INVALID"
-        view = await arena.move(view.game_id, 2, "OFFER", "1.00", "", study="s")  # in time
+        view = await arena.move(view.game_id, 2, "OFFER", "0.01", "", study="s")  # in time
         row = arena.store.game(view.game_id)
         human = [m for m in row["moves"] if m["actor"] == "human"]
         assert [(m["action"], m["error"]) for m in human] == [("INVALID", "timeout"), ("OFFER", None)]

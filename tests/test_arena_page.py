@@ -141,9 +141,9 @@ def test_the_persons_move_shows_at_once_while_the_other_side_thinks(tmp_path):
 def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(server, tmp_path):
     with browser_page(server.url) as page:
         start_game(page, "tactic:hardliner")
-        offer(page, "0.50")
+        offer(page, "0.01")
         page.wait_for_selector("text=Round 2 of 4", timeout=20000)
-        assert "offers 0.50" in page.inner_text("body")  # two decimals
+        assert "offers 0.01" in page.inner_text("body")  # two decimals
         # Starting again mid-game asks first, where the person clicked; keeping the game changes nothing.
         open_setup(page)
         page.get_by_role("button", name="Start game").click()
