@@ -99,7 +99,7 @@ def test_every_error_path_of_the_page_says_what_is_wrong_plainly(tmp_path):
             offer_again_until(page, "99999", "far more than anything")  # right after a refusal
             plain_page(page)
             # (A database locked past its busy timeout pauses the game: tests/test_arena_adversarial.py, in process.)
-            offer_again_until(page, "1.00", "Round 2 of 4")  # right after a refusal
+            offer_again_until(page, "0.01", "Round 2 of 4")  # right after a refusal
             # Too many games (three an hour here, the refused start above included): refused with how long to
             # wait, and the game in progress goes on.
             for shown in ("Round 1 of 4", "Too many games started"):
