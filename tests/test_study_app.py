@@ -83,7 +83,7 @@ def test_simulated_participants_complete_the_study_through_the_api(served):
     known = {t["price"] for page in pages if page["stage"] == "game" for t in page["view"]["transcript"]}
     for game in (served.arena.store.game(g) for g in row["games"]):
         person = game["human_role"]
-        known |= {game[f"{person}_price"], game[f"{person}_utility"] if game["deal"] else 0.0}
+        known |= {game[f"{person}_price"], game[f"{person}_utility"]}  # stored as 0.0 without a deal
     sent = [n for page in pages if page["stage"] != "debrief" for n in numbers(page)]
     assert sent and not [x for x in sent if not any(abs(x - k) < 1e-9 for k in known)]
 
