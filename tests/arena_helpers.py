@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -143,6 +144,15 @@ def play_out(client: Client, view: dict) -> list[dict]:
 
 def stored(db: Path, game_id: str) -> dict:
     return Store(f"sqlite:///{db}").game(game_id)
+
+
+def keep_screenshot(shot: Path, name: str | None = None) -> None:
+    """A test's screenshot copied, under `name` (else its own), where BARGAIN_SCREENSHOTS names a folder: for looking
+    at how the pages read."""
+    folder = os.environ.get("BARGAIN_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(folder) / (name or shot.name))
 
 
 def need_browser() -> None:

@@ -5,15 +5,12 @@ prices with two decimals, the last round announced, and the Results tab."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
 import threading
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_helpers import Slow, a_view, browser_page, launch, serve
+from arena_helpers import Slow, a_view, browser_page, keep_screenshot, launch, serve
 
 from bargain import app as arena_app
 from bargain.agents.backends import Backends
@@ -174,8 +171,7 @@ def test_a_finished_game_stays_after_a_reload_and_a_new_one_needs_confirming(ser
         shot = tmp_path / "arena.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
-        if os.environ.get("BARGAIN_SCREENSHOTS"):
-            shutil.copy(shot, Path(os.environ["BARGAIN_SCREENSHOTS"]) / "arena.png")
+        keep_screenshot(shot)
         # The Results tab is filled when it opens; on a phone its tables are cards, nothing cut off or sideways.
         page.get_by_role("tab", name="Results").click()
         page.locator("table").filter(has_text="tactic:hardliner").first.wait_for(timeout=20000)

@@ -4,14 +4,11 @@ and one participant in headless Chromium with a screenshot of every page."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 import zipfile
-from pathlib import Path
 
 import pytest
-from arena_helpers import admin, browser_page, launch
+from arena_helpers import admin, browser_page, keep_screenshot, launch
 from gradio_client import Client
 from test_pages_offline import foreign
 from test_study_flow import answers_for, make_study
@@ -190,9 +187,8 @@ def test_a_participant_in_the_browser_sees_every_page(served, tmp_path):
         page.evaluate("() => document.fonts.ready.then(() => true)")  # every face the pages use fetched
     assert all(p.stat().st_size > 10_000 for p in shots)
     assert len(requests) > 20 and foreign(requests, served.url) == []
-    if os.environ.get("BARGAIN_SCREENSHOTS"):
-        for path in shots:
-            shutil.copy(path, Path(os.environ["BARGAIN_SCREENSHOTS"]) / path.name)
+    for path in shots:
+        keep_screenshot(path)
 
 
 @pytest.mark.slow
@@ -324,9 +320,8 @@ def test_a_model_that_hangs_is_told_in_the_browser_and_the_round_can_be_played_a
                 page.screenshot(path=str(tmp_path / "played.png"), full_page=True)
         finally:
             running.demo.close()
-    if os.environ.get("BARGAIN_SCREENSHOTS"):
-        for name in ("hang.png", "played.png"):
-            shutil.copy(tmp_path / name, Path(os.environ["BARGAIN_SCREENSHOTS"]) / f"study-{name}")
+    for name in ("hang.png", "played.png"):
+        keep_screenshot(tmp_path / name, f"study-{name}")
 
 
 def test_the_study_page_links_to_no_api_and_takes_no_upload(served):
@@ -375,8 +370,7 @@ def test_unanswered_questions_are_named_and_marked_and_a_timeout_is_explained(tm
             page.screenshot(path=str(tmp_path / "unanswered.png"), full_page=True)
     finally:
         running.demo.close()
-    if os.environ.get("BARGAIN_SCREENSHOTS"):
-        shutil.copy(tmp_path / "unanswered.png", Path(os.environ["BARGAIN_SCREENSHOTS"]) / "study-unanswered.png")
+    keep_screenshot(tmp_path / "unanswered.png", "study-unanswered.png")
 
 
 @pytest.mark.slow
